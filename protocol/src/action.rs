@@ -1,0 +1,271 @@
+//! The actions of `computer_act` and the checks every batch passes before any
+//! action runs.
+
+use crate::limits::{
+    ACTIONS_MAX, SCROLL_STEPS_DEFAULT, SCROLL_STEPS_MAX, SCROLL_STEPS_MIN, SETTLE_DEFAULT_MS,
+    WAIT_MAX_MS,
+};
+use crate::observe::Observation;
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Button {
+    #[default]
+    Left,
+    Middle,
+    Right,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum ScrollDirection {
+    Up,
+    Down,
+    Left,
+    Right,
+}
+
+fn default_steps() -> u32 {
+    SCROLL_STEPS_DEFAULT
+}
+
+/// One action. Coordinates are pixels of the session's screen, origin top-left.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Action {
+    /// Press and release a button at a point.
+    Click {
+        x: i32,
+        y: i32,
+        #[serde(default)]
+        button: Button,
+    },
+    /// Move the pointer.
+    Move { x: i32, y: i32 },
+    /// Press a button (for drags), optionally moving first.
+    Down {
+        #[serde(default)]
+        button: Button,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        x: Option<i32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        y: Option<i32>,
+    },
+    /// Release a button, optionally moving first.
+    Up {
+        #[serde(default)]
+        button: Button,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        x: Option<i32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        y: Option<i32>,
+    },
+    /// Type any Unicode text; `\n` presses Return.
+    Type { text: String },
+    /// Press a key chord such as `enter`, `ctrl+shift+t`, `cmd+a`.
+    Key { key: String },
+    /// Scroll by wheel steps, optionally moving first.
+    Scroll {
+        direction: ScrollDirection,
+        #[serde(default = "default_steps")]
+        steps: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        x: Option<i32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        y: Option<i32>,
+    },
+    /// Pause, 0 to 5000 ms.
+    Wait { ms: u64 },
+    /// Raise and focus a window by class or title (case-insensitive
+    /// substring), or start the app when none matches.
+    Focus { target: String },
+}
+
+impl Action {
+    /// The tag, as the agent wrote it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Action::Click { .. } => "click",
+            Action::Move { .. } => "move",
+            Action::Down { .. } => "down",
+            Action::Up { .. } => "up",
+            Action::Type { .. } => "type",
+            Action::Key { .. } => "key",
+            Action::Scroll { .. } => "scroll",
+            Action::Wait { .. } => "wait",
+            Action::Focus { .. } => "focus",
+        }
+    }
+
+    /// Pointer, scroll, key and wait actions: a batch made only of these can
+    /// be refused when it keeps leaving the screen unchanged.
+    pub fn is_repeatable_input(&self) -> bool {
+        !matches!(self, Action::Type { .. } | Action::Focus { .. })
+    }
+
+    /// Checks the limits that do not depend on the screen. `index` names the
+    /// action in the message (`actions[3].steps`).
+    pub fn validate(&self, index: usize) -> Result<(), String> {
+        let at = |field: &str| format!("`actions[{index}].{field}`");
+        match self {
+            Action::Scroll { steps, .. } if !(SCROLL_STEPS_MIN..=SCROLL_STEPS_MAX).contains(steps) => {
+                Err(format!(
+                    "{} is {steps}: scroll takes {SCROLL_STEPS_MIN} to {SCROLL_STEPS_MAX} steps; split a longer scroll into several actions",
+                    at("steps")
+                ))
+            }
+            Action::Wait { ms } if *ms > WAIT_MAX_MS => Err(format!(
+                "{} is {ms}: a wait is at most {WAIT_MAX_MS} ms; use several waits or observe again later",
+                at("ms")
+            )),
+            Action::Type { text } if text.is_empty() => Err(format!(
+                "{} is empty: give the text to type",
+                at("text")
+            )),
+            Action::Key { key } if key.trim().is_empty() => Err(format!(
+                "{} is empty: give a key such as `enter` or `ctrl+c`",
+                at("key")
+            )),
+            Action::Focus { target } if target.trim().is_empty() => Err(format!(
+                "{} is empty: give a window class or title",
+                at("target")
+            )),
+            Action::Down { x, y, .. } | Action::Up { x, y, .. } | Action::Scroll { x, y, .. }
+                if x.is_some() != y.is_some() =>
+            {
+                Err(format!(
+                    "{} and {} go together: give both to move first, or neither",
+                    at("x"),
+                    at("y")
+                ))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+fn default_observe() -> bool {
+    true
+}
+
+fn default_settle() -> u64 {
+    SETTLE_DEFAULT_MS
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ActRequest {
+    pub actions: Vec<Action>,
+    #[serde(default = "default_observe")]
+    pub observe: bool,
+    #[serde(default = "default_settle")]
+    pub settle_ms: u64,
+}
+
+impl ActRequest {
+    /// Checks the batch before any action runs.
+    pub fn validate(&self) -> Result<(), String> {
+        let count = self.actions.len();
+        if count == 0 {
+            return Err(format!(
+                "`actions` is empty: give 1 to {ACTIONS_MAX} actions"
+            ));
+        }
+        if count > ACTIONS_MAX {
+            return Err(format!(
+                "`actions` has {count} actions: the limit is {ACTIONS_MAX}; split the batch into several calls"
+            ));
+        }
+        if self.settle_ms > WAIT_MAX_MS {
+            return Err(format!(
+                "`settle_ms` is {}: the limit is {WAIT_MAX_MS} ms",
+                self.settle_ms
+            ));
+        }
+        for (index, action) in self.actions.iter().enumerate() {
+            action.validate(index)?;
+        }
+        Ok(())
+    }
+}
+
+/// What happened to one action. Actions after a failure are not run and get
+/// no outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct ActionOutcome {
+    pub index: usize,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub ok: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ActResponse {
+    pub outcomes: Vec<ActionOutcome>,
+    /// Actions in the batch; more than `outcomes` when one failed.
+    pub requested: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observation: Option<Observation>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn batch(json: &str) -> ActRequest {
+        serde_json::from_str(json).expect("valid batch")
+    }
+
+    #[test]
+    fn defaults_fill_in() {
+        let req = batch(r#"{"actions":[{"type":"click","x":1,"y":2},{"type":"scroll","direction":"down"}]}"#);
+        assert!(req.observe);
+        assert_eq!(req.settle_ms, 300);
+        assert_eq!(req.actions[0], Action::Click { x: 1, y: 2, button: Button::Left });
+        assert_eq!(
+            req.actions[1],
+            Action::Scroll { direction: ScrollDirection::Down, steps: 3, x: None, y: None }
+        );
+        assert_eq!(req.validate(), Ok(()));
+    }
+
+    #[test]
+    fn limits_name_the_field() {
+        let err = batch(r#"{"actions":[{"type":"wait","ms":10},{"type":"scroll","direction":"up","steps":21}]}"#)
+            .validate()
+            .unwrap_err();
+        assert!(err.contains("`actions[1].steps`") && err.contains("1 to 20"), "{err}");
+        let err = batch(r#"{"actions":[{"type":"wait","ms":5001}]}"#).validate().unwrap_err();
+        assert!(err.contains("`actions[0].ms`") && err.contains("5000"), "{err}");
+        let err = batch(r#"{"actions":[],"settle_ms":1}"#).validate().unwrap_err();
+        assert!(err.contains("`actions` is empty"), "{err}");
+        let err = batch(r#"{"actions":[{"type":"wait","ms":0}],"settle_ms":6000}"#).validate().unwrap_err();
+        assert!(err.contains("`settle_ms`"), "{err}");
+        let many = format!(r#"{{"actions":[{}]}}"#, vec![r#"{"type":"wait","ms":0}"#; 25].join(","));
+        let err = batch(&many).validate().unwrap_err();
+        assert!(err.contains("25 actions") && err.contains("24"), "{err}");
+        let err = batch(r#"{"actions":[{"type":"down","x":3}]}"#).validate().unwrap_err();
+        assert!(err.contains("`actions[0].x`"), "{err}");
+    }
+
+    #[test]
+    fn unknown_fields_and_types_are_refused() {
+        assert!(serde_json::from_str::<ActRequest>(r#"{"actions":[{"type":"jump"}]}"#).is_err());
+        assert!(serde_json::from_str::<ActRequest>(r#"{"actions":[{"type":"move","x":1,"y":1,"z":1}]}"#).is_err());
+        assert!(serde_json::from_str::<ActRequest>(r#"{"actions":[],"obsrve":false}"#).is_err());
+    }
+
+    #[test]
+    fn repeatable_input_excludes_type_and_focus() {
+        assert!(Action::Key { key: "a".into() }.is_repeatable_input());
+        assert!(!Action::Type { text: "a".into() }.is_repeatable_input());
+        assert!(!Action::Focus { target: "a".into() }.is_repeatable_input());
+    }
+}

@@ -1,0 +1,50 @@
+//! Request and response types of the computerd API, shared by the host binary
+//! (`computer-use-mcp`) and the daemon inside the computer (`computerd`).
+//!
+//! # Layout
+//! - [`ids`]: newtypes for session, owner, frame and screen identifiers.
+//! - [`error`]: the one wire error `{code, message}` every failing route returns.
+//! - [`duration`]: the `90`, `90s`, `2m`, `1h` duration forms used by timeouts.
+//! - [`limits`]: the numeric limits of the tool contract, in one place.
+//! - [`session`]: creating, listing, ending sessions, heartbeats, health.
+//! - [`observe`]: the screenshot payload shared by observe and act.
+//! - [`action`]: the actions of `computer_act` and their validation.
+//! - [`shell`]: running a command.
+//! - [`files`]: working folder, listing, reading and writing files.
+//!
+//! Data flows one way: the host builds a request type, serialises it as JSON to a
+//! `/v1/...` route (see [`routes`]), and computerd answers with the matching
+//! response type or a [`WireError`]. Requests refuse unknown fields so that a typo
+//! in a field name is an error, not a silently ignored option.
+//!
+//! With the `schema` feature every request type also derives
+//! `schemars::JsonSchema`, so the host can publish them as MCP tool inputs.
+
+pub mod action;
+pub mod duration;
+pub mod error;
+pub mod files;
+pub mod ids;
+pub mod limits;
+pub mod observe;
+pub mod routes;
+pub mod session;
+pub mod shell;
+
+pub use action::{ActRequest, ActResponse, Action, ActionOutcome, Button, ScrollDirection};
+pub use duration::{parse_duration, DurationError, TimeoutArg};
+pub use error::{ErrorCode, WireError};
+pub use files::{
+    FileEntry, FileType, ListFilesRequest, ListFilesResponse, ReadFileRequest,
+    ReadFileResponse, SetCwdRequest, SetCwdResponse, WriteFileRequest, WriteFileResponse,
+};
+pub use ids::{FrameId, OwnerId, ScreenNumber, SessionId};
+pub use observe::{Cursor, Observation};
+pub use session::{
+    ComputerInfo, CreateSessionRequest, CreateSessionResponse, EndReason, EndSessionResponse,
+    Health, HeartbeatResponse, SessionInfo, SessionSettings, SessionsResponse,
+};
+pub use shell::{ShellRequest, ShellResult};
+
+/// Version of the HTTP API; routes live under `/v1`.
+pub const API_VERSION: &str = "v1";

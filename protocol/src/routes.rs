@@ -1,0 +1,56 @@
+//! Paths of the computerd API. Both sides build paths here so they cannot drift.
+
+use crate::ids::{OwnerId, SessionId};
+
+/// Unauthenticated liveness probe; answers [`crate::Health`].
+pub const HEALTH: &str = "/health";
+/// `GET`: [`crate::ComputerInfo`].
+pub const COMPUTER: &str = "/v1/computer";
+/// `GET`: list sessions; `POST`: create one.
+pub const SESSIONS: &str = "/v1/sessions";
+
+/// `DELETE`: end a session.
+pub fn session(id: &SessionId) -> String {
+    format!("/v1/sessions/{id}")
+}
+
+/// `POST`: heartbeat for every session of an owner.
+pub fn heartbeat(owner: &OwnerId) -> String {
+    format!("/v1/owners/{owner}/heartbeat")
+}
+
+/// `DELETE`: end every session of an owner at once (host shutdown).
+pub fn owner_sessions(owner: &OwnerId) -> String {
+    format!("/v1/owners/{owner}/sessions")
+}
+
+/// `POST` routes of one session, named by their last path segment.
+pub fn session_action(id: &SessionId, action: SessionRoute) -> String {
+    format!("/v1/sessions/{id}/{}", action.segment())
+}
+
+/// The per-session `POST` routes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionRoute {
+    Observe,
+    Act,
+    Shell,
+    Cwd,
+    ListFiles,
+    ReadFile,
+    WriteFile,
+}
+
+impl SessionRoute {
+    pub fn segment(self) -> &'static str {
+        match self {
+            SessionRoute::Observe => "observe",
+            SessionRoute::Act => "act",
+            SessionRoute::Shell => "shell",
+            SessionRoute::Cwd => "cwd",
+            SessionRoute::ListFiles => "files/list",
+            SessionRoute::ReadFile => "files/read",
+            SessionRoute::WriteFile => "files/write",
+        }
+    }
+}

@@ -1,0 +1,45 @@
+//! Every wire type reads its JSON fixture and writes it back unchanged, so
+//! field names and tags cannot change by accident.
+
+use computer_protocol::*;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use std::path::Path;
+
+fn round_trip<T: DeserializeOwned + Serialize>(name: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name);
+    let text = std::fs::read_to_string(&path).expect("fixture exists");
+    let original: serde_json::Value = serde_json::from_str(&text).expect("fixture is JSON");
+    let typed: T = serde_json::from_value(original.clone())
+        .unwrap_or_else(|e| panic!("{name} does not parse: {e}"));
+    let written = serde_json::to_value(&typed).expect("serialises");
+    assert_eq!(written, original, "{name} changed on the way through");
+}
+
+#[test]
+fn fixtures_round_trip() {
+    round_trip::<ActRequest>("act_request.json");
+    round_trip::<ActResponse>("act_response.json");
+    round_trip::<Observation>("observation.json");
+    round_trip::<CreateSessionRequest>("create_session_request.json");
+    round_trip::<ShellRequest>("shell_request.json");
+    round_trip::<ShellResult>("shell_result.json");
+    round_trip::<ReadFileResponse>("read_file_text.json");
+    round_trip::<ReadFileResponse>("read_file_image.json");
+    round_trip::<ListFilesResponse>("list_files_response.json");
+    round_trip::<WireError>("wire_error.json");
+    round_trip::<SessionsResponse>("sessions_response.json");
+}
+
+#[test]
+fn title_limits() {
+    let req = |title: &str| CreateSessionRequest {
+        title: title.into(),
+        owner: OwnerId("o".into()),
+        settings: SessionSettings::default(),
+    };
+    assert!(req("ok").validate().is_ok());
+    assert!(req(&"é".repeat(80)).validate().is_ok());
+    assert!(req(&"é".repeat(81)).validate().unwrap_err().contains("81 characters"));
+    assert!(req("  ").validate().unwrap_err().contains("`title` is empty"));
+}
