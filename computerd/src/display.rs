@@ -1,0 +1,77 @@
+//! A connection to one X display (one screen's Xvnc). The `screens` module owns
+//! these; `capture` and `input` borrow them for the length of one call.
+
+use std::time::{Duration, Instant};
+use x11rb::connection::Connection;
+use x11rb::protocol::xproto::Window;
+use x11rb::rust_connection::RustConnection;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DisplayError {
+    #[error("X display :{number} did not accept a connection within {waited:?}: {last}")]
+    NotReady {
+        number: u32,
+        waited: Duration,
+        last: String,
+    },
+}
+
+/// One X display, connected and ready for requests.
+pub struct Display {
+    /// The X display number, `:N`.
+    pub number: u32,
+    pub conn: RustConnection,
+    /// Root window of the default screen: what capture reads and what pointer
+    /// coordinates are relative to.
+    pub root: Window,
+    pub width: u16,
+    pub height: u16,
+}
+
+impl std::fmt::Debug for Display {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Display")
+            .field("number", &self.number)
+            .field("width", &self.width)
+            .field("height", &self.height)
+            .finish()
+    }
+}
+
+impl Display {
+    /// Connects to `:number`, retrying until `deadline` passes: a freshly
+    /// started Xvnc takes a moment before its socket accepts.
+    pub fn connect(number: u32, wait: Duration) -> Result<Display, DisplayError> {
+        let started = Instant::now();
+        let name = format!(":{number}");
+        loop {
+            match x11rb::connect(Some(&name)) {
+                Ok((conn, screen_num)) => {
+                    let screen = &conn.setup().roots[screen_num];
+                    let (root, width, height) =
+                        (screen.root, screen.width_in_pixels, screen.height_in_pixels);
+                    return Ok(Display {
+                        number,
+                        conn,
+                        root,
+                        width,
+                        height,
+                    });
+                }
+                Err(e) if started.elapsed() >= wait => {
+                    return Err(DisplayError::NotReady {
+                        number,
+                        waited: started.elapsed(),
+                        last: e.to_string(),
+                    })
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(20)),
+            }
+        }
+    }
+
+    /// True when `(x, y)` is on the screen.
+    pub fn contains(&self, x: i32, y: i32) -> bool {
+        x >= 0 && y >= 0 && x < i32::from(self.width) && y < i32::from(self.height)
+    }
+}
