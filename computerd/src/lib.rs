@@ -1,8 +1,39 @@
-//! computerd: the daemon inside the computer.
-//! (Crate doc completed when the core lands.)
+//! computerd: the daemon inside the computer. It runs the agents' sessions,
+//! their screens, and the shell and file tools, behind a token-protected HTTP
+//! API that the host binary `computer-use-mcp` calls.
+//!
+//! # Layout
+//! - [`config`]: settings from flags and environment, checked at start.
+//! - [`server`]: wires everything together and serves until shutdown.
+//! - [`api`]: HTTP routes; each extracts input, calls one subsystem, maps
+//!   its error. The only module that knows axum.
+//! - [`sessions`]: live sessions, their working folders and screens, ended
+//!   sessions' reasons, heartbeats and the idle/heartbeat reaper.
+//! - [`screens`]: screen numbers 1..16, each an Xvnc display plus Fluxbox;
+//!   the only owner of those processes and of X connections ([`display`]).
+//! - [`desktop`]: observe and act on a session's screen, using
+//!   [`capture`] (X image to PNG) and [`input`] (XTEST mouse and keyboard).
+//! - [`shell`]: `bash -lc` with deadlines that kill everything a command
+//!   started; [`truncate`] keeps long output's head and tail.
+//! - [`files`]: working folder, list, read, write.
+//! - [`viewer_key`]: the 8-character key that is also the VNC password.
+//! - [`process`]: supervised children, reaped as soon as they exit.
+//!
+//! A request flows `api` → `sessions` (find the session, count activity) →
+//! one subsystem → back to `api` as JSON or a [`computer_protocol::WireError`].
 
+pub mod api;
 pub mod capture;
+pub mod clock;
+pub mod config;
+pub mod desktop;
 pub mod display;
 pub mod files;
 pub mod input;
+pub mod process;
+pub mod screens;
+pub mod server;
+pub mod sessions;
 pub mod shell;
+pub mod truncate;
+pub mod viewer_key;

@@ -1,1 +1,46 @@
-fn main() {}
+//! computerd's entry point: read the settings, log to stderr, serve until
+//! SIGTERM or Ctrl+C.
+
+use computerd::config::{help, Config};
+use tokio::signal::unix::{signal, SignalKind};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        print!("{}", help());
+        return;
+    }
+    if args.iter().any(|a| a == "--version") {
+        println!("computerd {}", env!("CARGO_PKG_VERSION"));
+        return;
+    }
+    let config = match Config::from_process() {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("computerd: {e}");
+            std::process::exit(2);
+        }
+    };
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("COMPUTERD_LOG")
+                .unwrap_or_else(|_| "info".into()),
+        )
+        .init();
+    let runtime = tokio::runtime::Runtime::new().expect("tokio runtime starts");
+    let result = runtime.block_on(async {
+        let mut term = signal(SignalKind::terminate())?;
+        let shutdown = async move {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = tokio::signal::ctrl_c() => {}
+            }
+        };
+        computerd::server::serve(config, shutdown).await
+    });
+    if let Err(e) = result {
+        eprintln!("computerd: {e:#}");
+        std::process::exit(1);
+    }
+}

@@ -1,0 +1,26 @@
+//! Routes for observing and acting on a session's screen.
+
+use super::error::ApiError;
+use super::json::ApiJson;
+use super::AppState;
+use axum::extract::{Path, State};
+use axum::Json;
+use computer_protocol::{ActRequest, ActResponse, Observation, SessionId};
+
+pub async fn observe(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Observation>, ApiError> {
+    let session = app.sessions.get(&SessionId(id))?;
+    Ok(Json(crate::desktop::observe(&app.sessions, &session).await?))
+}
+
+pub async fn act(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(req): ApiJson<ActRequest>,
+) -> Result<Json<ActResponse>, ApiError> {
+    let session = app.sessions.get(&SessionId(id))?;
+    let home = app.config.home.clone();
+    Ok(Json(crate::desktop::act(&app.sessions, &session, home, req).await?))
+}

@@ -1,0 +1,79 @@
+//! Routes for the working folder and the file tools. File work is blocking
+//! and runs off the async threads.
+
+use super::error::ApiError;
+use super::json::ApiJson;
+use super::AppState;
+use crate::files::{self, FilesError};
+use crate::sessions::Session;
+use axum::extract::{Path, State};
+use axum::Json;
+use computer_protocol::{
+    ListFilesRequest, ListFilesResponse, ReadFileRequest, ReadFileResponse, SessionId,
+    SetCwdRequest, SetCwdResponse, WriteFileRequest, WriteFileResponse,
+};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Runs `f` with the session's home and working folder on a blocking thread.
+async fn with_paths<T: Send + 'static>(
+    app: &AppState,
+    session: &Arc<Session>,
+    f: impl FnOnce(PathBuf, PathBuf) -> Result<T, FilesError> + Send + 'static,
+) -> Result<T, ApiError> {
+    let (home, cwd) = (app.config.home.clone(), session.cwd());
+    let result = tokio::task::spawn_blocking(move || f(home, cwd))
+        .await
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+    Ok(result?)
+}
+
+pub async fn set_cwd(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(req): ApiJson<SetCwdRequest>,
+) -> Result<Json<SetCwdResponse>, ApiError> {
+    let session = app.sessions.get(&SessionId(id))?;
+    let path = with_paths(&app, &session, move |home, cwd| {
+        files::set_cwd(&home, &cwd, &req.path)
+    })
+    .await?;
+    session.set_cwd(path.clone());
+    Ok(Json(SetCwdResponse {
+        path: path.display().to_string(),
+    }))
+}
+
+pub async fn list(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(req): ApiJson<ListFilesRequest>,
+) -> Result<Json<ListFilesResponse>, ApiError> {
+    let session = app.sessions.get(&SessionId(id))?;
+    let listing = with_paths(&app, &session, move |home, cwd| {
+        files::list(&home, &cwd, req.path.as_deref())
+    })
+    .await?;
+    Ok(Json(listing))
+}
+
+pub async fn read(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(req): ApiJson<ReadFileRequest>,
+) -> Result<Json<ReadFileResponse>, ApiError> {
+    let session = app.sessions.get(&SessionId(id))?;
+    let read = with_paths(&app, &session, move |home, cwd| files::read(&home, &cwd, &req)).await?;
+    Ok(Json(read))
+}
+
+pub async fn write(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(req): ApiJson<WriteFileRequest>,
+) -> Result<Json<WriteFileResponse>, ApiError> {
+    let session = app.sessions.get(&SessionId(id))?;
+    let written =
+        with_paths(&app, &session, move |home, cwd| files::write(&home, &cwd, &req)).await?;
+    Ok(Json(written))
+}

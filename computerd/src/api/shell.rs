@@ -1,0 +1,51 @@
+//! The route that runs a command.
+
+use super::error::ApiError;
+use super::json::ApiJson;
+use super::AppState;
+use axum::extract::{Path, State};
+use axum::Json;
+use computer_protocol::duration::format_duration;
+use computer_protocol::{SessionId, ShellRequest, ShellResult};
+use crate::shell::ShellSpec;
+
+pub async fn run(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(req): ApiJson<ShellRequest>,
+) -> Result<Json<ShellResult>, ApiError> {
+    let session = app.sessions.get(&SessionId(id))?;
+    let limits = &session.limits;
+    let timeout = match &req.timeout {
+        None => limits.shell_timeout,
+        Some(arg) => arg
+            .to_duration()
+            .map_err(|e| ApiError::invalid(format!("`timeout`: {e}")))?,
+    };
+    if timeout > limits.shell_timeout_max {
+        return Err(ApiError::invalid(format!(
+            "`timeout` is {}: the longest allowed is {} (COMPUTER_USE_SHELL_TIMEOUT_MAX); use a shorter timeout or run the job in the background with `setsid nohup ... >log 2>&1 &`",
+            format_duration(timeout),
+            format_duration(limits.shell_timeout_max)
+        )));
+    }
+    if req.command.trim().is_empty() {
+        return Err(ApiError::invalid("`command` is empty: give a command for bash to run"));
+    }
+    let mut env = vec![
+        ("HOME".to_string(), app.config.home.display().to_string()),
+        ("COMPUTER_USE_SESSION".to_string(), session.id.to_string()),
+    ];
+    if let Some(screen) = session.current_screen().await {
+        env.push(("DISPLAY".to_string(), screen.display_env()));
+    }
+    let _running = session.command_started();
+    let result = crate::shell::run(ShellSpec {
+        command: req.command,
+        cwd: session.cwd(),
+        env,
+        timeout,
+    })
+    .await?;
+    Ok(Json(result))
+}

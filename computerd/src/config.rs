@@ -1,0 +1,390 @@
+//! computerd's settings, from flags and environment variables.
+//!
+//! Every setting has an environment variable and a flag of the same meaning
+//! (`COMPUTERD_HOME` and `--home`); a flag wins over the variable. Bad values are
+//! refused at start with a message naming the variable, the value and the allowed
+//! range, so a misconfigured computer fails loudly instead of misbehaving later.
+
+use computer_protocol::duration::{format_duration, parse_duration};
+use computer_protocol::limits::{SCREEN_SIDE_MAX, SCREEN_SIDE_MIN};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ConfigError {
+    #[error("`{name}` is `{value}`: {expected}")]
+    Invalid {
+        name: &'static str,
+        value: String,
+        expected: String,
+    },
+    #[error("`{name}` is not set: {expected}")]
+    Missing {
+        name: &'static str,
+        expected: &'static str,
+    },
+    #[error("unknown flag `{0}`; run `computerd --help` for the list")]
+    UnknownFlag(String),
+    #[error("flag `{0}` needs a value")]
+    FlagWithoutValue(String),
+}
+
+/// A screen size in pixels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScreenSize {
+    pub width: u32,
+    pub height: u32,
+}
+
+impl ScreenSize {
+    /// Parses `<width>x<height>` with both sides from 320 to 7680.
+    pub fn parse(text: &str) -> Result<ScreenSize, String> {
+        let expected = format!(
+            "use `<width>x<height>` with sides from {SCREEN_SIDE_MIN} to {SCREEN_SIDE_MAX}, such as `1280x800`"
+        );
+        let (w, h) = text.trim().split_once(['x', 'X']).ok_or_else(|| expected.clone())?;
+        let side = |s: &str| -> Result<u32, String> {
+            let v: u32 = s.trim().parse().map_err(|_| expected.clone())?;
+            if (SCREEN_SIDE_MIN..=SCREEN_SIDE_MAX).contains(&v) {
+                Ok(v)
+            } else {
+                Err(expected.clone())
+            }
+        };
+        Ok(ScreenSize {
+            width: side(w)?,
+            height: side(h)?,
+        })
+    }
+}
+
+impl std::fmt::Display for ScreenSize {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}x{}", self.width, self.height)
+    }
+}
+
+/// Everything computerd needs to know at start.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Where the API listens; `0.0.0.0:7070` in the container, `127.0.0.1:0`
+    /// in tests (the bound address is printed).
+    pub listen: SocketAddr,
+    /// The bearer token every API call but `/health` must carry.
+    pub token: String,
+    /// The computer user's home: `~` in paths, where the viewer key lives,
+    /// and the first working folder of every session.
+    pub home: PathBuf,
+    /// Screen N is X display `:display_base + N`. 0 in the container; tests
+    /// pick a free range so they never meet a developer's own X server.
+    pub display_base: u32,
+    /// Screen N serves VNC on `rfb_port_base + N`.
+    pub rfb_port_base: u16,
+    /// Address Xvnc listens on for VNC: all interfaces in the container (the
+    /// host publishes the ports on its own 127.0.0.1), loopback natively.
+    pub rfb_interface: String,
+    /// Host port of the viewer, for the link computerd prints.
+    pub port_base: u16,
+    /// Defaults for sessions whose creator sends no setting of its own.
+    pub screen_size: ScreenSize,
+    pub idle_timeout: Duration,
+    pub shell_timeout: Duration,
+    pub shell_timeout_max: Duration,
+    /// An owner's sessions end this long after its last heartbeat.
+    pub heartbeat_grace: Duration,
+    /// Fluxbox configuration folder (`init`, `menu`, ...); Fluxbox's own
+    /// defaults when it does not exist.
+    pub fluxbox_dir: PathBuf,
+}
+
+/// One setting: its variable, its flag, and a line for `--help`.
+struct Setting {
+    env: &'static str,
+    flag: &'static str,
+    help: &'static str,
+}
+
+const SETTINGS: &[Setting] = &[
+    Setting { env: "COMPUTERD_LISTEN", flag: "--listen", help: "API address (default 0.0.0.0:7070)" },
+    Setting { env: "COMPUTERD_TOKEN", flag: "--token", help: "bearer token of the API (required, 16 characters or more)" },
+    Setting { env: "COMPUTERD_HOME", flag: "--home", help: "home folder (default $HOME)" },
+    Setting { env: "COMPUTERD_DISPLAY_BASE", flag: "--display-base", help: "screen N is X display :BASE+N (default 0, up to 9000)" },
+    Setting { env: "COMPUTERD_RFB_PORT_BASE", flag: "--rfb-port-base", help: "screen N serves VNC on port BASE+N (default 5900)" },
+    Setting { env: "COMPUTERD_RFB_INTERFACE", flag: "--rfb-interface", help: "address Xvnc listens on for VNC (default 0.0.0.0)" },
+    Setting { env: "COMPUTER_USE_PORT_BASE", flag: "--port-base", help: "host port of the viewer, for the printed link (default 20900)" },
+    Setting { env: "COMPUTER_USE_SCREEN_SIZE", flag: "--screen-size", help: "default screen size (default 1280x800)" },
+    Setting { env: "COMPUTER_USE_IDLE_TIMEOUT", flag: "--idle-timeout", help: "default idle timeout of a session (default 1h)" },
+    Setting { env: "COMPUTER_USE_SHELL_TIMEOUT", flag: "--shell-timeout", help: "default shell timeout (default 120)" },
+    Setting { env: "COMPUTER_USE_SHELL_TIMEOUT_MAX", flag: "--shell-timeout-max", help: "longest shell timeout (default 600)" },
+    Setting { env: "COMPUTERD_HEARTBEAT_GRACE", flag: "--heartbeat-grace", help: "sessions end this long after their owner's last heartbeat (default 30s)" },
+    Setting { env: "COMPUTERD_FLUXBOX_DIR", flag: "--fluxbox-dir", help: "Fluxbox configuration folder (default /usr/local/share/computer-use/fluxbox)" },
+];
+
+/// The `--help` text.
+pub fn help() -> String {
+    let mut out = String::from(
+        "computerd: the daemon inside the computer\n\nEvery flag has an environment variable; the flag wins.\n\n",
+    );
+    for s in SETTINGS {
+        out.push_str(&format!("  {:<22} {:<32} {}\n", s.flag, s.env, s.help));
+    }
+    out
+}
+
+impl Config {
+    /// Reads the process's flags and environment.
+    pub fn from_process() -> Result<Config, ConfigError> {
+        let args: Vec<String> = std::env::args().skip(1).collect();
+        let env: HashMap<String, String> = std::env::vars().collect();
+        Config::from_sources(&args, &env)
+    }
+
+    /// Reads settings from flags (`--name value` or `--name=value`) over
+    /// environment variables.
+    pub fn from_sources(
+        args: &[String],
+        env: &HashMap<String, String>,
+    ) -> Result<Config, ConfigError> {
+        let mut values: HashMap<&'static str, String> = HashMap::new();
+        for s in SETTINGS {
+            if let Some(v) = env.get(s.env) {
+                values.insert(s.env, v.clone());
+            }
+        }
+        let mut iter = args.iter();
+        while let Some(arg) = iter.next() {
+            let (flag, inline) = match arg.split_once('=') {
+                Some((f, v)) => (f, Some(v.to_string())),
+                None => (arg.as_str(), None),
+            };
+            let setting = SETTINGS
+                .iter()
+                .find(|s| s.flag == flag)
+                .ok_or_else(|| ConfigError::UnknownFlag(arg.clone()))?;
+            let value = match inline {
+                Some(v) => v,
+                None => iter
+                    .next()
+                    .cloned()
+                    .ok_or_else(|| ConfigError::FlagWithoutValue(flag.to_string()))?,
+            };
+            values.insert(setting.env, value);
+        }
+        let get = |name: &'static str| values.get(name).map(|v| v.as_str());
+
+        let listen = parse_with(get("COMPUTERD_LISTEN"), "0.0.0.0:7070", "COMPUTERD_LISTEN", |v| {
+            v.parse::<SocketAddr>()
+                .map_err(|_| "use an address and port such as `0.0.0.0:7070`".to_string())
+        })?;
+        let token = match get("COMPUTERD_TOKEN") {
+            None => {
+                return Err(ConfigError::Missing {
+                    name: "COMPUTERD_TOKEN",
+                    expected: "set it to the API token (16 characters or more) that the host passes",
+                })
+            }
+            Some(t) if t.trim().len() < 16 || t.chars().any(char::is_whitespace) => {
+                return Err(ConfigError::Invalid {
+                    name: "COMPUTERD_TOKEN",
+                    value: "(hidden)".into(),
+                    expected: "use 16 or more characters without spaces".into(),
+                })
+            }
+            Some(t) => t.to_string(),
+        };
+        let home = match get("COMPUTERD_HOME").or_else(|| env.get("HOME").map(|s| s.as_str())) {
+            Some(h) if PathBuf::from(h).is_absolute() => PathBuf::from(h),
+            Some(h) => {
+                return Err(ConfigError::Invalid {
+                    name: "COMPUTERD_HOME",
+                    value: h.to_string(),
+                    expected: "use an absolute path to an existing folder".into(),
+                })
+            }
+            None => {
+                return Err(ConfigError::Missing {
+                    name: "COMPUTERD_HOME",
+                    expected: "set it (or HOME) to the computer user's home folder",
+                })
+            }
+        };
+        if !home.is_dir() {
+            return Err(ConfigError::Invalid {
+                name: "COMPUTERD_HOME",
+                value: home.display().to_string(),
+                expected: "the folder does not exist; create it or point to an existing one".into(),
+            });
+        }
+        let display_base = parse_with(get("COMPUTERD_DISPLAY_BASE"), "0", "COMPUTERD_DISPLAY_BASE", |v| {
+            v.parse::<u32>()
+                .ok()
+                .filter(|n| *n <= 9000)
+                .ok_or_else(|| "use a whole number from 0 to 9000".to_string())
+        })?;
+        let rfb_port_base = parse_with(get("COMPUTERD_RFB_PORT_BASE"), "5900", "COMPUTERD_RFB_PORT_BASE", |v| {
+            v.parse::<u16>()
+                .ok()
+                .filter(|n| (1024..=65519).contains(n))
+                .ok_or_else(|| "use a port from 1024 to 65519".to_string())
+        })?;
+        let rfb_interface = parse_with(get("COMPUTERD_RFB_INTERFACE"), "0.0.0.0", "COMPUTERD_RFB_INTERFACE", |v| {
+            v.parse::<std::net::IpAddr>()
+                .map(|_| v.to_string())
+                .map_err(|_| "use an IP address such as `127.0.0.1` or `0.0.0.0`".to_string())
+        })?;
+        let port_base = parse_with(get("COMPUTER_USE_PORT_BASE"), "20900", "COMPUTER_USE_PORT_BASE", |v| {
+            v.parse::<u16>()
+                .ok()
+                .filter(|n| (1024..=65519).contains(n))
+                .ok_or_else(|| "use a port from 1024 to 65519".to_string())
+        })?;
+        let screen_size = parse_with(get("COMPUTER_USE_SCREEN_SIZE"), "1280x800", "COMPUTER_USE_SCREEN_SIZE", ScreenSize::parse)?;
+        let duration = |v: &str| parse_duration(v).map_err(|e| e.to_string());
+        let idle_timeout = parse_with(get("COMPUTER_USE_IDLE_TIMEOUT"), "1h", "COMPUTER_USE_IDLE_TIMEOUT", duration)?;
+        let shell_timeout_max = parse_with(get("COMPUTER_USE_SHELL_TIMEOUT_MAX"), "600", "COMPUTER_USE_SHELL_TIMEOUT_MAX", duration)?;
+        let (shell_timeout, shell_timeout_max) =
+            shell_timeouts(get("COMPUTER_USE_SHELL_TIMEOUT"), shell_timeout_max)?;
+        let heartbeat_grace = parse_with(get("COMPUTERD_HEARTBEAT_GRACE"), "30s", "COMPUTERD_HEARTBEAT_GRACE", duration)?;
+        let fluxbox_dir = PathBuf::from(
+            get("COMPUTERD_FLUXBOX_DIR").unwrap_or("/usr/local/share/computer-use/fluxbox"),
+        );
+        Ok(Config {
+            listen,
+            token,
+            home,
+            display_base,
+            rfb_port_base,
+            rfb_interface,
+            port_base,
+            screen_size,
+            idle_timeout,
+            shell_timeout,
+            shell_timeout_max,
+            heartbeat_grace,
+            fluxbox_dir,
+        })
+    }
+}
+
+/// The default shell timeout follows the maximum when it is unset and the
+/// maximum is lower than 120 s; a default above the maximum is refused.
+pub fn shell_timeouts(
+    default: Option<&str>,
+    max: Duration,
+) -> Result<(Duration, Duration), ConfigError> {
+    let standard = Duration::from_secs(120);
+    let chosen = match default {
+        None => standard.min(max),
+        Some(v) => parse_duration(v).map_err(|e| ConfigError::Invalid {
+            name: "COMPUTER_USE_SHELL_TIMEOUT",
+            value: v.to_string(),
+            expected: e.to_string(),
+        })?,
+    };
+    if chosen > max {
+        return Err(ConfigError::Invalid {
+            name: "COMPUTER_USE_SHELL_TIMEOUT",
+            value: default.unwrap_or("120").to_string(),
+            expected: format!(
+                "it must not exceed COMPUTER_USE_SHELL_TIMEOUT_MAX ({}); lower it or raise the maximum",
+                format_duration(max)
+            ),
+        });
+    }
+    Ok((chosen, max))
+}
+
+fn parse_with<T>(
+    value: Option<&str>,
+    default: &str,
+    name: &'static str,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> Result<T, ConfigError> {
+    let text = value.unwrap_or(default);
+    parse(text).map_err(|expected| ConfigError::Invalid {
+        name,
+        value: text.to_string(),
+        expected,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        let mut map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        map.entry("COMPUTERD_TOKEN".into())
+            .or_insert_with(|| "0123456789abcdef".into());
+        map.entry("HOME".into()).or_insert_with(|| "/tmp".into());
+        map
+    }
+
+    fn error_of(pairs: &[(&str, &str)]) -> String {
+        Config::from_sources(&[], &env(pairs)).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn defaults() {
+        let c = Config::from_sources(&[], &env(&[])).unwrap();
+        assert_eq!(c.listen.to_string(), "0.0.0.0:7070");
+        assert_eq!(c.screen_size, ScreenSize { width: 1280, height: 800 });
+        assert_eq!(c.idle_timeout, Duration::from_secs(3600));
+        assert_eq!(c.shell_timeout, Duration::from_secs(120));
+        assert_eq!(c.shell_timeout_max, Duration::from_secs(600));
+        assert_eq!(c.heartbeat_grace, Duration::from_secs(30));
+        assert_eq!(c.home, PathBuf::from("/tmp"));
+    }
+
+    #[test]
+    fn flags_win_over_environment() {
+        let args: Vec<String> = ["--screen-size", "800x600", "--listen=127.0.0.1:0"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let c = Config::from_sources(&args, &env(&[("COMPUTER_USE_SCREEN_SIZE", "1024x768")])).unwrap();
+        assert_eq!(c.screen_size, ScreenSize { width: 800, height: 600 });
+        assert_eq!(c.listen.to_string(), "127.0.0.1:0");
+    }
+
+    #[test]
+    fn bad_values_name_variable_value_and_range() {
+        let e = error_of(&[("COMPUTER_USE_SCREEN_SIZE", "100x800")]);
+        assert!(e.contains("COMPUTER_USE_SCREEN_SIZE") && e.contains("100x800") && e.contains("320 to 7680"), "{e}");
+        let e = error_of(&[("COMPUTER_USE_IDLE_TIMEOUT", "soon")]);
+        assert!(e.contains("COMPUTER_USE_IDLE_TIMEOUT") && e.contains("soon") && e.contains("`2m`"), "{e}");
+        let e = error_of(&[("COMPUTERD_RFB_PORT_BASE", "80")]);
+        assert!(e.contains("1024 to 65519"), "{e}");
+        let e = error_of(&[("COMPUTERD_DISPLAY_BASE", "-1")]);
+        assert!(e.contains("COMPUTERD_DISPLAY_BASE") && e.contains("0 to 9000"), "{e}");
+        let e = error_of(&[("COMPUTERD_LISTEN", "everywhere")]);
+        assert!(e.contains("COMPUTERD_LISTEN"), "{e}");
+        let e = error_of(&[("COMPUTERD_TOKEN", "short")]);
+        assert!(e.contains("COMPUTERD_TOKEN") && e.contains("16"), "{e}");
+        let e = error_of(&[("COMPUTERD_HOME", "relative/dir")]);
+        assert!(e.contains("COMPUTERD_HOME") && e.contains("absolute"), "{e}");
+        let e = Config::from_sources(&["--bogus".into()], &env(&[])).unwrap_err().to_string();
+        assert!(e.contains("--bogus"), "{e}");
+    }
+
+    #[test]
+    fn shell_default_follows_a_low_maximum() {
+        let c = Config::from_sources(&[], &env(&[("COMPUTER_USE_SHELL_TIMEOUT_MAX", "1m")])).unwrap();
+        assert_eq!(c.shell_timeout, Duration::from_secs(60));
+        let e = error_of(&[("COMPUTER_USE_SHELL_TIMEOUT", "10m"), ("COMPUTER_USE_SHELL_TIMEOUT_MAX", "5m")]);
+        assert!(e.contains("COMPUTER_USE_SHELL_TIMEOUT") && e.contains("must not exceed") && e.contains("5m"), "{e}");
+    }
+
+    #[test]
+    fn screen_sizes() {
+        assert_eq!(ScreenSize::parse("320x7680"), Ok(ScreenSize { width: 320, height: 7680 }));
+        assert!(ScreenSize::parse("7681x800").is_err());
+        assert!(ScreenSize::parse("1280").is_err());
+        assert!(ScreenSize::parse("axb").is_err());
+    }
+}

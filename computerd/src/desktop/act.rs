@@ -1,0 +1,155 @@
+//! `computer_act`: runs a batch of actions in order, stopping at the first
+//! failure, then observes the screen after `settle_ms`.
+
+use super::launch::launch_and_focus;
+use super::observe::capture_observation;
+use super::{blocking, DesktopError};
+use crate::input::focus_window;
+use crate::screens::{Screen, ScreenX};
+use crate::sessions::{Session, Sessions};
+use computer_protocol::limits::REPEAT_UNCHANGED_MAX;
+use computer_protocol::{ActRequest, ActResponse, Action, ActionOutcome};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub async fn act(
+    sessions: &Sessions,
+    session: &Arc<Session>,
+    home: PathBuf,
+    req: ActRequest,
+) -> Result<ActResponse, DesktopError> {
+    req.validate().map_err(DesktopError::InvalidInput)?;
+    let screen = sessions.screen_of(session).await?;
+
+    // Batches of pointer, scroll and key actions are compared as JSON text.
+    let repeat_key = req
+        .actions
+        .iter()
+        .all(Action::is_repeatable_input)
+        .then(|| serde_json::to_string(&req.actions).unwrap_or_default());
+    if let Some(key) = &repeat_key {
+        let tracker = session.repeats.lock().unwrap_or_else(|e| e.into_inner());
+        if tracker.should_refuse(key, REPEAT_UNCHANGED_MAX) {
+            return Err(DesktopError::NotReacting);
+        }
+    }
+
+    let requested = req.actions.len();
+    let track = repeat_key.is_some();
+    let actions = req.actions;
+    let run_screen = Arc::clone(&screen);
+    let (outcomes, before) = blocking(move || {
+        run_screen
+            .with_x(|x| {
+                let before = if track {
+                    Some(x.capturer.grab(&x.display)?.fingerprint())
+                } else {
+                    None
+                };
+                Ok((run_actions(x, &actions, &home), before))
+            })
+            .map_err(DesktopError::from)?
+    })
+    .await?;
+
+    let observation = if req.observe {
+        tokio::time::sleep(Duration::from_millis(req.settle_ms)).await;
+        let (s, sc) = (Arc::clone(session), Arc::clone(&screen));
+        let (observation, after) = blocking(move || capture_observation(&s, &sc)).await?;
+        record_repeat(session, repeat_key, before, Some(after));
+        Some(observation)
+    } else {
+        let after = match before {
+            Some(_) => Some(fingerprint_now(&screen).await?),
+            None => None,
+        };
+        record_repeat(session, repeat_key, before, after);
+        None
+    };
+    Ok(ActResponse {
+        outcomes,
+        requested,
+        observation,
+    })
+}
+
+fn record_repeat(session: &Session, key: Option<String>, before: Option<u64>, after: Option<u64>) {
+    let changed = before.is_none() || before != after;
+    session
+        .repeats
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .record(key, changed);
+}
+
+async fn fingerprint_now(screen: &Arc<Screen>) -> Result<u64, DesktopError> {
+    let screen = Arc::clone(screen);
+    blocking(move || {
+        screen
+            .with_x(|x| Ok(x.capturer.grab(&x.display)?.fingerprint()))
+            .map_err(DesktopError::from)?
+    })
+    .await
+}
+
+/// Runs actions in order; the first failure ends the batch.
+fn run_actions(x: &mut ScreenX, actions: &[Action], home: &std::path::Path) -> Vec<ActionOutcome> {
+    let mut outcomes = Vec::with_capacity(actions.len());
+    for (index, action) in actions.iter().enumerate() {
+        let result = run_one(x, index, action, home);
+        let ok = result.is_ok();
+        outcomes.push(ActionOutcome {
+            index,
+            kind: action.kind().to_string(),
+            ok,
+            error: result.err(),
+        });
+        if !ok {
+            break;
+        }
+    }
+    outcomes
+}
+
+fn run_one(x: &mut ScreenX, index: usize, action: &Action, home: &std::path::Path) -> Result<(), String> {
+    check_coordinates(x, index, action)?;
+    match action {
+        Action::Wait { ms } => {
+            std::thread::sleep(Duration::from_millis(*ms));
+            Ok(())
+        }
+        Action::Focus { target } => {
+            if focus_window(&x.display, target).map_err(|e| e.to_string())? {
+                Ok(())
+            } else {
+                launch_and_focus(&x.display, target, home)
+            }
+        }
+        other => x
+            .input
+            .perform(&x.display, other)
+            .map_err(|e| e.to_string()),
+    }
+}
+
+/// Out-of-screen coordinates fail the action that has them.
+fn check_coordinates(x: &ScreenX, index: usize, action: &Action) -> Result<(), String> {
+    let point = match action {
+        Action::Click { x, y, .. } | Action::Move { x, y } => Some((*x, *y)),
+        Action::Down { x: Some(x), y: Some(y), .. }
+        | Action::Up { x: Some(x), y: Some(y), .. }
+        | Action::Scroll { x: Some(x), y: Some(y), .. } => Some((*x, *y)),
+        _ => None,
+    };
+    match point {
+        Some((px, py)) if !x.display.contains(px, py) => Err(format!(
+            "`actions[{index}]` point ({px}, {py}) is off the screen: the screen is {}x{}, so x runs 0 to {} and y 0 to {}",
+            x.display.width,
+            x.display.height,
+            i32::from(x.display.width) - 1,
+            i32::from(x.display.height) - 1
+        )),
+        _ => Ok(()),
+    }
+}

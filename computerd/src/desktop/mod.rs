@@ -1,0 +1,54 @@
+//! What an agent does on its screen: observe it and act on it. Both open the
+//! session's screen on first use and borrow its X connection for one blocking
+//! call at a time.
+
+mod act;
+mod launch;
+mod observe;
+
+pub use act::act;
+pub use observe::{capture_observation, observe};
+
+use crate::capture::CaptureError;
+use crate::input::InputError;
+use crate::screens::ScreenError;
+use crate::sessions::SessionError;
+use computer_protocol::ErrorCode;
+
+#[derive(Debug, thiserror::Error)]
+pub enum DesktopError {
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    #[error(transparent)]
+    Screen(#[from] ScreenError),
+    #[error(transparent)]
+    Capture(#[from] CaptureError),
+    #[error(transparent)]
+    Input(#[from] InputError),
+    #[error("{0}")]
+    InvalidInput(String),
+    #[error("the screen is not reacting: this is the 4th identical batch in a row that left it unchanged; observe the screen and try another approach")]
+    NotReacting,
+}
+
+impl DesktopError {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            DesktopError::Session(e) => e.code(),
+            DesktopError::Screen(ScreenError::AllInUse) => ErrorCode::Exhausted,
+            DesktopError::Screen(_) => ErrorCode::Unavailable,
+            DesktopError::Capture(_) | DesktopError::Input(_) => ErrorCode::Internal,
+            DesktopError::InvalidInput(_) => ErrorCode::InvalidInput,
+            DesktopError::NotReacting => ErrorCode::NotReacting,
+        }
+    }
+}
+
+/// Runs blocking X work off the async threads.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, DesktopError> + Send + 'static,
+) -> Result<T, DesktopError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+}

@@ -1,0 +1,69 @@
+//! Supervised child processes (Xvnc, Fluxbox). A task waits on each child so
+//! that it is reaped the moment it exits and its exit is known to everyone
+//! holding the handle; stopping sends SIGTERM, then SIGKILL after a grace.
+
+use std::time::Duration;
+use tokio::process::Command;
+use tokio::sync::watch;
+
+/// A running child and the news of its exit.
+#[derive(Debug)]
+pub struct Supervised {
+    pub name: String,
+    pub pid: i32,
+    /// `None` while running, then a description of how it exited.
+    exit: watch::Receiver<Option<String>>,
+}
+
+impl Supervised {
+    /// Spawns `command` and starts watching it. `kill_on_drop` is not used:
+    /// children are stopped explicitly so that their exit can be awaited.
+    pub fn spawn(name: &str, mut command: Command) -> std::io::Result<Supervised> {
+        let mut child = command.spawn()?;
+        let pid = child.id().map(|p| p as i32).unwrap_or(0);
+        let (tx, rx) = watch::channel(None);
+        let label = name.to_string();
+        tokio::spawn(async move {
+            let description = match child.wait().await {
+                Ok(status) => status.to_string(),
+                Err(e) => format!("could not be waited for: {e}"),
+            };
+            tracing::debug!(child = %label, pid, %description, "child exited");
+            let _ = tx.send(Some(description));
+        });
+        Ok(Supervised {
+            name: name.to_string(),
+            pid,
+            exit: rx,
+        })
+    }
+
+    /// How the child exited, or `None` while it runs.
+    pub fn exit_status(&self) -> Option<String> {
+        self.exit.borrow().clone()
+    }
+
+    /// Waits up to `wait` for the child to exit on its own.
+    pub async fn wait_exit(&self, wait: Duration) -> Option<String> {
+        let mut rx = self.exit.clone();
+        let done = tokio::time::timeout(wait, rx.wait_for(|e| e.is_some())).await;
+        match done {
+            Ok(Ok(status)) => status.clone(),
+            _ => None,
+        }
+    }
+
+    /// SIGTERM, then SIGKILL if the child is still there after `grace`.
+    pub async fn stop(&self, grace: Duration) {
+        if self.exit_status().is_some() || self.pid <= 0 {
+            return;
+        }
+        // SAFETY: kill(2) with a pid we spawned and a valid signal number.
+        unsafe { libc::kill(self.pid, libc::SIGTERM) };
+        if self.wait_exit(grace).await.is_none() {
+            // SAFETY: as above.
+            unsafe { libc::kill(self.pid, libc::SIGKILL) };
+            self.wait_exit(Duration::from_secs(5)).await;
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! The Xvnc and Fluxbox command lines, and clearing the lock a crashed X
+//! server left behind (a restarted container keeps its /tmp).
+
+use crate::config::ScreenSize;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use tokio::process::Command;
+
+/// What Xvnc needs to serve one screen.
+pub struct XvncArgs<'a> {
+    pub display: u32,
+    pub size: ScreenSize,
+    pub rfb_port: u16,
+    pub rfb_interface: &'a str,
+    pub password_file: &'a Path,
+    pub desktop_name: String,
+}
+
+pub fn xvnc_command(args: &XvncArgs<'_>) -> Command {
+    let mut cmd = Command::new("Xvnc");
+    cmd.arg(format!(":{}", args.display))
+        .args(["-geometry", &args.size.to_string()])
+        .args(["-depth", "24"])
+        .args(["-rfbport", &args.rfb_port.to_string()])
+        .args(["-interface", args.rfb_interface])
+        .args(["-SecurityTypes", "VncAuth"])
+        .arg("-PasswordFile")
+        .arg(args.password_file)
+        .args(["-desktop", &args.desktop_name])
+        // Several viewers may watch one screen; nobody may resize it under the agent.
+        .arg("-AlwaysShared")
+        .arg("-AcceptSetDesktopSize=0")
+        .args(["-nolisten", "tcp"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(false);
+    cmd
+}
+
+pub fn fluxbox_command(display: u32, home: &Path, fluxbox_dir: &Path) -> Command {
+    let mut cmd = Command::new("fluxbox");
+    let init = fluxbox_dir.join("init");
+    if init.is_file() {
+        cmd.arg("-rc").arg(init);
+    }
+    cmd.env("DISPLAY", format!(":{display}"))
+        .env("HOME", home)
+        .current_dir(home)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0);
+    cmd
+}
+
+/// The lock file and socket of display `:n`.
+pub fn lock_paths(n: u32) -> (PathBuf, PathBuf) {
+    (
+        PathBuf::from(format!("/tmp/.X{n}-lock")),
+        PathBuf::from(format!("/tmp/.X11-unix/X{n}")),
+    )
+}
+
+/// Removes the lock and socket of `:n` when the process that made them is
+/// gone. Returns the pid of a live X server holding the display.
+pub fn clear_stale_lock(n: u32) -> Option<i32> {
+    let (lock, socket) = lock_paths(n);
+    let pid = std::fs::read_to_string(&lock)
+        .ok()
+        .and_then(|s| s.trim().parse::<i32>().ok());
+    match pid {
+        // SAFETY: signal 0 only checks that the process exists.
+        Some(pid) if pid > 0 && unsafe { libc::kill(pid, 0) } == 0 => Some(pid),
+        _ => {
+            let _ = std::fs::remove_file(&lock);
+            let _ = std::fs::remove_file(&socket);
+            None
+        }
+    }
+}

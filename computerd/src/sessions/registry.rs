@@ -1,0 +1,253 @@
+//! The registry of live sessions, the reasons ended ones ended, and the
+//! owners' heartbeats.
+
+use super::session::{Session, SessionLimits};
+use crate::config::{Config, ScreenSize};
+use crate::screens::{Screen, ScreenError, ScreenPaths, ScreenPool};
+use computer_protocol::limits::TITLE_MAX_CHARS;
+use computer_protocol::{
+    CreateSessionRequest, EndReason, ErrorCode, OwnerId, ScreenNumber, SessionId, SessionInfo,
+};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Ended sessions remembered for their end reason; older ones are forgotten.
+const ENDED_REMEMBERED: usize = 10_000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error("{0}")]
+    InvalidInput(String),
+    #[error("there is no session `{0}`; call start_computer to get a session id")]
+    Unknown(SessionId),
+    #[error("{}", .1.explain(.0))]
+    Ended(SessionId, EndReason),
+    #[error(transparent)]
+    Screen(#[from] ScreenError),
+}
+
+impl SessionError {
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            SessionError::InvalidInput(_) => ErrorCode::InvalidInput,
+            SessionError::Unknown(_) => ErrorCode::UnknownSession,
+            SessionError::Ended(..) => ErrorCode::SessionEnded,
+            SessionError::Screen(ScreenError::AllInUse) => ErrorCode::Exhausted,
+            SessionError::Screen(_) => ErrorCode::Unavailable,
+        }
+    }
+}
+
+#[derive(Default)]
+struct State {
+    live: HashMap<SessionId, Arc<Session>>,
+    ended: HashMap<SessionId, EndReason>,
+    ended_order: VecDeque<SessionId>,
+    /// Last heartbeat per owner; creating a session counts as one.
+    heartbeats: HashMap<OwnerId, Instant>,
+}
+
+pub struct Sessions {
+    config: Arc<Config>,
+    pool: Arc<ScreenPool>,
+    paths: ScreenPaths,
+    state: Mutex<State>,
+}
+
+impl Sessions {
+    pub fn new(config: Arc<Config>, paths: ScreenPaths) -> Sessions {
+        Sessions {
+            config,
+            pool: ScreenPool::new(),
+            paths,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Starts a session with the creator's settings over computerd's defaults.
+    pub fn create(&self, req: CreateSessionRequest) -> Result<Arc<Session>, SessionError> {
+        req.validate().map_err(SessionError::InvalidInput)?;
+        let limits = self.limits_for(&req)?;
+        let id = SessionId(uuid::Uuid::new_v4().to_string());
+        let started_at = crate::clock::now_rfc3339();
+        let session = Arc::new(Session::new(
+            id.clone(),
+            req.title.trim().chars().take(TITLE_MAX_CHARS).collect(),
+            req.owner.clone(),
+            started_at,
+            limits,
+            self.config.home.clone(),
+        ));
+        let mut state = self.state();
+        state.heartbeats.insert(req.owner, Instant::now());
+        state.live.insert(id.clone(), Arc::clone(&session));
+        tracing::info!(session = %id, title = %session.title, "session started");
+        Ok(session)
+    }
+
+    fn limits_for(&self, req: &CreateSessionRequest) -> Result<SessionLimits, SessionError> {
+        let s = &req.settings;
+        let invalid = |m: String| SessionError::InvalidInput(m);
+        let screen_size = match &s.screen_size {
+            Some(text) => ScreenSize::parse(text)
+                .map_err(|e| invalid(format!("`settings.screen_size` is `{text}`: {e}")))?,
+            None => self.config.screen_size,
+        };
+        let secs = |field: &str, v: Option<u64>, default: Duration| match v {
+            Some(0) => Err(invalid(format!("`settings.{field}` is 0: it must be at least 1 second"))),
+            Some(n) => Ok(Duration::from_secs(n)),
+            None => Ok(default),
+        };
+        let idle_timeout = secs("idle_timeout_secs", s.idle_timeout_secs, self.config.idle_timeout)?;
+        let shell_timeout_max =
+            secs("shell_timeout_max_secs", s.shell_timeout_max_secs, self.config.shell_timeout_max)?;
+        let default_shell = self.config.shell_timeout.min(shell_timeout_max);
+        let shell_timeout = secs("shell_timeout_secs", s.shell_timeout_secs, default_shell)?;
+        if shell_timeout > shell_timeout_max {
+            return Err(invalid(format!(
+                "`settings.shell_timeout_secs` ({}) exceeds `settings.shell_timeout_max_secs` ({}); lower it or raise the maximum",
+                shell_timeout.as_secs(),
+                shell_timeout_max.as_secs()
+            )));
+        }
+        Ok(SessionLimits {
+            screen_size,
+            idle_timeout,
+            shell_timeout,
+            shell_timeout_max,
+        })
+    }
+
+    /// The live session `id`, counting the call as activity; otherwise why
+    /// there is none.
+    pub fn get(&self, id: &SessionId) -> Result<Arc<Session>, SessionError> {
+        let state = self.state();
+        match state.live.get(id) {
+            Some(s) => {
+                s.touch();
+                Ok(Arc::clone(s))
+            }
+            None => Err(match state.ended.get(id) {
+                Some(reason) => SessionError::Ended(id.clone(), *reason),
+                None => SessionError::Unknown(id.clone()),
+            }),
+        }
+    }
+
+    pub fn live(&self) -> Vec<Arc<Session>> {
+        let mut all: Vec<_> = self.state().live.values().cloned().collect();
+        all.sort_by(|a, b| a.started_at.cmp(&b.started_at));
+        all
+    }
+
+    pub async fn list(&self) -> Vec<SessionInfo> {
+        let mut out = Vec::new();
+        for s in self.live() {
+            out.push(SessionInfo {
+                session_id: s.id.clone(),
+                title: s.title.clone(),
+                owner: s.owner.clone(),
+                started_at: s.started_at.clone(),
+                screen: s.current_screen().await.map(|sc| sc.number),
+                viewers: s.viewers.load(std::sync::atomic::Ordering::SeqCst),
+            });
+        }
+        out
+    }
+
+    /// Ends a session: it is gone for the agent at once, then its screen
+    /// closes. Files are never touched.
+    pub async fn end(
+        &self,
+        id: &SessionId,
+        reason: EndReason,
+    ) -> Result<Option<ScreenNumber>, SessionError> {
+        let session = {
+            let mut state = self.state();
+            let Some(session) = state.live.remove(id) else {
+                return Err(match state.ended.get(id) {
+                    Some(r) => SessionError::Ended(id.clone(), *r),
+                    None => SessionError::Unknown(id.clone()),
+                });
+            };
+            state.ended.insert(id.clone(), reason);
+            state.ended_order.push_back(id.clone());
+            while state.ended_order.len() > ENDED_REMEMBERED {
+                if let Some(old) = state.ended_order.pop_front() {
+                    state.ended.remove(&old);
+                }
+            }
+            session
+        };
+        tracing::info!(session = %id, ?reason, "session ended");
+        let screen = session.screen.lock().await.take();
+        let number = screen.as_ref().map(|s| s.number);
+        if let Some(screen) = screen {
+            screen.close().await;
+        }
+        Ok(number)
+    }
+
+    /// Records a heartbeat; returns how many live sessions the owner has.
+    pub fn heartbeat(&self, owner: &OwnerId) -> u32 {
+        let mut state = self.state();
+        state.heartbeats.insert(owner.clone(), Instant::now());
+        state.live.values().filter(|s| &s.owner == owner).count() as u32
+    }
+
+    /// Ends every session of `owner` (its host is shutting down).
+    pub async fn end_owner(&self, owner: &OwnerId, reason: EndReason) -> u32 {
+        let ids: Vec<SessionId> = self
+            .state()
+            .live
+            .values()
+            .filter(|s| &s.owner == owner)
+            .map(|s| s.id.clone())
+            .collect();
+        let ended = futures::future::join_all(ids.iter().map(|id| self.end(id, reason))).await;
+        ended.iter().filter(|r| r.is_ok()).count() as u32
+    }
+
+    /// Ends every session (computerd is shutting down).
+    pub async fn end_all(&self, reason: EndReason) {
+        let ids: Vec<SessionId> = self.state().live.keys().cloned().collect();
+        futures::future::join_all(ids.iter().map(|id| self.end(id, reason))).await;
+    }
+
+    /// Sessions that should end now, with the reason.
+    pub fn expired(&self, now: Instant) -> Vec<(SessionId, EndReason)> {
+        let state = self.state();
+        let grace = self.config.heartbeat_grace;
+        state
+            .live
+            .values()
+            .filter_map(|s| {
+                let beat = state.heartbeats.get(&s.owner).copied().unwrap_or(now);
+                if now.saturating_duration_since(beat) > grace {
+                    Some((s.id.clone(), EndReason::HeartbeatLost))
+                } else if s.idle_for(now) > s.limits.idle_timeout {
+                    Some((s.id.clone(), EndReason::Idle))
+                } else {
+                    None
+                }
+            })
+            .collect()
+    }
+
+    /// The session's screen, opening it on first use.
+    pub async fn screen_of(&self, session: &Session) -> Result<Arc<Screen>, SessionError> {
+        let mut slot = session.screen.lock().await;
+        if let Some(screen) = slot.as_ref() {
+            return Ok(Arc::clone(screen));
+        }
+        let reserved = self.pool.reserve().ok_or(ScreenError::AllInUse)?;
+        let screen = Arc::new(Screen::open(reserved, session.limits.screen_size, &self.paths).await?);
+        *slot = Some(Arc::clone(&screen));
+        Ok(screen)
+    }
+}

@@ -1,0 +1,132 @@
+//! The viewer key: 8 characters made on the first start with a fresh home and
+//! kept there, so viewer links and VNC passwords survive restarts. It is also
+//! the VNC password, which is why it is exactly 8 characters: classic VNC
+//! authentication ignores everything after the 8th.
+
+use rand::Rng;
+use std::io::Write;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Lower-case letters and digits without look-alikes (0/o, 1/l), so a key read
+/// off a log can be typed back.
+const ALPHABET: &[u8] = b"abcdefghijkmnpqrstuvwxyz23456789";
+const KEY_LEN: usize = 8;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ViewerKeyError {
+    #[error("could not read or write the viewer key at `{path}`: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("could not make the VNC password file with `vncpasswd -f`: {0}; install tigervnc-tools")]
+    Vncpasswd(String),
+}
+
+/// The key and the VncAuth password file Xvnc reads.
+#[derive(Debug, Clone)]
+pub struct ViewerKey {
+    pub key: String,
+    pub vnc_password_file: PathBuf,
+}
+
+/// Folder in home for computerd's own state.
+pub fn state_dir(home: &Path) -> PathBuf {
+    home.join(".local/share/computer-use")
+}
+
+impl ViewerKey {
+    /// Loads the key from home, making it (and the password file) on first use.
+    pub fn load_or_create(home: &Path) -> Result<ViewerKey, ViewerKeyError> {
+        let dir = state_dir(home);
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| ViewerKeyError::Io { path, source }
+        };
+        std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+        let key_path = dir.join("viewer-key");
+        let key = match std::fs::read_to_string(&key_path) {
+            Ok(text) if is_valid(text.trim()) => text.trim().to_string(),
+            _ => {
+                let key = generate();
+                let mut file = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create(true)
+                    .truncate(true)
+                    .mode(0o600)
+                    .open(&key_path)
+                    .map_err(io(&key_path))?;
+                file.write_all(key.as_bytes()).map_err(io(&key_path))?;
+                key
+            }
+        };
+        let vnc_password_file = dir.join("vncpasswd");
+        write_vnc_password(&key, &vnc_password_file)?;
+        Ok(ViewerKey {
+            key,
+            vnc_password_file,
+        })
+    }
+}
+
+fn is_valid(key: &str) -> bool {
+    key.len() == KEY_LEN && key.bytes().all(|b| ALPHABET.contains(&b))
+}
+
+fn generate() -> String {
+    let mut rng = rand::rng();
+    (0..KEY_LEN)
+        .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
+        .collect()
+}
+
+/// Xvnc wants the password in VNC's obfuscated form; `vncpasswd -f` writes it.
+fn write_vnc_password(key: &str, path: &Path) -> Result<(), ViewerKeyError> {
+    let mut child = Command::new("vncpasswd")
+        .arg("-f")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| ViewerKeyError::Vncpasswd(e.to_string()))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin
+            .write_all(format!("{key}\n{key}\n").as_bytes())
+            .map_err(|e| ViewerKeyError::Vncpasswd(e.to_string()))?;
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| ViewerKeyError::Vncpasswd(e.to_string()))?;
+    if !out.status.success() || out.stdout.is_empty() {
+        return Err(ViewerKeyError::Vncpasswd(
+            String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        ));
+    }
+    std::fs::write(path, &out.stdout).map_err(|source| ViewerKeyError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(|source| {
+        ViewerKeyError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_keys_are_valid_and_differ() {
+        let a = generate();
+        let b = generate();
+        assert!(is_valid(&a) && is_valid(&b));
+        assert_ne!(a, b);
+        assert!(!is_valid("short"));
+        assert!(!is_valid("ABCDEFGH"));
+    }
+}
