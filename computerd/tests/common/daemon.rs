@@ -1,0 +1,193 @@
+//! A real computerd process for one test.
+
+use reqwest::{Client, StatusCode};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader};
+use std::net::TcpListener;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+use tempfile::TempDir;
+
+pub const TOKEN: &str = "test-token-0123456789abcdef";
+
+/// Settings a test may change; everything else gets test defaults.
+#[derive(Default, Clone)]
+pub struct DaemonOptions {
+    pub env: Vec<(&'static str, String)>,
+}
+
+pub struct Daemon {
+    child: Child,
+    pub base_url: String,
+    pub home: TempDir,
+    pub display_base: u32,
+    pub rfb_port_base: u16,
+    client: Client,
+}
+
+static NEXT_RANGE: AtomicU32 = AtomicU32::new(0);
+
+/// A range of 17 X displays no other test of this run uses and no X server
+/// holds: tests run in parallel, in several processes.
+fn free_display_base() -> u32 {
+    loop {
+        let k = NEXT_RANGE.fetch_add(1, Ordering::SeqCst);
+        let base = 400 + (std::process::id() % 64) * 100 + (k % 6) * 17 + (k / 6) * 6400;
+        assert!(base < 9000, "no free X display range left");
+        let free = (1..=16).all(|i| {
+            !std::path::Path::new(&format!("/tmp/.X{}-lock", base + i)).exists()
+                && !std::path::Path::new(&format!("/tmp/.X11-unix/X{}", base + i)).exists()
+        });
+        if free {
+            return base;
+        }
+    }
+}
+
+/// A base whose 16 VNC ports are free now.
+fn free_rfb_port_base() -> u16 {
+    loop {
+        let probe = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
+        let first = probe.local_addr().expect("local addr").port();
+        drop(probe);
+        if first < 1025 || first > 65500 - 17 {
+            continue;
+        }
+        let base = first - 1;
+        if (1..=16).all(|i| TcpListener::bind(("127.0.0.1", base + i)).is_ok()) {
+            return base;
+        }
+    }
+}
+
+impl Daemon {
+    pub async fn start() -> Daemon {
+        Daemon::start_with(DaemonOptions::default()).await
+    }
+
+    pub async fn start_with(options: DaemonOptions) -> Daemon {
+        super::require_x_programs();
+        let home = tempfile::tempdir().expect("temp home");
+        let display_base = free_display_base();
+        let rfb_port_base = free_rfb_port_base();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_computerd"));
+        cmd.env("COMPUTERD_TOKEN", TOKEN)
+            .env("COMPUTERD_LISTEN", "127.0.0.1:0")
+            .env("COMPUTERD_HOME", home.path())
+            .env("HOME", home.path())
+            .env("COMPUTERD_DISPLAY_BASE", display_base.to_string())
+            .env("COMPUTERD_RFB_PORT_BASE", rfb_port_base.to_string())
+            .env("COMPUTERD_RFB_INTERFACE", "127.0.0.1")
+            .env("COMPUTERD_FLUXBOX_DIR", home.path().join("no-fluxbox-config"))
+            .env("COMPUTER_USE_SCREEN_SIZE", "1280x800")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        for (k, v) in &options.env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("computerd starts");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut lines = BufReader::new(stdout).lines();
+            while let Some(Ok(line)) = lines.next() {
+                if let Some(addr) = line.split("listening on ").nth(1) {
+                    let _ = tx.send(addr.trim().to_string());
+                }
+            }
+        });
+        let addr = rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("computerd prints its address within 20 s");
+        Daemon {
+            child,
+            base_url: format!("http://{addr}"),
+            home,
+            display_base,
+            rfb_port_base,
+            client: Client::builder()
+                .timeout(Duration::from_secs(120))
+                .build()
+                .expect("http client"),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base_url, path)
+    }
+
+    /// Sends a request with the real token; returns status and JSON body.
+    pub async fn call(&self, method: &str, path: &str, body: Option<Value>) -> (StatusCode, Value) {
+        let mut req = self
+            .client
+            .request(method.parse().expect("method"), self.url(path))
+            .bearer_auth(TOKEN);
+        if let Some(body) = body {
+            req = req.json(&body);
+        }
+        let resp = req.send().await.expect("computerd answers");
+        let status = resp.status();
+        let text = resp.text().await.expect("body");
+        let value = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        (status, value)
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> (StatusCode, Value) {
+        self.call("POST", path, Some(body)).await
+    }
+
+    /// Posts and asserts success.
+    pub async fn ok(&self, path: &str, body: Value) -> Value {
+        let (status, value) = self.post(path, body.clone()).await;
+        assert!(status.is_success(), "POST {path} {body} -> {status}: {value}");
+        value
+    }
+
+    pub fn raw(&self) -> &Client {
+        &self.client
+    }
+
+    pub async fn create_session(&self, title: &str) -> String {
+        self.create_session_as(title, "owner-test").await
+    }
+
+    pub async fn create_session_as(&self, title: &str, owner: &str) -> String {
+        let v = self
+            .ok("/v1/sessions", json!({"title": title, "owner": owner}))
+            .await;
+        v["session_id"].as_str().expect("session_id").to_string()
+    }
+
+    pub async fn shell(&self, session: &str, command: &str) -> Value {
+        self.ok(
+            &format!("/v1/sessions/{session}/shell"),
+            json!({"command": command}),
+        )
+        .await
+    }
+
+    /// Sends SIGTERM and waits for a clean exit.
+    pub fn stop(&mut self) -> Option<std::process::ExitStatus> {
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(10) {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        self.child.wait().ok()
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            self.stop();
+        }
+    }
+}
