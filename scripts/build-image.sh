@@ -44,7 +44,7 @@ else
     [ "$(uname -s)" = Linux ] \
         || die "computerd runs in a Linux container; build on Linux or set COMPUTERD_BIN to a Linux binary"
     say "building computerd (release)"
-    cargo build --release --locked -p computerd
+    cargo build --release -p computerd
     bin=${CARGO_TARGET_DIR:-$root/target}/release/computerd
 fi
 [ "$(head -c 4 "$bin" | od -An -c | tr -d ' ')" = '177ELF' ] \

@@ -10,6 +10,9 @@
 #                       inside (needs those registries reachable)
 #   CHECK_HEALTH=1      also start computerd itself and call its health
 #                       endpoint
+
+# The checks are shell text run inside the container: single quotes on purpose.
+# shellcheck disable=SC2016
 set -euo pipefail
 
 image=${COMPUTER_USE_IMAGE:-computer-use-mcp:dev}
@@ -28,17 +31,21 @@ trap cleanup EXIT
 docker image inspect "$image" >/dev/null 2>&1 \
     || { say "no image \`$image\`; build it with scripts/build-image.sh"; exit 1; }
 
-# check NAME EXPECT COMMAND: runs COMMAND in a login shell in the container;
-# passes when it exits 0 and its output matches the extended regex EXPECT
-# ('' matches anything). Prints the first line of output either way.
-check() {
-    local what=$1 expect=$2 cmd=$3 out status=0
-    out=$(docker exec "$name" bash -lc "$cmd" 2>&1) || status=$?
+# check NAME EXPECT COMMAND: runs COMMAND in a login shell in the container,
+# as computerd's shell tool does; passes when it exits 0 and its output
+# matches the extended regex EXPECT ('' matches anything). Prints the first
+# line of output either way. check_plain: the same in a non-login shell.
+check() { run_check -lc "$@"; }
+check_plain() { run_check -c "$@"; }
+run_check() {
+    local flags=$1 what=$2 expect=$3 cmd=$4 out status=0
+    out=$(docker exec "$name" bash "$flags" "$cmd" 2>&1) || status=$?
     if [ "$status" -eq 0 ] && { [ -z "$expect" ] || grep -Eq -- "$expect" <<<"$out"; }; then
         printf 'ok    %-14s %s\n' "$what" "$(head -n 1 <<<"$out")"
     else
         failures=$((failures + 1))
         printf 'FAIL  %-14s exit %s, expected /%s/, got:\n' "$what" "$status" "$expect"
+        # shellcheck disable=SC2001 # a prefix on every line, not one substitution
         sed 's/^/          | /' <<<"$out" | head -n 20
     fi
 }
@@ -59,9 +66,9 @@ check user        '^computer 1000 /home/computer computer$' 'echo "$(id -un) $(i
 check sudo        '^root$'                  'sudo -n true && sudo -n id -un'
 check shell       '^/bin/bash$'             'getent passwd computer | cut -d: -f7'
 check path-login  '^/home/computer/\.local/bin:' 'echo "$PATH"'
-check path        '^/home/computer/\.local/bin:' 'bash -c "echo \$PATH" </dev/null'
+check_plain path  '^/home/computer/\.local/bin:' 'echo "$PATH"'
 check locale      'LANG=en_US\.UTF-8'       'locale 2>&1 | grep -v "^LC_ALL=" | grep LANG; ! locale 2>&1 | grep -q "Cannot set"'
-check locale-gen  'en_US\.utf8'             'locale -a'
+check locale-gen  '^en_US\.utf8$'           'locale -a | grep en_US'
 check tzdata      'UTC|GMT'                 'TZ=Etc/UTC date +%Z'
 check certs       ''                        'test -s /etc/ssl/certs/ca-certificates.crt && grep -c "BEGIN CERT" /etc/ssl/certs/ca-certificates.crt'
 
@@ -97,7 +104,8 @@ check unzip       '^UnZip'                  'unzip -v'
 check misc        ''                        'command -v less nano ps ssh tini | tr "\n" " "'
 
 # Desktop programs.
-check Xvnc        'TigerVNC'                'Xvnc -version 2>&1'
+# Xvnc prints no version of its own: ask dpkg once it has shown it starts.
+check Xvnc        '^TigerVNC [0-9]'         'Xvnc -version >/dev/null 2>&1 && dpkg-query -W -f="TigerVNC \${Version}" tigervnc-standalone-server'
 check vncpasswd   '/vncpasswd$'             'command -v vncpasswd'
 check fluxbox     '^Fluxbox'                'fluxbox -version'
 check xterm       'XTerm'                   'xterm -version'
@@ -119,22 +127,25 @@ check fonts-latin 'DejaVu Sans'             'fc-list | grep -m1 "DejaVu Sans"'
 check computerd   '/computerd$'             'test -x /usr/local/bin/computerd && echo /usr/local/bin/computerd'
 
 # A screen as computerd opens one: Xvnc, then Fluxbox with the baked-in
-# config, which must still run a moment later.
+# config, which must paint the plain background and still run a moment later.
 check screen      '^fluxbox up on 1280x800$' '
     Xvnc :9 -geometry 1280x800 -depth 24 -SecurityTypes None -nolisten tcp -rfbport 5909 >/tmp/xvnc.log 2>&1 &
     for i in $(seq 100); do [ -S /tmp/.X11-unix/X9 ] && break; sleep 0.1; done
+    [ -S /tmp/.X11-unix/X9 ] || { echo "no socket /tmp/.X11-unix/X9"; cat /tmp/xvnc.log; exit 1; }
     export DISPLAY=:9
     fluxbox -rc /usr/local/share/computer-use/fluxbox/init >/tmp/fluxbox.log 2>&1 &
     fb=$!
     for i in $(seq 100); do xprop -root _NET_SUPPORTING_WM_CHECK 2>/dev/null | grep -q window && break; sleep 0.1; done
+    for i in $(seq 50); do import -window root -crop 1x1+5+795 txt:- | grep -q "srgb(47,59,74)" && break; sleep 0.1; done
+    import -window root -crop 1x1+5+795 txt:- | grep -q "srgb(47,59,74)" || { echo "background is not #2f3b4a"; exit 1; }
     sleep 1
     kill -0 $fb || { cat /tmp/fluxbox.log; exit 1; }
     echo "fluxbox up on $(xdotool getdisplaygeometry | tr " " x)"'
 
 if [ "${CHECK_NETWORK:-0}" = 1 ]; then
     # https from inside, through the system CA store (and any extra CA).
-    check https-npm  '^[0-9]'               'npm view npm@11 version | tail -n 1 | grep -o "[0-9][0-9.]*$"'
-    check https-pip  'Saved|already'        'pip download --no-deps -d /tmp/dl six 2>&1 | tail -n 1'
+    check https-npm  '^[0-9]'               'npm view npm@11.21.2 version'
+    check https-pip  'Saved|downloaded|already'        'pip download --no-deps -d /tmp/dl six 2>&1 | tail -n 1'
     check https-uv   'six'                  'cd /tmp && uv venv -q /tmp/uvenv && VIRTUAL_ENV=/tmp/uvenv uv pip install -q six && /tmp/uvenv/bin/python -c "import six; print(six.__name__)"'
     check npm-global '/home/computer/\.local/bin/' 'npm install -g --silent --no-fund --no-audit semver >/dev/null && command -v semver'
     check pip-user   '/home/computer/\.local/' 'pip install -q --no-warn-script-location six 2>&1 | grep -v "^Defaulting" ; python3 -c "import six; print(six.__file__)"'
@@ -143,7 +154,7 @@ fi
 # --- Health endpoint --------------------------------------------------------
 # Runs the image as the host does (its own entrypoint, a token, the API port
 # published on 127.0.0.1) and waits for computerd's unauthenticated health
-# probe. Off until computerd serves /health; enable with CHECK_HEALTH=1.
+# probe. Opt-in with CHECK_HEALTH=1.
 if [ "${CHECK_HEALTH:-0}" = 1 ]; then
     health=$name-health
     containers+=("$health")
@@ -153,15 +164,21 @@ if [ "${CHECK_HEALTH:-0}" = 1 ]; then
     port=$(docker port "$health" 7070/tcp | head -n 1 | sed 's/.*://')
     deadline=$((SECONDS + 30))
     until out=$(curl -fsS "http://127.0.0.1:$port/health" 2>&1); do
-        if [ "$SECONDS" -ge "$deadline" ] || [ "$(docker inspect -f '{{.State.Running}}' "$health")" != true ]; then
-            failures=$((failures + 1))
-            printf 'FAIL  %-14s no answer on 127.0.0.1:%s within 30s: %s\n' health "$port" "$out"
-            docker logs --tail 20 "$health" 2>&1 | sed 's/^/          | /'
+        if [ "$SECONDS" -ge "$deadline" ] \
+            || [ "$(docker inspect -f '{{.State.Running}}' "$health")" != true ]; then
+            last=$out out=
             break
         fi
         sleep 0.5
     done
-    [ -z "${out:-}" ] || [ "$SECONDS" -ge "$deadline" ] || printf 'ok    %-14s %s\n' health "$out"
+    if [ -n "$out" ]; then
+        printf 'ok    %-14s %s\n' health "$out"
+    else
+        failures=$((failures + 1))
+        printf 'FAIL  %-14s no answer on 127.0.0.1:%s within 30s (%s); container log:\n' \
+            health "$port" "$last"
+        docker logs --tail 20 "$health" 2>&1 | sed 's/^/          | /'
+    fi
 fi
 # ---------------------------------------------------------------------------
 
