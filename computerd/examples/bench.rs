@@ -7,10 +7,10 @@
 //! frame differs, and measures.
 
 use base64::Engine;
+use computer_protocol::Action;
 use computerd::capture::{encode_png, Capturer};
 use computerd::display::Display;
 use computerd::input::Input;
-use computer_protocol::Action;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -60,7 +60,10 @@ fn main() {
         .and_then(|p| p.parent())
         .map(|p| p.join("computerd"))
         .expect("target dir");
-    assert!(computerd.is_file(), "build it first: cargo build --release -p computerd");
+    assert!(
+        computerd.is_file(),
+        "build it first: cargo build --release -p computerd"
+    );
     let home = tempfile::tempdir().expect("temp home");
     let display_base = 7000 + std::process::id() % 1000;
     let mut daemon = Command::new(&computerd)
@@ -76,7 +79,10 @@ fn main() {
         .expect("computerd starts");
     let mut lines = BufReader::new(daemon.stdout.take().expect("stdout")).lines();
     let addr = loop {
-        let line = lines.next().expect("computerd prints its address").expect("line");
+        let line = lines
+            .next()
+            .expect("computerd prints its address")
+            .expect("line");
         if let Some(a) = line.split("listening on ").nth(1) {
             break a.trim().to_string();
         }
@@ -106,7 +112,8 @@ fn main() {
     let deadline = Instant::now() + Duration::from_secs(10);
     let mut capturer = Capturer::new(&display);
     let blank = capturer.grab(&display).expect("grab").fingerprint();
-    while capturer.grab(&display).expect("grab").fingerprint() == blank && Instant::now() < deadline {
+    while capturer.grab(&display).expect("grab").fingerprint() == blank && Instant::now() < deadline
+    {
         std::thread::sleep(Duration::from_millis(50));
     }
 
@@ -123,20 +130,34 @@ fn main() {
     let baseline = time_ms(10, || {
         let out = Command::new("sh")
             .arg("-c")
-            .arg(format!("import -display {dname} -window root png:- | base64 -w0 | wc -c"))
+            .arg(format!(
+                "import -display {dname} -window root png:- | base64 -w0 | wc -c"
+            ))
             .output()
             .expect("import runs");
         assert!(out.status.success(), "install imagemagick");
     });
-    rows.push(("capture+encode+base64 1280x800".into(), ours, "import -window root | base64".into(), baseline));
+    rows.push((
+        "capture+encode+base64 1280x800".into(),
+        ours,
+        "import -window root | base64".into(),
+        baseline,
+    ));
 
     let observe = time_ms(40, || {
         api.post(&format!("/v1/sessions/{sid}/observe"), json!({}));
     });
-    rows.push(("observe through the API (HTTP+JSON)".into(), observe, "import -window root | base64".into(), baseline));
+    rows.push((
+        "observe through the API (HTTP+JSON)".into(),
+        observe,
+        "import -window root | base64".into(),
+        baseline,
+    ));
 
     // Per-action overhead: 24 moves per batch, no settle, no observe.
-    let moves: Vec<Value> = (0..24).map(|i| json!({"type": "move", "x": 100 + i * 10, "y": 300})).collect();
+    let moves: Vec<Value> = (0..24)
+        .map(|i| json!({"type": "move", "x": 100 + i * 10, "y": 300}))
+        .collect();
     let per_action_api = time_ms(20, || {
         api.post(
             &format!("/v1/sessions/{sid}/act"),
@@ -156,26 +177,53 @@ fn main() {
             .status()
             .expect("install xdotool");
     });
-    rows.push(("act: one move, batch of 24 via API".into(), per_action_api, "xdotool mousemove (process)".into(), xdotool));
-    rows.push(("act: one move, in process".into(), per_action_lib, "xdotool mousemove (process)".into(), xdotool));
+    rows.push((
+        "act: one move, batch of 24 via API".into(),
+        per_action_api,
+        "xdotool mousemove (process)".into(),
+        xdotool,
+    ));
+    rows.push((
+        "act: one move, in process".into(),
+        per_action_lib,
+        "xdotool mousemove (process)".into(),
+        xdotool,
+    ));
 
     // Shell `true` through the API, against spawning bash directly.
     let shell = time_ms(50, || {
-        api.post(&format!("/v1/sessions/{sid}/shell"), json!({"command": "true"}));
+        api.post(
+            &format!("/v1/sessions/{sid}/shell"),
+            json!({"command": "true"}),
+        );
     });
     let bash = time_ms(50, || {
-        Command::new("bash").args(["-lc", "true"]).status().expect("bash");
+        Command::new("bash")
+            .args(["-lc", "true"])
+            .status()
+            .expect("bash");
     });
-    rows.push(("shell `true` through the API".into(), shell, "bash -lc true (local spawn)".into(), bash));
+    rows.push((
+        "shell `true` through the API".into(),
+        shell,
+        "bash -lc true (local spawn)".into(),
+        bash,
+    ));
 
     println!();
     println!("| measure | ours (median ms) | baseline | baseline (median ms) | ours/baseline |");
     println!("|---|---:|---|---:|---:|");
     for (name, ours, base_name, base) in &rows {
-        println!("| {name} | {ours:.2} | {base_name} | {base:.2} | {:.2} |", ours / base);
+        println!(
+            "| {name} | {ours:.2} | {base_name} | {base:.2} | {:.2} |",
+            ours / base
+        );
     }
     println!();
-    println!("screen open (first observe): {screen_open_ms:.0} ms; PNG of the test desktop: {} KiB", png_bytes / 1024);
+    println!(
+        "screen open (first observe): {screen_open_ms:.0} ms; PNG of the test desktop: {} KiB",
+        png_bytes / 1024
+    );
     let rss = |pid: u32| -> u64 {
         std::fs::read_to_string(format!("/proc/{pid}/status"))
             .ok()

@@ -8,5 +8,6 @@ pub fn now_rfc3339() -> String {
 }
 
 pub fn format_rfc3339(t: OffsetDateTime) -> String {
-    t.format(&Rfc3339).unwrap_or_else(|_| t.unix_timestamp().to_string())
+    t.format(&Rfc3339)
+        .unwrap_or_else(|_| t.unix_timestamp().to_string())
 }

@@ -44,7 +44,10 @@ impl ScreenSize {
         let expected = format!(
             "use `<width>x<height>` with sides from {SCREEN_SIDE_MIN} to {SCREEN_SIDE_MAX}, such as `1280x800`"
         );
-        let (w, h) = text.trim().split_once(['x', 'X']).ok_or_else(|| expected.clone())?;
+        let (w, h) = text
+            .trim()
+            .split_once(['x', 'X'])
+            .ok_or_else(|| expected.clone())?;
         let side = |s: &str| -> Result<u32, String> {
             let v: u32 = s.trim().parse().map_err(|_| expected.clone())?;
             if (SCREEN_SIDE_MIN..=SCREEN_SIDE_MAX).contains(&v) {
@@ -107,19 +110,71 @@ struct Setting {
 }
 
 const SETTINGS: &[Setting] = &[
-    Setting { env: "COMPUTERD_LISTEN", flag: "--listen", help: "API address (default 0.0.0.0:7070)" },
-    Setting { env: "COMPUTERD_TOKEN", flag: "--token", help: "bearer token of the API (required, 16 characters or more)" },
-    Setting { env: "COMPUTERD_HOME", flag: "--home", help: "home folder (default $HOME)" },
-    Setting { env: "COMPUTERD_DISPLAY_BASE", flag: "--display-base", help: "screen N is X display :BASE+N (default 0, up to 9000)" },
-    Setting { env: "COMPUTERD_RFB_PORT_BASE", flag: "--rfb-port-base", help: "screen N serves VNC on port BASE+N (default 5900)" },
-    Setting { env: "COMPUTERD_RFB_INTERFACE", flag: "--rfb-interface", help: "address Xvnc listens on for VNC (default 0.0.0.0)" },
-    Setting { env: "COMPUTER_USE_PORT_BASE", flag: "--port-base", help: "host port of the viewer, for the printed link (default 20900)" },
-    Setting { env: "COMPUTER_USE_SCREEN_SIZE", flag: "--screen-size", help: "default screen size (default 1280x800)" },
-    Setting { env: "COMPUTER_USE_IDLE_TIMEOUT", flag: "--idle-timeout", help: "default idle timeout of a session (default 1h)" },
-    Setting { env: "COMPUTER_USE_SHELL_TIMEOUT", flag: "--shell-timeout", help: "default shell timeout (default 120)" },
-    Setting { env: "COMPUTER_USE_SHELL_TIMEOUT_MAX", flag: "--shell-timeout-max", help: "longest shell timeout (default 600)" },
-    Setting { env: "COMPUTERD_HEARTBEAT_GRACE", flag: "--heartbeat-grace", help: "sessions end this long after their owner's last heartbeat (default 30s)" },
-    Setting { env: "COMPUTERD_FLUXBOX_DIR", flag: "--fluxbox-dir", help: "Fluxbox configuration folder (default /usr/local/share/computer-use/fluxbox)" },
+    Setting {
+        env: "COMPUTERD_LISTEN",
+        flag: "--listen",
+        help: "API address (default 0.0.0.0:7070)",
+    },
+    Setting {
+        env: "COMPUTERD_TOKEN",
+        flag: "--token",
+        help: "bearer token of the API (required, 16 characters or more)",
+    },
+    Setting {
+        env: "COMPUTERD_HOME",
+        flag: "--home",
+        help: "home folder (default $HOME)",
+    },
+    Setting {
+        env: "COMPUTERD_DISPLAY_BASE",
+        flag: "--display-base",
+        help: "screen N is X display :BASE+N (default 0, up to 9000)",
+    },
+    Setting {
+        env: "COMPUTERD_RFB_PORT_BASE",
+        flag: "--rfb-port-base",
+        help: "screen N serves VNC on port BASE+N (default 5900)",
+    },
+    Setting {
+        env: "COMPUTERD_RFB_INTERFACE",
+        flag: "--rfb-interface",
+        help: "address Xvnc listens on for VNC (default 0.0.0.0)",
+    },
+    Setting {
+        env: "COMPUTER_USE_PORT_BASE",
+        flag: "--port-base",
+        help: "host port of the viewer, for the printed link (default 20900)",
+    },
+    Setting {
+        env: "COMPUTER_USE_SCREEN_SIZE",
+        flag: "--screen-size",
+        help: "default screen size (default 1280x800)",
+    },
+    Setting {
+        env: "COMPUTER_USE_IDLE_TIMEOUT",
+        flag: "--idle-timeout",
+        help: "default idle timeout of a session (default 1h)",
+    },
+    Setting {
+        env: "COMPUTER_USE_SHELL_TIMEOUT",
+        flag: "--shell-timeout",
+        help: "default shell timeout (default 120)",
+    },
+    Setting {
+        env: "COMPUTER_USE_SHELL_TIMEOUT_MAX",
+        flag: "--shell-timeout-max",
+        help: "longest shell timeout (default 600)",
+    },
+    Setting {
+        env: "COMPUTERD_HEARTBEAT_GRACE",
+        flag: "--heartbeat-grace",
+        help: "sessions end this long after their owner's last heartbeat (default 30s)",
+    },
+    Setting {
+        env: "COMPUTERD_FLUXBOX_DIR",
+        flag: "--fluxbox-dir",
+        help: "Fluxbox configuration folder (default /usr/local/share/computer-use/fluxbox)",
+    },
 ];
 
 /// The `--help` text.
@@ -174,15 +229,21 @@ impl Config {
         }
         let get = |name: &'static str| values.get(name).map(|v| v.as_str());
 
-        let listen = parse_with(get("COMPUTERD_LISTEN"), "0.0.0.0:7070", "COMPUTERD_LISTEN", |v| {
-            v.parse::<SocketAddr>()
-                .map_err(|_| "use an address and port such as `0.0.0.0:7070`".to_string())
-        })?;
+        let listen = parse_with(
+            get("COMPUTERD_LISTEN"),
+            "0.0.0.0:7070",
+            "COMPUTERD_LISTEN",
+            |v| {
+                v.parse::<SocketAddr>()
+                    .map_err(|_| "use an address and port such as `0.0.0.0:7070`".to_string())
+            },
+        )?;
         let token = match get("COMPUTERD_TOKEN") {
             None => {
                 return Err(ConfigError::Missing {
                     name: "COMPUTERD_TOKEN",
-                    expected: "set it to the API token (16 characters or more) that the host passes",
+                    expected:
+                        "set it to the API token (16 characters or more) that the host passes",
                 })
             }
             Some(t) if t.trim().len() < 16 || t.chars().any(char::is_whitespace) => {
@@ -217,36 +278,76 @@ impl Config {
                 expected: "the folder does not exist; create it or point to an existing one".into(),
             });
         }
-        let display_base = parse_with(get("COMPUTERD_DISPLAY_BASE"), "0", "COMPUTERD_DISPLAY_BASE", |v| {
-            v.parse::<u32>()
-                .ok()
-                .filter(|n| *n <= 9000)
-                .ok_or_else(|| "use a whole number from 0 to 9000".to_string())
-        })?;
-        let rfb_port_base = parse_with(get("COMPUTERD_RFB_PORT_BASE"), "5900", "COMPUTERD_RFB_PORT_BASE", |v| {
-            v.parse::<u16>()
-                .ok()
-                .filter(|n| (1024..=65519).contains(n))
-                .ok_or_else(|| "use a port from 1024 to 65519".to_string())
-        })?;
-        let rfb_interface = parse_with(get("COMPUTERD_RFB_INTERFACE"), "0.0.0.0", "COMPUTERD_RFB_INTERFACE", |v| {
-            v.parse::<std::net::IpAddr>()
-                .map(|_| v.to_string())
-                .map_err(|_| "use an IP address such as `127.0.0.1` or `0.0.0.0`".to_string())
-        })?;
-        let port_base = parse_with(get("COMPUTER_USE_PORT_BASE"), "20900", "COMPUTER_USE_PORT_BASE", |v| {
-            v.parse::<u16>()
-                .ok()
-                .filter(|n| (1024..=65519).contains(n))
-                .ok_or_else(|| "use a port from 1024 to 65519".to_string())
-        })?;
-        let screen_size = parse_with(get("COMPUTER_USE_SCREEN_SIZE"), "1280x800", "COMPUTER_USE_SCREEN_SIZE", ScreenSize::parse)?;
+        let display_base = parse_with(
+            get("COMPUTERD_DISPLAY_BASE"),
+            "0",
+            "COMPUTERD_DISPLAY_BASE",
+            |v| {
+                v.parse::<u32>()
+                    .ok()
+                    .filter(|n| *n <= 9000)
+                    .ok_or_else(|| "use a whole number from 0 to 9000".to_string())
+            },
+        )?;
+        let rfb_port_base = parse_with(
+            get("COMPUTERD_RFB_PORT_BASE"),
+            "5900",
+            "COMPUTERD_RFB_PORT_BASE",
+            |v| {
+                v.parse::<u16>()
+                    .ok()
+                    .filter(|n| (1024..=65519).contains(n))
+                    .ok_or_else(|| "use a port from 1024 to 65519".to_string())
+            },
+        )?;
+        let rfb_interface = parse_with(
+            get("COMPUTERD_RFB_INTERFACE"),
+            "0.0.0.0",
+            "COMPUTERD_RFB_INTERFACE",
+            |v| {
+                v.parse::<std::net::IpAddr>()
+                    .map(|_| v.to_string())
+                    .map_err(|_| "use an IP address such as `127.0.0.1` or `0.0.0.0`".to_string())
+            },
+        )?;
+        let port_base = parse_with(
+            get("COMPUTER_USE_PORT_BASE"),
+            "20900",
+            "COMPUTER_USE_PORT_BASE",
+            |v| {
+                v.parse::<u16>()
+                    .ok()
+                    .filter(|n| (1024..=65519).contains(n))
+                    .ok_or_else(|| "use a port from 1024 to 65519".to_string())
+            },
+        )?;
+        let screen_size = parse_with(
+            get("COMPUTER_USE_SCREEN_SIZE"),
+            "1280x800",
+            "COMPUTER_USE_SCREEN_SIZE",
+            ScreenSize::parse,
+        )?;
         let duration = |v: &str| parse_duration(v).map_err(|e| e.to_string());
-        let idle_timeout = parse_with(get("COMPUTER_USE_IDLE_TIMEOUT"), "1h", "COMPUTER_USE_IDLE_TIMEOUT", duration)?;
-        let shell_timeout_max = parse_with(get("COMPUTER_USE_SHELL_TIMEOUT_MAX"), "600", "COMPUTER_USE_SHELL_TIMEOUT_MAX", duration)?;
+        let idle_timeout = parse_with(
+            get("COMPUTER_USE_IDLE_TIMEOUT"),
+            "1h",
+            "COMPUTER_USE_IDLE_TIMEOUT",
+            duration,
+        )?;
+        let shell_timeout_max = parse_with(
+            get("COMPUTER_USE_SHELL_TIMEOUT_MAX"),
+            "600",
+            "COMPUTER_USE_SHELL_TIMEOUT_MAX",
+            duration,
+        )?;
         let (shell_timeout, shell_timeout_max) =
             shell_timeouts(get("COMPUTER_USE_SHELL_TIMEOUT"), shell_timeout_max)?;
-        let heartbeat_grace = parse_with(get("COMPUTERD_HEARTBEAT_GRACE"), "30s", "COMPUTERD_HEARTBEAT_GRACE", duration)?;
+        let heartbeat_grace = parse_with(
+            get("COMPUTERD_HEARTBEAT_GRACE"),
+            "30s",
+            "COMPUTERD_HEARTBEAT_GRACE",
+            duration,
+        )?;
         let fluxbox_dir = PathBuf::from(
             get("COMPUTERD_FLUXBOX_DIR").unwrap_or("/usr/local/share/computer-use/fluxbox"),
         );
@@ -326,14 +427,22 @@ mod tests {
     }
 
     fn error_of(pairs: &[(&str, &str)]) -> String {
-        Config::from_sources(&[], &env(pairs)).unwrap_err().to_string()
+        Config::from_sources(&[], &env(pairs))
+            .unwrap_err()
+            .to_string()
     }
 
     #[test]
     fn defaults() {
         let c = Config::from_sources(&[], &env(&[])).unwrap();
         assert_eq!(c.listen.to_string(), "0.0.0.0:7070");
-        assert_eq!(c.screen_size, ScreenSize { width: 1280, height: 800 });
+        assert_eq!(
+            c.screen_size,
+            ScreenSize {
+                width: 1280,
+                height: 800
+            }
+        );
         assert_eq!(c.idle_timeout, Duration::from_secs(3600));
         assert_eq!(c.shell_timeout, Duration::from_secs(120));
         assert_eq!(c.shell_timeout_max, Duration::from_secs(600));
@@ -347,42 +456,80 @@ mod tests {
             .iter()
             .map(|s| s.to_string())
             .collect();
-        let c = Config::from_sources(&args, &env(&[("COMPUTER_USE_SCREEN_SIZE", "1024x768")])).unwrap();
-        assert_eq!(c.screen_size, ScreenSize { width: 800, height: 600 });
+        let c =
+            Config::from_sources(&args, &env(&[("COMPUTER_USE_SCREEN_SIZE", "1024x768")])).unwrap();
+        assert_eq!(
+            c.screen_size,
+            ScreenSize {
+                width: 800,
+                height: 600
+            }
+        );
         assert_eq!(c.listen.to_string(), "127.0.0.1:0");
     }
 
     #[test]
     fn bad_values_name_variable_value_and_range() {
         let e = error_of(&[("COMPUTER_USE_SCREEN_SIZE", "100x800")]);
-        assert!(e.contains("COMPUTER_USE_SCREEN_SIZE") && e.contains("100x800") && e.contains("320 to 7680"), "{e}");
+        assert!(
+            e.contains("COMPUTER_USE_SCREEN_SIZE")
+                && e.contains("100x800")
+                && e.contains("320 to 7680"),
+            "{e}"
+        );
         let e = error_of(&[("COMPUTER_USE_IDLE_TIMEOUT", "soon")]);
-        assert!(e.contains("COMPUTER_USE_IDLE_TIMEOUT") && e.contains("soon") && e.contains("`2m`"), "{e}");
+        assert!(
+            e.contains("COMPUTER_USE_IDLE_TIMEOUT") && e.contains("soon") && e.contains("`2m`"),
+            "{e}"
+        );
         let e = error_of(&[("COMPUTERD_RFB_PORT_BASE", "80")]);
         assert!(e.contains("1024 to 65519"), "{e}");
         let e = error_of(&[("COMPUTERD_DISPLAY_BASE", "-1")]);
-        assert!(e.contains("COMPUTERD_DISPLAY_BASE") && e.contains("0 to 9000"), "{e}");
+        assert!(
+            e.contains("COMPUTERD_DISPLAY_BASE") && e.contains("0 to 9000"),
+            "{e}"
+        );
         let e = error_of(&[("COMPUTERD_LISTEN", "everywhere")]);
         assert!(e.contains("COMPUTERD_LISTEN"), "{e}");
         let e = error_of(&[("COMPUTERD_TOKEN", "short")]);
         assert!(e.contains("COMPUTERD_TOKEN") && e.contains("16"), "{e}");
         let e = error_of(&[("COMPUTERD_HOME", "relative/dir")]);
-        assert!(e.contains("COMPUTERD_HOME") && e.contains("absolute"), "{e}");
-        let e = Config::from_sources(&["--bogus".into()], &env(&[])).unwrap_err().to_string();
+        assert!(
+            e.contains("COMPUTERD_HOME") && e.contains("absolute"),
+            "{e}"
+        );
+        let e = Config::from_sources(&["--bogus".into()], &env(&[]))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("--bogus"), "{e}");
     }
 
     #[test]
     fn shell_default_follows_a_low_maximum() {
-        let c = Config::from_sources(&[], &env(&[("COMPUTER_USE_SHELL_TIMEOUT_MAX", "1m")])).unwrap();
+        let c =
+            Config::from_sources(&[], &env(&[("COMPUTER_USE_SHELL_TIMEOUT_MAX", "1m")])).unwrap();
         assert_eq!(c.shell_timeout, Duration::from_secs(60));
-        let e = error_of(&[("COMPUTER_USE_SHELL_TIMEOUT", "10m"), ("COMPUTER_USE_SHELL_TIMEOUT_MAX", "5m")]);
-        assert!(e.contains("COMPUTER_USE_SHELL_TIMEOUT") && e.contains("must not exceed") && e.contains("5m"), "{e}");
+        let e = error_of(&[
+            ("COMPUTER_USE_SHELL_TIMEOUT", "10m"),
+            ("COMPUTER_USE_SHELL_TIMEOUT_MAX", "5m"),
+        ]);
+        assert!(
+            e.contains("COMPUTER_USE_SHELL_TIMEOUT")
+                && e.contains("must not exceed")
+                && e.contains("5m"),
+            "{e}"
+        );
     }
 
     #[test]
     fn screen_sizes() {
-        assert_eq!(ScreenSize::parse("320x7680"), Ok(ScreenSize { width: 320, height: 7680 }));
+        assert_eq!(
+            ScreenSize::parse("320x7680"),
+            Ok(ScreenSize {
+                width: 320,
+                height: 7680
+            })
+        );
         assert!(ScreenSize::parse("7681x800").is_err());
         assert!(ScreenSize::parse("1280").is_err());
         assert!(ScreenSize::parse("axb").is_err());

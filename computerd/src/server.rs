@@ -11,7 +11,10 @@ use std::sync::Arc;
 
 /// Serves until `shutdown` completes, then ends every session (closing their
 /// screens) before returning.
-pub async fn serve(config: Config, shutdown: impl Future<Output = ()> + Send + 'static) -> anyhow::Result<()> {
+pub async fn serve(
+    config: Config,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> anyhow::Result<()> {
     let config = Arc::new(config);
     let key = ViewerKey::load_or_create(&config.home)?;
     let paths = ScreenPaths {
@@ -37,10 +40,18 @@ pub async fn serve(config: Config, shutdown: impl Future<Output = ()> + Send + '
     });
     let listener = tokio::net::TcpListener::bind(config.listen)
         .await
-        .map_err(|e| anyhow::anyhow!("cannot listen on `{}`: {e}; set COMPUTERD_LISTEN to a free address", config.listen))?;
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "cannot listen on `{}`: {e}; set COMPUTERD_LISTEN to a free address",
+                config.listen
+            )
+        })?;
     let bound = listener.local_addr()?;
     // Tests and the container log read these two lines.
-    println!("computerd {} listening on {bound}", env!("CARGO_PKG_VERSION"));
+    println!(
+        "computerd {} listening on {bound}",
+        env!("CARGO_PKG_VERSION")
+    );
     println!(
         "viewer: http://127.0.0.1:{}/#key={}  (VNC password: {})",
         config.port_base, key.key, key.key

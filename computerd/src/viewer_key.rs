@@ -21,7 +21,9 @@ pub enum ViewerKeyError {
         path: PathBuf,
         source: std::io::Error,
     },
-    #[error("could not make the VNC password file with `vncpasswd -f`: {0}; install tigervnc-tools")]
+    #[error(
+        "could not make the VNC password file with `vncpasswd -f`: {0}; install tigervnc-tools"
+    )]
     Vncpasswd(String),
 }
 

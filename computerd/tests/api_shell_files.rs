@@ -23,7 +23,12 @@ fn pid_alive(pid: i32) -> bool {
 async fn shell_reports_exit_code_streams_and_working_folder() {
     let d = Daemon::start().await;
     let sid = d.create_session("shell").await;
-    let (status, v) = shell(&d, &sid, json!({"command": "echo out; echo err >&2; pwd; cat; exit 3"})).await;
+    let (status, v) = shell(
+        &d,
+        &sid,
+        json!({"command": "echo out; echo err >&2; pwd; cat; exit 3"}),
+    )
+    .await;
     assert_eq!(status, StatusCode::OK, "{v}");
     assert_eq!(v["exit_code"], 3);
     assert_eq!(v["timed_out"], false);
@@ -33,13 +38,28 @@ async fn shell_reports_exit_code_streams_and_working_folder() {
     assert!(v["duration_ms"].as_u64().is_some());
 
     std::fs::create_dir(home.join("proj")).unwrap();
-    let cwd = d.ok(&format!("/v1/sessions/{sid}/cwd"), json!({"path": "proj"})).await;
+    let cwd = d
+        .ok(&format!("/v1/sessions/{sid}/cwd"), json!({"path": "proj"}))
+        .await;
     assert_eq!(cwd["path"], home.join("proj").display().to_string());
-    let (_, v) = shell(&d, &sid, json!({"command": "pwd; echo $HOME; echo \"${DISPLAY:-none}\""})).await;
-    assert_eq!(v["stdout"], format!("{}\n{}\nnone\n", home.join("proj").display(), d.home.path().display()));
+    let (_, v) = shell(
+        &d,
+        &sid,
+        json!({"command": "pwd; echo $HOME; echo \"${DISPLAY:-none}\""}),
+    )
+    .await;
+    assert_eq!(
+        v["stdout"],
+        format!(
+            "{}\n{}\nnone\n",
+            home.join("proj").display(),
+            d.home.path().display()
+        )
+    );
 
     // Once the session has a screen, DISPLAY points at it.
-    d.ok(&format!("/v1/sessions/{sid}/observe"), json!({})).await;
+    d.ok(&format!("/v1/sessions/{sid}/observe"), json!({}))
+        .await;
     let (_, v) = shell(&d, &sid, json!({"command": "echo $DISPLAY"})).await;
     assert_eq!(v["stdout"], format!(":{}\n", d.display_base + 1));
 }
@@ -56,7 +76,10 @@ async fn a_timeout_kills_everything_the_command_started_and_keeps_its_output() {
     let started = Instant::now();
     let (status, v) = shell(&d, &sid, json!({"command": command, "timeout": "1s"})).await;
     assert_eq!(status, StatusCode::OK, "{v}");
-    assert!(started.elapsed() < Duration::from_secs(10), "the call returned after the timeout");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the call returned after the timeout"
+    );
     assert_eq!(v["timed_out"], true);
     assert_eq!(v["exit_code"], Value::Null);
     assert_eq!(v["stdout"], "started\n");
@@ -69,9 +92,11 @@ async fn a_timeout_kills_everything_the_command_started_and_keeps_its_output() {
                 .unwrap()
         })
         .collect();
-    wait_until("every started process to be gone", Duration::from_secs(10), || async {
-        all.iter().all(|p| !pid_alive(*p)).then_some(())
-    })
+    wait_until(
+        "every started process to be gone",
+        Duration::from_secs(10),
+        || async { all.iter().all(|p| !pid_alive(*p)).then_some(()) },
+    )
     .await;
 
     // Timeouts in every form.
@@ -85,7 +110,12 @@ async fn a_timeout_kills_everything_the_command_started_and_keeps_its_output() {
 async fn long_output_keeps_head_and_tail_and_commands_run_side_by_side() {
     let d = Daemon::start().await;
     let sid = d.create_session("output").await;
-    let (_, v) = shell(&d, &sid, json!({"command": "head -c 100000 /dev/zero | tr '\\0' a"})).await;
+    let (_, v) = shell(
+        &d,
+        &sid,
+        json!({"command": "head -c 100000 /dev/zero | tr '\\0' a"}),
+    )
+    .await;
     let out = v["stdout"].as_str().unwrap();
     let marker = "[... 70000 bytes omitted ...]";
     assert!(out.contains(marker), "{}", &out[..100.min(out.len())]);
@@ -94,8 +124,14 @@ async fn long_output_keeps_head_and_tail_and_commands_run_side_by_side() {
     let started = Instant::now();
     let calls = (0..3).map(|_| shell(&d, &sid, json!({"command": "sleep 1; echo ok"})));
     let results = futures::future::join_all(calls).await;
-    assert!(results.iter().all(|(s, v)| *s == StatusCode::OK && v["stdout"] == "ok\n"));
-    assert!(started.elapsed() < Duration::from_millis(2500), "three 1 s commands overlapped: {:?}", started.elapsed());
+    assert!(results
+        .iter()
+        .all(|(s, v)| *s == StatusCode::OK && v["stdout"] == "ok\n"));
+    assert!(
+        started.elapsed() < Duration::from_millis(2500),
+        "three 1 s commands overlapped: {:?}",
+        started.elapsed()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -105,16 +141,31 @@ async fn file_tools_work_from_the_working_folder() {
     let base = format!("/v1/sessions/{sid}");
     let home = d.home.path().canonicalize().unwrap();
 
-    let w = d.ok(&format!("{base}/files/write"), json!({"path": "notes/today.txt", "content": "one\ntwo\nthree\n"})).await;
-    assert_eq!(w["path"], home.join("notes/today.txt").display().to_string());
+    let w = d
+        .ok(
+            &format!("{base}/files/write"),
+            json!({"path": "notes/today.txt", "content": "one\ntwo\nthree\n"}),
+        )
+        .await;
+    assert_eq!(
+        w["path"],
+        home.join("notes/today.txt").display().to_string()
+    );
     assert_eq!(w["bytes"], 14);
-    let r = d.ok(&format!("{base}/files/read"), json!({"path": "~/notes/today.txt", "offset": 2, "limit": 1})).await;
+    let r = d
+        .ok(
+            &format!("{base}/files/read"),
+            json!({"path": "~/notes/today.txt", "offset": 2, "limit": 1}),
+        )
+        .await;
     assert_eq!(r["kind"], "text");
     assert_eq!(r["text"], "two\n");
     assert_eq!(r["total_lines"], 3);
 
     std::fs::create_dir(home.join("notes/sub")).unwrap();
-    let l = d.ok(&format!("{base}/files/list"), json!({"path": "notes"})).await;
+    let l = d
+        .ok(&format!("{base}/files/list"), json!({"path": "notes"}))
+        .await;
     let names: Vec<(&str, &str)> = l["entries"]
         .as_array()
         .unwrap()
@@ -124,15 +175,39 @@ async fn file_tools_work_from_the_working_folder() {
     assert_eq!(names, [("sub", "dir"), ("today.txt", "file")]);
     assert_eq!(l["more"], 0);
 
-    let (status, e) = d.post(&format!("{base}/files/read"), json!({"path": "missing.txt"})).await;
-    assert_eq!((status, e["code"].as_str()), (StatusCode::NOT_FOUND, Some("not_found")), "{e}");
-    assert!(e["message"].as_str().unwrap().contains("missing.txt"), "{e}");
-    let (status, e) = d.post(&format!("{base}/files/write"), json!({"path": "notes", "content": "x"})).await;
+    let (status, e) = d
+        .post(
+            &format!("{base}/files/read"),
+            json!({"path": "missing.txt"}),
+        )
+        .await;
+    assert_eq!(
+        (status, e["code"].as_str()),
+        (StatusCode::NOT_FOUND, Some("not_found")),
+        "{e}"
+    );
+    assert!(
+        e["message"].as_str().unwrap().contains("missing.txt"),
+        "{e}"
+    );
+    let (status, e) = d
+        .post(
+            &format!("{base}/files/write"),
+            json!({"path": "notes", "content": "x"}),
+        )
+        .await;
     assert_eq!(status, StatusCode::CONFLICT, "{e}");
-    let (status, e) = d.post(&format!("{base}/cwd"), json!({"path": "notes/today.txt"})).await;
+    let (status, e) = d
+        .post(&format!("{base}/cwd"), json!({"path": "notes/today.txt"}))
+        .await;
     assert!(status.is_client_error(), "{e}");
     std::fs::write(home.join("blob.bin"), [0u8, 159, 146, 150, 0, 1]).unwrap();
-    let (status, e) = d.post(&format!("{base}/files/read"), json!({"path": "blob.bin"})).await;
+    let (status, e) = d
+        .post(&format!("{base}/files/read"), json!({"path": "blob.bin"}))
+        .await;
     assert!(status.is_client_error(), "{e}");
-    assert!(e["message"].as_str().unwrap().contains("file_transfer"), "{e}");
+    assert!(
+        e["message"].as_str().unwrap().contains("file_transfer"),
+        "{e}"
+    );
 }

@@ -225,13 +225,27 @@ mod tests {
 
     #[test]
     fn defaults_fill_in() {
-        let req = batch(r#"{"actions":[{"type":"click","x":1,"y":2},{"type":"scroll","direction":"down"}]}"#);
+        let req = batch(
+            r#"{"actions":[{"type":"click","x":1,"y":2},{"type":"scroll","direction":"down"}]}"#,
+        );
         assert!(req.observe);
         assert_eq!(req.settle_ms, 300);
-        assert_eq!(req.actions[0], Action::Click { x: 1, y: 2, button: Button::Left });
+        assert_eq!(
+            req.actions[0],
+            Action::Click {
+                x: 1,
+                y: 2,
+                button: Button::Left
+            }
+        );
         assert_eq!(
             req.actions[1],
-            Action::Scroll { direction: ScrollDirection::Down, steps: 3, x: None, y: None }
+            Action::Scroll {
+                direction: ScrollDirection::Down,
+                steps: 3,
+                x: None,
+                y: None
+            }
         );
         assert_eq!(req.validate(), Ok(()));
     }
@@ -241,24 +255,44 @@ mod tests {
         let err = batch(r#"{"actions":[{"type":"wait","ms":10},{"type":"scroll","direction":"up","steps":21}]}"#)
             .validate()
             .unwrap_err();
-        assert!(err.contains("`actions[1].steps`") && err.contains("1 to 20"), "{err}");
-        let err = batch(r#"{"actions":[{"type":"wait","ms":5001}]}"#).validate().unwrap_err();
-        assert!(err.contains("`actions[0].ms`") && err.contains("5000"), "{err}");
-        let err = batch(r#"{"actions":[],"settle_ms":1}"#).validate().unwrap_err();
+        assert!(
+            err.contains("`actions[1].steps`") && err.contains("1 to 20"),
+            "{err}"
+        );
+        let err = batch(r#"{"actions":[{"type":"wait","ms":5001}]}"#)
+            .validate()
+            .unwrap_err();
+        assert!(
+            err.contains("`actions[0].ms`") && err.contains("5000"),
+            "{err}"
+        );
+        let err = batch(r#"{"actions":[],"settle_ms":1}"#)
+            .validate()
+            .unwrap_err();
         assert!(err.contains("`actions` is empty"), "{err}");
-        let err = batch(r#"{"actions":[{"type":"wait","ms":0}],"settle_ms":6000}"#).validate().unwrap_err();
+        let err = batch(r#"{"actions":[{"type":"wait","ms":0}],"settle_ms":6000}"#)
+            .validate()
+            .unwrap_err();
         assert!(err.contains("`settle_ms`"), "{err}");
-        let many = format!(r#"{{"actions":[{}]}}"#, vec![r#"{"type":"wait","ms":0}"#; 25].join(","));
+        let many = format!(
+            r#"{{"actions":[{}]}}"#,
+            vec![r#"{"type":"wait","ms":0}"#; 25].join(",")
+        );
         let err = batch(&many).validate().unwrap_err();
         assert!(err.contains("25 actions") && err.contains("24"), "{err}");
-        let err = batch(r#"{"actions":[{"type":"down","x":3}]}"#).validate().unwrap_err();
+        let err = batch(r#"{"actions":[{"type":"down","x":3}]}"#)
+            .validate()
+            .unwrap_err();
         assert!(err.contains("`actions[0].x`"), "{err}");
     }
 
     #[test]
     fn unknown_fields_and_types_are_refused() {
         assert!(serde_json::from_str::<ActRequest>(r#"{"actions":[{"type":"jump"}]}"#).is_err());
-        assert!(serde_json::from_str::<ActRequest>(r#"{"actions":[{"type":"move","x":1,"y":1,"z":1}]}"#).is_err());
+        assert!(serde_json::from_str::<ActRequest>(
+            r#"{"actions":[{"type":"move","x":1,"y":1,"z":1}]}"#
+        )
+        .is_err());
         assert!(serde_json::from_str::<ActRequest>(r#"{"actions":[],"obsrve":false}"#).is_err());
     }
 

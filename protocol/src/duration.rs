@@ -84,7 +84,17 @@ mod tests {
 
     #[test]
     fn refuses_bad_forms() {
-        for bad in ["", "s", "1.5m", "-3", "2d", "m2", "1 h", "abc", "99999999999999999999h"] {
+        for bad in [
+            "",
+            "s",
+            "1.5m",
+            "-3",
+            "2d",
+            "m2",
+            "1 h",
+            "abc",
+            "99999999999999999999h",
+        ] {
             assert!(
                 matches!(parse_duration(bad), Err(DurationError::Malformed(_))),
                 "{bad:?} should be malformed"

@@ -35,8 +35,8 @@ pub use action::{ActRequest, ActResponse, Action, ActionOutcome, Button, ScrollD
 pub use duration::{parse_duration, DurationError, TimeoutArg};
 pub use error::{ErrorCode, WireError};
 pub use files::{
-    FileEntry, FileType, ListFilesRequest, ListFilesResponse, ReadFileRequest,
-    ReadFileResponse, SetCwdRequest, SetCwdResponse, WriteFileRequest, WriteFileResponse,
+    FileEntry, FileType, ListFilesRequest, ListFilesResponse, ReadFileRequest, ReadFileResponse,
+    SetCwdRequest, SetCwdResponse, WriteFileRequest, WriteFileResponse,
 };
 pub use ids::{FrameId, OwnerId, ScreenNumber, SessionId};
 pub use observe::{Cursor, Observation};

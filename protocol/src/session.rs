@@ -87,9 +87,7 @@ impl EndReason {
     pub fn explain(self, id: &SessionId) -> String {
         let why = match self {
             EndReason::Idle => "it was idle for longer than COMPUTER_USE_IDLE_TIMEOUT",
-            EndReason::HeartbeatLost => {
-                "the MCP server that started it stopped sending heartbeats"
-            }
+            EndReason::HeartbeatLost => "the MCP server that started it stopped sending heartbeats",
             EndReason::EndedByAgent => "it was ended with end_session",
             EndReason::ComputerRestarted => "the computer restarted",
         };

@@ -7,7 +7,9 @@ use serde::Serialize;
 use std::path::Path;
 
 fn round_trip<T: DeserializeOwned + Serialize>(name: &str) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
     let text = std::fs::read_to_string(&path).expect("fixture exists");
     let original: serde_json::Value = serde_json::from_str(&text).expect("fixture is JSON");
     let typed: T = serde_json::from_value(original.clone())
@@ -40,6 +42,12 @@ fn title_limits() {
     };
     assert!(req("ok").validate().is_ok());
     assert!(req(&"é".repeat(80)).validate().is_ok());
-    assert!(req(&"é".repeat(81)).validate().unwrap_err().contains("81 characters"));
-    assert!(req("  ").validate().unwrap_err().contains("`title` is empty"));
+    assert!(req(&"é".repeat(81))
+        .validate()
+        .unwrap_err()
+        .contains("81 characters"));
+    assert!(req("  ")
+        .validate()
+        .unwrap_err()
+        .contains("`title` is empty"));
 }

@@ -12,7 +12,9 @@ pub async fn observe(
     Path(id): Path<String>,
 ) -> Result<Json<Observation>, ApiError> {
     let session = app.sessions.get(&SessionId(id))?;
-    Ok(Json(crate::desktop::observe(&app.sessions, &session).await?))
+    Ok(Json(
+        crate::desktop::observe(&app.sessions, &session).await?,
+    ))
 }
 
 pub async fn act(
@@ -22,5 +24,7 @@ pub async fn act(
 ) -> Result<Json<ActResponse>, ApiError> {
     let session = app.sessions.get(&SessionId(id))?;
     let home = app.config.home.clone();
-    Ok(Json(crate::desktop::act(&app.sessions, &session, home, req).await?))
+    Ok(Json(
+        crate::desktop::act(&app.sessions, &session, home, req).await?,
+    ))
 }

@@ -53,7 +53,7 @@ impl From<FilesError> for ApiError {
 
 impl From<ShellError> for ApiError {
     fn from(e: ShellError) -> ApiError {
-        ApiError::new(ErrorCode::Internal, e.to_string())
+        ApiError::new(e.code(), e.to_string())
     }
 }
 

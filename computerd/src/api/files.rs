@@ -63,7 +63,10 @@ pub async fn read(
     ApiJson(req): ApiJson<ReadFileRequest>,
 ) -> Result<Json<ReadFileResponse>, ApiError> {
     let session = app.sessions.get(&SessionId(id))?;
-    let read = with_paths(&app, &session, move |home, cwd| files::read(&home, &cwd, &req)).await?;
+    let read = with_paths(&app, &session, move |home, cwd| {
+        files::read(&home, &cwd, &req)
+    })
+    .await?;
     Ok(Json(read))
 }
 
@@ -73,7 +76,9 @@ pub async fn write(
     ApiJson(req): ApiJson<WriteFileRequest>,
 ) -> Result<Json<WriteFileResponse>, ApiError> {
     let session = app.sessions.get(&SessionId(id))?;
-    let written =
-        with_paths(&app, &session, move |home, cwd| files::write(&home, &cwd, &req)).await?;
+    let written = with_paths(&app, &session, move |home, cwd| {
+        files::write(&home, &cwd, &req)
+    })
+    .await?;
     Ok(Json(written))
 }

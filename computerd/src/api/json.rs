@@ -26,8 +26,14 @@ where
 
 fn describe(rejection: &JsonRejection) -> String {
     match rejection {
-        JsonRejection::JsonDataError(e) => format!("the request does not fit: {}", e.body_text().trim_start_matches("Failed to deserialize the JSON body into the target type: ")),
-        JsonRejection::JsonSyntaxError(e) => format!("the request body is not valid JSON: {}", e.body_text()),
+        JsonRejection::JsonDataError(e) => format!(
+            "the request does not fit: {}",
+            e.body_text()
+                .trim_start_matches("Failed to deserialize the JSON body into the target type: ")
+        ),
+        JsonRejection::JsonSyntaxError(e) => {
+            format!("the request body is not valid JSON: {}", e.body_text())
+        }
         JsonRejection::MissingJsonContentType(_) => {
             "send the body as JSON with `Content-Type: application/json`".to_string()
         }

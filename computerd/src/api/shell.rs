@@ -3,11 +3,11 @@
 use super::error::ApiError;
 use super::json::ApiJson;
 use super::AppState;
+use crate::shell::ShellSpec;
 use axum::extract::{Path, State};
 use axum::Json;
 use computer_protocol::duration::format_duration;
 use computer_protocol::{SessionId, ShellRequest, ShellResult};
-use crate::shell::ShellSpec;
 
 pub async fn run(
     State(app): State<AppState>,
@@ -30,7 +30,9 @@ pub async fn run(
         )));
     }
     if req.command.trim().is_empty() {
-        return Err(ApiError::invalid("`command` is empty: give a command for bash to run"));
+        return Err(ApiError::invalid(
+            "`command` is empty: give a command for bash to run",
+        ));
     }
     let mut env = vec![
         ("HOME".to_string(), app.config.home.display().to_string()),

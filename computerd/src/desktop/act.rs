@@ -112,7 +112,12 @@ fn run_actions(x: &mut ScreenX, actions: &[Action], home: &std::path::Path) -> V
     outcomes
 }
 
-fn run_one(x: &mut ScreenX, index: usize, action: &Action, home: &std::path::Path) -> Result<(), String> {
+fn run_one(
+    x: &mut ScreenX,
+    index: usize,
+    action: &Action,
+    home: &std::path::Path,
+) -> Result<(), String> {
     check_coordinates(x, index, action)?;
     match action {
         Action::Wait { ms } => {
@@ -137,9 +142,21 @@ fn run_one(x: &mut ScreenX, index: usize, action: &Action, home: &std::path::Pat
 fn check_coordinates(x: &ScreenX, index: usize, action: &Action) -> Result<(), String> {
     let point = match action {
         Action::Click { x, y, .. } | Action::Move { x, y } => Some((*x, *y)),
-        Action::Down { x: Some(x), y: Some(y), .. }
-        | Action::Up { x: Some(x), y: Some(y), .. }
-        | Action::Scroll { x: Some(x), y: Some(y), .. } => Some((*x, *y)),
+        Action::Down {
+            x: Some(x),
+            y: Some(y),
+            ..
+        }
+        | Action::Up {
+            x: Some(x),
+            y: Some(y),
+            ..
+        }
+        | Action::Scroll {
+            x: Some(x),
+            y: Some(y),
+            ..
+        } => Some((*x, *y)),
         _ => None,
     };
     match point {

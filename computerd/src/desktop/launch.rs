@@ -18,7 +18,11 @@ fn resolve(target: &str) -> Option<(PathBuf, Vec<String>, String)> {
             if let Some(p) = find_on_path("computer-use-launch") {
                 (p, vec!["browser".to_string()], "chromium".to_string())
             } else {
-                (find_on_path("chromium")?, vec!["--no-sandbox".into(), "--no-first-run".into()], "chromium".into())
+                (
+                    find_on_path("chromium")?,
+                    vec!["--no-sandbox".into(), "--no-first-run".into()],
+                    "chromium".into(),
+                )
             }
         }
         "terminal" | "xterm" => {
@@ -28,7 +32,11 @@ fn resolve(target: &str) -> Option<(PathBuf, Vec<String>, String)> {
                 (find_on_path("xterm")?, vec![], "xterm".into())
             }
         }
-        _ => (find_on_path(target.trim())?, vec![], target.trim().to_string()),
+        _ => (
+            find_on_path(target.trim())?,
+            vec![],
+            target.trim().to_string(),
+        ),
     };
     Some((program, args, window))
 }

@@ -1,36 +1,32 @@
-//! The working folder and the file tools (STUB: being written; the signatures
-//! are the contract).
+//! The working folder and the file tools: `set_cwd`, `list_files`,
+//! `read_file`, `write_file`.
+//!
+//! # Layout
+//! - `paths`: turning an agent's path (`~`, relative, absolute) into an
+//!   absolute one.
+//! - `cwd`: checking and settling a new working folder.
+//! - `list`: one folder, folders first, capped.
+//! - `read`: images by magic bytes (`magic`), text through `text`, which reads
+//!   in one bounded pass whatever the file's size.
+//! - `write`: atomic replacement through a temp file.
+//! - `error`: [`FilesError`] and its wire code.
+//!
+//! Everything here is blocking `std::fs`; the caller runs it on a blocking
+//! thread. Paths in results and errors are absolute, so an agent can reuse them
+//! whatever its working folder becomes.
 
-use computer_protocol::{
-    ErrorCode, ListFilesResponse, ReadFileRequest, ReadFileResponse, WriteFileRequest,
-    WriteFileResponse,
-};
-use std::path::{Path, PathBuf};
+mod cwd;
+mod error;
+mod list;
+mod magic;
+mod paths;
+mod read;
+mod text;
+mod write;
 
-#[derive(Debug, thiserror::Error)]
-pub enum FilesError {
-    #[error("not built yet")]
-    NotBuilt,
-}
-
-impl FilesError {
-    pub fn code(&self) -> ErrorCode {
-        ErrorCode::Internal
-    }
-}
-
-pub fn set_cwd(_home: &Path, _cwd: &Path, _path: &str) -> Result<PathBuf, FilesError> {
-    Err(FilesError::NotBuilt)
-}
-
-pub fn list(_home: &Path, _cwd: &Path, _path: Option<&str>) -> Result<ListFilesResponse, FilesError> {
-    Err(FilesError::NotBuilt)
-}
-
-pub fn read(_home: &Path, _cwd: &Path, _req: &ReadFileRequest) -> Result<ReadFileResponse, FilesError> {
-    Err(FilesError::NotBuilt)
-}
-
-pub fn write(_home: &Path, _cwd: &Path, _req: &WriteFileRequest) -> Result<WriteFileResponse, FilesError> {
-    Err(FilesError::NotBuilt)
-}
+pub use cwd::set_cwd;
+pub use error::FilesError;
+pub use list::list;
+pub use paths::{normalize, resolve};
+pub use read::read;
+pub use write::write;

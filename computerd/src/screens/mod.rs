@@ -5,4 +5,4 @@ mod screen;
 mod xvnc;
 
 pub use pool::{ScreenPool, ScreenSlot};
-pub use screen::{Screen, ScreenError, ScreenX, ScreenPaths};
+pub use screen::{Screen, ScreenError, ScreenPaths, ScreenX};

@@ -28,7 +28,9 @@ pub enum ScreenError {
         screen: ScreenNumber,
         source: std::io::Error,
     },
-    #[error("Xvnc of screen {screen} exited during start ({status}); is VNC port {rfb_port} free?")]
+    #[error(
+        "Xvnc of screen {screen} exited during start ({status}); is VNC port {rfb_port} free?"
+    )]
     XvncExited {
         screen: ScreenNumber,
         status: String,
@@ -45,7 +47,10 @@ pub enum ScreenError {
         source: InputError,
     },
     #[error("screen {screen} stopped working: its Xvnc exited ({status}); end this session and start a new one")]
-    Died { screen: ScreenNumber, status: String },
+    Died {
+        screen: ScreenNumber,
+        status: String,
+    },
 }
 
 /// Where a screen's processes find what they need.
@@ -117,11 +122,10 @@ impl Screen {
             screen: number,
             source,
         })?;
-        let connected = tokio::task::spawn_blocking(move || {
-            Display::connect(display_number, XVNC_READY_WAIT)
-        })
-        .await
-        .expect("display connect task does not panic");
+        let connected =
+            tokio::task::spawn_blocking(move || Display::connect(display_number, XVNC_READY_WAIT))
+                .await
+                .expect("display connect task does not panic");
         let display = match connected {
             Ok(display) => display,
             Err(source) => {

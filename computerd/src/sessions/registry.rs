@@ -99,13 +99,22 @@ impl Sessions {
             None => self.config.screen_size,
         };
         let secs = |field: &str, v: Option<u64>, default: Duration| match v {
-            Some(0) => Err(invalid(format!("`settings.{field}` is 0: it must be at least 1 second"))),
+            Some(0) => Err(invalid(format!(
+                "`settings.{field}` is 0: it must be at least 1 second"
+            ))),
             Some(n) => Ok(Duration::from_secs(n)),
             None => Ok(default),
         };
-        let idle_timeout = secs("idle_timeout_secs", s.idle_timeout_secs, self.config.idle_timeout)?;
-        let shell_timeout_max =
-            secs("shell_timeout_max_secs", s.shell_timeout_max_secs, self.config.shell_timeout_max)?;
+        let idle_timeout = secs(
+            "idle_timeout_secs",
+            s.idle_timeout_secs,
+            self.config.idle_timeout,
+        )?;
+        let shell_timeout_max = secs(
+            "shell_timeout_max_secs",
+            s.shell_timeout_max_secs,
+            self.config.shell_timeout_max,
+        )?;
         let default_shell = self.config.shell_timeout.min(shell_timeout_max);
         let shell_timeout = secs("shell_timeout_secs", s.shell_timeout_secs, default_shell)?;
         if shell_timeout > shell_timeout_max {
@@ -246,7 +255,8 @@ impl Sessions {
             return Ok(Arc::clone(screen));
         }
         let reserved = self.pool.reserve().ok_or(ScreenError::AllInUse)?;
-        let screen = Arc::new(Screen::open(reserved, session.limits.screen_size, &self.paths).await?);
+        let screen =
+            Arc::new(Screen::open(reserved, session.limits.screen_size, &self.paths).await?);
         *slot = Some(Arc::clone(&screen));
         Ok(screen)
     }

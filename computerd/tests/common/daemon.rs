@@ -31,10 +31,12 @@ static NEXT_RANGE: AtomicU32 = AtomicU32::new(0);
 /// A range of 17 X displays no other test of this run uses and no X server
 /// holds: tests run in parallel, in several processes.
 fn free_display_base() -> u32 {
-    loop {
+    // 500 slots of 17 displays from :400 up; each process starts at its own
+    // slot so that parallel test binaries rarely meet, and skips held ones.
+    let start = std::process::id().wrapping_mul(7);
+    for _ in 0..500 {
         let k = NEXT_RANGE.fetch_add(1, Ordering::SeqCst);
-        let base = 400 + (std::process::id() % 64) * 100 + (k % 6) * 17 + (k / 6) * 6400;
-        assert!(base < 9000, "no free X display range left");
+        let base = 400 + (start.wrapping_add(k) % 500) * 17;
         let free = (1..=16).all(|i| {
             !std::path::Path::new(&format!("/tmp/.X{}-lock", base + i)).exists()
                 && !std::path::Path::new(&format!("/tmp/.X11-unix/X{}", base + i)).exists()
@@ -43,22 +45,17 @@ fn free_display_base() -> u32 {
             return base;
         }
     }
+    panic!("no free range of 17 X displays between :400 and :8900");
 }
 
-/// A base whose 16 VNC ports are free now.
-fn free_rfb_port_base() -> u16 {
-    loop {
-        let probe = TcpListener::bind("127.0.0.1:0").expect("bind an ephemeral port");
-        let first = probe.local_addr().expect("local addr").port();
-        drop(probe);
-        if first < 1025 || first > 65500 - 17 {
-            continue;
-        }
-        let base = first - 1;
-        if (1..=16).all(|i| TcpListener::bind(("127.0.0.1", base + i)).is_ok()) {
-            return base;
-        }
-    }
+/// VNC ports for a display range: below the kernel's ephemeral range
+/// (32768 and up), so no client socket of the tests can take one, and tied to
+/// the display slot, so parallel daemons never share one.
+fn rfb_port_base_for(display_base: u32) -> Option<u16> {
+    let base = u16::try_from(10_000 + (display_base - 400)).ok()?;
+    (1..=16)
+        .all(|i| TcpListener::bind(("127.0.0.1", base + i)).is_ok())
+        .then_some(base)
 }
 
 impl Daemon {
@@ -69,8 +66,12 @@ impl Daemon {
     pub async fn start_with(options: DaemonOptions) -> Daemon {
         super::require_x_programs();
         let home = tempfile::tempdir().expect("temp home");
-        let display_base = free_display_base();
-        let rfb_port_base = free_rfb_port_base();
+        let (display_base, rfb_port_base) = loop {
+            let display_base = free_display_base();
+            if let Some(ports) = rfb_port_base_for(display_base) {
+                break (display_base, ports);
+            }
+        };
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_computerd"));
         cmd.env("COMPUTERD_TOKEN", TOKEN)
             .env("COMPUTERD_LISTEN", "127.0.0.1:0")
@@ -79,7 +80,10 @@ impl Daemon {
             .env("COMPUTERD_DISPLAY_BASE", display_base.to_string())
             .env("COMPUTERD_RFB_PORT_BASE", rfb_port_base.to_string())
             .env("COMPUTERD_RFB_INTERFACE", "127.0.0.1")
-            .env("COMPUTERD_FLUXBOX_DIR", home.path().join("no-fluxbox-config"))
+            .env(
+                "COMPUTERD_FLUXBOX_DIR",
+                home.path().join("no-fluxbox-config"),
+            )
             .env("COMPUTER_USE_SCREEN_SIZE", "1280x800")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -141,7 +145,10 @@ impl Daemon {
     /// Posts and asserts success.
     pub async fn ok(&self, path: &str, body: Value) -> Value {
         let (status, value) = self.post(path, body.clone()).await;
-        assert!(status.is_success(), "POST {path} {body} -> {status}: {value}");
+        assert!(
+            status.is_success(),
+            "POST {path} {body} -> {status}: {value}"
+        );
         value
     }
 

@@ -5,6 +5,7 @@
 pub mod daemon;
 pub mod wait;
 
+#[allow(unused_imports)]
 pub use daemon::{Daemon, DaemonOptions};
 pub use wait::wait_until;
 

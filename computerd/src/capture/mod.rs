@@ -1,0 +1,75 @@
+//! Screen capture: the root window of one display as packed RGB8, its PNG,
+//! and the facts an observation reports beside the image.
+//!
+//! # Layout
+//! - `capturer`: [`Capturer`] grabs the root window, through MIT-SHM when
+//!   the server allows it (`shm`) and plain `GetImage` otherwise.
+//! - `pixels`: the server's pixel layout and its conversion to RGB8.
+//! - `frame`: [`Frame`], one screenshot, and its fingerprint.
+//! - `encode`: PNG encoding, [`encode_png`].
+//! - [`window`]: pointer position and window titles (EWMH), also used by
+//!   `input::focus`.
+//!
+//! A grab flows: root geometry → SHM segment (reused) or `GetImage` reply →
+//! `PixelFormat::to_rgb` → [`Frame`] → [`encode_png`].
+
+mod capturer;
+mod encode;
+mod frame;
+mod pixels;
+mod shm;
+pub mod window;
+
+pub use capturer::Capturer;
+pub use encode::encode_png;
+pub use frame::Frame;
+pub use window::{active_window_title, cursor_position};
+
+use x11rb::errors::{ConnectionError, ReplyError};
+
+#[derive(Debug, thiserror::Error)]
+pub enum CaptureError {
+    #[error("capture of display :{display} failed: the X request was refused or the connection broke ({source}); if Xvnc is gone, end the session and start a new one")]
+    Request {
+        display: u32,
+        #[source]
+        source: ReplyError,
+    },
+    #[error("capture of display :{display} failed: display uses a {depth}-bit {bits_per_pixel} bpp layout capture cannot read ({why}); run Xvnc with `-depth 24`")]
+    UnsupportedFormat {
+        display: u32,
+        depth: u8,
+        bits_per_pixel: u8,
+        why: &'static str,
+    },
+    #[error("capture of display :{display} failed: the server sent {got} bytes for a {width}x{height} image, expected {expected}")]
+    ShortImage {
+        display: u32,
+        width: u16,
+        height: u16,
+        got: usize,
+        expected: usize,
+    },
+    #[error("PNG encoding of a {width}x{height} frame failed: {source}")]
+    Encode {
+        width: u32,
+        height: u32,
+        #[source]
+        source: png::EncodingError,
+    },
+}
+
+impl CaptureError {
+    /// Wraps an X error with the display it happened on.
+    pub(crate) fn request(display: u32) -> impl Fn(ReplyError) -> CaptureError {
+        move |source| CaptureError::Request { display, source }
+    }
+
+    /// Same, for errors that happen while sending.
+    pub(crate) fn send(display: u32) -> impl Fn(ConnectionError) -> CaptureError {
+        move |source| CaptureError::Request {
+            display,
+            source: source.into(),
+        }
+    }
+}

@@ -1,0 +1,160 @@
+//! What an observation says beside the image: where the pointer is and the
+//! active window's title. The window property readers here are shared with
+//! `input::focus`, which matches windows by the same class and title.
+
+use super::CaptureError;
+use crate::display::Display;
+use x11rb::errors::ReplyError;
+use x11rb::protocol::xproto::{Atom, AtomEnum, ConnectionExt as _, Window};
+use x11rb::protocol::ErrorKind;
+use x11rb::rust_connection::RustConnection;
+
+/// Longest property value read, in 32-bit units: a title or class longer
+/// than 16 KiB is cut.
+const PROPERTY_MAX_LONGS: u32 = 4096;
+
+/// The EWMH atoms capture and focus need.
+#[derive(Debug, Clone, Copy)]
+pub struct Atoms {
+    pub net_active_window: Atom,
+    pub net_client_list: Atom,
+    pub net_wm_name: Atom,
+    pub utf8_string: Atom,
+}
+
+impl Atoms {
+    /// Interns all of them in one round trip.
+    pub fn intern(conn: &RustConnection) -> Result<Atoms, ReplyError> {
+        let cookies = [
+            conn.intern_atom(false, b"_NET_ACTIVE_WINDOW")?,
+            conn.intern_atom(false, b"_NET_CLIENT_LIST")?,
+            conn.intern_atom(false, b"_NET_WM_NAME")?,
+            conn.intern_atom(false, b"UTF8_STRING")?,
+        ];
+        let [a, b, c, d] = cookies.map(|c| c.reply().map(|r| r.atom));
+        Ok(Atoms {
+            net_active_window: a?,
+            net_client_list: b?,
+            net_wm_name: c?,
+            utf8_string: d?,
+        })
+    }
+}
+
+/// Where the pointer is, in root (screen) coordinates.
+pub fn cursor_position(display: &Display) -> Result<(i32, i32), CaptureError> {
+    let reply = display
+        .conn
+        .query_pointer(display.root)
+        .map_err(CaptureError::send(display.number))?
+        .reply()
+        .map_err(CaptureError::request(display.number))?;
+    Ok((i32::from(reply.root_x), i32::from(reply.root_y)))
+}
+
+/// The title of the window the window manager calls active
+/// (`_NET_ACTIVE_WINDOW`), or `None` when there is none or it has no title.
+pub fn active_window_title(display: &Display) -> Result<Option<String>, CaptureError> {
+    let read = || -> Result<Option<String>, ReplyError> {
+        let atoms = Atoms::intern(&display.conn)?;
+        match active_window(&display.conn, &atoms, display.root)? {
+            Some(window) => window_title(&display.conn, &atoms, window),
+            None => Ok(None),
+        }
+    };
+    read().map_err(CaptureError::request(display.number))
+}
+
+/// The window `_NET_ACTIVE_WINDOW` names, if any.
+pub fn active_window(
+    conn: &RustConnection,
+    atoms: &Atoms,
+    root: Window,
+) -> Result<Option<Window>, ReplyError> {
+    let reply = conn
+        .get_property(false, root, atoms.net_active_window, AtomEnum::WINDOW, 0, 1)?
+        .reply()?;
+    Ok(reply
+        .value32()
+        .and_then(|mut v| v.next())
+        .filter(|&w| w != x11rb::NONE))
+}
+
+/// `_NET_WM_NAME` (UTF-8), else `WM_NAME`. A window that vanished meanwhile
+/// has no title rather than an error.
+pub fn window_title(
+    conn: &RustConnection,
+    atoms: &Atoms,
+    window: Window,
+) -> Result<Option<String>, ReplyError> {
+    let net = conn.get_property(
+        false,
+        window,
+        atoms.net_wm_name,
+        atoms.utf8_string,
+        0,
+        PROPERTY_MAX_LONGS,
+    )?;
+    let icccm = conn.get_property(
+        false,
+        window,
+        AtomEnum::WM_NAME,
+        AtomEnum::ANY,
+        0,
+        PROPERTY_MAX_LONGS,
+    )?;
+    let (net, icccm) = (gone_is_none(net.reply())?, gone_is_none(icccm.reply())?);
+    if let Some(reply) = net.filter(|r| r.format == 8 && !r.value.is_empty()) {
+        return Ok(Some(String::from_utf8_lossy(&reply.value).into_owned()));
+    }
+    Ok(icccm
+        .filter(|r| r.format == 8 && !r.value.is_empty())
+        .map(|r| text_property(r.type_, &r.value)))
+}
+
+/// `WM_CLASS`: the instance and class names, e.g. `["xterm", "XTerm"]`.
+pub fn window_class(conn: &RustConnection, window: Window) -> Result<Vec<String>, ReplyError> {
+    let reply = conn
+        .get_property(
+            false,
+            window,
+            AtomEnum::WM_CLASS,
+            AtomEnum::STRING,
+            0,
+            PROPERTY_MAX_LONGS,
+        )?
+        .reply();
+    Ok(match gone_is_none(reply)? {
+        Some(reply) if reply.format == 8 => reply
+            .value
+            .split(|&b| b == 0)
+            .filter(|part| !part.is_empty())
+            .map(latin1)
+            .collect(),
+        _ => Vec::new(),
+    })
+}
+
+/// Treats a `BadWindow` reply as "no such property": windows come and go
+/// between listing them and reading them.
+fn gone_is_none<T>(reply: Result<T, ReplyError>) -> Result<Option<T>, ReplyError> {
+    match reply {
+        Ok(value) => Ok(Some(value)),
+        Err(ReplyError::X11Error(e)) if e.error_kind == ErrorKind::Window => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// ICCCM text: `STRING` is Latin-1; anything else (`UTF8_STRING`, and
+/// `COMPOUND_TEXT`, whose ASCII part reads the same) is taken as UTF-8.
+fn text_property(type_: Atom, value: &[u8]) -> String {
+    if type_ == u32::from(AtomEnum::STRING) {
+        latin1(value)
+    } else {
+        String::from_utf8_lossy(value).into_owned()
+    }
+}
+
+fn latin1(bytes: &[u8]) -> String {
+    bytes.iter().map(|&b| char::from(b)).collect()
+}

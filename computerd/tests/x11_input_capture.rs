@@ -1,0 +1,764 @@
+//! Capture and input against a real Xvnc: screenshots, their PNG and
+//! fingerprint, typed text as a real X client receives it, key chords,
+//! pointer events, and window focus. Each test owns its display.
+
+mod support {
+    pub mod xvnc;
+}
+
+use computer_protocol::{Action, Button, ScrollDirection};
+use computerd::capture::window::{window_title, Atoms};
+use computerd::capture::{active_window_title, cursor_position, encode_png, Capturer, Frame};
+use computerd::display::Display;
+use computerd::input::keymap::Keymap;
+use computerd::input::{focus_window, Input};
+use std::path::PathBuf;
+use std::time::Duration;
+use support::xvnc::{wait_for, Program, Xvnc};
+use x11rb::connection::Connection;
+use x11rb::protocol::xproto::{
+    AtomEnum, ChangeGCAux, ConnectionExt as _, CreateGCAux, CreateWindowAux, EventMask, Rectangle,
+    WindowClass,
+};
+use x11rb::protocol::{randr, Event};
+use x11rb::wrapper::ConnectionExt as _;
+
+const LIMIT: Duration = Duration::from_secs(10);
+
+/// A window of our own, on a connection of its own, that records the
+/// events it selected.
+struct TestWindow {
+    display: Display,
+    window: u32,
+}
+
+impl TestWindow {
+    /// Maps an unmanaged window at `(x, y)` filled with `background`
+    /// (0xRRGGBB) and waits until it is exposed.
+    fn open(
+        xvnc: &Xvnc,
+        x: i16,
+        y: i16,
+        width: u16,
+        height: u16,
+        background: u32,
+        events: EventMask,
+    ) -> TestWindow {
+        let display = xvnc.connect();
+        let conn = &display.conn;
+        let window = conn.generate_id().expect("id");
+        let aux = CreateWindowAux::new()
+            .background_pixel(background)
+            .override_redirect(1)
+            .event_mask(events | EventMask::EXPOSURE);
+        conn.create_window(
+            0,
+            window,
+            display.root,
+            x,
+            y,
+            width,
+            height,
+            0,
+            WindowClass::INPUT_OUTPUT,
+            0,
+            &aux,
+        )
+        .expect("create window");
+        conn.map_window(window).expect("map");
+        conn.flush().expect("flush");
+        wait_for("the test window to be exposed", LIMIT, || {
+            match conn.poll_for_event().expect("event") {
+                Some(Event::Expose(_)) => Some(()),
+                _ => None,
+            }
+        });
+        TestWindow { display, window }
+    }
+
+    /// Everything received so far: our round trip makes sure all events the
+    /// server sent before it are in.
+    fn events(&self) -> Vec<Event> {
+        self.display.conn.sync().expect("sync");
+        std::iter::from_fn(|| self.display.conn.poll_for_event().expect("event")).collect()
+    }
+
+    /// `(press, button, x, y)` of the button events received so far.
+    fn buttons(&self) -> Vec<(bool, u8, i16, i16)> {
+        self.events()
+            .into_iter()
+            .filter_map(|e| match e {
+                Event::ButtonPress(b) => Some((true, b.detail, b.event_x, b.event_y)),
+                Event::ButtonRelease(b) => Some((false, b.detail, b.event_x, b.event_y)),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+fn grab(display: &Display, capturer: &mut Capturer) -> Frame {
+    capturer.grab(display).expect("grab")
+}
+
+fn decode_png(png: &[u8]) -> (png::OutputInfo, Vec<u8>) {
+    let mut reader = png::Decoder::new(std::io::Cursor::new(png))
+        .read_info()
+        .expect("PNG header");
+    let mut buf = vec![0; reader.output_buffer_size().expect("size")];
+    let info = reader.next_frame(&mut buf).expect("PNG data");
+    buf.truncate(info.buffer_size());
+    (info, buf)
+}
+
+#[test]
+fn capture_gives_the_screen_as_png_and_the_fingerprint_follows_the_pixels() {
+    let xvnc = Xvnc::start();
+    let display = xvnc.connect();
+    let mut capturer = Capturer::new(&display);
+
+    let first = grab(&display, &mut capturer);
+    assert_eq!((first.width, first.height), (1280, 800));
+    assert_eq!(first.rgb.len(), 1280 * 800 * 3);
+    assert!(
+        capturer.uses_shm(),
+        "a local Xvnc supports MIT-SHM, so capture should use it"
+    );
+    let again = grab(&display, &mut capturer);
+    assert_eq!(
+        first.fingerprint(),
+        again.fingerprint(),
+        "an unchanged screen gives the same fingerprint"
+    );
+
+    let (info, pixels) = decode_png(&encode_png(&first).expect("encode"));
+    assert_eq!((info.width, info.height), (1280, 800));
+    assert_eq!(
+        (info.color_type, info.bit_depth),
+        (png::ColorType::Rgb, png::BitDepth::Eight)
+    );
+    assert_eq!(
+        pixels, first.rgb,
+        "the PNG holds exactly the captured pixels"
+    );
+
+    // A window painted 0x123456, with a rectangle filled 0xabcdef inside:
+    // distinct bytes per channel, so a swapped byte order shows.
+    let drawn = TestWindow::open(&xvnc, 100, 100, 200, 100, 0x12_3456, EventMask::NO_EVENT);
+    let conn = &drawn.display.conn;
+    let gc = conn.generate_id().expect("id");
+    conn.create_gc(gc, drawn.window, &CreateGCAux::new().foreground(0xab_cdef))
+        .expect("gc");
+    conn.poly_fill_rectangle(
+        drawn.window,
+        gc,
+        &[Rectangle {
+            x: 10,
+            y: 10,
+            width: 50,
+            height: 30,
+        }],
+    )
+    .expect("fill");
+    conn.sync().expect("sync");
+    let changed = wait_for("the drawing to show in a capture", LIMIT, || {
+        let frame = grab(&display, &mut capturer);
+        (frame.pixel(120, 120) == Some([0xab, 0xcd, 0xef])
+            && frame.pixel(250, 180) == Some([0x12, 0x34, 0x56]))
+        .then_some(frame)
+    });
+    assert_eq!(
+        changed.pixel(99, 99),
+        first.pixel(99, 99),
+        "outside the window nothing changed"
+    );
+    assert_ne!(changed.fingerprint(), first.fingerprint());
+    assert_eq!(
+        changed.fingerprint(),
+        grab(&display, &mut capturer).fingerprint()
+    );
+
+    // Plain GetImage sees exactly what shared memory sees.
+    let plain = Capturer::without_shm(&display)
+        .grab(&display)
+        .expect("plain grab");
+    assert_eq!(plain.rgb, changed.rgb);
+
+    // A different colour in the rectangle: new fingerprint.
+    conn.change_gc(gc, &ChangeGCAux::new().foreground(0xab_cdee))
+        .expect("gc");
+    conn.poly_fill_rectangle(
+        drawn.window,
+        gc,
+        &[Rectangle {
+            x: 10,
+            y: 10,
+            width: 1,
+            height: 1,
+        }],
+    )
+    .expect("fill");
+    conn.sync().expect("sync");
+    let recoloured = wait_for("one changed pixel to show", LIMIT, || {
+        let frame = grab(&display, &mut capturer);
+        (frame.pixel(110, 110) == Some([0xab, 0xcd, 0xee])).then_some(frame)
+    });
+    assert_ne!(
+        recoloured.fingerprint(),
+        changed.fingerprint(),
+        "one pixel changes the fingerprint"
+    );
+}
+
+#[test]
+fn capture_follows_a_resized_screen() {
+    let xvnc = Xvnc::start();
+    let display = xvnc.connect();
+    let mut capturer = Capturer::new(&display);
+    assert_eq!(grab(&display, &mut capturer).width, 1280);
+
+    // RandR answers in the version the client announced.
+    randr::query_version(&display.conn, 1, 5)
+        .expect("send")
+        .reply()
+        .expect("RandR version");
+    let info = randr::get_screen_info(&display.conn, display.root)
+        .expect("send")
+        .reply()
+        .expect("screen info");
+    let (size_id, size) = info
+        .sizes
+        .iter()
+        .enumerate()
+        .find(|(_, s)| (s.width, s.height) != (1280, 800))
+        .expect("Xvnc offers other sizes");
+    randr::set_screen_config(
+        &display.conn,
+        display.root,
+        x11rb::CURRENT_TIME,
+        info.config_timestamp,
+        size_id as u16,
+        randr::Rotation::ROTATE0,
+        0,
+    )
+    .expect("send")
+    .reply()
+    .expect("resize");
+
+    let frame = wait_for("a capture of the new size", LIMIT, || {
+        let frame = grab(&display, &mut capturer);
+        (frame.width == u32::from(size.width)).then_some(frame)
+    });
+    assert_eq!(
+        (frame.width, frame.height),
+        (u32::from(size.width), u32::from(size.height))
+    );
+    assert_eq!(
+        frame.rgb.len(),
+        frame.width as usize * frame.height as usize * 3
+    );
+    assert!(
+        capturer.uses_shm(),
+        "a new segment is attached for the new size"
+    );
+    let (info, _) = decode_png(&encode_png(&frame).expect("encode"));
+    assert_eq!((info.width, info.height), (frame.width, frame.height));
+}
+
+/// An xterm running `cat > FILE`: what is typed into it ends up in the file
+/// byte for byte (canonical tty mode, so `ctrl+d` on an empty line ends it).
+fn cat_xterm(xvnc: &Xvnc, title: &str) -> (Program, PathBuf) {
+    let out = xvnc.home.path().join(format!("{title}.txt"));
+    let mut cmd = xvnc.command("xterm");
+    cmd.args([
+        "-u8",
+        "-xrm",
+        "XTerm*utf8: 1",
+        "-T",
+        title,
+        "-geometry",
+        "80x10+0+0",
+    ])
+    .args(["-e", "sh", "-c", &format!("exec cat > '{}'", out.display())]);
+    let program = xvnc.spawn(cmd);
+    wait_for("cat to open its output file", LIMIT, || {
+        out.exists().then_some(())
+    });
+    (program, out)
+}
+
+/// Focuses the window titled `title` and waits until it has the keyboard.
+fn focus_by_title(display: &Display, title: &str) {
+    let atoms = Atoms::intern(&display.conn).expect("atoms");
+    wait_for(
+        &format!("the window `{title}` to have the focus"),
+        LIMIT,
+        || {
+            if !focus_window(display, title).expect("focus_window") {
+                return None;
+            }
+            let focus = display.conn.get_input_focus().ok()?.reply().ok()?.focus;
+            (window_title(&display.conn, &atoms, focus).ok()?? == title).then_some(())
+        },
+    );
+}
+
+fn perform(input: &mut Input, display: &Display, action: Action) {
+    input
+        .perform(display, &action)
+        .unwrap_or_else(|e| panic!("{action:?} failed: {e}"));
+}
+
+fn type_text(text: &str) -> Action {
+    Action::Type { text: text.into() }
+}
+
+fn key(chord: &str) -> Action {
+    Action::Key { key: chord.into() }
+}
+
+/// Waits until the file holds `expected` and its writer has exited.
+fn wait_for_file(out: &PathBuf, program: &mut Program, expected: &[u8]) {
+    let mut last = Vec::new();
+    let done = wait_for_result(|| {
+        last = std::fs::read(out).unwrap_or_default();
+        last == expected && program.exited().is_some()
+    });
+    assert!(
+        done,
+        "typed bytes differ:\n  got      {:?}\n  expected {:?}",
+        String::from_utf8_lossy(&last),
+        String::from_utf8_lossy(expected)
+    );
+}
+
+fn wait_for_result(mut check: impl FnMut() -> bool) -> bool {
+    let started = std::time::Instant::now();
+    while started.elapsed() < LIMIT {
+        if check() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    check()
+}
+
+#[test]
+fn typed_unicode_reaches_an_x_client_byte_for_byte_and_the_keymap_is_restored() {
+    let xvnc = Xvnc::start();
+    let display = xvnc.connect();
+    let _wm = xvnc.start_fluxbox(&display);
+    let (mut xterm, out) = cat_xterm(&xvnc, "typing-term");
+    focus_by_title(&display, "typing-term");
+
+    let keymap_before = Keymap::fetch(&display).expect("keymap");
+    let mut input = Input::new(&display).expect("input");
+    let text = "héllo wörld ÀÉ 你好 👋 $%^&*()_+{}|:\"<>?~\ntab\tend ß ñ € ≠\r\n";
+    perform(&mut input, &display, type_text(text));
+    perform(&mut input, &display, key("ctrl+d"));
+
+    wait_for_file(&out, &mut xterm, text.replace("\r\n", "\n").as_bytes());
+    // 11 characters had no key: each got a spare keycode, kept for now so
+    // that a lagging client still reads them right.
+    assert_eq!(input.borrowed_keycodes(), 11);
+    assert_ne!(Keymap::fetch(&display).expect("keymap"), keymap_before);
+    input.restore_keymap(&display).expect("restore");
+    let keymap_after = Keymap::fetch(&display).expect("keymap");
+    assert_eq!(
+        keymap_after, keymap_before,
+        "every keycode bound for typing is free again"
+    );
+    assert_eq!(
+        input.keymap(),
+        &keymap_after,
+        "Input's copy matches the server"
+    );
+    assert_eq!(input.borrowed_keycodes(), 0);
+}
+
+#[test]
+fn typing_more_distinct_characters_than_spare_keycodes_rebinds_them() {
+    let xvnc = Xvnc::start();
+    let display = xvnc.connect();
+    let (mut xterm, out) = cat_xterm(&xvnc, "many-term");
+    focus_by_title(&display, "many-term");
+
+    let keymap_before = Keymap::fetch(&display).expect("keymap");
+    let spare = keymap_before.spare_keycodes().len();
+    let text: String = ('一'..)
+        .step_by(7)
+        .take(spare * 2 + 5)
+        .chain("\n".chars())
+        .collect();
+    let mut input = Input::new(&display).expect("input");
+    perform(&mut input, &display, type_text(&text));
+    perform(&mut input, &display, key("ctrl+d"));
+
+    wait_for_file(&out, &mut xterm, text.as_bytes());
+    assert_eq!(
+        input.borrowed_keycodes(),
+        spare,
+        "every spare keycode was used"
+    );
+    input.restore_keymap(&display).expect("restore");
+    assert_eq!(Keymap::fetch(&display).expect("keymap"), keymap_before);
+}
+
+#[test]
+fn key_chords_edit_the_line_and_unknown_names_are_refused() {
+    let xvnc = Xvnc::start();
+    let display = xvnc.connect();
+    // No window manager: focus_window walks the window tree instead.
+    let (mut xterm, out) = cat_xterm(&xvnc, "chord-term");
+    focus_by_title(&display, "chord-term");
+
+    let keymap_before = Keymap::fetch(&display).expect("keymap");
+    let mut input = Input::new(&display).expect("input");
+    let err = input.perform(&display, &key("hyperspace")).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "`hyperspace` is not a key name: use names such as `enter`, `esc`, `f5` or a single character, joined with modifiers like `ctrl+shift+t`"
+    );
+    let err = input.perform(&display, &key("a+b")).unwrap_err();
+    assert!(
+        err.to_string().contains("`a` in `a+b` is not a modifier"),
+        "{err}"
+    );
+
+    perform(&mut input, &display, type_text("abc"));
+    perform(&mut input, &display, key("ctrl+u")); // the tty's line kill
+    perform(&mut input, &display, type_text("xyz"));
+    perform(&mut input, &display, key("backspace"));
+    for chord in [
+        "A",
+        "plus",
+        "shift+2",
+        "é",
+        "space",
+        "Tab",
+        "ctrl+shift+minus",
+    ] {
+        perform(&mut input, &display, key(chord));
+    }
+    // Caps Lock on: typed text keeps its case all the same.
+    perform(&mut input, &display, key("capslock"));
+    perform(&mut input, &display, type_text("aB"));
+    perform(&mut input, &display, key("capslock"));
+    perform(&mut input, &display, key("Return"));
+    perform(&mut input, &display, key("ctrl+d"));
+    // ctrl+shift+minus is ctrl+underscore: the 0x1f control byte.
+    wait_for_file(&out, &mut xterm, "xyA+@é \t\u{1f}aB\n".as_bytes());
+
+    // `é` borrowed a spare keycode; a later action gives it back once it
+    // has been idle long enough.
+    assert_eq!(input.borrowed_keycodes(), 1);
+    wait_for("the borrowed keycode to be given back", LIMIT, || {
+        perform(&mut input, &display, Action::Move { x: 5, y: 5 });
+        (input.borrowed_keycodes() == 0).then_some(())
+    });
+    assert_eq!(Keymap::fetch(&display).expect("keymap"), keymap_before);
+}
+
+#[test]
+fn keymap_changes_by_other_clients_are_followed() {
+    let xvnc = Xvnc::start();
+    let display = xvnc.connect();
+    let (mut xterm, out) = cat_xterm(&xvnc, "remap-term");
+    focus_by_title(&display, "remap-term");
+    let mut input = Input::new(&display).expect("input");
+    // Handled before the remap below: clients translate keys when they
+    // read them, so an unread `q` would turn into `w` too.
+    perform(&mut input, &display, type_text("q\n"));
+    wait_for("the first line to reach the file", LIMIT, || {
+        (std::fs::read(&out).ok()? == b"q\n").then_some(())
+    });
+
+    // Another client turns the `q` key into `w`, as `xmodmap` would.
+    let other = xvnc.connect();
+    let keymap = Keymap::fetch(&other).expect("keymap");
+    let q = keymap.find(u32::from('q')).expect("a q key").keycode;
+    let mut row = vec![0; keymap.per_keycode()];
+    row[..2].copy_from_slice(&[u32::from('w'), u32::from('W')]);
+    other
+        .conn
+        .change_keyboard_mapping(1, q, row.len() as u8, &row)
+        .expect("send")
+        .check()
+        .expect("remap");
+
+    // `q` must now come from a borrowed keycode, and the q key gives `w`.
+    perform(&mut input, &display, type_text("q\n"));
+    perform(&mut input, &display, key("ctrl+d"));
+    wait_for_file(&out, &mut xterm, b"q\nq\n");
+    assert_eq!(
+        input.keymap().find(u32::from('w')).map(|p| p.keycode),
+        Some(q)
+    );
+}
+
+#[test]
+fn pointer_actions_arrive_with_the_right_button_and_position() {
+    let xvnc = Xvnc::start();
+    let display = xvnc.connect();
+    let events = EventMask::BUTTON_PRESS | EventMask::BUTTON_RELEASE | EventMask::POINTER_MOTION;
+    let target = TestWindow::open(&xvnc, 0, 0, 1280, 800, 0x20_2020, events);
+    let mut input = Input::new(&display).expect("input");
+    target.events();
+
+    let click = |x, y, button| Action::Click { x, y, button };
+    perform(&mut input, &display, click(100, 200, Button::Left));
+    perform(&mut input, &display, click(640, 400, Button::Right));
+    perform(&mut input, &display, click(1279, 799, Button::Middle));
+    assert_eq!(
+        target.buttons(),
+        vec![
+            (true, 1, 100, 200),
+            (false, 1, 100, 200),
+            (true, 3, 640, 400),
+            (false, 3, 640, 400),
+            (true, 2, 1279, 799),
+            (false, 2, 1279, 799),
+        ]
+    );
+
+    // A drag: down at one point, move, up at another.
+    perform(
+        &mut input,
+        &display,
+        Action::Down {
+            button: Button::Left,
+            x: Some(10),
+            y: Some(20),
+        },
+    );
+    perform(&mut input, &display, Action::Move { x: 150, y: 160 });
+    perform(
+        &mut input,
+        &display,
+        Action::Up {
+            button: Button::Left,
+            x: Some(300),
+            y: Some(400),
+        },
+    );
+    let events = target.events();
+    let motions: Vec<(i16, i16)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::MotionNotify(m) => Some((m.event_x, m.event_y)),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        motions.contains(&(150, 160)),
+        "motion to the move target: {motions:?}"
+    );
+    assert_eq!(cursor_position(&display).expect("cursor"), (300, 400));
+    perform(
+        &mut input,
+        &display,
+        Action::Down {
+            button: Button::Right,
+            x: None,
+            y: None,
+        },
+    );
+    perform(
+        &mut input,
+        &display,
+        Action::Up {
+            button: Button::Right,
+            x: None,
+            y: None,
+        },
+    );
+    let buttons: Vec<_> = events
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::ButtonPress(b) => Some((true, b.detail, b.event_x, b.event_y)),
+            Event::ButtonRelease(b) => Some((false, b.detail, b.event_x, b.event_y)),
+            _ => None,
+        })
+        .chain(target.buttons())
+        .collect();
+    assert_eq!(
+        buttons,
+        vec![
+            (true, 1, 10, 20),
+            (false, 1, 300, 400),
+            (true, 3, 300, 400),
+            (false, 3, 300, 400)
+        ]
+    );
+
+    // Wheel steps: buttons 4 (up), 5 (down), 6 (left), 7 (right), one
+    // press and release per step, after moving when asked.
+    let scroll = |direction, steps, at: Option<(i32, i32)>| Action::Scroll {
+        direction,
+        steps,
+        x: at.map(|p| p.0),
+        y: at.map(|p| p.1),
+    };
+    perform(
+        &mut input,
+        &display,
+        scroll(ScrollDirection::Down, 3, Some((50, 60))),
+    );
+    perform(&mut input, &display, scroll(ScrollDirection::Up, 2, None));
+    perform(
+        &mut input,
+        &display,
+        scroll(ScrollDirection::Left, 1, Some((70, 80))),
+    );
+    perform(
+        &mut input,
+        &display,
+        scroll(ScrollDirection::Right, 1, None),
+    );
+    let pair = |b, x, y| [(true, b, x, y), (false, b, x, y)];
+    let expected: Vec<_> = [pair(5, 50, 60); 3]
+        .into_iter()
+        .chain([pair(4, 50, 60); 2])
+        .chain([pair(6, 70, 80), pair(7, 70, 80)])
+        .flatten()
+        .collect();
+    assert_eq!(target.buttons(), expected);
+
+    perform(&mut input, &display, Action::Move { x: 1279, y: 799 });
+    assert_eq!(cursor_position(&display).expect("cursor"), (1279, 799));
+    target.events();
+
+    // Off the screen: refused before anything is sent.
+    for (action, point) in [
+        (click(1280, 5, Button::Left), "(1280, 5)"),
+        (Action::Move { x: -1, y: 10 }, "(-1, 10)"),
+        (scroll(ScrollDirection::Down, 1, Some((0, 800))), "(0, 800)"),
+        (
+            Action::Down {
+                button: Button::Left,
+                x: Some(5000),
+                y: Some(5000),
+            },
+            "(5000, 5000)",
+        ),
+    ] {
+        let err = input
+            .perform(&display, &action)
+            .expect_err("off-screen point");
+        let message = err.to_string();
+        assert!(
+            message.contains(point) && message.contains("1280x800"),
+            "{message}"
+        );
+        assert!(
+            message.contains("0 to 1279") && message.contains("0 to 799"),
+            "{message}"
+        );
+    }
+    let err = input
+        .perform(
+            &display,
+            &Action::Down {
+                button: Button::Left,
+                x: Some(5),
+                y: None,
+            },
+        )
+        .expect_err("half a point");
+    assert!(err.to_string().contains("`x` and `y` go together"), "{err}");
+    assert!(
+        target.events().is_empty(),
+        "no event was sent for refused actions"
+    );
+    assert_eq!(cursor_position(&display).expect("cursor"), (1279, 799));
+}
+
+#[test]
+fn focus_window_finds_windows_by_class_and_title() {
+    let xvnc = Xvnc::start();
+    let display = xvnc.connect();
+    let _wm = xvnc.start_fluxbox(&display);
+    let xterm = |title: &str, instance: &str| {
+        let mut cmd = xvnc.command("xterm");
+        cmd.args([
+            "-T",
+            title,
+            "-name",
+            instance,
+            "-geometry",
+            "40x5",
+            "-e",
+            "sleep",
+            "600",
+        ]);
+        xvnc.spawn(cmd)
+    };
+    let atoms = Atoms::intern(&display.conn).expect("atoms");
+    let managed = |count: usize| {
+        wait_for(&format!("{count} xterm(s) to be managed"), LIMIT, || {
+            let list = display
+                .conn
+                .get_property(
+                    false,
+                    display.root,
+                    atoms.net_client_list,
+                    AtomEnum::WINDOW,
+                    0,
+                    64,
+                )
+                .ok()?
+                .reply()
+                .ok()?;
+            let listed = list.value32()?.count();
+            (listed >= count).then_some(())
+        })
+    };
+    // One after the other, so the client list (mapping order) is known.
+    let _alpha = xterm("alpha-term", "xterm");
+    managed(1);
+    let _bravo = xterm("beta-term", "bravo");
+    managed(2);
+
+    let active_becomes = |title: &str| {
+        wait_for(
+            &format!("`{title}` to be the active window with the focus"),
+            LIMIT,
+            || {
+                let focus = display.conn.get_input_focus().ok()?.reply().ok()?.focus;
+                let focused = window_title(&display.conn, &atoms, focus).ok()??;
+                let active = active_window_title(&display).ok()??;
+                (active == title && focused == title).then_some(())
+            },
+        )
+    };
+
+    assert!(
+        focus_window(&display, "BETA-TERM").expect("focus"),
+        "by title, any case"
+    );
+    active_becomes("beta-term");
+    assert!(
+        focus_window(&display, "alpha").expect("focus"),
+        "by part of the title"
+    );
+    active_becomes("alpha-term");
+    assert!(
+        focus_window(&display, "Bravo").expect("focus"),
+        "by WM_CLASS instance name"
+    );
+    active_becomes("beta-term");
+    assert!(
+        focus_window(&display, "xterm").expect("focus"),
+        "by WM_CLASS class `XTerm`"
+    );
+    active_becomes("alpha-term");
+    assert!(!focus_window(&display, "no-such-window").expect("focus"));
+    active_becomes("alpha-term");
+}
+
+#[test]
+fn active_window_title_is_none_without_a_window_manager() {
+    let xvnc = Xvnc::start();
+    let display = xvnc.connect();
+    assert_eq!(active_window_title(&display).expect("title"), None);
+    assert!(!focus_window(&display, "anything").expect("focus"));
+}
