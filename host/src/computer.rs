@@ -1,0 +1,55 @@
+//! `start_computer`'s first half: read the settings the spec says it reads,
+//! make sure the computer runs (Docker), and hand back a computerd client
+//! with the session defaults to pass on.
+
+use crate::client::ComputerdClient;
+use crate::docker::{ensure_computer, resolve_endpoint};
+use crate::settings::{process_env, OpenMode, Settings};
+use computer_protocol::{OwnerId, SessionSettings};
+use std::time::Duration;
+
+/// A running, healthy computer.
+#[derive(Debug, Clone)]
+pub struct Started {
+    pub client: ComputerdClient,
+    pub container: String,
+    pub image: String,
+    /// `created`, `started`, `recreated` or `running`.
+    pub state: String,
+    pub port_base: u16,
+    pub session_settings: SessionSettings,
+    /// Longest shell timeout, for the host's own call deadlines.
+    pub shell_timeout_max: Duration,
+    pub open: OpenMode,
+}
+
+/// Reads the settings and makes sure the computer runs. Errors are for the
+/// agent: they name the variable or the Docker problem and the fix.
+pub async fn start(_owner: &OwnerId) -> Result<Started, String> {
+    let env = process_env();
+    let settings = Settings::for_start_computer(&env).map_err(|e| e.to_string())?;
+    let endpoint = resolve_endpoint(&env).map_err(|e| e.to_string())?;
+    let computer = ensure_computer(&settings.computer, &endpoint)
+        .await
+        .map_err(|e| e.to_string())?;
+    let state = match computer.startup {
+        crate::docker::Startup::Created => "created",
+        crate::docker::Startup::Started => "started",
+        crate::docker::Startup::Recreated { .. } => "recreated",
+        crate::docker::Startup::AlreadyRunning => "running",
+    };
+    Ok(Started {
+        client: ComputerdClient::new(
+            computer.api_url.clone(),
+            computer.token.clone(),
+            computer.name.clone(),
+        ),
+        container: computer.name.clone(),
+        image: computer.image.clone(),
+        state: state.to_string(),
+        port_base: computer.port_base,
+        session_settings: settings.session.to_wire(),
+        shell_timeout_max: settings.session.shell_timeout_max,
+        open: settings.open,
+    })
+}

@@ -1,0 +1,637 @@
+//! The computer's container: finding it, and making sure it runs.
+//!
+//! The rules (spec "Design"): a missing computer is created; a stopped one is
+//! started; a running one is never touched. The only removal is a stopped
+//! computer on an older image than this binary's, which is created again on
+//! the newer image with the same home volume and the same ports. A computer
+//! never moves to an older image.
+//!
+//! Several MCP servers (one per agent) may run this at the same moment, so a
+//! step that loses a race to another one (a name already taken, a container
+//! already gone) looks again instead of failing.
+
+use super::call::{message_of, status_of, Call};
+use super::endpoint::DockerEndpoint;
+use super::error::DockerError;
+use super::image::{
+    binary_version, compare_versions, ensure_image, is_older_than_binary, ImageFacts, VERSION_LABEL,
+};
+use super::ports;
+use super::probe;
+use crate::settings::ComputerSettings;
+use bollard::models::{
+    ContainerCreateBody, ContainerInspectResponse, ContainerStateStatusEnum, HostConfig, Mount,
+    MountType, VolumeCreateRequest,
+};
+use bollard::query_parameters::{CreateContainerOptionsBuilder, RemoveContainerOptionsBuilder};
+use bollard::Docker;
+use rand::distr::{Alphanumeric, SampleString};
+use std::cmp::Ordering;
+use std::fmt;
+use std::path::Path;
+use std::time::Duration;
+
+/// The computer user's home, where the home volume is mounted.
+pub const HOME: &str = "/home/computer";
+/// The variable that carries the API token into the container, and that marks
+/// a container as one this program made.
+pub const TOKEN_VAR: &str = "COMPUTERD_TOKEN";
+/// Chromium keeps its renderers' memory in /dev/shm; Docker's 64 MB default
+/// crashes tabs.
+const SHM_SIZE: i64 = 2 * 1024 * 1024 * 1024;
+const TOKEN_CHARS: usize = 40;
+
+const INSPECT_DEADLINE: Duration = Duration::from_secs(15);
+const CREATE_DEADLINE: Duration = Duration::from_secs(60);
+/// Starting publishes 17 ports; on a busy engine that takes seconds.
+const START_DEADLINE: Duration = Duration::from_secs(60);
+const REMOVE_DEADLINE: Duration = Duration::from_secs(60);
+const VOLUME_DEADLINE: Duration = Duration::from_secs(30);
+/// computerd answers `/health` within a second of starting; the margin is for
+/// a first start on a slow disk.
+const HEALTH_DEADLINE: Duration = Duration::from_secs(30);
+/// How long to keep looking again after losing races to another server. A
+/// name stays reserved (but not yet visible) while another create runs.
+const SETTLE_DEADLINE: Duration = Duration::from_secs(15);
+const SETTLE_PAUSE: Duration = Duration::from_millis(200);
+
+/// The computer's state as the user thinks of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ComputerState {
+    Missing,
+    Stopped,
+    Running,
+}
+
+impl fmt::Display for ComputerState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ComputerState::Missing => "missing",
+            ComputerState::Stopped => "stopped",
+            ComputerState::Running => "running",
+        })
+    }
+}
+
+/// What [`ensure_computer`] had to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Startup {
+    /// There was no computer; it was created and started.
+    Created,
+    /// It was stopped and has been started as it was.
+    Started,
+    /// It was stopped on an older image; it was created again on the current
+    /// image with the same home volume and ports.
+    Recreated { previous_version: Option<String> },
+    /// It was running already and was left alone.
+    AlreadyRunning,
+}
+
+/// A running computer whose computerd answered its health probe.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Computer {
+    /// Container name.
+    pub name: String,
+    /// Container id; changes only when the computer is created again.
+    pub id: String,
+    /// The image reference the container was created from.
+    pub image: String,
+    /// The container's `computer-use.version` label.
+    pub image_version: Option<String>,
+    /// Always [`ComputerState::Running`] once returned.
+    pub state: ComputerState,
+    pub startup: Startup,
+    /// It runs an older image than this binary's; it is used as it is and
+    /// upgraded the next time it is found stopped.
+    pub upgrade_pending: bool,
+    /// computerd's API, `http://127.0.0.1:<port>`.
+    pub api_url: String,
+    /// Bearer token of the API.
+    pub token: String,
+    /// First of the 17 published host ports; the viewer is on it.
+    pub port_base: u16,
+    /// The viewer key (also the VNC password), when computerd gave it.
+    pub viewer_key: Option<String>,
+}
+
+impl Computer {
+    /// `http://127.0.0.1:<base>/#key=<key>`, once the key is known.
+    pub fn viewer_url(&self) -> Option<String> {
+        self.viewer_key
+            .as_deref()
+            .map(|key| viewer_url(self.port_base, key))
+    }
+}
+
+/// The viewer link for a computer on `port_base`.
+pub fn viewer_url(port_base: u16, key: &str) -> String {
+    format!("http://{}:{port_base}/#key={key}", ports::LOOPBACK)
+}
+
+/// What Docker says about an existing computer container. Reading it changes
+/// nothing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FoundComputer {
+    pub id: String,
+    pub name: String,
+    pub state: ComputerState,
+    /// Docker's own word for the state (`running`, `exited`, `paused`, ...).
+    pub status: String,
+    pub exit_code: Option<i64>,
+    /// The image reference it was created from.
+    pub image: String,
+    /// Its `computer-use.version` label.
+    pub version: Option<String>,
+    /// The API token from its environment; `None` for a container this
+    /// program did not make.
+    pub token: Option<String>,
+    /// First host port, from its configured bindings (known while stopped).
+    pub port_base: Option<u16>,
+    /// Host port of the API; known only while it runs.
+    pub api_port: Option<u16>,
+    /// The named volume on `/home/computer`.
+    pub volume: Option<String>,
+}
+
+impl FoundComputer {
+    /// It runs an older image than this binary's.
+    pub fn upgrade_pending(&self) -> bool {
+        is_older_than_binary(self.version.as_deref())
+    }
+
+    /// `http://127.0.0.1:<port>` while it runs.
+    pub fn api_url(&self) -> Option<String> {
+        self.api_port
+            .map(|port| format!("http://{}:{port}", ports::LOOPBACK))
+    }
+
+    fn from_inspect(name: &str, inspect: ContainerInspectResponse) -> FoundComputer {
+        let status = inspect
+            .state
+            .as_ref()
+            .and_then(|s| s.status)
+            .unwrap_or(ContainerStateStatusEnum::EMPTY);
+        let state = match status {
+            // A restarting or paused container is the user's or Docker's
+            // business; it counts as running so nothing here touches it.
+            ContainerStateStatusEnum::RUNNING
+            | ContainerStateStatusEnum::RESTARTING
+            | ContainerStateStatusEnum::PAUSED
+            | ContainerStateStatusEnum::STOPPING
+            | ContainerStateStatusEnum::REMOVING => ComputerState::Running,
+            _ => ComputerState::Stopped,
+        };
+        let config = inspect.config.unwrap_or_default();
+        let token = config.env.as_ref().and_then(|env| {
+            env.iter()
+                .find_map(|e| e.strip_prefix(TOKEN_VAR)?.strip_prefix('='))
+                .map(str::to_string)
+        });
+        let port_base = inspect
+            .host_config
+            .as_ref()
+            .and_then(|h| h.port_bindings.as_ref())
+            .and_then(ports::base_from_bindings);
+        let api_port = inspect
+            .network_settings
+            .as_ref()
+            .and_then(|n| n.ports.as_ref())
+            .and_then(ports::api_host_port);
+        let volume = inspect.mounts.as_ref().and_then(|mounts| {
+            mounts
+                .iter()
+                .find(|m| m.destination.as_deref() == Some(HOME))
+                .and_then(|m| m.name.clone())
+        });
+        FoundComputer {
+            id: inspect.id.unwrap_or_default(),
+            name: name.to_string(),
+            state,
+            status: status.to_string(),
+            exit_code: inspect.state.and_then(|s| s.exit_code),
+            image: config.image.unwrap_or_default(),
+            version: config.labels.and_then(|mut l| l.remove(VERSION_LABEL)),
+            token,
+            port_base,
+            api_port,
+            volume,
+        }
+    }
+}
+
+/// The computer named `name`, or `None` when there is none.
+pub async fn find_computer(
+    docker: &Docker,
+    name: &str,
+) -> Result<Option<FoundComputer>, DockerError> {
+    let call = Call::new(
+        format!("inspecting the container `{name}`"),
+        "nothing was changed",
+        INSPECT_DEADLINE,
+    );
+    match call.run_raw(docker.inspect_container(name, None)).await? {
+        Ok(inspect) => Ok(Some(FoundComputer::from_inspect(name, inspect))),
+        Err(e) if status_of(&e) == Some(404) => Ok(None),
+        Err(e) => Err(call.failed(e)),
+    }
+}
+
+/// Makes sure the computer runs and its computerd answers, creating,
+/// starting or upgrading it by the rules above, and returns how to reach it.
+/// This is the first Docker call the host makes.
+pub async fn ensure_computer(
+    settings: &ComputerSettings,
+    endpoint: &DockerEndpoint,
+) -> Result<Computer, DockerError> {
+    let docker = endpoint.connect().await?;
+    let config_dir = endpoint.config_dir.as_deref();
+    let settle_by = tokio::time::Instant::now() + SETTLE_DEADLINE;
+    loop {
+        let found = find_computer(&docker, &settings.name).await?;
+        let outcome = match found {
+            None => {
+                let image = ensure_image(&docker, &settings.image, config_dir).await?;
+                let plan = Creation {
+                    name: &settings.name,
+                    image: &settings.image,
+                    facts: &image,
+                    port_base: settings.port_base,
+                    volume: settings.volume(),
+                    replacing: false,
+                };
+                create_and_start(&docker, &plan)
+                    .await?
+                    .map(|()| Startup::Created)
+            }
+            Some(found) => {
+                if found.token.is_none() {
+                    return Err(DockerError::NotOurs { name: found.name });
+                }
+                match found.state {
+                    ComputerState::Running => Some(Startup::AlreadyRunning),
+                    _ => start_or_upgrade(&docker, settings, config_dir, &found).await?,
+                }
+            }
+        };
+        // `None`: another MCP server changed the computer under us; look again.
+        if let Some(startup) = outcome {
+            return ready(&docker, &settings.name, startup).await;
+        }
+        if tokio::time::Instant::now() >= settle_by {
+            return Err(DockerError::Busy {
+                name: settings.name.clone(),
+                status: "being changed by another program".into(),
+                fix: "wait until it settles and call start_computer again".into(),
+            });
+        }
+        tokio::time::sleep(SETTLE_PAUSE).await;
+    }
+}
+
+/// A stopped computer: recreated when it is on an older image and the
+/// current image is newer than it, otherwise started as it is.
+async fn start_or_upgrade(
+    docker: &Docker,
+    settings: &ComputerSettings,
+    config_dir: Option<&Path>,
+    found: &FoundComputer,
+) -> Result<Option<Startup>, DockerError> {
+    let name = &found.name;
+    let port_base = found.port_base.ok_or_else(|| DockerError::Damaged {
+        name: name.clone(),
+        what: "viewer port (container port 6080) bound on the host",
+    })?;
+    if !found.upgrade_pending() {
+        return start_existing(docker, found, port_base).await;
+    }
+    let image = ensure_image(docker, &settings.image, config_dir).await?;
+    let image_version = image.version.as_deref().unwrap_or(binary_version());
+    let newer = found
+        .version
+        .as_deref()
+        .and_then(|old| compare_versions(image_version, old))
+        == Some(Ordering::Greater);
+    if !newer {
+        // Recreating on an image that is no newer would gain nothing.
+        tracing::warn!(
+            name,
+            image = settings.image,
+            image_version,
+            "the computer is older than this binary, but its image is no newer; starting it as it is"
+        );
+        return start_existing(docker, found, port_base).await;
+    }
+    // Nothing is removed unless its ports can be bound again.
+    if let Some(port) = ports::first_taken(port_base) {
+        if changed_since(docker, name, Some(found)).await? {
+            return Ok(None);
+        }
+        return Err(DockerError::ExistingPortTaken {
+            port,
+            base: port_base,
+            name: name.clone(),
+        });
+    }
+    tracing::info!(
+        name,
+        from = found.version.as_deref().unwrap_or("?"),
+        to = image_version,
+        "creating the stopped computer again on the newer image; its home volume stays"
+    );
+    let removal = Call::new(
+        format!(
+            "removing the stopped computer `{name}` to create it again on `{}`",
+            settings.image
+        ),
+        format!(
+            "the computer `{name}` is stopped and may still exist; its home volume is untouched"
+        ),
+        REMOVE_DEADLINE,
+    );
+    // By id: if another server already replaced it, the new one stays.
+    let options = RemoveContainerOptionsBuilder::default()
+        .force(false)
+        .v(false)
+        .build();
+    match removal
+        .run_raw(docker.remove_container(&found.id, Some(options)))
+        .await?
+    {
+        Ok(()) => {}
+        Err(e) if status_of(&e) == Some(404) => {}
+        // Someone started it meanwhile; it is not ours to remove any more.
+        Err(e) if status_of(&e) == Some(409) => return Ok(None),
+        Err(e) => return Err(removal.failed(e)),
+    }
+    let plan = Creation {
+        name,
+        image: &settings.image,
+        facts: &image,
+        port_base,
+        volume: found.volume.clone().unwrap_or_else(|| settings.volume()),
+        replacing: true,
+    };
+    Ok(create_and_start(docker, &plan)
+        .await?
+        .map(|()| Startup::Recreated {
+            previous_version: found.version.clone(),
+        }))
+}
+
+async fn start_existing(
+    docker: &Docker,
+    found: &FoundComputer,
+    port_base: u16,
+) -> Result<Option<Startup>, DockerError> {
+    let name = &found.name;
+    let taken = |port| DockerError::ExistingPortTaken {
+        port,
+        base: port_base,
+        name: name.clone(),
+    };
+    if let Some(port) = ports::first_taken(port_base) {
+        if changed_since(docker, name, Some(found)).await? {
+            return Ok(None);
+        }
+        return Err(taken(port));
+    }
+    let call = Call::new(
+        format!("starting the computer `{name}`"),
+        format!("the computer `{name}` exists and may be stopped; see `docker logs {name}`"),
+        START_DEADLINE,
+    );
+    // A start of a running container is a success (304), which covers
+    // another server starting it first.
+    match call
+        .run_raw(docker.start_container(&found.id, None))
+        .await?
+    {
+        Ok(()) => Ok(Some(Startup::Started)),
+        Err(e) if status_of(&e) == Some(404) => Ok(None),
+        Err(e) => match message_of(&e).and_then(ports::taken_port_in) {
+            Some(_) if changed_since(docker, name, Some(found)).await? => Ok(None),
+            Some(port) => Err(taken(port)),
+            None => Err(call.failed(e)),
+        },
+    }
+}
+
+/// Whether the computer changed since `seen` was read (`None`: there was
+/// none). Another MCP server starting the same computer binds its ports, so
+/// a taken port is then no error: the caller looks again.
+async fn changed_since(
+    docker: &Docker,
+    name: &str,
+    seen: Option<&FoundComputer>,
+) -> Result<bool, DockerError> {
+    let now = find_computer(docker, name).await?;
+    Ok(match (seen, now) {
+        (None, None) => false,
+        (Some(before), Some(now)) => before.id != now.id || before.state != now.state,
+        _ => true,
+    })
+}
+
+/// Everything a new computer container is made from.
+struct Creation<'a> {
+    name: &'a str,
+    image: &'a str,
+    facts: &'a ImageFacts,
+    port_base: u16,
+    volume: String,
+    /// It takes the place of an older computer of the same name, which the
+    /// error messages mention.
+    replacing: bool,
+}
+
+impl Creation<'_> {
+    fn body(&self, token: &str) -> ContainerCreateBody {
+        let mut env = vec![
+            format!("{TOKEN_VAR}={token}"),
+            format!("COMPUTER_USE_PORT_BASE={}", self.port_base),
+            "LANG=en_US.UTF-8".to_string(),
+            "LC_ALL=en_US.UTF-8".to_string(),
+        ];
+        match iana_time_zone::get_timezone() {
+            Ok(zone) => env.push(format!("TZ={zone}")),
+            Err(e) => {
+                tracing::warn!("the computer keeps UTC: cannot read the host's time zone: {e}")
+            }
+        }
+        // The container carries the version of the image it runs. An image
+        // without the label counts as this binary's version.
+        let version = self
+            .facts
+            .version
+            .clone()
+            .unwrap_or_else(|| binary_version().to_string());
+        ContainerCreateBody {
+            image: Some(self.image.to_string()),
+            env: Some(env),
+            labels: Some([(VERSION_LABEL.to_string(), version)].into()),
+            exposed_ports: Some(ports::exposed_ports()),
+            host_config: Some(HostConfig {
+                port_bindings: Some(ports::port_bindings(self.port_base)),
+                mounts: Some(vec![Mount {
+                    target: Some(HOME.to_string()),
+                    source: Some(self.volume.clone()),
+                    typ: Some(MountType::VOLUME),
+                    ..Default::default()
+                }]),
+                shm_size: Some(SHM_SIZE),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+}
+
+/// Creates the volume (kept if it exists) and the container, and starts it.
+/// `Ok(None)` when another server created a container of that name first.
+async fn create_and_start(docker: &Docker, plan: &Creation<'_>) -> Result<Option<()>, DockerError> {
+    let name = plan.name;
+    let base = plan.port_base;
+    let left_behind = if plan.replacing {
+        format!(
+            "the old computer `{name}` was removed; its home volume `{}` is untouched",
+            plan.volume
+        )
+    } else {
+        "nothing was created".to_string()
+    };
+    if let Some(port) = ports::first_taken(base) {
+        // Any container of this name now is another server's work.
+        if changed_since(docker, name, None).await? {
+            return Ok(None);
+        }
+        return Err(if plan.replacing {
+            DockerError::ExistingPortTaken {
+                port,
+                base,
+                name: name.to_string(),
+            }
+        } else {
+            DockerError::PortTaken { port, base }
+        });
+    }
+    Call::new(
+        format!("creating the home volume `{}`", plan.volume),
+        left_behind.clone(),
+        VOLUME_DEADLINE,
+    )
+    .run(docker.create_volume(VolumeCreateRequest {
+        name: Some(plan.volume.clone()),
+        ..Default::default()
+    }))
+    .await?;
+    let token = Alphanumeric.sample_string(&mut rand::rng(), TOKEN_CHARS);
+    let creation = Call::new(
+        format!("creating the container `{name}` from `{}`", plan.image),
+        left_behind,
+        CREATE_DEADLINE,
+    );
+    let options = CreateContainerOptionsBuilder::default().name(name).build();
+    let id = match creation
+        .run_raw(docker.create_container(Some(options), plan.body(&token)))
+        .await?
+    {
+        Ok(created) => created.id,
+        Err(e) if status_of(&e) == Some(409) => return Ok(None),
+        Err(e) => return Err(creation.failed(e)),
+    };
+    let start = Call::new(
+        format!("starting the new computer `{name}`"),
+        format!("the container `{name}` exists but is stopped; see `docker logs {name}`"),
+        START_DEADLINE,
+    );
+    match start.run_raw(docker.start_container(&id, None)).await? {
+        Ok(()) => Ok(Some(())),
+        Err(e) => match message_of(&e).and_then(ports::taken_port_in) {
+            Some(port) => {
+                // The container was made a moment ago and holds nothing; it
+                // goes, so that a new COMPUTER_USE_PORT_BASE takes effect.
+                let options = RemoveContainerOptionsBuilder::default().force(true).build();
+                let _ = Call::new(
+                    "removing the container that could not start",
+                    "",
+                    REMOVE_DEADLINE,
+                )
+                .run(docker.remove_container(&id, Some(options)))
+                .await;
+                Err(DockerError::PortTaken { port, base })
+            }
+            None => Err(start.failed(e)),
+        },
+    }
+}
+
+/// Waits for computerd and gathers what the host needs to call it.
+async fn ready(docker: &Docker, name: &str, startup: Startup) -> Result<Computer, DockerError> {
+    let found = find_computer(docker, name)
+        .await?
+        .ok_or_else(|| DockerError::Vanished {
+            name: name.to_string(),
+        })?;
+    if let Some(fix) = busy_fix(&found.status, name) {
+        return Err(DockerError::Busy {
+            name: name.to_string(),
+            status: found.status.clone(),
+            fix,
+        });
+    }
+    // It can die before its ports are even listed.
+    if found.state != ComputerState::Running {
+        return Err(DockerError::Exited {
+            name: name.to_string(),
+            exit_code: found.exit_code.unwrap_or(-1),
+        });
+    }
+    let api_url = found.api_url().ok_or_else(|| DockerError::Damaged {
+        name: name.to_string(),
+        what: "API port (container port 7070) bound on the host",
+    })?;
+    let token = found.token.clone().ok_or_else(|| DockerError::NotOurs {
+        name: name.to_string(),
+    })?;
+    probe::wait_healthy(docker, name, &api_url, HEALTH_DEADLINE).await?;
+    let viewer_key = match probe::viewer_key(name, &api_url, &token).await {
+        Ok(key) => Some(key),
+        Err(e) => {
+            tracing::warn!("{e}");
+            None
+        }
+    };
+    let upgrade_pending = found.upgrade_pending();
+    Ok(Computer {
+        name: found.name,
+        id: found.id,
+        image: found.image,
+        image_version: found.version,
+        state: ComputerState::Running,
+        startup,
+        upgrade_pending,
+        api_url,
+        token,
+        port_base: found.port_base.unwrap_or_default(),
+        viewer_key,
+    })
+}
+
+/// What to do about a computer in a state this program leaves to the user.
+fn busy_fix(status: &str, name: &str) -> Option<String> {
+    use ContainerStateStatusEnum as S;
+    let is = |state: S| status == state.to_string();
+    if is(S::PAUSED) {
+        Some(format!(
+            "run `docker unpause {name}` and call start_computer again"
+        ))
+    } else if is(S::RESTARTING) {
+        Some(format!(
+            "computerd keeps exiting: see why with `docker logs {name}`, then run `docker stop {name}` and call start_computer again"
+        ))
+    } else if is(S::STOPPING) || is(S::REMOVING) {
+        Some("wait a moment and call start_computer again".to_string())
+    } else {
+        None
+    }
+}

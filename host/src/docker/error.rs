@@ -1,0 +1,162 @@
+//! What can go wrong on the Docker side. Each message says what happened,
+//! what may still exist or run, and what to do.
+
+use super::endpoint::EndpointSource;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The endpoint could not be worked out from the environment and the Docker
+/// CLI's configuration; no connection was attempted.
+#[derive(Debug, thiserror::Error)]
+pub enum EndpointError {
+    #[error("the Docker endpoint `{host}` ({origin}) {reason}, which computer-use-mcp does not support; use a Docker context with a socket (`docker context use <name>`) or set DOCKER_HOST to a `unix://`, `npipe://`, `tcp://` or `http://` address")]
+    Refused {
+        host: String,
+        origin: EndpointSource,
+        reason: Refusal,
+    },
+    #[error("`{host}` ({origin}) is not a Docker address: use `unix:///path/to/docker.sock`, `npipe:////./pipe/docker_engine`, `tcp://host:port` or `http://host:port`")]
+    Malformed {
+        host: String,
+        origin: EndpointSource,
+    },
+    #[error("the Docker endpoint `{host}` ({origin}) is a {kind}, which this system does not have; use a Docker context with a socket or set DOCKER_HOST")]
+    WrongPlatform {
+        host: String,
+        origin: EndpointSource,
+        kind: &'static str,
+    },
+    #[error("the Docker context `{name}` ({origin}) does not exist: `{}` is missing; run `docker context ls` and choose one that does", meta.display())]
+    NoContext {
+        name: String,
+        origin: EndpointSource,
+        meta: PathBuf,
+    },
+    #[error("the Docker context `{name}` ({origin}) has no Docker endpoint in `{}`; run `docker context inspect {name}`, or choose another context", meta.display())]
+    NoHost {
+        name: String,
+        origin: EndpointSource,
+        meta: PathBuf,
+    },
+    #[error("cannot read `{}`: {source}; fix its permissions, or set DOCKER_HOST to skip it", path.display())]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("`{}` is not valid JSON: {source}; fix the file, or set DOCKER_HOST to skip it", path.display())]
+    Parse {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+}
+
+/// Why a well-formed endpoint is refused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// `ssh://`: would need an ssh client and a remote `docker system dial-stdio`.
+    Ssh,
+    /// `https://`, a context with TLS material or `SkipTLSVerify`.
+    Tls,
+    /// `tcp://` from DOCKER_HOST while DOCKER_TLS_VERIFY is set.
+    TlsVerifyVariable,
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Refusal::Ssh => "uses ssh",
+            Refusal::Tls => "needs TLS",
+            Refusal::TlsVerifyVariable => "needs TLS because DOCKER_TLS_VERIFY is set",
+        })
+    }
+}
+
+/// Talking to the Docker engine, or to computerd in a container it started.
+#[derive(Debug, thiserror::Error)]
+pub enum DockerError {
+    #[error(transparent)]
+    Endpoint(#[from] EndpointError),
+    #[error("cannot reach the Docker engine at `{host}` ({why}): {}; start Docker, or point DOCKER_HOST or DOCKER_CONTEXT at a running engine (`computer-use-mcp info` shows the endpoint in use)", describe(source))]
+    Unreachable {
+        host: String,
+        why: String,
+        source: bollard::errors::Error,
+    },
+    #[error("the Docker engine at `{host}` ({why}) did not answer within {}s; check that Docker is running and not stuck, or point DOCKER_HOST or DOCKER_CONTEXT at another engine", after.as_secs())]
+    EngineSilent {
+        host: String,
+        why: String,
+        after: Duration,
+    },
+    #[error("the Docker engine failed {action}: {}; {aftermath}", describe(source))]
+    Call {
+        action: String,
+        aftermath: String,
+        source: bollard::errors::Error,
+    },
+    #[error("the Docker engine did not finish {action} within {}s; {aftermath}", after.as_secs())]
+    Timeout {
+        action: String,
+        aftermath: String,
+        after: Duration,
+    },
+    #[error("the image `{image}` does not exist, and dev builds never pull: build it with `just image` (or `bash scripts/build-image.sh`), or set COMPUTER_USE_IMAGE to an image you have")]
+    DevImageMissing { image: String },
+    #[error("cannot pull the image `{image}`: {}; if the registry needs a login, run `docker login ghcr.io -u <github-user>` with a token that has the `read:packages` scope, or set COMPUTER_USE_IMAGE to an image you have", describe(source))]
+    Pull {
+        image: String,
+        source: bollard::errors::Error,
+    },
+    #[error("pulling the image `{image}` made no progress for {}s; check the network and run `docker pull {image}` to see what happens, then call start_computer again", after.as_secs())]
+    PullStalled { image: String, after: Duration },
+    #[error("cannot use the registry login for `{registry}`: {reason}; run `docker login {registry}` again")]
+    Credentials { registry: String, reason: String },
+    #[error("host port {port} on 127.0.0.1 is taken, so a computer with ports {base}-{} cannot start; stop what uses it, or set COMPUTER_USE_PORT_BASE to another first port (1024 to 65519; the computer takes it and the 16 after it)", base + 16)]
+    PortTaken { port: u16, base: u16 },
+    #[error("host port {port} on 127.0.0.1 is taken, and the stopped computer `{name}` keeps the ports it was created with ({base}-{}); stop what uses the port, or remove the computer with `docker rm {name}` (its home volume stays) and set COMPUTER_USE_PORT_BASE to another first port", base + 16)]
+    ExistingPortTaken { port: u16, base: u16, name: String },
+    #[error("a container named `{name}` exists but was not made by computer-use-mcp (it has no COMPUTERD_TOKEN); set COMPUTER_USE_NAME to another name, or remove that container")]
+    NotOurs { name: String },
+    #[error("the computer `{name}` is {status}; {fix}")]
+    Busy {
+        name: String,
+        status: String,
+        fix: String,
+    },
+    #[error("the computer `{name}` has no {what}, so it was changed outside computer-use-mcp; remove it with `docker rm -f {name}` (its home volume stays) and call start_computer to create it again")]
+    Damaged { name: String, what: &'static str },
+    #[error("the computer `{name}` stopped while starting (exit code {exit_code}); its container is still there: see why with `docker logs {name}`")]
+    Exited { name: String, exit_code: i64 },
+    #[error("the computer `{name}` was removed while it was starting; call start_computer again to create it")]
+    Vanished { name: String },
+    #[error("computerd in the computer `{name}` did not answer `GET {url}` within {}s ({last}); the container is running: see its logs with `docker logs {name}`", after.as_secs())]
+    Unhealthy {
+        name: String,
+        url: String,
+        after: Duration,
+        last: String,
+    },
+    #[error("computerd in the computer `{name}` did not give its viewer key at `{url}`: {reason}; see its logs with `docker logs {name}`")]
+    ViewerKey {
+        name: String,
+        url: String,
+        reason: String,
+    },
+}
+
+/// An error and its causes on one line. Transport errors say little on their
+/// own ("client error (Connect)"); the cause says "connection refused".
+pub(crate) fn describe(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(c) = cause {
+        let next = c.to_string();
+        // Some layers repeat their cause in their own text.
+        if !text.contains(&next) {
+            text.push_str(": ");
+            text.push_str(&next);
+        }
+        cause = c.source();
+    }
+    text
+}

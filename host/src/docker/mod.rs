@@ -1,0 +1,24 @@
+//! The Docker side of the host: which engine to talk to ([`endpoint`]), the
+//! computer's container ([`container`]), its image ([`image`]) and published
+//! ports ([`ports`]), and what can go wrong ([`error`]).
+//!
+//! Nothing here calls Docker until [`ensure_computer`] (for `start_computer`)
+//! or [`find_computer`] (for `info`) runs: resolving the endpoint only reads
+//! the environment and the Docker CLI's files.
+
+mod call;
+pub mod container;
+mod credentials;
+pub mod endpoint;
+pub mod error;
+pub mod image;
+pub mod ports;
+pub mod probe;
+
+pub use container::{
+    ensure_computer, find_computer, viewer_url, Computer, ComputerState, FoundComputer, Startup,
+};
+pub use endpoint::{resolve_endpoint, DockerEndpoint, EndpointSource, Transport};
+pub use error::{DockerError, EndpointError, Refusal};
+pub use image::{binary_version, default_image, ImageFacts};
+pub use probe::viewer_key;

@@ -1,0 +1,190 @@
+//! `computer-use-mcp info`: what this binary would use and what it finds,
+//! without changing anything. Each part is gathered on its own, so a broken
+//! setting or an unreachable engine still leaves the rest to print.
+
+use crate::docker::image::{inspect_image, pulls_missing_image};
+use crate::docker::{
+    binary_version, find_computer, resolve_endpoint, viewer_key, viewer_url, ComputerState,
+    DockerEndpoint, DockerError, EndpointError, FoundComputer, ImageFacts,
+};
+use crate::settings::{process_env, ComputerSettings, Env, SettingsError};
+use std::fmt;
+
+/// Everything `info` prints.
+#[derive(Debug)]
+pub struct Info {
+    pub version: &'static str,
+    /// Name, port base and image from `COMPUTER_USE_*`.
+    pub settings: Result<ComputerSettings, SettingsError>,
+    pub endpoint: Result<DockerEndpoint, EndpointError>,
+    /// The image on the engine; `None` when the engine was not asked.
+    pub image: Option<Result<Option<ImageFacts>, DockerError>>,
+    pub computer: ComputerReport,
+}
+
+/// What was found of the computer.
+#[derive(Debug)]
+pub enum ComputerReport {
+    /// A setting or the endpoint is broken; Docker was not asked.
+    NotChecked,
+    /// Docker could not be asked; the reason.
+    Unknown(DockerError),
+    Missing,
+    Present {
+        found: FoundComputer,
+        /// The viewer link while it runs, or why it could not be had.
+        viewer: Option<Result<String, DockerError>>,
+    },
+}
+
+impl ComputerReport {
+    pub fn state(&self) -> Option<ComputerState> {
+        match self {
+            ComputerReport::NotChecked | ComputerReport::Unknown(_) => None,
+            ComputerReport::Missing => Some(ComputerState::Missing),
+            ComputerReport::Present { found, .. } => Some(found.state),
+        }
+    }
+}
+
+/// Gathers from this process's environment.
+pub async fn gather() -> Info {
+    gather_from(&process_env()).await
+}
+
+/// Gathers from `env`, reading only; the computer is never created, started
+/// or changed.
+pub async fn gather_from(env: &Env) -> Info {
+    let settings = ComputerSettings::from_env(env);
+    let endpoint = resolve_endpoint(env);
+    let (image, computer) = match (&settings, &endpoint) {
+        (Ok(settings), Ok(endpoint)) => look(settings, endpoint).await,
+        _ => (None, ComputerReport::NotChecked),
+    };
+    Info {
+        version: binary_version(),
+        settings,
+        endpoint,
+        image,
+        computer,
+    }
+}
+
+async fn look(
+    settings: &ComputerSettings,
+    endpoint: &DockerEndpoint,
+) -> (
+    Option<Result<Option<ImageFacts>, DockerError>>,
+    ComputerReport,
+) {
+    let docker = match endpoint.connect().await {
+        Ok(docker) => docker,
+        Err(e) => return (None, ComputerReport::Unknown(e)),
+    };
+    let image = inspect_image(&docker, &settings.image).await;
+    let computer = match find_computer(&docker, &settings.name).await {
+        Err(e) => ComputerReport::Unknown(e),
+        Ok(None) => ComputerReport::Missing,
+        Ok(Some(found)) => {
+            let viewer = match (found.state, found.api_url(), &found.token, found.port_base) {
+                (ComputerState::Running, Some(api), Some(token), Some(base)) => Some(
+                    viewer_key(&found.name, &api, token)
+                        .await
+                        .map(|key| viewer_url(base, &key)),
+                ),
+                _ => None,
+            };
+            ComputerReport::Present { found, viewer }
+        }
+    };
+    (Some(image), computer)
+}
+
+impl fmt::Display for Info {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let build = if pulls_missing_image() {
+            "release build"
+        } else {
+            "dev build"
+        };
+        writeln!(f, "computer-use-mcp {} ({build})", self.version)?;
+        match &self.settings {
+            Ok(s) => {
+                write!(f, "image:    {}", s.image)?;
+                match &self.image {
+                    Some(Ok(Some(facts))) => match &facts.version {
+                        Some(v) => write!(f, " (present, version {v})")?,
+                        None => write!(f, " (present, no version label)")?,
+                    },
+                    Some(Ok(None)) if pulls_missing_image() => {
+                        write!(f, " (not present; start_computer pulls it)")?
+                    }
+                    Some(Ok(None)) => write!(f, " (not present; build it with `just image`)")?,
+                    Some(Err(e)) => write!(f, " (cannot tell: {e})")?,
+                    None => {}
+                }
+                writeln!(f)?;
+            }
+            Err(e) => writeln!(f, "settings: {e}")?,
+        }
+        match &self.endpoint {
+            Ok(e) => writeln!(f, "docker:   {e}")?,
+            Err(e) => writeln!(f, "docker:   {e}")?,
+        }
+        let name = self
+            .settings
+            .as_ref()
+            .map(|s| s.name.as_str())
+            .unwrap_or("?");
+        match &self.computer {
+            ComputerReport::NotChecked => {
+                writeln!(f, "computer: not checked; fix the problem above first")?
+            }
+            ComputerReport::Unknown(e) => writeln!(f, "computer: unknown: {e}")?,
+            ComputerReport::Missing => writeln!(
+                f,
+                "computer: `{name}` does not exist; start_computer creates it"
+            )?,
+            ComputerReport::Present { found, viewer } => {
+                write_found(f, found)?;
+                match viewer {
+                    Some(Ok(url)) => writeln!(f, "viewer:   {url}")?,
+                    Some(Err(e)) => writeln!(f, "viewer:   unknown: {e}")?,
+                    None => {}
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn write_found(f: &mut fmt::Formatter<'_>, found: &FoundComputer) -> fmt::Result {
+    let name = &found.name;
+    let status = if found.status == found.state.to_string() {
+        String::new()
+    } else {
+        format!(" ({})", found.status)
+    };
+    let version = found.version.as_deref().unwrap_or("unknown");
+    match found.state {
+        ComputerState::Running => writeln!(f, "computer: `{name}` is running{status}, image version {version}")?,
+        _ => writeln!(
+            f,
+            "computer: `{name}` is stopped{status}, image version {version}; start_computer starts it"
+        )?,
+    }
+    let binary = binary_version();
+    match (&found.version, found.upgrade_pending(), found.state) {
+        (None, ..) => writeln!(f, "upgrade:  unknown: the container has no version label")?,
+        (Some(v), true, ComputerState::Running) => writeln!(
+            f,
+            "upgrade:  pending: the computer runs {v} and this binary is {binary}; run `docker stop {name}` and call start_computer to move it to the new image (files in home stay)"
+        )?,
+        (Some(v), true, _) => writeln!(
+            f,
+            "upgrade:  pending: the computer is {v} and this binary is {binary}; the next start_computer creates it again on the new image (files in home stay)"
+        )?,
+        (Some(_), false, _) => writeln!(f, "upgrade:  none pending")?,
+    }
+    Ok(())
+}

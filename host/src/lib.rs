@@ -1,0 +1,24 @@
+//! computer-use-mcp: the MCP server on the host.
+//!
+//! # Layout
+//! - [`mcp`]: the rmcp stdio server; `catalog` lists the tools, `args` reads
+//!   their arguments, `tools/` holds one file per tool area, `result` builds
+//!   their results, `state` keeps this process's connection and sessions.
+//! - [`computer`]: turns `start_computer` into a running, healthy computer
+//!   (settings, Docker, health) and a [`client::ComputerdClient`] for it.
+//! - [`docker`]: the Docker endpoint, the container lifecycle and the image.
+//! - [`settings`]: the `COMPUTER_USE_*` variables, read when the spec says.
+//! - [`client`]: computerd's HTTP API with deadlines.
+//! - [`heartbeat`]: keeps this process's sessions alive; ends them at exit.
+//! - [`info`]: the `info` command.
+//!
+//! A tool call flows `mcp::server` → `mcp::tools::*` → `client` → computerd,
+//! and back as text, structured content and images.
+
+pub mod client;
+pub mod computer;
+pub mod docker;
+pub mod heartbeat;
+pub mod info;
+pub mod mcp;
+pub mod settings;

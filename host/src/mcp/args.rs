@@ -1,0 +1,159 @@
+//! Tool arguments. Doc comments become the JSON Schema descriptions a model
+//! reads, so they state units, limits and defaults. Unknown fields are
+//! refused so that a misspelt option is an error, not silently ignored.
+
+use computer_protocol::{Action, TimeoutArg};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StartComputerArgs {
+    /// What this session is for, shown to people watching the screens; 1 to 80 characters.
+    pub title: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SessionArgs {
+    /// The id start_computer returned.
+    pub session_id: String,
+}
+
+fn default_true() -> bool {
+    true
+}
+
+fn default_settle() -> u64 {
+    computer_protocol::limits::SETTLE_DEFAULT_MS
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ActArgs {
+    /// The id start_computer returned.
+    pub session_id: String,
+    /// 1 to 24 actions, run in order; the first failure stops the batch.
+    /// Coordinates are pixels of this session's screen, origin top-left.
+    /// A double click is two click actions.
+    pub actions: Vec<Action>,
+    /// Take a screenshot after the last action (default true).
+    #[serde(default = "default_true")]
+    pub observe: bool,
+    /// Milliseconds to wait after the last action before the screenshot, 0 to 5000 (default 300).
+    #[serde(default = "default_settle")]
+    pub settle_ms: u64,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ShellArgs {
+    /// The id start_computer returned.
+    pub session_id: String,
+    /// A bash command line, run with `bash -lc` in the session's working folder, with no input.
+    pub command: String,
+    /// Time limit: seconds as a number, or a string such as `90`, `90s`, `2m`, `1h`.
+    /// Default COMPUTER_USE_SHELL_TIMEOUT (120 s); at most COMPUTER_USE_SHELL_TIMEOUT_MAX (600 s).
+    /// On timeout the command and everything it started are killed; output so far is kept.
+    #[serde(default)]
+    pub timeout: Option<TimeoutArg>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetCwdArgs {
+    /// The id start_computer returned.
+    pub session_id: String,
+    /// A folder: absolute, `~` for home, or relative to the current working folder.
+    pub path: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListFilesArgs {
+    /// The id start_computer returned.
+    pub session_id: String,
+    /// The folder to list (default: the working folder); `~` is home.
+    #[serde(default)]
+    pub path: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadFileArgs {
+    /// The id start_computer returned.
+    pub session_id: String,
+    /// The file: absolute, `~/...`, or relative to the working folder.
+    pub path: String,
+    /// First line to read, counting from 1.
+    #[serde(default)]
+    pub offset: Option<u64>,
+    /// Number of lines to read.
+    #[serde(default)]
+    pub limit: Option<u64>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteFileArgs {
+    /// The id start_computer returned.
+    pub session_id: String,
+    /// The file to replace or create; missing folders are created.
+    pub path: String,
+    /// The whole new content, UTF-8 text up to 10 MB.
+    pub content: String,
+}
+
+/// Reads a tool's arguments, naming the field at fault on failure
+/// (`actions[2].x: invalid type: string "a", expected i32`).
+pub fn parse<T: DeserializeOwned>(
+    arguments: Option<serde_json::Map<String, serde_json::Value>>,
+) -> Result<T, String> {
+    let value = serde_json::Value::Object(arguments.unwrap_or_default());
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        if path == "." || path.is_empty() {
+            format!("invalid arguments: {inner}")
+        } else {
+            format!("`{path}`: {inner}")
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn args(v: serde_json::Value) -> Option<serde_json::Map<String, serde_json::Value>> {
+        v.as_object().cloned()
+    }
+
+    #[test]
+    fn errors_name_the_field() {
+        let e = parse::<ActArgs>(args(
+            json!({"session_id": "s", "actions": [{"type": "click", "x": "a", "y": 1}]}),
+        ))
+        .unwrap_err();
+        assert!(
+            e.starts_with("`actions[0].x`") || e.contains("actions[0]"),
+            "{e}"
+        );
+        let e = parse::<StartComputerArgs>(args(json!({}))).unwrap_err();
+        assert!(e.contains("title"), "{e}");
+        let e = parse::<ShellArgs>(args(
+            json!({"session_id": "s", "command": "x", "colour": 1}),
+        ))
+        .unwrap_err();
+        assert!(e.contains("colour"), "{e}");
+    }
+
+    #[test]
+    fn defaults_apply() {
+        let a = parse::<ActArgs>(args(json!({"session_id": "s", "actions": []}))).unwrap();
+        assert!(a.observe);
+        assert_eq!(a.settle_ms, 300);
+    }
+}

@@ -1,0 +1,95 @@
+//! The tool list: names, descriptions, input schemas and truthful annotations.
+//! Built once; `tools/list` answers from it without touching Docker.
+
+use super::args::{
+    ActArgs, ListFilesArgs, ReadFileArgs, SessionArgs, SetCwdArgs, ShellArgs, StartComputerArgs,
+    WriteFileArgs,
+};
+use rmcp::handler::server::common::schema_for_type;
+use rmcp::model::{Tool, ToolAnnotations};
+
+/// Hints in the order of MCP's annotation fields.
+struct Hints {
+    read_only: bool,
+    destructive: bool,
+    idempotent: bool,
+    /// Everything here acts on the computer, which is outside this process;
+    /// only the file tools stay within a closed world of files.
+    open_world: bool,
+}
+
+fn tool<T: schemars::JsonSchema + 'static>(
+    name: &'static str,
+    title: &str,
+    description: &'static str,
+    hints: Hints,
+) -> Tool {
+    Tool::new(name, description, schema_for_type::<T>()).with_annotations(
+        ToolAnnotations::from_raw(
+            Some(title.to_string()),
+            Some(hints.read_only),
+            Some(hints.destructive),
+            Some(hints.idempotent),
+            Some(hints.open_world),
+        ),
+    )
+}
+
+pub fn tools() -> Vec<Tool> {
+    vec![
+        tool::<StartComputerArgs>(
+            "start_computer",
+            "Start a computer session",
+            "Start a session on the shared Linux desktop (Debian 13 in Docker), creating or starting the computer when needed. Returns the session_id every other tool takes, and a viewer_url a person can open to watch. Each session gets its own screen on its first computer_observe.",
+            Hints { read_only: false, destructive: false, idempotent: false, open_world: true },
+        ),
+        tool::<SessionArgs>(
+            "end_session",
+            "End a session",
+            "End a session: closes its screen and frees the screen number. Files are never touched.",
+            Hints { read_only: false, destructive: true, idempotent: true, open_world: true },
+        ),
+        tool::<SessionArgs>(
+            "computer_observe",
+            "Screenshot the session's screen",
+            "Take a PNG screenshot of this session's own screen with frame_id, captured_at, size, cursor position and active window title. The first call opens the screen. When nothing changed since this session's previous screenshot, the image is left out and unchanged is true.",
+            Hints { read_only: true, destructive: false, idempotent: false, open_world: true },
+        ),
+        tool::<ActArgs>(
+            "computer_act",
+            "Act on the session's screen",
+            "Run 1 to 24 mouse and keyboard actions in order on this session's screen, then (observe=true, default) return a screenshot taken settle_ms (default 300, max 5000) after the last action. Actions: click {x,y,button}, move {x,y}, down/up {button, optional x,y}, type {text: any Unicode, \\n presses Enter}, key {key: chord such as enter, esc, f5, ctrl+shift+t, cmd+a; modifiers ctrl, alt (option), shift, super (cmd, meta, win)}, scroll {direction up|down|left|right, steps 1..20 default 3, optional x,y}, wait {ms 0..5000}, focus {target: window class or title; starts the app when none matches}. The first failing action stops the batch. The 4th identical batch of pointer, scroll or key actions in a row that leaves the screen unchanged is refused.",
+            Hints { read_only: false, destructive: true, idempotent: false, open_world: true },
+        ),
+        tool::<ShellArgs>(
+            "shell",
+            "Run a shell command",
+            "Run a command with `bash -lc` as the user `computer` in the session's working folder, with no input; DISPLAY points at the session's screen once it has one. Returns exit_code, duration_ms, timed_out, stdout and stderr (each keeps its first and last 15000 bytes). A non-zero exit is a normal result. The call returns when the command exits: start long jobs in the background with output redirected, e.g. `setsid nohup server >log 2>&1 &`. On timeout the command and everything it started are killed.",
+            Hints { read_only: false, destructive: true, idempotent: false, open_world: true },
+        ),
+        tool::<SetCwdArgs>(
+            "set_cwd",
+            "Change the working folder",
+            "Change the session's working folder (used by shell and the file tools). Relative paths start at the current one; `~` is home. Returns the new absolute path.",
+            Hints { read_only: false, destructive: false, idempotent: true, open_world: false },
+        ),
+        tool::<ListFilesArgs>(
+            "list_files",
+            "List a folder",
+            "List one folder (default: the working folder), folders first, each entry with name, type (file, dir, symlink, other), size and modified time. At most 1000 entries, with a note of how many more exist.",
+            Hints { read_only: true, destructive: false, idempotent: true, open_world: false },
+        ),
+        tool::<ReadFileArgs>(
+            "read_file",
+            "Read a file",
+            "Read a UTF-8 text file (optionally a range: offset = first line from 1, limit = line count), or a PNG/JPEG image up to 1 MB as an image. Long text keeps its first and last 15000 bytes with a note on reading a range. Other binary files are refused: use shell or file_transfer.",
+            Hints { read_only: true, destructive: false, idempotent: true, open_world: false },
+        ),
+        tool::<WriteFileArgs>(
+            "write_file",
+            "Write a file",
+            "Replace or create a file with UTF-8 content up to 10 MB. Creates missing folders, writes atomically, keeps an existing file's permissions, refuses a folder. Returns the absolute path and byte count.",
+            Hints { read_only: false, destructive: true, idempotent: true, open_world: false },
+        ),
+    ]
+}

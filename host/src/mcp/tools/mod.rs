@@ -1,0 +1,12 @@
+//! One file per tool area. Each tool reads its arguments, calls computerd,
+//! and builds the result; failures come back as `Err(message)`, which the
+//! server turns into an `isError` result.
+
+pub mod desktop;
+pub mod files;
+pub mod session;
+pub mod shell;
+
+use rmcp::model::CallToolResult;
+
+pub type ToolResult = Result<CallToolResult, String>;

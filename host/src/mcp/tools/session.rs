@@ -1,0 +1,103 @@
+//! start_computer and end_session.
+
+use super::ToolResult;
+use crate::mcp::args::{parse, SessionArgs, StartComputerArgs};
+use crate::mcp::result::structured;
+use crate::mcp::state::Host;
+use computer_protocol::{
+    routes, ComputerInfo, CreateSessionRequest, CreateSessionResponse, EndSessionResponse,
+    SessionId,
+};
+use reqwest::Method;
+use rmcp::model::JsonObject;
+use std::time::Duration;
+
+const API_DEADLINE: Duration = Duration::from_secs(30);
+
+pub async fn start_computer(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
+    let a: StartComputerArgs = parse(arguments)?;
+    let _one_at_a_time = host.starting.lock().await;
+    let started = crate::computer::start(&host.owner).await?;
+    let settings = started.session_settings.clone();
+    let request = CreateSessionRequest {
+        title: a.title,
+        owner: host.owner.clone(),
+        settings,
+    };
+    request.validate()?;
+    let client = &started.client;
+    let info: ComputerInfo = client
+        .call(
+            Method::GET,
+            routes::COMPUTER,
+            None::<&()>,
+            API_DEADLINE,
+            "nothing keeps running",
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+    let created: CreateSessionResponse = client
+        .call(
+            Method::POST,
+            routes::SESSIONS,
+            Some(&request),
+            API_DEADLINE,
+            "a session may have started; it ends by itself within a minute",
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+    let viewer_url = format!(
+        "http://127.0.0.1:{}/#key={}",
+        started.port_base, info.viewer_key
+    );
+    let conn = host.set_connection(crate::mcp::state::Connection {
+        client: started.client.clone(),
+        viewer_url: viewer_url.clone(),
+        container: started.container.clone(),
+        image: started.image.clone(),
+        state: started.state.clone(),
+        boot_id: info.boot_id.clone(),
+        shell_timeout_max: started.shell_timeout_max,
+    });
+    host.remember(created.session_id.clone(), info.boot_id);
+    let payload = serde_json::json!({
+        "session_id": created.session_id,
+        "viewer_url": viewer_url,
+        "computer": {"name": conn.container, "image": conn.image, "state": conn.state},
+        "cwd": created.cwd,
+    });
+    let text = format!(
+        "Session {} started on computer `{}` ({}). Working folder: {}. A person can watch at {}. Call computer_observe to open this session's screen.",
+        created.session_id, conn.container, conn.state, created.cwd, viewer_url
+    );
+    Ok(structured(text, &payload))
+}
+
+pub async fn end_session(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
+    let a: SessionArgs = parse(arguments)?;
+    let conn = host.client_for(&a.session_id)?;
+    let id = SessionId(a.session_id.clone());
+    let r: EndSessionResponse = conn
+        .client
+        .call(
+            Method::DELETE,
+            &routes::session(&id),
+            None::<&()>,
+            API_DEADLINE,
+            "the session may still be ending; it ends by itself within a minute",
+        )
+        .await
+        .map_err(|e| host.explain(&a.session_id, e))?;
+    host.forget(&id);
+    let text = match r.screen {
+        Some(n) => format!(
+            "Session {} ended; screen {n} closed. Files are untouched.",
+            r.session_id
+        ),
+        None => format!("Session {} ended. Files are untouched.", r.session_id),
+    };
+    Ok(structured(
+        text,
+        &serde_json::json!({"session_id": r.session_id, "screen": r.screen, "ended": true}),
+    ))
+}

@@ -1,0 +1,558 @@
+//! The host's `COMPUTER_USE_*` settings, each read at the moment the spec
+//! names: [`ComputerSettings`] when the computer is created (name, port base,
+//! image), [`Settings::for_start_computer`] when `start_computer` runs, and
+//! [`DevtoolsSettings::for_start_chrome_devtools`] when DevTools starts.
+//!
+//! Everything parses from an [`Env`] map rather than the process environment,
+//! so tests never touch global state. An empty value counts as unset, because
+//! MCP clients often write `"VAR": ""` for "no value".
+
+use crate::docker::image::default_image;
+use computer_protocol::duration::{format_duration, parse_duration, DurationError};
+use computer_protocol::limits::{SCREEN_SIDE_MAX, SCREEN_SIDE_MIN};
+use std::collections::HashMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Environment variables by name.
+pub type Env = HashMap<String, String>;
+
+/// This process's environment, read once by the caller.
+pub fn process_env() -> Env {
+    std::env::vars().collect()
+}
+
+pub const NAME: &str = "COMPUTER_USE_NAME";
+pub const SCREEN_SIZE: &str = "COMPUTER_USE_SCREEN_SIZE";
+pub const SHELL_TIMEOUT: &str = "COMPUTER_USE_SHELL_TIMEOUT";
+pub const SHELL_TIMEOUT_MAX: &str = "COMPUTER_USE_SHELL_TIMEOUT_MAX";
+pub const IDLE_TIMEOUT: &str = "COMPUTER_USE_IDLE_TIMEOUT";
+pub const DEVTOOLS_IDLE: &str = "COMPUTER_USE_DEVTOOLS_IDLE";
+pub const PORT_BASE: &str = "COMPUTER_USE_PORT_BASE";
+pub const OPEN: &str = "COMPUTER_USE_OPEN";
+pub const VNC_VIEWER: &str = "COMPUTER_USE_VNC_VIEWER";
+pub const IMAGE: &str = "COMPUTER_USE_IMAGE";
+
+pub const DEFAULT_NAME: &str = "computer-use";
+pub const DEFAULT_PORT_BASE: u16 = 20900;
+/// The computer publishes `base..=base + 16`, so the base stops 16 short of
+/// the last port.
+pub const PORT_BASE_MIN: u16 = 1024;
+pub const PORT_BASE_MAX: u16 = 65519;
+const DEFAULT_SHELL_TIMEOUT: Duration = Duration::from_secs(120);
+const DEFAULT_SHELL_TIMEOUT_MAX: Duration = Duration::from_secs(600);
+const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(3600);
+const DEFAULT_DEVTOOLS_IDLE: Duration = Duration::from_secs(600);
+/// `start_chrome_devtools` drives DevTools through `shell`; its first call
+/// can take most of a minute while Chromium and the bridge start.
+pub const DEVTOOLS_SHELL_TIMEOUT_MIN: Duration = Duration::from_secs(60);
+
+/// A setting with a value the host cannot use. The message names the
+/// variable, the value, and what to write instead.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`{name}` is `{value}`: {expected}")]
+pub struct SettingsError {
+    pub name: &'static str,
+    pub value: String,
+    pub expected: String,
+}
+
+/// Settings of the computer itself. They apply when the container is
+/// created; an existing computer keeps the name, ports and image it has.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ComputerSettings {
+    /// Container name; the home volume is `<name>-home`.
+    pub name: String,
+    /// First of the 17 host ports published on 127.0.0.1.
+    pub port_base: u16,
+    /// Image a new computer is created from.
+    pub image: String,
+}
+
+impl ComputerSettings {
+    pub fn from_env(env: &Env) -> Result<ComputerSettings, SettingsError> {
+        let name = match get(env, NAME) {
+            None => DEFAULT_NAME.to_string(),
+            Some(v) => container_name(v)?,
+        };
+        let port_base = match get(env, PORT_BASE) {
+            None => DEFAULT_PORT_BASE,
+            Some(v) => port_base(v)?,
+        };
+        let image = get(env, IMAGE)
+            .map(str::to_string)
+            .unwrap_or_else(default_image);
+        Ok(ComputerSettings {
+            name,
+            port_base,
+            image,
+        })
+    }
+
+    /// The named volume that holds `/home/computer`.
+    pub fn volume(&self) -> String {
+        format!("{}-home", self.name)
+    }
+}
+
+/// A screen size in pixels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScreenSize {
+    pub width: u32,
+    pub height: u32,
+}
+
+impl fmt::Display for ScreenSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}x{}", self.width, self.height)
+    }
+}
+
+/// Per-session defaults sent to computerd with each new session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionDefaults {
+    pub screen_size: ScreenSize,
+    /// `shell` timeout when the agent gives none.
+    pub shell_timeout: Duration,
+    /// Longest `shell` timeout an agent may ask for.
+    pub shell_timeout_max: Duration,
+    /// A session ends after this long without agent calls.
+    pub idle_timeout: Duration,
+}
+
+impl SessionDefaults {
+    /// The wire form computerd takes in `POST /v1/sessions`.
+    pub fn to_wire(&self) -> computer_protocol::SessionSettings {
+        computer_protocol::SessionSettings {
+            screen_size: Some(self.screen_size.to_string()),
+            idle_timeout_secs: Some(self.idle_timeout.as_secs()),
+            shell_timeout_secs: Some(self.shell_timeout.as_secs()),
+            shell_timeout_max_secs: Some(self.shell_timeout_max.as_secs()),
+        }
+    }
+}
+
+/// What opens when one of this process's sessions gets its screen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpenMode {
+    Browser,
+    Vnc,
+    None,
+}
+
+/// Everything `start_computer` reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settings {
+    pub computer: ComputerSettings,
+    pub session: SessionDefaults,
+    pub open: OpenMode,
+    /// The TigerVNC viewer `vnc` mode runs on Windows; always `None` on other
+    /// systems, which open `vnc://` links instead.
+    pub vnc_viewer: Option<PathBuf>,
+}
+
+impl Settings {
+    /// Reads and checks every setting `start_computer` uses; the first bad
+    /// one is the error.
+    pub fn for_start_computer(env: &Env) -> Result<Settings, SettingsError> {
+        let computer = ComputerSettings::from_env(env)?;
+        let screen_size = match get(env, SCREEN_SIZE) {
+            None => ScreenSize {
+                width: 1280,
+                height: 800,
+            },
+            Some(v) => screen_size(v)?,
+        };
+        let shell_timeout_max = duration(env, SHELL_TIMEOUT_MAX, DEFAULT_SHELL_TIMEOUT_MAX)?;
+        let shell_timeout = match get(env, SHELL_TIMEOUT) {
+            // The default follows a maximum set below it rather than break.
+            None => DEFAULT_SHELL_TIMEOUT.min(shell_timeout_max),
+            Some(v) => {
+                let chosen = duration_value(SHELL_TIMEOUT, v)?;
+                if chosen > shell_timeout_max {
+                    return Err(SettingsError {
+                        name: SHELL_TIMEOUT,
+                        value: v.to_string(),
+                        expected: format!(
+                            "it must not exceed `{SHELL_TIMEOUT_MAX}` ({}); lower it or raise the maximum",
+                            format_duration(shell_timeout_max)
+                        ),
+                    });
+                }
+                chosen
+            }
+        };
+        let idle_timeout = duration(env, IDLE_TIMEOUT, DEFAULT_IDLE_TIMEOUT)?;
+        let open = match get(env, OPEN) {
+            None => OpenMode::Browser,
+            Some(v) => open_mode(v)?,
+        };
+        let vnc_viewer = match get(env, VNC_VIEWER) {
+            Some(v) if cfg!(windows) => Some(vnc_viewer(v)?),
+            _ => None,
+        };
+        Ok(Settings {
+            computer,
+            session: SessionDefaults {
+                screen_size,
+                shell_timeout,
+                shell_timeout_max,
+                idle_timeout,
+            },
+            open,
+            vnc_viewer,
+        })
+    }
+}
+
+/// Everything `start_chrome_devtools` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DevtoolsSettings {
+    /// A DevTools bridge stops itself after this long without calls.
+    pub idle: Duration,
+}
+
+impl DevtoolsSettings {
+    /// Also checks that `shell` may run long enough for the DevTools calls the
+    /// agent makes through it.
+    pub fn for_start_chrome_devtools(env: &Env) -> Result<DevtoolsSettings, SettingsError> {
+        let idle = duration(env, DEVTOOLS_IDLE, DEFAULT_DEVTOOLS_IDLE)?;
+        let max = duration(env, SHELL_TIMEOUT_MAX, DEFAULT_SHELL_TIMEOUT_MAX)?;
+        if max < DEVTOOLS_SHELL_TIMEOUT_MIN {
+            return Err(SettingsError {
+                name: SHELL_TIMEOUT_MAX,
+                value: get(env, SHELL_TIMEOUT_MAX).unwrap_or_default().to_string(),
+                expected: format!(
+                    "`start_chrome_devtools` needs at least {}; raise it",
+                    format_duration(DEVTOOLS_SHELL_TIMEOUT_MIN)
+                ),
+            });
+        }
+        Ok(DevtoolsSettings { idle })
+    }
+}
+
+fn get<'a>(env: &'a Env, name: &str) -> Option<&'a str> {
+    env.get(name).map(|v| v.trim()).filter(|v| !v.is_empty())
+}
+
+/// Docker's rule for container (and volume) names, which includes a minimum
+/// of two characters.
+fn container_name(value: &str) -> Result<String, SettingsError> {
+    let mut chars = value.chars();
+    let first_ok = chars.next().is_some_and(|c| c.is_ascii_alphanumeric());
+    let rest_ok = chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'));
+    if first_ok && rest_ok && value.len() >= 2 {
+        Ok(value.to_string())
+    } else {
+        Err(SettingsError {
+            name: NAME,
+            value: value.to_string(),
+            expected: "use 2 or more of the letters a-z, A-Z, digits, `_`, `.` and `-`, starting with a letter or digit, such as `computer-use`".into(),
+        })
+    }
+}
+
+fn port_base(value: &str) -> Result<u16, SettingsError> {
+    value
+        .parse::<u16>()
+        .ok()
+        .filter(|p| (PORT_BASE_MIN..=PORT_BASE_MAX).contains(p))
+        .ok_or_else(|| SettingsError {
+            name: PORT_BASE,
+            value: value.to_string(),
+            expected: format!(
+                "use a port from {PORT_BASE_MIN} to {PORT_BASE_MAX}; the computer takes it and the 16 after it"
+            ),
+        })
+}
+
+fn screen_size(value: &str) -> Result<ScreenSize, SettingsError> {
+    let err = || {
+        SettingsError {
+        name: SCREEN_SIZE,
+        value: value.to_string(),
+        expected: format!(
+            "use `<width>x<height>` with sides from {SCREEN_SIDE_MIN} to {SCREEN_SIDE_MAX}, such as `1280x800`"
+        ),
+    }
+    };
+    let (w, h) = value.split_once(['x', 'X']).ok_or_else(err)?;
+    let side = |s: &str| {
+        s.parse::<u32>()
+            .ok()
+            .filter(|v| (SCREEN_SIDE_MIN..=SCREEN_SIDE_MAX).contains(v))
+            .ok_or_else(err)
+    };
+    Ok(ScreenSize {
+        width: side(w)?,
+        height: side(h)?,
+    })
+}
+
+fn duration(env: &Env, name: &'static str, default: Duration) -> Result<Duration, SettingsError> {
+    match get(env, name) {
+        None => Ok(default),
+        Some(v) => duration_value(name, v),
+    }
+}
+
+fn duration_value(name: &'static str, value: &str) -> Result<Duration, SettingsError> {
+    parse_duration(value).map_err(|e| SettingsError {
+        name,
+        value: value.to_string(),
+        expected: match e {
+            DurationError::Malformed(_) => {
+                "use whole seconds (`90`) or a number with `s`, `m` or `h` (`90s`, `2m`, `1h`)"
+                    .into()
+            }
+            DurationError::Zero(_) => "use at least 1 second".into(),
+        },
+    })
+}
+
+fn open_mode(value: &str) -> Result<OpenMode, SettingsError> {
+    match value.to_ascii_lowercase().as_str() {
+        "browser" => Ok(OpenMode::Browser),
+        "vnc" => Ok(OpenMode::Vnc),
+        "none" => Ok(OpenMode::None),
+        _ => Err(SettingsError {
+            name: OPEN,
+            value: value.to_string(),
+            expected: "use `browser`, `vnc` or `none`".into(),
+        }),
+    }
+}
+
+fn vnc_viewer(value: &str) -> Result<PathBuf, SettingsError> {
+    let path = PathBuf::from(value);
+    if path.is_file() {
+        Ok(path)
+    } else {
+        Err(SettingsError {
+            name: VNC_VIEWER,
+            value: value.to_string(),
+            expected: "no file is there; set it to the path of TigerVNC's `vncviewer.exe`, or unset it to look on PATH and in Program Files".into(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> Env {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    fn error_of(pairs: &[(&str, &str)]) -> SettingsError {
+        Settings::for_start_computer(&env(pairs)).unwrap_err()
+    }
+
+    #[test]
+    fn defaults_when_nothing_is_set() {
+        let s = Settings::for_start_computer(&env(&[])).unwrap();
+        assert_eq!(s.computer.name, "computer-use");
+        assert_eq!(s.computer.volume(), "computer-use-home");
+        assert_eq!(s.computer.port_base, 20900);
+        assert_eq!(s.computer.image, default_image());
+        assert_eq!(s.session.screen_size.to_string(), "1280x800");
+        assert_eq!(s.session.shell_timeout, Duration::from_secs(120));
+        assert_eq!(s.session.shell_timeout_max, Duration::from_secs(600));
+        assert_eq!(s.session.idle_timeout, Duration::from_secs(3600));
+        assert_eq!(s.open, OpenMode::Browser);
+        assert_eq!(s.vnc_viewer, None);
+        let d = DevtoolsSettings::for_start_chrome_devtools(&env(&[])).unwrap();
+        assert_eq!(d.idle, Duration::from_secs(600));
+    }
+
+    #[test]
+    fn dev_builds_use_the_dev_image() {
+        // Tests build with debug assertions, like every dev build.
+        assert_eq!(default_image(), "computer-use-mcp:dev");
+    }
+
+    #[test]
+    fn reads_every_variable() {
+        let s = Settings::for_start_computer(&env(&[
+            (NAME, "other.box_2"),
+            (PORT_BASE, "21900"),
+            (IMAGE, "example/computer:1"),
+            (SCREEN_SIZE, "1920X1080"),
+            (SHELL_TIMEOUT, "90s"),
+            (SHELL_TIMEOUT_MAX, "2m"),
+            (IDLE_TIMEOUT, "30m"),
+            (OPEN, "VNC"),
+        ]))
+        .unwrap();
+        assert_eq!(s.computer.name, "other.box_2");
+        assert_eq!(s.computer.volume(), "other.box_2-home");
+        assert_eq!(s.computer.port_base, 21900);
+        assert_eq!(s.computer.image, "example/computer:1");
+        assert_eq!(
+            s.session.screen_size,
+            ScreenSize {
+                width: 1920,
+                height: 1080
+            }
+        );
+        assert_eq!(s.session.shell_timeout, Duration::from_secs(90));
+        assert_eq!(s.session.shell_timeout_max, Duration::from_secs(120));
+        assert_eq!(s.session.idle_timeout, Duration::from_secs(1800));
+        assert_eq!(s.open, OpenMode::Vnc);
+        let wire = s.session.to_wire();
+        assert_eq!(wire.screen_size.as_deref(), Some("1920x1080"));
+        assert_eq!(wire.shell_timeout_secs, Some(90));
+        assert_eq!(wire.shell_timeout_max_secs, Some(120));
+        assert_eq!(wire.idle_timeout_secs, Some(1800));
+        let d =
+            DevtoolsSettings::for_start_chrome_devtools(&env(&[(DEVTOOLS_IDLE, "90")])).unwrap();
+        assert_eq!(d.idle, Duration::from_secs(90));
+    }
+
+    #[test]
+    fn empty_values_count_as_unset() {
+        let s = Settings::for_start_computer(&env(&[(NAME, ""), (PORT_BASE, " "), (OPEN, "")]))
+            .unwrap();
+        assert_eq!(s.computer.name, "computer-use");
+        assert_eq!(s.computer.port_base, 20900);
+        assert_eq!(s.open, OpenMode::Browser);
+    }
+
+    #[test]
+    fn default_shell_timeout_follows_a_lower_maximum() {
+        let s = Settings::for_start_computer(&env(&[(SHELL_TIMEOUT_MAX, "45")])).unwrap();
+        assert_eq!(s.session.shell_timeout, Duration::from_secs(45));
+        assert_eq!(s.session.shell_timeout_max, Duration::from_secs(45));
+    }
+
+    #[test]
+    fn refuses_bad_names() {
+        for bad in [
+            "a", "-box", "_box", ".box", "my box", "box/1", "bøx", "box:1",
+        ] {
+            let e = error_of(&[(NAME, bad)]);
+            assert_eq!(e.name, NAME, "{bad}");
+            assert_eq!(
+                e.to_string(),
+                format!("`COMPUTER_USE_NAME` is `{bad}`: use 2 or more of the letters a-z, A-Z, digits, `_`, `.` and `-`, starting with a letter or digit, such as `computer-use`")
+            );
+        }
+    }
+
+    #[test]
+    fn refuses_bad_screen_sizes() {
+        for bad in [
+            "1280",
+            "1280x",
+            "x800",
+            "319x800",
+            "1280x7681",
+            "wide x tall",
+            "1280x800x2",
+            "-1x800",
+        ] {
+            assert_eq!(
+                error_of(&[(SCREEN_SIZE, bad)]).to_string(),
+                format!("`COMPUTER_USE_SCREEN_SIZE` is `{bad}`: use `<width>x<height>` with sides from 320 to 7680, such as `1280x800`"),
+            );
+        }
+        // Both ends of the range are allowed.
+        assert!(Settings::for_start_computer(&env(&[(SCREEN_SIZE, "320x7680")])).is_ok());
+    }
+
+    #[test]
+    fn refuses_bad_durations_naming_the_variable() {
+        for name in [SHELL_TIMEOUT, SHELL_TIMEOUT_MAX, IDLE_TIMEOUT] {
+            assert_eq!(
+                error_of(&[(name, "2d")]).to_string(),
+                format!("`{name}` is `2d`: use whole seconds (`90`) or a number with `s`, `m` or `h` (`90s`, `2m`, `1h`)")
+            );
+            assert_eq!(
+                error_of(&[(name, "0m")]).to_string(),
+                format!("`{name}` is `0m`: use at least 1 second")
+            );
+        }
+        let e = DevtoolsSettings::for_start_chrome_devtools(&env(&[(DEVTOOLS_IDLE, "soon")]))
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "`COMPUTER_USE_DEVTOOLS_IDLE` is `soon`: use whole seconds (`90`) or a number with `s`, `m` or `h` (`90s`, `2m`, `1h`)"
+        );
+    }
+
+    #[test]
+    fn refuses_a_default_above_the_maximum() {
+        assert_eq!(
+            error_of(&[(SHELL_TIMEOUT, "15m")]).to_string(),
+            "`COMPUTER_USE_SHELL_TIMEOUT` is `15m`: it must not exceed `COMPUTER_USE_SHELL_TIMEOUT_MAX` (10m); lower it or raise the maximum"
+        );
+        assert_eq!(
+            error_of(&[(SHELL_TIMEOUT, "100"), (SHELL_TIMEOUT_MAX, "90")]).to_string(),
+            "`COMPUTER_USE_SHELL_TIMEOUT` is `100`: it must not exceed `COMPUTER_USE_SHELL_TIMEOUT_MAX` (90s); lower it or raise the maximum"
+        );
+    }
+
+    #[test]
+    fn devtools_needs_a_minute_of_shell() {
+        let e = DevtoolsSettings::for_start_chrome_devtools(&env(&[(SHELL_TIMEOUT_MAX, "59")]))
+            .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "`COMPUTER_USE_SHELL_TIMEOUT_MAX` is `59`: `start_chrome_devtools` needs at least 1m; raise it"
+        );
+        assert!(
+            DevtoolsSettings::for_start_chrome_devtools(&env(&[(SHELL_TIMEOUT_MAX, "1m")])).is_ok()
+        );
+    }
+
+    #[test]
+    fn refuses_bad_port_bases() {
+        for bad in ["80", "1023", "65520", "70000", "20900x", "-1"] {
+            assert_eq!(
+                error_of(&[(PORT_BASE, bad)]).to_string(),
+                format!("`COMPUTER_USE_PORT_BASE` is `{bad}`: use a port from 1024 to 65519; the computer takes it and the 16 after it")
+            );
+        }
+        for good in ["1024", "65519"] {
+            assert!(Settings::for_start_computer(&env(&[(PORT_BASE, good)])).is_ok());
+        }
+    }
+
+    #[test]
+    fn refuses_bad_open_modes() {
+        assert_eq!(
+            error_of(&[(OPEN, "tab")]).to_string(),
+            "`COMPUTER_USE_OPEN` is `tab`: use `browser`, `vnc` or `none`"
+        );
+        let s = Settings::for_start_computer(&env(&[(OPEN, "none")])).unwrap();
+        assert_eq!(s.open, OpenMode::None);
+    }
+
+    #[test]
+    fn vnc_viewer_must_be_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().display().to_string();
+        assert_eq!(
+            vnc_viewer(&folder).unwrap_err().to_string(),
+            format!("`COMPUTER_USE_VNC_VIEWER` is `{folder}`: no file is there; set it to the path of TigerVNC's `vncviewer.exe`, or unset it to look on PATH and in Program Files")
+        );
+        let file = dir.path().join("vncviewer.exe");
+        std::fs::write(&file, b"").unwrap();
+        assert_eq!(vnc_viewer(&file.display().to_string()).unwrap(), file);
+    }
+
+    #[test]
+    fn vnc_viewer_is_ignored_off_windows() {
+        let result = Settings::for_start_computer(&env(&[(VNC_VIEWER, "/no/such/viewer")]));
+        if cfg!(windows) {
+            assert_eq!(result.unwrap_err().name, VNC_VIEWER);
+        } else {
+            assert_eq!(result.unwrap().vnc_viewer, None);
+        }
+    }
+}

@@ -1,0 +1,203 @@
+//! A real Docker engine and the real `computer-use-mcp:dev` image for the
+//! Docker tests: each test owns a container name, a volume and a block of 17
+//! free ports, and a guard removes its container and volume however the test
+//! ends.
+
+use computer_use_mcp::settings::{process_env, Env};
+use std::collections::HashSet;
+use std::net::{Ipv4Addr, TcpListener};
+use std::path::Path;
+use std::process::{Command, Output};
+use std::sync::{Mutex, OnceLock};
+
+pub const IMAGE: &str = "computer-use-mcp:dev";
+
+/// Makes sure an engine answers and the image exists; fails loudly with the
+/// fix otherwise. Runs once per test binary.
+pub fn require_docker() {
+    static READY: OnceLock<Result<(), String>> = OnceLock::new();
+    let ready = READY.get_or_init(|| {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/ensure-docker.sh");
+        if script.is_file() {
+            let out = Command::new("bash").arg(&script).output().map_err(|e| {
+                format!("cannot run `bash {}`: {e}", script.display())
+            })?;
+            if !out.status.success() {
+                return Err(format!(
+                    "`bash {}` failed ({}): {}\nstart the engine (as root: `dockerd >/var/log/dockerd.log 2>&1 &`) or install it with `apt-get install docker.io`",
+                    script.display(),
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr)
+                ));
+            }
+        }
+        let info = Command::new("docker").args(["info", "--format", "{{.ServerVersion}}"]).output();
+        match info {
+            Ok(out) if out.status.success() => {}
+            Ok(out) => {
+                return Err(format!(
+                    "the Docker engine does not answer: {}\nstart it with `bash scripts/ensure-docker.sh` (or, as root, `dockerd >/var/log/dockerd.log 2>&1 &`)",
+                    String::from_utf8_lossy(&out.stderr)
+                ))
+            }
+            Err(e) => {
+                return Err(format!(
+                    "cannot run `docker`: {e}; install it with `apt-get install docker.io` and start the engine with `bash scripts/ensure-docker.sh`"
+                ))
+            }
+        }
+        let image = Command::new("docker").args(["image", "inspect", IMAGE]).output();
+        match image {
+            Ok(out) if out.status.success() => Ok(()),
+            _ => Err(format!(
+                "the image `{IMAGE}` is missing; build it with `just image` (or `bash scripts/build-image.sh`)"
+            )),
+        }
+    });
+    if let Err(why) = ready {
+        panic!("{why}");
+    }
+}
+
+/// Runs `docker <args>` and returns its output, failing the test with the
+/// command and its output when it fails.
+pub fn docker(args: &[&str]) -> String {
+    let out = docker_output(args);
+    if !out.status.success() {
+        panic!(
+            "`docker {}` failed ({}):\nstdout: {}\nstderr: {}",
+            args.join(" "),
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+pub fn docker_output(args: &[&str]) -> Output {
+    Command::new("docker")
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run `docker {}`: {e}", args.join(" ")))
+}
+
+/// `docker inspect` of a container as JSON.
+pub fn inspect(name: &str) -> serde_json::Value {
+    let text = docker(&["container", "inspect", name]);
+    let mut list: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+    list.remove(0)
+}
+
+pub fn exists(name: &str) -> bool {
+    docker_output(&["container", "inspect", name])
+        .status
+        .success()
+}
+
+/// A first port whose block of 17 is free on 127.0.0.1 now and was handed to
+/// no other test of this binary.
+pub fn free_port_base() -> u16 {
+    static GIVEN: Mutex<Option<HashSet<u16>>> = Mutex::new(None);
+    let mut given = GIVEN.lock().unwrap();
+    let given = given.get_or_insert_with(HashSet::new);
+    for _ in 0..200 {
+        // Below Linux's ephemeral range (32768 on), where Docker's random API
+        // ports and outgoing connections land.
+        let base = 20000 + (rand::random::<u16>() % 700) * 17;
+        let clash = given.iter().any(|g| g.abs_diff(base) < 17);
+        let free = (base..base + 17).all(|p| TcpListener::bind((Ipv4Addr::LOCALHOST, p)).is_ok());
+        if !clash && free {
+            given.insert(base);
+            return base;
+        }
+    }
+    panic!("no free block of 17 ports on 127.0.0.1 between 20000 and 31917");
+}
+
+/// A computer name of this test's own, and the guard that removes its
+/// container and home volume at the end.
+pub struct TestComputer {
+    pub name: String,
+    pub port_base: u16,
+}
+
+impl TestComputer {
+    pub fn new() -> TestComputer {
+        require_docker();
+        let suffix: String = (0..8)
+            .map(|_| char::from(b'a' + rand::random::<u8>() % 26))
+            .collect();
+        TestComputer {
+            name: format!("cu-test-{suffix}"),
+            port_base: free_port_base(),
+        }
+    }
+
+    pub fn volume(&self) -> String {
+        format!("{}-home", self.name)
+    }
+
+    /// The process environment with this computer's name and ports.
+    pub fn env(&self) -> Env {
+        let mut env = process_env();
+        env.insert("COMPUTER_USE_NAME".into(), self.name.clone());
+        env.insert("COMPUTER_USE_PORT_BASE".into(), self.port_base.to_string());
+        env.remove("COMPUTER_USE_IMAGE");
+        env
+    }
+
+    /// Creates (not starts) a container the way an older or newer release
+    /// would have, labelled `version`, on the dev image.
+    pub fn create_labelled(&self, version: &str, token: &str) {
+        self.create_labelled_with(version, token, &[]);
+    }
+
+    /// As [`TestComputer::create_labelled`], with extra `NAME=value`
+    /// variables for computerd.
+    pub fn create_labelled_with(&self, version: &str, token: &str, env: &[&str]) {
+        let mut args: Vec<String> = vec![
+            "create".into(),
+            "--name".into(),
+            self.name.clone(),
+            "--label".into(),
+            format!("computer-use.version={version}"),
+            "-e".into(),
+            format!("COMPUTERD_TOKEN={token}"),
+            "-e".into(),
+            format!("COMPUTER_USE_PORT_BASE={}", self.port_base),
+            "-v".into(),
+            format!("{}:/home/computer", self.volume()),
+            "--shm-size".into(),
+            "2g".into(),
+            "-p".into(),
+            format!("127.0.0.1:{}:6080", self.port_base),
+            "-p".into(),
+            "127.0.0.1::7070".into(),
+        ];
+        for e in env {
+            args.push("-e".into());
+            args.push(e.to_string());
+        }
+        for n in 1..=16u16 {
+            args.push("-p".into());
+            args.push(format!("127.0.0.1:{}:{}", self.port_base + n, 5900 + n));
+        }
+        args.push(IMAGE.into());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        docker(&args);
+    }
+
+    /// Stops the container quickly; computerd ends on SIGTERM.
+    pub fn stop(&self) {
+        docker(&["stop", "-t", "5", &self.name]);
+    }
+}
+
+impl Drop for TestComputer {
+    fn drop(&mut self) {
+        // Output ignored: either may already be gone.
+        let _ = docker_output(&["rm", "-f", "-v", &self.name]);
+        let _ = docker_output(&["volume", "rm", "-f", &self.volume()]);
+    }
+}

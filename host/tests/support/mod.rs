@@ -1,0 +1,5 @@
+//! Helpers shared by the host's integration tests.
+#![allow(dead_code)] // Each test binary uses a different part.
+
+pub mod docker;
+pub mod mcp;
