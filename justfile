@@ -3,15 +3,32 @@
 default:
     @just --list
 
+# Build the image and the host binary, start the computer, print the viewer link.
+up:
+    bash scripts/up.sh
+
 # Format check, clippy with warnings as errors, and the whole test suite.
 check:
     cargo fmt --all -- --check
-    cargo clippy --workspace --all-targets --locked -- -D warnings
+    cargo clippy --workspace --all-targets -- -D warnings
     bash scripts/test.sh
 
 # The whole test suite (what CI runs).
 test:
     bash scripts/test.sh
+
+# Build the computer-use-mcp:dev image.
+image:
+    bash scripts/build-image.sh
+
+# Build the image, check every tool in it runs, and call computerd's health endpoint.
+image-check:
+    bash scripts/build-image.sh
+    CHECK_HEALTH=1 bash scripts/image-check.sh
+
+# Run the host binary's info command.
+info:
+    cargo run -q -p computer-use-mcp -- info
 
 # Medians of capture, input and shell against their baselines.
 bench:

@@ -1,8 +1,17 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what the tests need on a Debian or Ubuntu
-# machine, then runs every test of the workspace against real parts.
+# machine (Xvnc, Fluxbox, xterm, a Docker engine, the debian:trixie base
+# image, the computer-use-mcp:dev image), then runs every test of the
+# workspace against those real parts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install-test-deps.sh
-cargo test --workspace --locked -- --test-threads="${TEST_THREADS:-2}"
+bash scripts/ensure-docker.sh
+# Behind a proxy that re-signs https, the image build must trust the host's
+# CA bundle; trusting the system store is harmless everywhere else.
+if [ -z "${COMPUTER_USE_EXTRA_CA:-}" ] && [ -f /etc/ssl/certs/ca-certificates.crt ]; then
+    export COMPUTER_USE_EXTRA_CA=/etc/ssl/certs/ca-certificates.crt
+fi
+bash scripts/build-image.sh
+cargo test --workspace -- --test-threads="${TEST_THREADS:-2}"
