@@ -44,7 +44,7 @@ fn main() -> anyhow::Result<()> {
         .with_ansi(false)
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_env("COMPUTER_USE_LOG")
-                .unwrap_or_else(|_| "info".into()),
+                .unwrap_or_else(|_| "warn,computer_use_mcp=info".into()),
         )
         .init();
     let runtime = tokio::runtime::Runtime::new()?;
