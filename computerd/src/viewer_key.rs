@@ -95,7 +95,7 @@ fn write_vnc_password(key: &str, path: &Path) -> Result<(), ViewerKeyError> {
         .map_err(|e| ViewerKeyError::Vncpasswd(e.to_string()))?;
     if let Some(mut stdin) = child.stdin.take() {
         stdin
-            .write_all(format!("{key}\n{key}\n").as_bytes())
+            .write_all(format!("{key}\n").as_bytes())
             .map_err(|e| ViewerKeyError::Vncpasswd(e.to_string()))?;
     }
     let out = child

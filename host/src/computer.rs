@@ -21,6 +21,7 @@ pub struct Started {
     /// Longest shell timeout, for the host's own call deadlines.
     pub shell_timeout_max: Duration,
     pub open: OpenMode,
+    pub vnc_viewer: Option<std::path::PathBuf>,
 }
 
 /// Reads the settings and makes sure the computer runs. Errors are for the
@@ -51,5 +52,6 @@ pub async fn start(_owner: &OwnerId) -> Result<Started, String> {
         session_settings: settings.session.to_wire(),
         shell_timeout_max: settings.session.shell_timeout_max,
         open: settings.open,
+        vnc_viewer: settings.vnc_viewer.clone(),
     })
 }

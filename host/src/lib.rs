@@ -11,6 +11,7 @@
 //! - [`client`]: computerd's HTTP API with deadlines.
 //! - [`heartbeat`]: keeps this process's sessions alive; ends them at exit.
 //! - [`info`]: the `info` command.
+//! - [`open`]: opens the viewer (browser tab or native VNC) when a screen opens.
 //!
 //! A tool call flows `mcp::server` → `mcp::tools::*` → `client` → computerd,
 //! and back as text, structured content and images.
@@ -21,4 +22,5 @@ pub mod docker;
 pub mod heartbeat;
 pub mod info;
 pub mod mcp;
+pub mod open;
 pub mod settings;

@@ -87,5 +87,6 @@ async fn serve() -> anyhow::Result<()> {
     }
     beats.abort();
     heartbeat::end_all(&host).await;
+    computer_use_mcp::open::remove_password_files();
     Ok(())
 }

@@ -20,6 +20,12 @@ pub struct Connection {
     /// Longest shell timeout of the settings read by start_computer; the
     /// host's deadline for a shell call without its own timeout.
     pub shell_timeout_max: std::time::Duration,
+    /// What opens when a session's screen opens (`COMPUTER_USE_OPEN`).
+    pub open: crate::settings::OpenMode,
+    /// The Windows VNC viewer for `vnc` mode.
+    pub vnc_viewer: Option<std::path::PathBuf>,
+    pub port_base: u16,
+    pub viewer_key: String,
 }
 
 pub struct Host {
@@ -30,6 +36,9 @@ pub struct Host {
     sessions: Mutex<HashMap<SessionId, String>>,
     /// Serialises start_computer so two concurrent calls create one container.
     pub starting: tokio::sync::Mutex<()>,
+    /// Sessions whose screen this process has already shown to the person.
+    announced: Mutex<std::collections::HashSet<SessionId>>,
+    opener: Arc<crate::open::Opener>,
 }
 
 impl Default for Host {
@@ -46,6 +55,8 @@ impl Host {
             connection: Mutex::new(None),
             sessions: Mutex::new(HashMap::new()),
             starting: tokio::sync::Mutex::new(()),
+            announced: Mutex::new(std::collections::HashSet::new()),
+            opener: Arc::new(crate::open::Opener::default()),
         }
     }
 
@@ -89,6 +100,48 @@ impl Host {
         self.connection().ok_or_else(|| {
             format!("there is no session `{id}` in this MCP server: call start_computer first and use the session_id it returns")
         })
+    }
+
+    /// Called after a successful observe or act: the first time for a
+    /// session, opens the viewer on its screen in the background.
+    pub fn announce_screen(&self, id: &str) {
+        let sid = SessionId(id.to_string());
+        let first = self
+            .announced
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(sid.clone());
+        let Some(conn) = self.connection() else {
+            return;
+        };
+        if !first || conn.open == crate::settings::OpenMode::None {
+            return;
+        }
+        let opener = Arc::clone(&self.opener);
+        tokio::spawn(async move {
+            let listed: Result<computer_protocol::SessionsResponse, _> = conn
+                .client
+                .call(
+                    reqwest::Method::GET,
+                    computer_protocol::routes::SESSIONS,
+                    None::<&()>,
+                    std::time::Duration::from_secs(5),
+                    "nothing",
+                )
+                .await;
+            let screen = listed
+                .ok()
+                .and_then(|l| l.sessions.into_iter().find(|s| s.session_id == sid))
+                .and_then(|s| s.screen);
+            if let Some(screen) = screen {
+                let target = crate::open::Target {
+                    client: conn.client.clone(),
+                    port_base: conn.port_base,
+                    key: conn.viewer_key.clone(),
+                };
+                opener.screen_opened(conn.open, target, screen.0, conn.vnc_viewer.clone());
+            }
+        });
     }
 
     /// Turns a client error into the agent's message. An unknown session that

@@ -70,6 +70,7 @@ pub async fn observe(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
         )
         .await
         .map_err(|e| host.explain(&a.session_id, e))?;
+    host.announce_screen(&a.session_id);
     Ok(observation_result(String::new(), o, serde_json::json!({})))
 }
 
@@ -105,6 +106,7 @@ pub async fn act(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
         )
         .await
         .map_err(|e| host.explain(&a.session_id, e))?;
+    host.announce_screen(&a.session_id);
     let done = r.outcomes.iter().filter(|o| o.ok).count();
     let mut summary = format!("{done} of {} actions done.", r.requested);
     if let Some(failed) = r.outcomes.iter().find(|o| !o.ok) {

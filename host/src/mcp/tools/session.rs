@@ -58,6 +58,10 @@ pub async fn start_computer(host: &Host, arguments: Option<JsonObject>) -> ToolR
         state: started.state.clone(),
         boot_id: info.boot_id.clone(),
         shell_timeout_max: started.shell_timeout_max,
+        open: started.open,
+        vnc_viewer: started.vnc_viewer.clone(),
+        port_base: started.port_base,
+        viewer_key: info.viewer_key.clone(),
     });
     host.remember(created.session_id.clone(), info.boot_id);
     let payload = serde_json::json!({

@@ -1,0 +1,125 @@
+//! Opening the viewer when one of this process's sessions gets its screen,
+//! as `COMPUTER_USE_OPEN` says: `browser` switches an open viewer page to the
+//! new screen or opens one tab; `vnc` opens a native viewer (macOS Screen
+//! Sharing, TigerVNC on Windows) and falls back to the browser; `none` opens
+//! nothing. Opening runs in the background and never delays or fails a tool
+//! call; problems go to stderr.
+
+mod browser;
+mod vnc;
+
+pub use vnc::remove_password_files;
+pub mod vnc_password;
+
+use crate::client::ComputerdClient;
+use crate::settings::OpenMode;
+use reqwest::Method;
+use serde_json::json;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Screens opening within this window share one new tab.
+const ONE_TAB_WINDOW: Duration = Duration::from_secs(10);
+const VIEWER_DEADLINE: Duration = Duration::from_secs(5);
+
+/// What the opener needs to reach the computer and the person.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub client: ComputerdClient,
+    pub port_base: u16,
+    pub key: String,
+}
+
+/// Remembers when this process last opened a tab, so that several screens
+/// opening at once open one.
+#[derive(Debug, Default)]
+pub struct Opener {
+    last_tab: Mutex<Option<Instant>>,
+}
+
+impl Opener {
+    /// Starts opening the viewer for `screen` in the background.
+    pub fn screen_opened(
+        self: &std::sync::Arc<Self>,
+        mode: OpenMode,
+        target: Target,
+        screen: u8,
+        vnc_viewer: Option<std::path::PathBuf>,
+    ) {
+        if mode == OpenMode::None {
+            return;
+        }
+        let opener = std::sync::Arc::clone(self);
+        tokio::spawn(async move {
+            if let Err(e) = opener.open(mode, &target, screen, vnc_viewer).await {
+                tracing::warn!("could not open the viewer for screen {screen}: {e}");
+            }
+        });
+    }
+
+    async fn open(
+        &self,
+        mode: OpenMode,
+        target: &Target,
+        screen: u8,
+        vnc_viewer: Option<std::path::PathBuf>,
+    ) -> Result<(), String> {
+        if mode == OpenMode::Vnc {
+            match vnc::open(
+                target.port_base + u16::from(screen),
+                &target.key,
+                vnc_viewer,
+            ) {
+                Ok(()) => return Ok(()),
+                Err(why) => tracing::warn!("opening the browser instead of a VNC viewer: {why}"),
+            }
+        }
+        self.open_in_browser(target, screen).await
+    }
+
+    async fn open_in_browser(&self, target: &Target, screen: u8) -> Result<(), String> {
+        // A viewer page already open switches to the screen; the count is a
+        // best guess, so the link from start_computer stays the fallback.
+        let pages: serde_json::Value = target
+            .client
+            .call(
+                Method::GET,
+                "/v1/viewer",
+                None::<&()>,
+                VIEWER_DEADLINE,
+                "nothing",
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+        if pages["pages"].as_u64().unwrap_or(0) > 0 {
+            let _: serde_json::Value = target
+                .client
+                .call(
+                    Method::POST,
+                    "/v1/viewer/focus",
+                    Some(&json!({"screen": screen})),
+                    VIEWER_DEADLINE,
+                    "nothing",
+                )
+                .await
+                .map_err(|e| e.to_string())?;
+            return Ok(());
+        }
+        {
+            let mut last = self.last_tab.lock().unwrap_or_else(|e| e.into_inner());
+            if last.is_some_and(|at| at.elapsed() < ONE_TAB_WINDOW) {
+                return Ok(());
+            }
+            *last = Some(Instant::now());
+        }
+        browser::open_url(&viewer_link(target.port_base, &target.key, Some(screen)))
+    }
+}
+
+/// `http://127.0.0.1:<base>/#key=<key>`, with `&screen=<n>` to open one screen.
+pub fn viewer_link(port_base: u16, key: &str, screen: Option<u8>) -> String {
+    match screen {
+        Some(n) => format!("http://127.0.0.1:{port_base}/#key={key}&screen={n}"),
+        None => format!("http://127.0.0.1:{port_base}/#key={key}"),
+    }
+}
