@@ -116,6 +116,21 @@ ENV PATH=/home/computer/.local/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr
     NPM_CONFIG_PREFIX=/home/computer/.local \
     NPM_CONFIG_UPDATE_NOTIFIER=false
 
+# noVNC for the viewer page, from the npm registry (pinned; the same package
+# scripts/fetch-novnc.sh puts in a work tree). To bump: set the version and
+# the sha512 of its tarball, here and in that script.
+ARG NOVNC_VERSION=1.7.0
+ARG NOVNC_SHA512=b9c1093b1e13d9abc844295ea1d93b6286d98f93b619ad8078b7d0ebd03fca31bd1c76dadbe3c38304a437716db6b986fbbd191b1db5b0494d168b8ad77473c8
+RUN set -eu; \
+    tmp="$(mktemp -d)"; cd "$tmp"; \
+    npm pack --silent --registry "$NPM_REGISTRY" "@novnc/novnc@$NOVNC_VERSION" >/dev/null; \
+    echo "$NOVNC_SHA512  novnc-novnc-$NOVNC_VERSION.tgz" | sha512sum -c --quiet -; \
+    dest=/usr/local/share/computer-use/viewer/novnc; \
+    mkdir -p "$dest"; \
+    tar -xzf "novnc-novnc-$NOVNC_VERSION.tgz" --strip-components=1 --no-same-owner -C "$dest"; \
+    cd /; rm -rf "$tmp" /root/.npm; \
+    test -f "$dest/core/rfb.js"
+
 # Desktop files: Fluxbox config for every screen, the launcher its menu
 # calls, and xdg-open's defaults (web links open in the screen's browser).
 COPY image/fluxbox/ /usr/local/share/computer-use/fluxbox/
@@ -126,13 +141,17 @@ COPY image/etc/profile.sh /etc/profile.d/computer-use.sh
 COPY image/etc/chromium-flags /etc/chromium.d/computer-use
 # Policies: no warning bar about --no-sandbox on every page.
 COPY image/chromium-policies/ /etc/chromium/policies/managed/
+# The viewer page around noVNC (computerd serves this folder).
+COPY image/viewer/ /usr/local/share/computer-use/viewer/
 
 # computerd last: it changes with every code change.
 ARG VERSION=0.0.0-dev
 LABEL computer-use.version=$VERSION
 COPY image/bin/computerd /usr/local/bin/computerd
 
-ENV COMPUTERD_LISTEN=0.0.0.0:7070
+ENV COMPUTERD_LISTEN=0.0.0.0:7070 \
+    COMPUTERD_VIEWER_LISTEN=0.0.0.0:6080 \
+    COMPUTERD_VIEWER_DIR=/usr/local/share/computer-use/viewer
 # 6080 viewer, 5901-5916 VNC of screens 1-16, 7070 API. The host publishes
 # them on 127.0.0.1 only. /home/computer is the home volume the host mounts.
 EXPOSE 6080 5901-5916 7070

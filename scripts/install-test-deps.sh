@@ -1,20 +1,37 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the test suite drives for real: Xvnc, Fluxbox,
-# xterm and friends. Safe to re-run: it installs only what is missing.
+# Installs what the test suite drives for real: Xvnc, Fluxbox, xterm and
+# friends, Chromium for the viewer page, Node.js for Playwright, and the VNC
+# client vncdotool. Safe to re-run: it installs only what is missing.
 set -euo pipefail
 
 packages=(
   tigervnc-standalone-server tigervnc-tools fluxbox xterm x11-utils xdotool
-  imagemagick ca-certificates curl
+  imagemagick ca-certificates curl xclip chromium
 )
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
+# Node.js and npm (Playwright, noVNC): a machine that has them from any
+# source keeps its own, as Debian's npm conflicts with other Node packages.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  missing+=(nodejs npm)
+fi
 if ((${#missing[@]})); then
   echo "installing: ${missing[*]}"
   sudo_cmd=()
   [ "$(id -u)" = 0 ] || sudo_cmd=(sudo)
   "${sudo_cmd[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# vncdotool, a native VNC client for the VNC password test (pinned).
+vncdotool_version=1.4.2
+if ! command -v vncdo >/dev/null; then
+  echo "installing: vncdotool==$vncdotool_version"
+  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --root-user-action=ignore \
+    "vncdotool==$vncdotool_version"
+  # pyenv makes a command visible only after a rehash.
+  if command -v pyenv >/dev/null; then pyenv rehash; fi
+  command -v vncdo >/dev/null || { echo "vncdo is not on PATH after installing vncdotool" >&2; exit 1; }
 fi

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what the tests need on a Debian or Ubuntu
-# machine (Xvnc, Fluxbox, xterm, a Docker engine, the debian:trixie base
-# image, the computer-use-mcp:dev image), then runs every test of the
-# workspace against those real parts.
+# machine (Xvnc, Fluxbox, xterm, Chromium, a Docker engine, the debian:trixie
+# base image, the computer-use-mcp:dev image, noVNC and Playwright), then runs
+# every test of the workspace against those real parts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,4 +14,7 @@ if [ -z "${COMPUTER_USE_EXTRA_CA:-}" ] && [ -f /etc/ssl/certs/ca-certificates.cr
     export COMPUTER_USE_EXTRA_CA=/etc/ssl/certs/ca-certificates.crt
 fi
 bash scripts/build-image.sh
+# The viewer's browser tests: noVNC for the work tree's page, Playwright.
+bash scripts/fetch-novnc.sh
+npm ci --prefix computerd/tests/browser --no-audit --no-fund
 cargo test --workspace -- --test-threads="${TEST_THREADS:-2}"

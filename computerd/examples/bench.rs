@@ -73,6 +73,7 @@ fn main() {
         .env("COMPUTERD_DISPLAY_BASE", display_base.to_string())
         .env("COMPUTERD_RFB_PORT_BASE", "45900")
         .env("COMPUTERD_RFB_INTERFACE", "127.0.0.1")
+        .env("COMPUTERD_VIEWER_LISTEN", "127.0.0.1:0")
         .env("COMPUTERD_LOG", "warn")
         .stdout(Stdio::piped())
         .spawn()

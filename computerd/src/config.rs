@@ -88,8 +88,14 @@ pub struct Config {
     /// Address Xvnc listens on for VNC: all interfaces in the container (the
     /// host publishes the ports on its own 127.0.0.1), loopback natively.
     pub rfb_interface: String,
-    /// Host port of the viewer, for the link computerd prints.
+    /// Host port of the viewer: the link computerd prints, and the port a
+    /// browser's `Host` and `Origin` must name.
     pub port_base: u16,
+    /// Where the viewer page and its WebSocket bridge listen; `0.0.0.0:6080`
+    /// in the container, `127.0.0.1:0` in tests.
+    pub viewer_listen: SocketAddr,
+    /// The viewer page's files, with noVNC under `novnc/`.
+    pub viewer_dir: PathBuf,
     /// Defaults for sessions whose creator sends no setting of its own.
     pub screen_size: ScreenSize,
     pub idle_timeout: Duration,
@@ -143,7 +149,17 @@ const SETTINGS: &[Setting] = &[
     Setting {
         env: "COMPUTER_USE_PORT_BASE",
         flag: "--port-base",
-        help: "host port of the viewer, for the printed link (default 20900)",
+        help: "host port of the viewer: the printed link and the port browsers must use (default 20900)",
+    },
+    Setting {
+        env: "COMPUTERD_VIEWER_LISTEN",
+        flag: "--viewer-listen",
+        help: "viewer page and WebSocket address (default 0.0.0.0:6080)",
+    },
+    Setting {
+        env: "COMPUTERD_VIEWER_DIR",
+        flag: "--viewer-dir",
+        help: "viewer page files, noVNC in novnc/ (default /usr/local/share/computer-use/viewer)",
     },
     Setting {
         env: "COMPUTER_USE_SCREEN_SIZE",
@@ -321,6 +337,27 @@ impl Config {
                     .ok_or_else(|| "use a port from 1024 to 65519".to_string())
             },
         )?;
+        let viewer_listen = parse_with(
+            get("COMPUTERD_VIEWER_LISTEN"),
+            "0.0.0.0:6080",
+            "COMPUTERD_VIEWER_LISTEN",
+            |v| {
+                v.parse::<SocketAddr>()
+                    .map_err(|_| "use an address and port such as `0.0.0.0:6080`".to_string())
+            },
+        )?;
+        let viewer_dir = match get("COMPUTERD_VIEWER_DIR") {
+            None => PathBuf::from("/usr/local/share/computer-use/viewer"),
+            Some(d) if PathBuf::from(d).is_absolute() => PathBuf::from(d),
+            Some(d) => {
+                return Err(ConfigError::Invalid {
+                    name: "COMPUTERD_VIEWER_DIR",
+                    value: d.to_string(),
+                    expected: "use an absolute path to the folder holding the viewer's index.html"
+                        .into(),
+                })
+            }
+        };
         let screen_size = parse_with(
             get("COMPUTER_USE_SCREEN_SIZE"),
             "1280x800",
@@ -359,6 +396,8 @@ impl Config {
             rfb_port_base,
             rfb_interface,
             port_base,
+            viewer_listen,
+            viewer_dir,
             screen_size,
             idle_timeout,
             shell_timeout,
@@ -448,6 +487,34 @@ mod tests {
         assert_eq!(c.shell_timeout_max, Duration::from_secs(600));
         assert_eq!(c.heartbeat_grace, Duration::from_secs(30));
         assert_eq!(c.home, PathBuf::from("/tmp"));
+        assert_eq!(c.port_base, 20900);
+        assert_eq!(c.viewer_listen.to_string(), "0.0.0.0:6080");
+        assert_eq!(
+            c.viewer_dir,
+            PathBuf::from("/usr/local/share/computer-use/viewer")
+        );
+    }
+
+    #[test]
+    fn viewer_settings() {
+        let args: Vec<String> = ["--viewer-listen", "127.0.0.1:0"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let c =
+            Config::from_sources(&args, &env(&[("COMPUTERD_VIEWER_DIR", "/srv/viewer")])).unwrap();
+        assert_eq!(c.viewer_listen.to_string(), "127.0.0.1:0");
+        assert_eq!(c.viewer_dir, PathBuf::from("/srv/viewer"));
+        let e = error_of(&[("COMPUTERD_VIEWER_LISTEN", "6080")]);
+        assert_eq!(
+            e,
+            "`COMPUTERD_VIEWER_LISTEN` is `6080`: use an address and port such as `0.0.0.0:6080`"
+        );
+        let e = error_of(&[("COMPUTERD_VIEWER_DIR", "image/viewer")]);
+        assert!(
+            e.contains("COMPUTERD_VIEWER_DIR") && e.contains("absolute"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! - [`config`]: settings from flags and environment, checked at start.
 //! - [`server`]: wires everything together and serves until shutdown.
 //! - [`api`]: HTTP routes; each extracts input, calls one subsystem, maps
-//!   its error. The only module that knows axum.
+//!   its error. With [`viewer`]'s `http` part, the only code that knows axum.
 //! - [`sessions`]: live sessions, their working folders and screens, ended
 //!   sessions' reasons, heartbeats and the idle/heartbeat reaper.
 //! - [`screens`]: screen numbers 1..16, each an Xvnc display plus Fluxbox;
@@ -16,6 +16,9 @@
 //! - [`shell`]: `bash -lc` with deadlines that kill everything a command
 //!   started; [`truncate`] keeps long output's head and tail.
 //! - [`files`]: working folder, list, read, write.
+//! - [`viewer`]: the page people open to watch and take over screens, its
+//!   live session list, and the WebSocket bridge to each screen's Xvnc, on
+//!   a listener of its own; guarded by `Host`, `Origin` and the key.
 //! - [`viewer_key`]: the 8-character key that is also the VNC password.
 //! - [`process`]: supervised children, reaped as soon as they exit.
 //!
@@ -36,4 +39,5 @@ pub mod server;
 pub mod sessions;
 pub mod shell;
 pub mod truncate;
+pub mod viewer;
 pub mod viewer_key;

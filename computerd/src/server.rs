@@ -1,13 +1,19 @@
-//! Starting computerd: viewer key, sessions, reaper, and the API listener.
+//! Starting computerd: viewer key, sessions, reaper, the API listener and
+//! the viewer's listener.
 
 use crate::api::{router, App};
 use crate::config::Config;
 use crate::screens::ScreenPaths;
 use crate::sessions::{run_reaper, Sessions};
+use crate::viewer::http::ViewerApp;
+use crate::viewer::{Guard, ViewerHub};
 use crate::viewer_key::ViewerKey;
 use computer_protocol::{ComputerInfo, EndReason};
+use futures::FutureExt;
 use std::future::Future;
+use std::net::SocketAddr;
 use std::sync::Arc;
+use tokio::net::TcpListener;
 
 /// Serves until `shutdown` completes, then ends every session (closing their
 /// screens) before returning.
@@ -26,40 +32,72 @@ pub async fn serve(
         rfb_interface: config.rfb_interface.clone(),
     };
     let sessions = Arc::new(Sessions::new(Arc::clone(&config), paths));
+    let hub = ViewerHub::new();
     let info = ComputerInfo {
         version: env!("CARGO_PKG_VERSION").to_string(),
         boot_id: uuid::Uuid::new_v4().to_string(),
         viewer_key: key.key.clone(),
         home: config.home.display().to_string(),
     };
+    let listener = bind(config.listen, "COMPUTERD_LISTEN").await?;
+    let viewer_listener = bind(config.viewer_listen, "COMPUTERD_VIEWER_LISTEN").await?;
+    let bound = listener.local_addr()?;
+    let viewer_bound = viewer_listener.local_addr()?;
+    check_viewer_files(&config);
+
     let reaper = tokio::spawn(run_reaper(Arc::clone(&sessions)));
     let app = Arc::new(App {
         config: Arc::clone(&config),
         sessions: Arc::clone(&sessions),
         info,
+        viewer: Arc::clone(&hub),
     });
-    let listener = tokio::net::TcpListener::bind(config.listen)
-        .await
-        .map_err(|e| {
-            anyhow::anyhow!(
-                "cannot listen on `{}`: {e}; set COMPUTERD_LISTEN to a free address",
-                config.listen
-            )
-        })?;
-    let bound = listener.local_addr()?;
-    // Tests and the container log read these two lines.
+    let viewer = Arc::new(ViewerApp {
+        // Inside the container browsers use the host's base port; natively
+        // they reach the bound port directly.
+        guard: Guard::new([config.port_base, viewer_bound.port()], key.key.clone()),
+        sessions: Arc::clone(&sessions),
+        hub,
+        rfb_interface: config.rfb_interface.clone(),
+        dir: config.viewer_dir.clone(),
+    });
+
+    // Tests and the container log read these lines.
     println!(
         "computerd {} listening on {bound}",
         env!("CARGO_PKG_VERSION")
     );
+    println!("viewer on http://{viewer_bound}");
     println!(
         "viewer: http://127.0.0.1:{}/#key={}  (VNC password: {})",
         config.port_base, key.key, key.key
     );
-    axum::serve(listener, router(app))
-        .with_graceful_shutdown(shutdown)
-        .await?;
+    let shutdown = shutdown.shared();
+    let api = axum::serve(listener, router(app)).with_graceful_shutdown(shutdown.clone());
+    let viewer = crate::viewer::http::serve(viewer_listener, viewer, shutdown);
+    let served = tokio::try_join!(std::future::IntoFuture::into_future(api), viewer);
     reaper.abort();
     sessions.end_all(EndReason::ComputerRestarted).await;
+    served?;
     Ok(())
+}
+
+async fn bind(address: SocketAddr, setting: &str) -> anyhow::Result<TcpListener> {
+    TcpListener::bind(address).await.map_err(|e| {
+        anyhow::anyhow!("cannot listen on `{address}`: {e}; set {setting} to a free address")
+    })
+}
+
+/// A computer without its viewer files still serves agents; the person
+/// learns why the page is missing from the log.
+fn check_viewer_files(config: &Config) {
+    for file in ["index.html", "novnc/core/rfb.js"] {
+        let path = config.viewer_dir.join(file);
+        if !path.is_file() {
+            tracing::warn!(
+                "the viewer page is incomplete: `{}` is missing; set COMPUTERD_VIEWER_DIR to the folder with the viewer's files",
+                path.display()
+            );
+        }
+    }
 }

@@ -32,6 +32,8 @@ async fn every_v1_route_refuses_a_missing_or_wrong_token() {
         ("POST", "/v1/sessions/x/act"),
         ("POST", "/v1/sessions/x/shell"),
         ("POST", "/v1/sessions/x/files/read"),
+        ("GET", "/v1/viewer"),
+        ("POST", "/v1/viewer/focus"),
     ];
     for (method, path) in routes {
         for auth in [

@@ -11,6 +11,7 @@
 //! - [`action`]: the actions of `computer_act` and their validation.
 //! - [`shell`]: running a command.
 //! - [`files`]: working folder, listing, reading and writing files.
+//! - [`viewer`]: open viewer pages, and switching them to a screen.
 //!
 //! Data flows one way: the host builds a request type, serialises it as JSON to a
 //! `/v1/...` route (see [`routes`]), and computerd answers with the matching
@@ -30,6 +31,7 @@ pub mod observe;
 pub mod routes;
 pub mod session;
 pub mod shell;
+pub mod viewer;
 
 pub use action::{ActRequest, ActResponse, Action, ActionOutcome, Button, ScrollDirection};
 pub use duration::{parse_duration, DurationError, TimeoutArg};
@@ -45,6 +47,7 @@ pub use session::{
     Health, HeartbeatResponse, SessionInfo, SessionSettings, SessionsResponse,
 };
 pub use shell::{ShellRequest, ShellResult};
+pub use viewer::{FocusRequest, ViewerStatus};
 
 /// Version of the HTTP API; routes live under `/v1`.
 pub const API_VERSION: &str = "v1";

@@ -8,6 +8,10 @@ pub const HEALTH: &str = "/health";
 pub const COMPUTER: &str = "/v1/computer";
 /// `GET`: list sessions; `POST`: create one.
 pub const SESSIONS: &str = "/v1/sessions";
+/// `GET`: [`crate::ViewerStatus`], how many viewer pages are open.
+pub const VIEWER: &str = "/v1/viewer";
+/// `POST` a [`crate::FocusRequest`]: open viewer pages switch to a screen.
+pub const VIEWER_FOCUS: &str = "/v1/viewer/focus";
 
 /// `DELETE`: end a session.
 pub fn session(id: &SessionId) -> String {

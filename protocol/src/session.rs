@@ -64,7 +64,8 @@ pub struct CreateSessionResponse {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EndSessionResponse {
     pub session_id: SessionId,
-    /// The screen that was closed, if the session had one.
+    /// The session's screen, if it had one. It closes now, or when its last
+    /// viewer leaves if someone is watching it.
     pub screen: Option<ScreenNumber>,
 }
 

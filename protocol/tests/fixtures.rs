@@ -31,6 +31,8 @@ fn fixtures_round_trip() {
     round_trip::<ListFilesResponse>("list_files_response.json");
     round_trip::<WireError>("wire_error.json");
     round_trip::<SessionsResponse>("sessions_response.json");
+    round_trip::<ViewerStatus>("viewer_status.json");
+    round_trip::<FocusRequest>("focus_request.json");
 }
 
 #[test]
@@ -50,4 +52,12 @@ fn title_limits() {
         .validate()
         .unwrap_err()
         .contains("`title` is empty"));
+}
+
+#[test]
+fn focus_request_refuses_unknown_fields() {
+    let e = serde_json::from_str::<FocusRequest>(r#"{"screen": 1, "session": "x"}"#)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("unknown field `session`"), "{e}");
 }

@@ -9,9 +9,11 @@ mod files;
 mod json;
 mod sessions;
 mod shell;
+mod viewer;
 
 use crate::config::Config;
 use crate::sessions::Sessions;
+use crate::viewer::ViewerHub;
 use axum::routing::{delete, get, post};
 use axum::Router;
 use computer_protocol::{routes, ComputerInfo, Health};
@@ -24,6 +26,8 @@ pub struct App {
     pub config: Arc<Config>,
     pub sessions: Arc<Sessions>,
     pub info: ComputerInfo,
+    /// The open viewer pages, which the host counts and focuses.
+    pub viewer: Arc<ViewerHub>,
 }
 
 pub type AppState = Arc<App>;
@@ -42,6 +46,8 @@ pub fn router(app: AppState) -> Router {
         .route("/v1/sessions/{id}/files/list", post(files::list))
         .route("/v1/sessions/{id}/files/read", post(files::read))
         .route("/v1/sessions/{id}/files/write", post(files::write))
+        .route(routes::VIEWER, get(viewer::status))
+        .route(routes::VIEWER_FOCUS, post(viewer::focus))
         .route_layer(axum::middleware::from_fn_with_state(
             Arc::clone(&app),
             auth::require_token,

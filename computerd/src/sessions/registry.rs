@@ -1,7 +1,9 @@
 //! The registry of live sessions, the reasons ended ones ended, and the
 //! owners' heartbeats.
 
+use super::overview::SessionOverview;
 use super::session::{Session, SessionLimits};
+use super::watching::Watching;
 use crate::config::{Config, ScreenSize};
 use crate::screens::{Screen, ScreenError, ScreenPaths, ScreenPool};
 use computer_protocol::limits::TITLE_MAX_CHARS;
@@ -11,6 +13,7 @@ use computer_protocol::{
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tokio::sync::watch;
 
 /// Ended sessions remembered for their end reason; older ones are forgotten.
 const ENDED_REMEMBERED: usize = 10_000;
@@ -46,6 +49,15 @@ struct State {
     ended_order: VecDeque<SessionId>,
     /// Last heartbeat per owner; creating a session counts as one.
     heartbeats: HashMap<OwnerId, Instant>,
+    /// Every open screen and the session it belongs to. A screen whose
+    /// session ended stays here while viewers watch it; whoever removes the
+    /// entry closes the screen, so it is closed exactly once.
+    screens: HashMap<ScreenNumber, OpenScreen>,
+}
+
+struct OpenScreen {
+    session: Arc<Session>,
+    screen: Arc<Screen>,
 }
 
 pub struct Sessions {
@@ -53,6 +65,10 @@ pub struct Sessions {
     pool: Arc<ScreenPool>,
     paths: ScreenPaths,
     state: Mutex<State>,
+    /// Bumped whenever what the viewer's list shows changes (a session
+    /// starts or ends, a screen opens or closes, a viewer comes or goes), so
+    /// watchers wait for a change instead of polling.
+    changes: watch::Sender<u64>,
 }
 
 impl Sessions {
@@ -62,6 +78,7 @@ impl Sessions {
             pool: ScreenPool::new(),
             paths,
             state: Mutex::new(State::default()),
+            changes: watch::Sender::new(0),
         }
     }
 
@@ -86,7 +103,9 @@ impl Sessions {
         let mut state = self.state();
         state.heartbeats.insert(req.owner, Instant::now());
         state.live.insert(id.clone(), Arc::clone(&session));
+        drop(state);
         tracing::info!(session = %id, title = %session.title, "session started");
+        self.changed();
         Ok(session)
     }
 
@@ -170,7 +189,8 @@ impl Sessions {
     }
 
     /// Ends a session: it is gone for the agent at once, then its screen
-    /// closes. Files are never touched.
+    /// closes, unless viewers watch it: then it stays open until the last
+    /// one leaves. Files are never touched.
     pub async fn end(
         &self,
         id: &SessionId,
@@ -194,10 +214,29 @@ impl Sessions {
             session
         };
         tracing::info!(session = %id, ?reason, "session ended");
+        self.changed();
+        // Waits for a screen that is still opening; `screen_of` sees the
+        // session is gone and does not hand it out.
         let screen = session.screen.lock().await.take();
         let number = screen.as_ref().map(|s| s.number);
         if let Some(screen) = screen {
-            screen.close().await;
+            // Viewers are counted under the same lock, so either they are
+            // still here (and the last to leave closes the screen) or the
+            // screen is closed now.
+            let close_now = {
+                let mut state = self.state();
+                if session.viewers.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+                    state.screens.remove(&screen.number).is_some()
+                } else {
+                    false
+                }
+            };
+            if close_now {
+                screen.close().await;
+                self.changed();
+            } else {
+                tracing::info!(screen = %screen.number, "screen stays open until its viewers leave");
+            }
         }
         Ok(number)
     }
@@ -222,10 +261,18 @@ impl Sessions {
         ended.iter().filter(|r| r.is_ok()).count() as u32
     }
 
-    /// Ends every session (computerd is shutting down).
+    /// Ends every session and closes every screen, watched or not
+    /// (computerd is shutting down).
     pub async fn end_all(&self, reason: EndReason) {
         let ids: Vec<SessionId> = self.state().live.keys().cloned().collect();
         futures::future::join_all(ids.iter().map(|id| self.end(id, reason))).await;
+        let watched: Vec<Arc<Screen>> = self
+            .state()
+            .screens
+            .drain()
+            .map(|(_, open)| open.screen)
+            .collect();
+        futures::future::join_all(watched.iter().map(|s| s.close())).await;
     }
 
     /// Sessions that should end now, with the reason.
@@ -254,10 +301,134 @@ impl Sessions {
         if let Some(screen) = slot.as_ref() {
             return Ok(Arc::clone(screen));
         }
+        // A call that raced with the session's end must not open a screen
+        // nobody would close.
+        let ended = ended_reason(&self.state(), &session.id);
+        if let Some(reason) = ended {
+            return Err(SessionError::Ended(session.id.clone(), reason));
+        }
         let reserved = self.pool.reserve().ok_or(ScreenError::AllInUse)?;
         let screen =
             Arc::new(Screen::open(reserved, session.limits.screen_size, &self.paths).await?);
+        let ended = {
+            let mut state = self.state();
+            let reason = ended_reason(&state, &session.id);
+            if let Some(live) = state.live.get(&session.id) {
+                let open = OpenScreen {
+                    session: Arc::clone(live),
+                    screen: Arc::clone(&screen),
+                };
+                state.screens.insert(screen.number, open);
+            }
+            reason
+        };
+        if let Some(reason) = ended {
+            // The session ended while its screen was opening: nobody may
+            // hold a screen of an ended session.
+            screen.close().await;
+            return Err(SessionError::Ended(session.id.clone(), reason));
+        }
         *slot = Some(Arc::clone(&screen));
+        drop(slot);
+        self.changed();
         Ok(screen)
     }
+
+    /// Wakes everyone waiting in [`Sessions::changes`].
+    fn changed(&self) {
+        self.changes
+            .send_modify(|generation| *generation = generation.wrapping_add(1));
+    }
+
+    /// A receiver that wakes whenever [`Sessions::overview`] may have changed.
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    /// Every live session, and every ended one whose screen viewers still
+    /// watch, oldest first.
+    pub fn overview(&self) -> Vec<SessionOverview> {
+        let state = self.state();
+        let mut out: Vec<SessionOverview> = state
+            .live
+            .values()
+            .map(|session| {
+                let screen = state
+                    .screens
+                    .values()
+                    .find(|open| Arc::ptr_eq(&open.session, session));
+                SessionOverview::of(session, screen.map(|o| o.screen.as_ref()), false)
+            })
+            .collect();
+        out.extend(
+            state
+                .screens
+                .values()
+                .filter(|open| !state.live.contains_key(&open.session.id))
+                .map(|open| SessionOverview::of(&open.session, Some(&open.screen), true)),
+        );
+        out.sort_by(|a, b| a.started_at.cmp(&b.started_at));
+        out
+    }
+
+    /// Counts a viewer on screen `number` until the returned guard drops;
+    /// `None` when no such screen is open.
+    pub fn watch_screen(self: &Arc<Self>, number: ScreenNumber) -> Option<Watching> {
+        let (session, screen) = {
+            let state = self.state();
+            let open = state.screens.get(&number)?;
+            open.session
+                .viewers
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            (Arc::clone(&open.session), Arc::clone(&open.screen))
+        };
+        self.changed();
+        Some(Watching::new(Arc::clone(self), session, screen))
+    }
+
+    /// A viewer of `screen` left. Returns the screen when it was the last
+    /// viewer of an ended session: the caller closes it.
+    pub(super) fn unwatch(&self, session: &Arc<Session>, screen: &Screen) -> Option<Arc<Screen>> {
+        let closing = {
+            let mut state = self.state();
+            let left = session
+                .viewers
+                .fetch_sub(1, std::sync::atomic::Ordering::SeqCst)
+                - 1;
+            // Watching counted as activity; the idle timer starts afresh.
+            session.touch();
+            let ended = !state.live.contains_key(&session.id);
+            let ours = state
+                .screens
+                .get(&screen.number)
+                .is_some_and(|open| Arc::ptr_eq(&open.session, session));
+            if left == 0 && ended && ours {
+                state.screens.remove(&screen.number).map(|open| open.screen)
+            } else {
+                None
+            }
+        };
+        self.changed();
+        closing
+    }
+
+    /// A lingering screen was closed by its last viewer.
+    pub(super) fn screen_closed(&self) {
+        self.changed();
+    }
+}
+
+/// Why `id` is no longer live, or `None` while it is.
+fn ended_reason(state: &State, id: &SessionId) -> Option<EndReason> {
+    if state.live.contains_key(id) {
+        return None;
+    }
+    // Forgotten after ENDED_REMEMBERED later ends; ended all the same.
+    Some(
+        state
+            .ended
+            .get(id)
+            .copied()
+            .unwrap_or(EndReason::EndedByAgent),
+    )
 }

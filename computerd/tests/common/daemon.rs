@@ -20,10 +20,23 @@ pub struct DaemonOptions {
 pub struct Daemon {
     child: Child,
     pub base_url: String,
+    /// The viewer's bound address, `127.0.0.1:<port>`.
+    pub viewer_addr: String,
     pub home: TempDir,
     pub display_base: u32,
     pub rfb_port_base: u16,
     client: Client,
+}
+
+/// An address computerd printed at start.
+enum Address {
+    Api(String),
+    Viewer(String),
+}
+
+/// The work tree's viewer page; noVNC comes from `scripts/fetch-novnc.sh`.
+pub fn viewer_dir() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../image/viewer")
 }
 
 static NEXT_RANGE: AtomicU32 = AtomicU32::new(0);
@@ -85,6 +98,8 @@ impl Daemon {
                 home.path().join("no-fluxbox-config"),
             )
             .env("COMPUTER_USE_SCREEN_SIZE", "1280x800")
+            .env("COMPUTERD_VIEWER_LISTEN", "127.0.0.1:0")
+            .env("COMPUTERD_VIEWER_DIR", viewer_dir())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit());
@@ -98,16 +113,27 @@ impl Daemon {
             let mut lines = BufReader::new(stdout).lines();
             while let Some(Ok(line)) = lines.next() {
                 if let Some(addr) = line.split("listening on ").nth(1) {
-                    let _ = tx.send(addr.trim().to_string());
+                    let _ = tx.send(Address::Api(addr.trim().to_string()));
+                } else if let Some(addr) = line.strip_prefix("viewer on http://") {
+                    let _ = tx.send(Address::Viewer(addr.trim().to_string()));
                 }
             }
         });
-        let addr = rx
-            .recv_timeout(Duration::from_secs(20))
-            .expect("computerd prints its address within 20 s");
+        let (mut api, mut viewer) = (None, None);
+        while api.is_none() || viewer.is_none() {
+            match rx
+                .recv_timeout(Duration::from_secs(20))
+                .expect("computerd prints its API and viewer addresses within 20 s")
+            {
+                Address::Api(a) => api = Some(a),
+                Address::Viewer(a) => viewer = Some(a),
+            }
+        }
+        let addr = api.expect("API address");
         Daemon {
             child,
             base_url: format!("http://{addr}"),
+            viewer_addr: viewer.expect("viewer address"),
             home,
             display_base,
             rfb_port_base,
@@ -120,6 +146,39 @@ impl Daemon {
 
     pub fn url(&self, path: &str) -> String {
         format!("{}{}", self.base_url, path)
+    }
+
+    /// `http://127.0.0.1:<viewer port><path>`.
+    pub fn viewer_url(&self, path: &str) -> String {
+        format!("http://{}{}", self.viewer_addr, path)
+    }
+
+    pub fn viewer_port(&self) -> u16 {
+        self.viewer_addr
+            .rsplit_once(':')
+            .and_then(|(_, p)| p.parse().ok())
+            .expect("viewer address has a port")
+    }
+
+    /// The viewer key, also the VNC password.
+    pub async fn viewer_key(&self) -> String {
+        let (status, info) = self.call("GET", "/v1/computer", None).await;
+        assert!(status.is_success(), "GET /v1/computer -> {status}: {info}");
+        info["viewer_key"].as_str().expect("viewer_key").to_string()
+    }
+
+    /// Opens the session's screen (its first observe) and returns its number.
+    pub async fn open_screen(&self, session: &str) -> u8 {
+        self.ok(&format!("/v1/sessions/{session}/observe"), json!({}))
+            .await;
+        let (_, list) = self.call("GET", "/v1/sessions", None).await;
+        list["sessions"]
+            .as_array()
+            .expect("sessions")
+            .iter()
+            .find(|s| s["session_id"] == session)
+            .and_then(|s| s["screen"].as_u64())
+            .expect("the observed session has a screen") as u8
     }
 
     /// Sends a request with the real token; returns status and JSON body.

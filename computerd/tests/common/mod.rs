@@ -3,10 +3,12 @@
 #![allow(dead_code)]
 
 pub mod daemon;
+pub mod viewer;
 pub mod wait;
 
 #[allow(unused_imports)]
 pub use daemon::{Daemon, DaemonOptions};
+#[allow(unused_imports)]
 pub use wait::wait_until;
 
 /// Fails loudly, with the install command, when a program the tests need is
@@ -21,6 +23,17 @@ pub fn require_programs(programs: &[(&str, &str)]) {
             "`{program}` is not installed; run `apt-get install {package}` (or `bash .ci/run`)"
         );
     }
+}
+
+/// Like [`require_programs`], for programs that do not come from apt.
+pub fn require_program(program: &str, install: &str) {
+    let found = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
+        .unwrap_or(false);
+    assert!(
+        found,
+        "`{program}` is not installed; run `{install}` (or `bash scripts/install-test-deps.sh`)"
+    );
 }
 
 pub fn require_x_programs() {

@@ -1,0 +1,33 @@
+//! What the viewer's sidebar shows of one session.
+
+use super::session::Session;
+use crate::config::ScreenSize;
+use crate::screens::Screen;
+use computer_protocol::ScreenNumber;
+use std::sync::atomic::Ordering;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionOverview {
+    pub title: String,
+    /// RFC 3339.
+    pub started_at: String,
+    /// `None` until the session's first observe opens its screen.
+    pub screen: Option<ScreenNumber>,
+    pub size: Option<ScreenSize>,
+    pub viewers: u32,
+    /// The session ended for its agent; its screen stays while watched.
+    pub ended: bool,
+}
+
+impl SessionOverview {
+    pub(super) fn of(session: &Session, screen: Option<&Screen>, ended: bool) -> SessionOverview {
+        SessionOverview {
+            title: session.title.clone(),
+            started_at: session.started_at.clone(),
+            screen: screen.map(|s| s.number),
+            size: screen.map(|s| s.size),
+            viewers: session.viewers.load(Ordering::SeqCst),
+            ended,
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! Who may use the viewer.
+//!
+//! The viewer's port is published on the host's 127.0.0.1, so any web page
+//! the person visits could try it: by making its own host name resolve to
+//! 127.0.0.1 (DNS rebinding, caught by `Host`), or by opening a WebSocket
+//! from its own origin (caught by `Origin`; browsers do not apply the
+//! same-origin policy to WebSockets). The key is what the person holds;
+//! page files carry nothing secret and load without it.
+
+use super::error::ViewerError;
+use subtle::ConstantTimeEq;
+
+/// The names a browser may use for the viewer.
+const HOST_NAMES: [&str; 2] = ["127.0.0.1", "localhost"];
+
+#[derive(Debug, Clone)]
+pub struct Guard {
+    /// Ports a browser may name: the host's base port (inside a container)
+    /// and the port the viewer is bound to (natively, where they differ).
+    ports: Vec<u16>,
+    key: String,
+}
+
+impl Guard {
+    pub fn new(ports: impl IntoIterator<Item = u16>, key: String) -> Guard {
+        let mut ports: Vec<u16> = ports.into_iter().collect();
+        ports.sort_unstable();
+        ports.dedup();
+        Guard { ports, key }
+    }
+
+    /// Checks the `Host` header of any request.
+    pub fn check_host(&self, host: Option<&str>) -> Result<(), ViewerError> {
+        match host {
+            Some(host) if self.is_ours(host) => Ok(()),
+            other => Err(ViewerError::ForeignHost {
+                host: other.unwrap_or("").to_string(),
+                allowed: self.allowed(),
+            }),
+        }
+    }
+
+    /// Checks the `Origin` header of a WebSocket upgrade: the page must be
+    /// ours. A missing `Origin` is refused too; browsers always send one.
+    pub fn check_origin(&self, origin: Option<&str>) -> Result<(), ViewerError> {
+        let ours = origin
+            .and_then(|o| o.strip_prefix("http://"))
+            .is_some_and(|host| self.is_ours(host));
+        if ours {
+            Ok(())
+        } else {
+            Err(ViewerError::ForeignOrigin {
+                origin: origin.unwrap_or("").to_string(),
+                allowed: self.allowed(),
+            })
+        }
+    }
+
+    /// Checks the viewer key in constant time, so it cannot be guessed
+    /// byte by byte from response times.
+    pub fn check_key(&self, key: Option<&str>) -> Result<(), ViewerError> {
+        let given = key.unwrap_or("");
+        if bool::from(given.as_bytes().ct_eq(self.key.as_bytes())) {
+            Ok(())
+        } else {
+            Err(ViewerError::WrongKey)
+        }
+    }
+
+    /// `host:port` with one of our names and ports; names are
+    /// case-insensitive, as in DNS.
+    fn is_ours(&self, authority: &str) -> bool {
+        let Some((name, port)) = authority.rsplit_once(':') else {
+            return false;
+        };
+        let port_ok = port.parse::<u16>().is_ok_and(|p| self.ports.contains(&p));
+        port_ok && HOST_NAMES.iter().any(|n| n.eq_ignore_ascii_case(name))
+    }
+
+    fn allowed(&self) -> String {
+        self.ports
+            .iter()
+            .flat_map(|port| HOST_NAMES.iter().map(move |n| format!("http://{n}:{port}")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn guard() -> Guard {
+        Guard::new([20900, 41234, 20900], "ab3d5fgh".into())
+    }
+
+    #[test]
+    fn hosts() {
+        let g = guard();
+        for ok in [
+            "127.0.0.1:20900",
+            "localhost:20900",
+            "LocalHost:41234",
+            "127.0.0.1:41234",
+        ] {
+            assert!(g.check_host(Some(ok)).is_ok(), "{ok}");
+        }
+        for bad in [
+            "evil.example:20900",
+            "127.0.0.1",
+            "localhost",
+            "127.0.0.1:20901",
+            "127.0.0.2:20900",
+            "localhost.evil.example:20900",
+            "[::1]:20900",
+            "",
+        ] {
+            assert!(g.check_host(Some(bad)).is_err(), "{bad}");
+        }
+        assert_eq!(
+            g.check_host(Some("evil.example:20900"))
+                .unwrap_err()
+                .to_string(),
+            "the viewer answers only at http://127.0.0.1:20900, http://localhost:20900, \
+             http://127.0.0.1:41234, http://localhost:41234, not at `evil.example:20900`; \
+             open the viewer link that `computer-use-mcp info` prints"
+        );
+        assert!(g.check_host(None).is_err());
+    }
+
+    #[test]
+    fn origins() {
+        let g = guard();
+        assert!(g.check_origin(Some("http://127.0.0.1:20900")).is_ok());
+        assert!(g.check_origin(Some("http://localhost:41234")).is_ok());
+        for bad in [
+            "https://127.0.0.1:20900",
+            "http://evil.example:20900",
+            "http://127.0.0.1:8080",
+            "null",
+            "",
+        ] {
+            assert!(g.check_origin(Some(bad)).is_err(), "{bad}");
+        }
+        assert!(g.check_origin(None).is_err());
+    }
+
+    #[test]
+    fn keys() {
+        let g = guard();
+        assert!(g.check_key(Some("ab3d5fgh")).is_ok());
+        assert!(g.check_key(Some("ab3d5fgi")).is_err());
+        assert!(g.check_key(Some("ab3d5fgh9")).is_err());
+        assert!(g.check_key(Some("")).is_err());
+        assert!(g.check_key(None).is_err());
+    }
+}

@@ -1,0 +1,76 @@
+//! The session list: one JSON read, then a WebSocket that sends it again
+//! after every change and passes on focus requests.
+
+use super::ViewerState;
+use crate::viewer::live::LiveMessage;
+use crate::viewer::ViewerError;
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{Query, State};
+use axum::http::header::ORIGIN;
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use tokio::sync::broadcast::error::RecvError;
+
+#[derive(Debug, Deserialize)]
+pub struct KeyQuery {
+    pub key: Option<String>,
+}
+
+/// `GET /api/sessions?key=K`.
+pub async fn snapshot(
+    State(app): State<ViewerState>,
+    Query(query): Query<KeyQuery>,
+) -> Result<Response, ViewerError> {
+    app.guard.check_key(query.key.as_deref())?;
+    let body = LiveMessage::sessions(app.sessions.overview()).to_json();
+    Ok(([("content-type", "application/json")], body).into_response())
+}
+
+/// `GET /api/live?key=K`, a WebSocket.
+pub async fn channel(
+    State(app): State<ViewerState>,
+    Query(query): Query<KeyQuery>,
+    headers: HeaderMap,
+    upgrade: WebSocketUpgrade,
+) -> Result<Response, ViewerError> {
+    app.guard.check_origin(origin(&headers))?;
+    app.guard.check_key(query.key.as_deref())?;
+    Ok(upgrade.on_upgrade(move |socket| run(app, socket)))
+}
+
+pub fn origin(headers: &HeaderMap) -> Option<&str> {
+    headers.get(ORIGIN).and_then(|v| v.to_str().ok())
+}
+
+async fn run(app: ViewerState, mut socket: WebSocket) {
+    let mut changes = app.sessions.changes();
+    // The first list goes out at once.
+    changes.mark_changed();
+    let mut page = app.hub.page_opened();
+    loop {
+        let message = tokio::select! {
+            changed = changes.changed() => match changed {
+                Ok(()) => LiveMessage::sessions(app.sessions.overview()),
+                Err(_) => break,
+            },
+            focus = page.focus.recv() => match focus {
+                Ok(screen) => LiveMessage::Focus { screen },
+                Err(RecvError::Lagged(_)) => continue,
+                Err(RecvError::Closed) => break,
+            },
+            incoming = socket.recv() => match incoming {
+                // The page sends nothing; pings are answered by axum.
+                Some(Ok(Message::Close(_))) | Some(Err(_)) | None => break,
+                Some(Ok(_)) => continue,
+            },
+        };
+        if socket
+            .send(Message::Text(message.to_json().into()))
+            .await
+            .is_err()
+        {
+            break;
+        }
+    }
+}

@@ -1,0 +1,123 @@
+// One screen at a time through noVNC. Every connection starts locked (view
+// only); Unlock hands the person the mouse, the keyboard and the clipboard,
+// Lock takes them back. The lock lives in this page only.
+
+import RFB from '../novnc/core/rfb.js';
+import KeyTable from '../novnc/core/input/keysym.js';
+import { socketUrl } from './address.js';
+
+const BLOCKED = 'Clipboard blocked by the browser';
+
+export class ScreenView {
+  constructor(elements, key) {
+    this.el = elements;
+    this.key = key;
+    this.rfb = null;
+    this.number = null;
+    this.session = null;
+    this.state = '';
+    this.locked = true;
+    this.el.lock.addEventListener('click', () => this.setLocked(!this.locked));
+    // Capture phase: runs before noVNC's own key handling on its canvas.
+    this.el.screen.addEventListener('keydown', (e) => this.onKeyDown(e), true);
+  }
+
+  connect(number) {
+    if (this.rfb && this.number === number) return;
+    this.disconnect();
+    this.number = number;
+    this.el.placeholder?.remove();
+    const url = socketUrl(`/api/screen/${number}?key=${encodeURIComponent(this.key)}`);
+    const rfb = new RFB(this.el.screen, url, { credentials: { password: this.key } });
+    rfb.scaleViewport = true;
+    rfb.addEventListener('connect', () => this.setState('', rfb));
+    rfb.addEventListener('disconnect', (e) =>
+      this.setState(e.detail.clean ? 'Disconnected' : 'Connection lost', rfb));
+    rfb.addEventListener('securityfailure', () => this.setState('The screen refused the key', rfb));
+    rfb.addEventListener('credentialsrequired', () => rfb.sendCredentials({ password: this.key }));
+    rfb.addEventListener('clipboard', (e) => this.copyToPerson(e.detail.text));
+    this.rfb = rfb;
+    this.setLocked(true);
+    this.el.notice.textContent = '';
+    this.setState('Connecting…', rfb);
+  }
+
+  disconnect() {
+    if (!this.rfb) return;
+    const rfb = this.rfb;
+    this.rfb = null;
+    rfb.disconnect();
+  }
+
+  // The list changed: refresh what the bar says about this screen.
+  update(sessions) {
+    this.session = sessions.find((s) => s.screen === this.number) ?? null;
+    this.render();
+  }
+
+  setLocked(locked) {
+    this.locked = locked;
+    if (this.rfb) this.rfb.viewOnly = locked;
+    this.render();
+  }
+
+  setState(text, rfb) {
+    if (rfb !== this.rfb) return;
+    this.state = text;
+    this.render();
+  }
+
+  render() {
+    const { number, title, size, state, lock, viewOnly } = this.el;
+    const open = this.number != null;
+    number.textContent = open ? `Screen ${this.number}` : 'No screen';
+    title.textContent = this.session?.title ?? '';
+    size.textContent = this.session?.size ?? '';
+    state.textContent = this.session?.ended ? `${this.state} (session ended)`.trim() : this.state;
+    lock.disabled = !this.rfb;
+    lock.textContent = this.locked ? 'Unlock' : 'Lock';
+    lock.dataset.locked = String(this.locked);
+    viewOnly.hidden = !(this.rfb && this.locked);
+  }
+
+  // Text copied on the screen lands on the person's clipboard.
+  async copyToPerson(text) {
+    if (this.locked) return;
+    try {
+      await navigator.clipboard.writeText(text);
+      this.clipboardWorks();
+    } catch {
+      this.el.notice.textContent = BLOCKED;
+    }
+  }
+
+  // Ctrl+V (Cmd+V) on the screen: the person's clipboard goes to the screen
+  // first, then the screen gets Ctrl+V, which is how its apps paste.
+  onKeyDown(e) {
+    if (this.locked || !this.rfb) return;
+    if (e.code !== 'KeyV' || !(e.ctrlKey || e.metaKey) || e.altKey || e.shiftKey) return;
+    e.preventDefault();
+    e.stopPropagation();
+    const rfb = this.rfb;
+    const command = e.metaKey && !e.ctrlKey;
+    navigator.clipboard.readText().then(
+      (text) => {
+        this.clipboardWorks();
+        if (rfb !== this.rfb || this.locked) return;
+        rfb.clipboardPasteFrom(text);
+        // On macOS the person holds Cmd, which the screen sees as Super.
+        if (command) rfb.sendKey(KeyTable.XK_Super_L, 'MetaLeft', false);
+        if (command) rfb.sendKey(KeyTable.XK_Control_L, 'ControlLeft', true);
+        rfb.sendKey(KeyTable.XK_v, 'KeyV');
+        if (command) rfb.sendKey(KeyTable.XK_Control_L, 'ControlLeft', false);
+      },
+      () => {
+        this.el.notice.textContent = BLOCKED;
+      },
+    );
+  }
+
+  clipboardWorks() {
+    if (this.el.notice.textContent === BLOCKED) this.el.notice.textContent = '';
+  }
+}
