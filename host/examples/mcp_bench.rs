@@ -1,0 +1,166 @@
+//! End-to-end benchmark through MCP: the real host binary over stdio with
+//! rmcp's client, against the real container, beside the common baseline of
+//! `docker exec` in the same run. Run with `bash scripts/bench-mcp.sh`.
+//!
+//! Uses its own computer (`COMPUTER_USE_NAME=cu-bench`, port base 23900) and
+//! removes it at the end.
+
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::TokioChildProcess;
+use rmcp::ServiceExt;
+use serde_json::{json, Value};
+use std::process::Command;
+use std::time::Instant;
+
+const NAME: &str = "cu-bench";
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).expect("no NaN"));
+    v[v.len() / 2]
+}
+
+fn docker(args: &[&str]) -> std::process::Output {
+    Command::new("docker")
+        .args(args)
+        .output()
+        .expect("docker runs")
+}
+
+#[tokio::main]
+async fn main() {
+    let exe = std::env::current_exe().expect("own path");
+    let host = exe
+        .parent()
+        .and_then(|p| p.parent())
+        .expect("target dir")
+        .join("computer-use-mcp");
+    assert!(
+        host.is_file(),
+        "build it first: cargo build --release -p computer-use-mcp"
+    );
+    let _ = docker(&["rm", "-f", "-v", NAME]);
+    let _ = docker(&["volume", "rm", &format!("{NAME}-home")]);
+    let mut cmd = tokio::process::Command::new(&host);
+    cmd.env("COMPUTER_USE_NAME", NAME)
+        .env("COMPUTER_USE_PORT_BASE", "23900")
+        .env("COMPUTER_USE_OPEN", "none")
+        .env("COMPUTER_USE_IMAGE", "computer-use-mcp:dev");
+    let client =
+        ().serve(TokioChildProcess::new(cmd).expect("host starts"))
+            .await
+            .expect("handshake");
+    let call = |tool: &'static str, args: Value| {
+        let client = &client;
+        async move {
+            let r = client
+                .call_tool(
+                    CallToolRequestParams::new(tool)
+                        .with_arguments(args.as_object().cloned().unwrap_or_default()),
+                )
+                .await
+                .expect("call");
+            assert_ne!(r.is_error, Some(true), "{tool}: {:?}", r.content);
+            r.structured_content.unwrap_or(Value::Null)
+        }
+    };
+    let t = Instant::now();
+    let started = call("start_computer", json!({"title": "bench"})).await;
+    let start_ms = t.elapsed().as_secs_f64() * 1000.0;
+    let sid = started["session_id"].as_str().expect("id").to_string();
+    let t = Instant::now();
+    call("computer_observe", json!({"session_id": sid})).await;
+    let open_ms = t.elapsed().as_secs_f64() * 1000.0;
+    // A ticking terminal makes every frame differ, so each observe encodes.
+    call("shell", json!({"session_id": sid, "command": "setsid nohup xterm -geometry 160x50+0+0 -e 'while :; do date +%s.%N; ls -la /usr/bin | head -40; sleep 0.005; done' >/dev/null 2>&1 &"})).await;
+    call(
+        "computer_act",
+        json!({"session_id": sid, "actions": [{"type": "wait", "ms": 1000}], "observe": false}),
+    )
+    .await;
+
+    let mut observe = Vec::new();
+    for _ in 0..30 {
+        let t = Instant::now();
+        call("computer_observe", json!({"session_id": sid})).await;
+        observe.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    let mut import = Vec::new();
+    for _ in 0..10 {
+        let t = Instant::now();
+        let out = docker(&[
+            "exec",
+            "-e",
+            "DISPLAY=:1",
+            NAME,
+            "sh",
+            "-c",
+            "import -window root png:- | base64 -w0 | wc -c",
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        import.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    let mut act = Vec::new();
+    let moves: Vec<Value> = (0..24)
+        .map(|i| json!({"type": "move", "x": 100 + i * 10, "y": 300}))
+        .collect();
+    for _ in 0..20 {
+        let t = Instant::now();
+        call(
+            "computer_act",
+            json!({"session_id": sid, "actions": moves, "observe": false, "settle_ms": 0}),
+        )
+        .await;
+        act.push(t.elapsed().as_secs_f64() * 1000.0 / 24.0);
+    }
+    let mut shell = Vec::new();
+    for _ in 0..40 {
+        let t = Instant::now();
+        call("shell", json!({"session_id": sid, "command": "true"})).await;
+        shell.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    let mut exec = Vec::new();
+    for _ in 0..20 {
+        let t = Instant::now();
+        let out = docker(&["exec", NAME, "true"]);
+        assert!(out.status.success());
+        exec.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    let rows = [
+        (
+            "computer_observe (changed 1280x800 frame)",
+            median(observe),
+            "docker exec import -window root | base64",
+            median(import),
+        ),
+        (
+            "computer_act, per move in a batch of 24",
+            median(act),
+            "-",
+            f64::NAN,
+        ),
+        (
+            "shell `true`",
+            median(shell.clone()),
+            "docker exec true",
+            median(exec),
+        ),
+    ];
+    println!();
+    println!("| through MCP | median ms | baseline | median ms | ratio |");
+    println!("|---|---:|---|---:|---:|");
+    for (name, ours, base_name, base) in rows {
+        println!(
+            "| {name} | {ours:.2} | {base_name} | {base:.2} | {:.2} |",
+            ours / base
+        );
+    }
+    println!();
+    println!("start_computer (create the container until healthy): {start_ms:.0} ms; first observe (screen open): {open_ms:.0} ms");
+    client.cancel().await.ok();
+    let _ = docker(&["rm", "-f", "-v", NAME]);
+    let _ = docker(&["volume", "rm", &format!("{NAME}-home")]);
+}
