@@ -155,11 +155,15 @@ fn main() {
         baseline,
     ));
 
-    // Per-action overhead: 24 moves per batch, no settle, no observe.
-    let moves: Vec<Value> = (0..24)
-        .map(|i| json!({"type": "move", "x": 100 + i * 10, "y": 300}))
-        .collect();
+    // Per-action overhead: 24 moves per batch, no settle, no observe. Each
+    // batch moves along another row, since identical batches that change
+    // nothing are refused after the third.
+    let mut row = 0;
     let per_action_api = time_ms(20, || {
+        row += 1;
+        let moves: Vec<Value> = (0..24)
+            .map(|i| json!({"type": "move", "x": 100 + i * 10, "y": 300 + row}))
+            .collect();
         api.post(
             &format!("/v1/sessions/{sid}/act"),
             json!({"actions": moves, "observe": false, "settle_ms": 0}),
