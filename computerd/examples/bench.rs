@@ -141,7 +141,7 @@ fn main() {
     rows.push((
         "capture+encode+base64 1280x800".into(),
         ours,
-        "import -window root | base64".into(),
+        "import -window root, base64".into(),
         baseline,
     ));
 
@@ -151,7 +151,7 @@ fn main() {
     rows.push((
         "observe through the API (HTTP+JSON)".into(),
         observe,
-        "import -window root | base64".into(),
+        "import -window root, base64".into(),
         baseline,
     ));
 
@@ -203,8 +203,10 @@ fn main() {
         );
     });
     let bash = time_ms(50, || {
+        // The same home as the daemon's, so both read the same profile.
         Command::new("bash")
             .args(["-lc", "true"])
+            .env("HOME", home.path())
             .status()
             .expect("bash");
     });

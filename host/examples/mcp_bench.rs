@@ -133,7 +133,7 @@ async fn main() {
         (
             "computer_observe (changed 1280x800 frame)",
             median(observe),
-            "docker exec import -window root | base64",
+            "docker exec import -window root, base64",
             median(import),
         ),
         (
