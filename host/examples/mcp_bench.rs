@@ -104,10 +104,12 @@ async fn main() {
         import.push(t.elapsed().as_secs_f64() * 1000.0);
     }
     let mut act = Vec::new();
-    let moves: Vec<Value> = (0..24)
-        .map(|i| json!({"type": "move", "x": 100 + i * 10, "y": 300}))
-        .collect();
-    for _ in 0..20 {
+    for row in 0..20 {
+        // Another row each time: identical batches that change nothing are
+        // refused after the third.
+        let moves: Vec<Value> = (0..24)
+            .map(|i| json!({"type": "move", "x": 100 + i * 10, "y": 300 + row}))
+            .collect();
         let t = Instant::now();
         call(
             "computer_act",
