@@ -305,16 +305,18 @@ impl Config {
                     .ok_or_else(|| "use a whole number from 0 to 9000".to_string())
             },
         )?;
+        // The first of a block of 16 ports above the privileged range.
+        let port_base_of = |v: &str| {
+            v.parse::<u16>()
+                .ok()
+                .filter(|n| (1024..=65519).contains(n))
+                .ok_or_else(|| "use a port from 1024 to 65519".to_string())
+        };
         let rfb_port_base = parse_with(
             get("COMPUTERD_RFB_PORT_BASE"),
             "5900",
             "COMPUTERD_RFB_PORT_BASE",
-            |v| {
-                v.parse::<u16>()
-                    .ok()
-                    .filter(|n| (1024..=65519).contains(n))
-                    .ok_or_else(|| "use a port from 1024 to 65519".to_string())
-            },
+            port_base_of,
         )?;
         let rfb_interface = parse_with(
             get("COMPUTERD_RFB_INTERFACE"),
@@ -330,12 +332,7 @@ impl Config {
             get("COMPUTER_USE_PORT_BASE"),
             "20900",
             "COMPUTER_USE_PORT_BASE",
-            |v| {
-                v.parse::<u16>()
-                    .ok()
-                    .filter(|n| (1024..=65519).contains(n))
-                    .ok_or_else(|| "use a port from 1024 to 65519".to_string())
-            },
+            port_base_of,
         )?;
         let viewer_listen = parse_with(
             get("COMPUTERD_VIEWER_LISTEN"),
