@@ -33,3 +33,7 @@ info:
 # Medians of capture, input and shell against their baselines.
 bench:
     bash scripts/bench.sh
+
+# file_transfer of 1 GiB (one file, 20 000 files) both ways beside docker cp, with host RSS.
+bench-transfer:
+    bash scripts/bench-transfer.sh

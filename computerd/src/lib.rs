@@ -16,6 +16,8 @@
 //! - [`shell`]: `bash -lc` with deadlines that kill everything a command
 //!   started; [`truncate`] keeps long output's head and tail.
 //! - [`files`]: working folder, list, read, write.
+//! - [`transfer`]: `file_transfer`'s checks, uploads and downloads as tar
+//!   streams, with the archive rules of `computer_protocol::archive`.
 //! - [`viewer`]: the page people open to watch and take over screens, its
 //!   live session list, and the WebSocket bridge to each screen's Xvnc, on
 //!   a listener of its own; guarded by `Host`, `Origin` and the key.
@@ -38,6 +40,7 @@ pub mod screens;
 pub mod server;
 pub mod sessions;
 pub mod shell;
+pub mod transfer;
 pub mod truncate;
 pub mod viewer;
 pub mod viewer_key;

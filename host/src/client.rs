@@ -72,6 +72,30 @@ impl ComputerdClient {
         &self.base_url
     }
 
+    /// A request to `path` with the token and no total deadline, for a body
+    /// that streams for as long as it takes. The caller watches for stalls
+    /// instead, and turns failures into errors with [`Self::transport_error`]
+    /// and [`Self::error_of`].
+    pub fn streaming(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
+        self.http
+            .request(method, format!("{}{path}", self.base_url))
+            .bearer_auth(&self.token)
+    }
+
+    /// The wire error of a response that is not a success.
+    pub async fn error_of(&self, what: &str, response: reqwest::Response) -> ClientError {
+        let status = response.status();
+        let bytes = response.bytes().await.unwrap_or_default();
+        match serde_json::from_slice::<WireError>(&bytes) {
+            Ok(wire) => ClientError::Api(wire),
+            Err(_) => ClientError::Unexpected {
+                what: what.to_string(),
+                status,
+                body: String::from_utf8_lossy(&bytes[..bytes.len().min(300)]).into_owned(),
+            },
+        }
+    }
+
     /// Sends `body` (if any) to `path` and reads the JSON answer, giving up
     /// after `deadline`. `still_running` tells the agent what a timeout leaves
     /// behind.
@@ -122,7 +146,7 @@ impl ComputerdClient {
         }
     }
 
-    fn transport_error(
+    pub fn transport_error(
         &self,
         e: reqwest::Error,
         what: &str,

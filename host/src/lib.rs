@@ -9,6 +9,8 @@
 //! - [`docker`]: the Docker endpoint, the container lifecycle and the image.
 //! - [`settings`]: the `COMPUTER_USE_*` variables, read when the spec says.
 //! - [`client`]: computerd's HTTP API with deadlines.
+//! - [`transfer`]: `file_transfer`'s host side: host paths, and tar
+//!   streamed to and from computerd with bounded memory and stall limits.
 //! - [`heartbeat`]: keeps this process's sessions alive; ends them at exit.
 //! - [`info`]: the `info` command.
 //! - [`open`]: opens the viewer (browser tab or native VNC) when a screen opens.
@@ -24,3 +26,4 @@ pub mod info;
 pub mod mcp;
 pub mod open;
 pub mod settings;
+pub mod transfer;

@@ -12,6 +12,9 @@
 //! - [`shell`]: running a command.
 //! - [`files`]: working folder, listing, reading and writing files.
 //! - [`viewer`]: open viewer pages, and switching them to a screen.
+//! - [`transfer`]: `file_transfer`'s messages and the pure rules both ends
+//!   apply to its archive; with the `archive` feature, [`archive`] writes
+//!   and reads that archive on real files.
 //!
 //! Data flows one way: the host builds a request type, serialises it as JSON to a
 //! `/v1/...` route (see [`routes`]), and computerd answers with the matching
@@ -31,7 +34,11 @@ pub mod observe;
 pub mod routes;
 pub mod session;
 pub mod shell;
+pub mod transfer;
 pub mod viewer;
+
+#[cfg(feature = "archive")]
+pub mod archive;
 
 pub use action::{ActRequest, ActResponse, Action, ActionOutcome, Button, ScrollDirection};
 pub use duration::{parse_duration, DurationError, TimeoutArg};
@@ -47,6 +54,10 @@ pub use session::{
     Health, HeartbeatResponse, SessionInfo, SessionSettings, SessionsResponse,
 };
 pub use shell::{ShellRequest, ShellResult};
+pub use transfer::{
+    ItemKind, SkipKind, Skipped, SourceRequest, TransferDirection, TransferSource, TransferSummary,
+    UploadRequest, UploadTarget,
+};
 pub use viewer::{FocusRequest, ViewerStatus};
 
 /// Version of the HTTP API; routes live under `/v1`.

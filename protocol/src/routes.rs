@@ -43,6 +43,17 @@ pub enum SessionRoute {
     ListFiles,
     ReadFile,
     WriteFile,
+    /// [`crate::UploadRequest`] → [`crate::UploadTarget`]: where an upload
+    /// would land, refused early when it may not.
+    TransferCheck,
+    /// [`crate::SourceRequest`] → [`crate::TransferSource`]: what a
+    /// download would send.
+    TransferSource,
+    /// Query [`crate::UploadRequest`], body a tar stream →
+    /// [`crate::TransferSummary`].
+    TransferUpload,
+    /// [`crate::SourceRequest`] → a tar stream (`application/x-tar`).
+    TransferDownload,
 }
 
 impl SessionRoute {
@@ -55,6 +66,10 @@ impl SessionRoute {
             SessionRoute::ListFiles => "files/list",
             SessionRoute::ReadFile => "files/read",
             SessionRoute::WriteFile => "files/write",
+            SessionRoute::TransferCheck => "transfer/check",
+            SessionRoute::TransferSource => "transfer/source",
+            SessionRoute::TransferUpload => "transfer/upload",
+            SessionRoute::TransferDownload => "transfer/download",
         }
     }
 }

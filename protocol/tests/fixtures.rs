@@ -33,6 +33,24 @@ fn fixtures_round_trip() {
     round_trip::<SessionsResponse>("sessions_response.json");
     round_trip::<ViewerStatus>("viewer_status.json");
     round_trip::<FocusRequest>("focus_request.json");
+    round_trip::<UploadRequest>("upload_request.json");
+    round_trip::<UploadTarget>("upload_target.json");
+    round_trip::<TransferSource>("transfer_source.json");
+    round_trip::<TransferSummary>("transfer_summary.json");
+}
+
+#[test]
+fn transfer_requests_refuse_unknown_fields() {
+    let e = serde_json::from_str::<UploadRequest>(
+        r#"{"path": "x", "name": "a", "kind": "file", "force": true}"#,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("unknown field `force`"), "{e}");
+    let e = serde_json::from_str::<SourceRequest>(r#"{"path": "x", "recursive": true}"#)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("unknown field `recursive`"), "{e}");
 }
 
 #[test]

@@ -4,6 +4,7 @@ use crate::desktop::DesktopError;
 use crate::files::FilesError;
 use crate::sessions::SessionError;
 use crate::shell::ShellError;
+use crate::transfer::TransferError;
 use axum::http::{StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -53,6 +54,12 @@ impl From<FilesError> for ApiError {
 
 impl From<ShellError> for ApiError {
     fn from(e: ShellError) -> ApiError {
+        ApiError::new(e.code(), e.to_string())
+    }
+}
+
+impl From<TransferError> for ApiError {
+    fn from(e: TransferError) -> ApiError {
         ApiError::new(e.code(), e.to_string())
     }
 }

@@ -9,6 +9,7 @@ mod files;
 mod json;
 mod sessions;
 mod shell;
+mod transfer;
 mod viewer;
 
 use crate::config::Config;
@@ -46,6 +47,13 @@ pub fn router(app: AppState) -> Router {
         .route("/v1/sessions/{id}/files/list", post(files::list))
         .route("/v1/sessions/{id}/files/read", post(files::read))
         .route("/v1/sessions/{id}/files/write", post(files::write))
+        .route("/v1/sessions/{id}/transfer/check", post(transfer::check))
+        .route("/v1/sessions/{id}/transfer/source", post(transfer::source))
+        .route("/v1/sessions/{id}/transfer/upload", post(transfer::upload))
+        .route(
+            "/v1/sessions/{id}/transfer/download",
+            post(transfer::download),
+        )
         .route(routes::VIEWER, get(viewer::status))
         .route(routes::VIEWER_FOCUS, post(viewer::focus))
         .route_layer(axum::middleware::from_fn_with_state(
@@ -58,6 +66,7 @@ pub fn router(app: AppState) -> Router {
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
         // write_file takes up to 10 MB of text; JSON escaping can double it.
+        // Transfer uploads stream their body and are not limited by this.
         .layer(axum::extract::DefaultBodyLimit::max(24 * 1024 * 1024))
         .with_state(app)
 }

@@ -206,6 +206,7 @@ impl Sessions {
             };
             state.ended.insert(id.clone(), reason);
             state.ended_order.push_back(id.clone());
+            session.mark_ended();
             while state.ended_order.len() > ENDED_REMEMBERED {
                 if let Some(old) = state.ended_order.pop_front() {
                     state.ended.remove(&old);

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use tokio_util::sync::CancellationToken;
 
 /// Settings fixed when the session starts.
 #[derive(Debug, Clone)]
@@ -29,8 +30,12 @@ pub struct Session {
     cwd: Mutex<PathBuf>,
     /// Last agent call; the idle timer counts from here.
     last_activity: Mutex<Instant>,
-    /// Shell commands running now; while any runs the session is not idle.
+    /// Shell commands and file transfers running now; while any runs the
+    /// session is not idle.
     running_commands: AtomicU32,
+    /// Cancelled when the session ends, so that work which outlives a single
+    /// request (a transfer streaming for minutes) stops with it.
+    ended: CancellationToken,
     /// Viewers watching the screen; while any watches the session is not idle.
     pub viewers: AtomicU32,
     /// The screen, opened by the first observe or act. The async mutex makes
@@ -62,6 +67,7 @@ impl Session {
             cwd: Mutex::new(cwd),
             last_activity: Mutex::new(Instant::now()),
             running_commands: AtomicU32::new(0),
+            ended: CancellationToken::new(),
             viewers: AtomicU32::new(0),
             screen: tokio::sync::Mutex::new(None),
             frame_counter: AtomicU64::new(0),
@@ -100,6 +106,22 @@ impl Session {
         ActivityGuard {
             session: Arc::clone(self),
         }
+    }
+
+    /// Marks a file transfer as running until the guard drops; like a
+    /// command, a long transfer never makes its own session idle.
+    pub fn transfer_started(self: &Arc<Self>) -> ActivityGuard {
+        self.command_started()
+    }
+
+    /// A token cancelled when the session ends.
+    pub fn ended(&self) -> CancellationToken {
+        self.ended.clone()
+    }
+
+    /// Called once by the registry when the session ends.
+    pub(super) fn mark_ended(&self) {
+        self.ended.cancel();
     }
 
     pub fn next_frame_id(&self) -> u64 {

@@ -2,7 +2,7 @@
 //! reads, so they state units, limits and defaults. Unknown fields are
 //! refused so that a misspelt option is an error, not silently ignored.
 
-use computer_protocol::{Action, TimeoutArg};
+use computer_protocol::{Action, TimeoutArg, TransferDirection};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -105,6 +105,23 @@ pub struct WriteFileArgs {
     pub content: String,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TransferArgs {
+    /// The id start_computer returned.
+    pub session_id: String,
+    /// `to_computer` copies host_path to computer_path; `from_computer` copies computer_path to host_path.
+    pub direction: TransferDirection,
+    /// A file or folder on the machine running this MCP server: absolute, `~/...`, or relative to the server's working folder.
+    pub host_path: String,
+    /// A file or folder on the computer: absolute, `~/...`, or relative to the session's working folder.
+    pub computer_path: String,
+    /// Replace existing files and merge into existing folders (default false: refuse when the final path exists).
+    /// Files and folders never take each other's place.
+    #[serde(default)]
+    pub overwrite: bool,
+}
+
 /// Reads a tool's arguments, naming the field at fault on failure
 /// (`actions[2].x: invalid type: string "a", expected i32`).
 pub fn parse<T: DeserializeOwned>(
@@ -148,6 +165,25 @@ mod tests {
         ))
         .unwrap_err();
         assert!(e.contains("colour"), "{e}");
+    }
+
+    #[test]
+    fn transfer_arguments_name_their_direction() {
+        let a = parse::<TransferArgs>(args(json!({
+            "session_id": "s", "direction": "from_computer",
+            "host_path": "~/Downloads", "computer_path": "~/report.pdf"
+        })))
+        .unwrap();
+        assert_eq!(a.direction, TransferDirection::FromComputer);
+        assert!(!a.overwrite);
+        let e = parse::<TransferArgs>(args(json!({
+            "session_id": "s", "direction": "sideways", "host_path": "a", "computer_path": "b"
+        })))
+        .unwrap_err();
+        assert!(
+            e.contains("`direction`") && e.contains("to_computer"),
+            "{e}"
+        );
     }
 
     #[test]

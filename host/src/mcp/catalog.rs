@@ -3,7 +3,7 @@
 
 use super::args::{
     ActArgs, ListFilesArgs, ReadFileArgs, SessionArgs, SetCwdArgs, ShellArgs, StartComputerArgs,
-    WriteFileArgs,
+    TransferArgs, WriteFileArgs,
 };
 use rmcp::handler::server::common::schema_for_type;
 use rmcp::model::{Tool, ToolAnnotations};
@@ -90,6 +90,12 @@ pub fn tools() -> Vec<Tool> {
             "Write a file",
             "Replace or create a file with UTF-8 content up to 10 MB. Creates missing folders, writes atomically, keeps an existing file's permissions, refuses a folder. Returns the absolute path and byte count.",
             Hints { read_only: false, destructive: true, idempotent: true, open_world: false },
+        ),
+        tool::<TransferArgs>(
+            "file_transfer",
+            "Copy files between this machine and the computer",
+            "Copy one file, or a folder with everything below it, from this machine to the computer (direction to_computer: host_path -> computer_path) or back (from_computer: computer_path -> host_path). Sizes are unlimited and content may be binary; empty folders, permission bits (such as executables) and symlinks survive the copy, and a symlink given as the path itself is followed. Destination as with `cp -r`: if it is an existing folder, the copy is placed inside it under its own name (copying ~/notes.txt to an existing ~/Desktop gives ~/Desktop/notes.txt); if not, the path names the copy and missing parent folders are created. overwrite=false (default) refuses, before writing anything, when the final path exists; overwrite=true replaces files and merges into folders, keeping what else is there, but files and folders never replace each other, and such a conflict found partway stops the copy, keeping what was already copied. No overall time limit; fails after 60 s with no progress. Returns path, files, folders, symlinks, bytes, duration_ms and skipped entries with reasons (pipes, sockets, devices, unreadable or unsafe entries, names invalid on Windows). Sends progress notifications (bytes and files so far) when the request has a progress token.",
+            Hints { read_only: false, destructive: true, idempotent: false, open_world: true },
         ),
     ]
 }

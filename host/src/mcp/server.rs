@@ -3,7 +3,7 @@
 use super::catalog;
 use super::result::error;
 use super::state::Host;
-use super::tools::{desktop, files, session, shell};
+use super::tools::{desktop, files, session, shell, transfer};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
@@ -73,6 +73,7 @@ impl ServerHandler for ComputerUseServer {
                 "list_files" => files::list_files(host, args).await,
                 "read_file" => files::read_file(host, args).await,
                 "write_file" => files::write_file(host, args).await,
+                "file_transfer" => transfer::file_transfer(host, args, &context).await,
                 other => Err(format!(
                     "there is no tool `{other}`; the tools are: {}",
                     self.tools
@@ -83,6 +84,8 @@ impl ServerHandler for ComputerUseServer {
                 )),
             }
         };
+        // A cancelled call drops `run`, which stops what it started: an
+        // HTTP stream closes, a transfer removes its temporary files.
         let outcome = tokio::select! {
             outcome = run => outcome,
             _ = context.ct.cancelled() => Err(format!("`{name}` was cancelled")),

@@ -6,6 +6,7 @@ pub mod desktop;
 pub mod files;
 pub mod session;
 pub mod shell;
+pub mod transfer;
 
 use rmcp::model::CallToolResult;
 

@@ -1,0 +1,184 @@
+//! `from_computer`: computerd's tar stream unpacked into host files.
+
+use super::error::{chain, session_gone, TransferError};
+use super::paths::{ends_with_separator, home, resolve_host_path, working_folder};
+use super::Job;
+use crate::client::ClientError;
+use computer_protocol::archive::{
+    feed_pipe, plan, unpack, ChunkFeeder, Destination, UnpackOptions,
+};
+use computer_protocol::routes::{session_action, SessionRoute};
+use computer_protocol::{SourceRequest, TransferSource, TransferSummary};
+use reqwest::Method;
+use std::io;
+
+/// What a failed request leaves behind.
+const NOTHING_WRITTEN: &str = "nothing was written on this machine; try again";
+
+pub(super) async fn from_computer(
+    job: &Job<'_>,
+) -> Result<(String, TransferSummary), TransferError> {
+    let asked = SourceRequest {
+        path: job.req.computer_path.clone(),
+    };
+    let source: TransferSource = job
+        .client
+        .call(
+            Method::POST,
+            &session_action(job.session, SessionRoute::TransferSource),
+            Some(&asked),
+            job.stall.0,
+            NOTHING_WRITTEN,
+        )
+        .await?;
+
+    // Refusals come before any data moves.
+    let typed = &job.req.host_path;
+    let destination = resolve_host_path(typed, home().as_deref(), &working_folder(typed)?)?;
+    let target = {
+        let (source, trailing_slash, overwrite) = (
+            source.clone(),
+            ends_with_separator(typed),
+            job.req.overwrite,
+        );
+        tokio::task::spawn_blocking(move || {
+            plan(&Destination {
+                path: &destination,
+                trailing_slash,
+                name: &source.name,
+                kind: source.kind,
+                overwrite,
+                windows_names: UnpackOptions::for_this_os().windows_names,
+                arg: "host_path",
+            })
+        })
+        .await
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))?
+    };
+
+    let route = session_action(job.session, SessionRoute::TransferDownload);
+    // The absolute path, so a working folder changed meanwhile cannot
+    // change what is sent.
+    let exact = SourceRequest {
+        path: source.path.clone(),
+    };
+    let request = job
+        .client
+        .streaming(Method::POST, &route)
+        .json(&exact)
+        .send();
+    let response = match tokio::time::timeout(job.stall.0, request).await {
+        Err(_) => {
+            return Err(TransferError::NoAnswer {
+                secs: job.stall.secs(),
+            })
+        }
+        Ok(Err(e)) => {
+            return Err(job
+                .client
+                .transport_error(e, &route, job.stall.0, NOTHING_WRITTEN)
+                .into())
+        }
+        Ok(Ok(response)) => response,
+    };
+    if !response.status().is_success() {
+        return Err(job.client.error_of(&route, response).await.into());
+    }
+
+    let (feeder, reader) = feed_pipe();
+    let unpacking = tokio::task::spawn_blocking({
+        let progress = std::sync::Arc::clone(&job.progress);
+        move || unpack(reader, &target, UnpackOptions::for_this_os(), &progress)
+    });
+    let pumped = pump(job, response, feeder).await;
+    // Dropping the feeder (above, on any failure) has made the unpacking
+    // stop and remove its temporary file; its result says how far it got.
+    let unpacked = unpacking
+        .await
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+    match (pumped, unpacked) {
+        (Ok(()), Ok(summary)) => Ok((source.path, summary)),
+        // The host's own failure (a conflict partway, a full disk) is the
+        // story even though the pump then saw the reader go.
+        (_, Err(e)) if !matches!(e, computer_protocol::archive::ArchiveError::Stream { .. }) => {
+            Err(e.into())
+        }
+        (Err(Pumped::Stalled), _) => Err(TransferError::Stalled {
+            secs: job.stall.secs(),
+            done: job.progress.done(),
+        }),
+        (Err(Pumped::Broken(e)), _) => Err(broken(job, &exact, e).await),
+        (Ok(()), Err(e)) => Err(e.into()),
+    }
+}
+
+enum Pumped {
+    Stalled,
+    Broken(reqwest::Error),
+}
+
+/// Moves the response body into the unpacking, each step bounded by the
+/// stall limit: waiting for the computer's next chunk, and waiting for the
+/// host's disk to take it.
+async fn pump(
+    job: &Job<'_>,
+    mut response: reqwest::Response,
+    feeder: ChunkFeeder,
+) -> Result<(), Pumped> {
+    let limit = job.stall.0;
+    loop {
+        let chunk = match tokio::time::timeout(limit, response.chunk()).await {
+            Err(_) => {
+                feeder.fail(stalled(limit)).await;
+                return Err(Pumped::Stalled);
+            }
+            Ok(Err(e)) => {
+                feeder
+                    .fail(io::Error::new(io::ErrorKind::ConnectionAborted, chain(&e)))
+                    .await;
+                return Err(Pumped::Broken(e));
+            }
+            Ok(Ok(None)) => {
+                // A reader gone by now failed on its own; its error tells.
+                let _ = feeder.end().await;
+                return Ok(());
+            }
+            Ok(Ok(Some(chunk))) => chunk,
+        };
+        match tokio::time::timeout(limit, feeder.send(chunk)).await {
+            Ok(Ok(())) => {}
+            // The unpacking stopped on an error of its own.
+            Ok(Err(_)) => return Ok(()),
+            Err(_) => return Err(Pumped::Stalled),
+        }
+    }
+}
+
+fn stalled(limit: std::time::Duration) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::TimedOut,
+        format!("no data arrived for {} s", limit.as_secs()),
+    )
+}
+
+/// The download broke off. When the session ended meanwhile, asking about
+/// the source again says so and why.
+async fn broken(job: &Job<'_>, exact: &SourceRequest, e: reqwest::Error) -> TransferError {
+    let again: Result<TransferSource, ClientError> = job
+        .client
+        .call(
+            Method::POST,
+            &session_action(job.session, SessionRoute::TransferSource),
+            Some(exact),
+            job.stall.0,
+            NOTHING_WRITTEN,
+        )
+        .await;
+    match again {
+        Err(ClientError::Api(wire)) if session_gone(wire.code) => ClientError::Api(wire).into(),
+        _ => TransferError::Broken {
+            reason: chain(&e),
+            done: job.progress.done(),
+        },
+    }
+}

@@ -1,0 +1,84 @@
+//! What can stop a transfer on the host, said for the agent.
+
+use crate::client::ClientError;
+use computer_protocol::archive::{human_bytes, ArchiveError, Done};
+use computer_protocol::ErrorCode;
+
+#[derive(Debug, thiserror::Error)]
+pub enum TransferError {
+    #[error("`host_path` is empty: give a file or folder on this machine (absolute, `~/...`, or relative to the MCP server's working folder)")]
+    EmptyHostPath,
+
+    #[error("`host_path` starts with `~` but {var} is not set for the MCP server: give an absolute path")]
+    NoHome { var: &'static str },
+
+    #[error("`host_path` `{path}` is relative, but the MCP server's working folder cannot be read ({reason}): give an absolute path")]
+    NoWorkingFolder { path: String, reason: String },
+
+    /// The host side of the archive: reading or writing host files.
+    #[error(transparent)]
+    Archive(#[from] ArchiveError),
+
+    /// computerd refused or failed; the tool explains it with the session.
+    #[error(transparent)]
+    Computer(#[from] ClientError),
+
+    #[error("no data moved for {secs} s, so the transfer was stopped after {}; files already complete stay, temporary files were removed. The computer may be overloaded or stopped (check `docker ps`); call file_transfer again", moved(.done))]
+    Stalled { secs: u64, done: Done },
+
+    #[error("the computer did not answer within {secs} s after the last data was sent; it may still be finishing the copy: look at `computer_path` with list_files before trying again")]
+    NoAnswer { secs: u64 },
+
+    #[error("the connection to the computer broke during the transfer ({reason}) after {}; files already complete stay, temporary files were removed. Check that the computer runs (`docker ps`), then call file_transfer again", moved(.done))]
+    Broken { reason: String, done: Done },
+}
+
+/// How much had moved, in either direction.
+fn moved(done: &Done) -> String {
+    format!(
+        "{} {} ({})",
+        done.files,
+        if done.files == 1 { "file" } else { "files" },
+        human_bytes(done.bytes)
+    )
+}
+
+/// computerd says the session is gone: ended, or never known.
+pub(super) fn session_gone(code: ErrorCode) -> bool {
+    matches!(code, ErrorCode::SessionEnded | ErrorCode::UnknownSession)
+}
+
+/// An error with its causes, which reqwest keeps in its source chain.
+pub(super) fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text = format!("{text}: {s}");
+        source = s.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stall_says_how_much_had_moved() {
+        let e = TransferError::Stalled {
+            secs: 60,
+            done: Done {
+                files: 2,
+                folders: 1,
+                symlinks: 0,
+                bytes: 3_000_000,
+            },
+        };
+        assert!(
+            e.to_string().starts_with(
+                "no data moved for 60 s, so the transfer was stopped after 2 files (3.0 MB);"
+            ),
+            "{e}"
+        );
+    }
+}

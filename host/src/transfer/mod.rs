@@ -1,0 +1,86 @@
+//! `file_transfer` on the host: host paths, and streaming tar between the
+//! host's files and computerd in either direction, with memory bounded by a
+//! few chunks whatever the size, no total time limit, and the stall rules.
+//!
+//! # Layout
+//! - `paths`: host paths as the agent writes them (absolute, `~`, or
+//!   relative to this process's working folder).
+//! - `upload`: `to_computer`: check on the computer, pack the host files,
+//!   stream them up.
+//! - `download`: `from_computer`: ask what the computer would send, check
+//!   the host destination, stream it down and unpack.
+//! - `stall`: no data moving for 60 s, or no answer 60 s after the last
+//!   data, fails the transfer.
+//! - `report`: what the agent gets back.
+//! - `error`: [`TransferError`].
+//!
+//! The archive rules (destination, overwrite, temporary names, safety,
+//! Windows names) are `computer_protocol::archive`'s, the same code computerd
+//! runs. A transfer stops when its future is dropped (the MCP call was
+//! cancelled): the HTTP stream closes, computerd removes its temporary file,
+//! and the host's unpacking removes its own.
+
+mod download;
+mod error;
+mod paths;
+mod report;
+mod stall;
+mod upload;
+
+pub use error::TransferError;
+pub use paths::resolve_host_path;
+pub use report::TransferReport;
+pub use stall::{Movement, StallLimit, STALL_SECS_VAR};
+
+use crate::client::ComputerdClient;
+use computer_protocol::archive::Progress;
+use computer_protocol::{SessionId, TransferDirection};
+use std::sync::Arc;
+use std::time::Instant;
+
+/// One `file_transfer` call.
+#[derive(Debug, Clone)]
+pub struct TransferRequest {
+    pub direction: TransferDirection,
+    pub host_path: String,
+    pub computer_path: String,
+    pub overwrite: bool,
+}
+
+/// Runs a transfer to its end. `progress` counts what was written (to the
+/// computer: read from the host) as it goes, for progress notifications.
+pub async fn run(
+    client: &ComputerdClient,
+    session: &SessionId,
+    req: &TransferRequest,
+    progress: Arc<Progress>,
+    stall: StallLimit,
+) -> Result<TransferReport, TransferError> {
+    let started = Instant::now();
+    let job = Job {
+        client,
+        session,
+        req,
+        progress,
+        stall,
+    };
+    let (source, summary) = match req.direction {
+        TransferDirection::ToComputer => upload::to_computer(&job).await?,
+        TransferDirection::FromComputer => download::from_computer(&job).await?,
+    };
+    Ok(TransferReport::new(
+        req.direction,
+        source,
+        summary,
+        started.elapsed(),
+    ))
+}
+
+/// What both directions work with.
+struct Job<'a> {
+    client: &'a ComputerdClient,
+    session: &'a SessionId,
+    req: &'a TransferRequest,
+    progress: Arc<Progress>,
+    stall: StallLimit,
+}

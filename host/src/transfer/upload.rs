@@ -1,0 +1,161 @@
+//! `to_computer`: host files packed as tar and streamed up to computerd.
+
+use super::error::{chain, session_gone, TransferError};
+use super::paths::{home, resolve_host_path, working_folder};
+use super::stall::{Movement, Stall};
+use super::Job;
+use crate::client::ClientError;
+use bytes::Bytes;
+use computer_protocol::archive::{chunk_pipe, describe_source, pack, ArchiveError};
+use computer_protocol::routes::{session_action, SessionRoute};
+use computer_protocol::{TransferSummary, UploadRequest, UploadTarget};
+use futures::{Stream, StreamExt};
+use reqwest::Method;
+use std::io;
+use std::sync::Arc;
+use tokio_util::sync::CancellationToken;
+
+/// What a failed check leaves behind.
+const NOTHING_WRITTEN: &str = "nothing was written; try again";
+
+pub(super) async fn to_computer(job: &Job<'_>) -> Result<(String, TransferSummary), TransferError> {
+    let typed = &job.req.host_path;
+    let source = resolve_host_path(typed, home().as_deref(), &working_folder(typed)?)?;
+    let described = {
+        let source = source.clone();
+        tokio::task::spawn_blocking(move || describe_source(&source, "host_path"))
+            .await
+            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))?
+    };
+    let (name, kind) = described;
+    let upload = UploadRequest {
+        path: job.req.computer_path.clone(),
+        name: name.clone(),
+        kind,
+        overwrite: job.req.overwrite,
+    };
+
+    // Refusals come before any data moves.
+    let _: UploadTarget = job
+        .client
+        .call(
+            Method::POST,
+            &session_action(job.session, SessionRoute::TransferCheck),
+            Some(&upload),
+            job.stall.0,
+            NOTHING_WRITTEN,
+        )
+        .await?;
+
+    // Stops the packing however this future ends: finished, failed, or
+    // dropped because the call was cancelled.
+    let stop = CancellationToken::new();
+    let _stop_on_drop = stop.clone().drop_guard();
+    let (writer, chunks) = chunk_pipe(stop.clone(), None);
+    let packing = tokio::task::spawn_blocking({
+        let (source, progress) = (source.clone(), Arc::clone(&job.progress));
+        move || {
+            let (writer, _) = pack(&source, &name, kind, writer, &progress)?;
+            writer
+                .finish()
+                .map_err(|source| ArchiveError::Unsent { source })
+        }
+    });
+    let movement = Arc::new(Movement::default());
+    let body = reqwest::Body::wrap_stream(watched(chunks, Arc::clone(&movement)));
+    let route = session_action(job.session, SessionRoute::TransferUpload);
+    let send = job
+        .client
+        .streaming(Method::POST, &route)
+        .query(&upload)
+        .body(body)
+        .send();
+    let sent = tokio::select! {
+        sent = send => sent,
+        stall = movement.stalled(job.stall.0) => {
+            stop.cancel();
+            return Err(match stall {
+                Stall::NoData => TransferError::Stalled { secs: job.stall.secs(), done: job.progress.done() },
+                Stall::NoAnswer => TransferError::NoAnswer { secs: job.stall.secs() },
+            });
+        }
+    };
+    let response = match sent {
+        Ok(response) => response,
+        Err(e) => {
+            // The body broke off: the host's side failing is the better
+            // explanation, then the session having ended.
+            stop.cancel();
+            if let Err(packed) = packing
+                .await
+                .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+            {
+                if !matches!(packed, ArchiveError::Unsent { .. }) {
+                    return Err(packed.into());
+                }
+            }
+            return Err(broken(job, &upload, e).await);
+        }
+    };
+    if !response.status().is_success() {
+        // computerd answers a refusal at once, while the body may still be
+        // streaming; stop it.
+        stop.cancel();
+        return Err(job.client.error_of(&route, response).await.into());
+    }
+    let summary: TransferSummary = match tokio::time::timeout(job.stall.0, response.json()).await {
+        Ok(Ok(summary)) => summary,
+        Ok(Err(e)) => {
+            return Err(job
+                .client
+                .transport_error(e, &route, job.stall.0, NOTHING_WRITTEN)
+                .into())
+        }
+        Err(_) => {
+            return Err(TransferError::NoAnswer {
+                secs: job.stall.secs(),
+            })
+        }
+    };
+    packing
+        .await
+        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))?;
+    Ok((source.display().to_string(), summary))
+}
+
+/// The chunks, noting each one reqwest takes and the end.
+fn watched(
+    chunks: impl Stream<Item = io::Result<Bytes>> + Send + 'static,
+    movement: Arc<Movement>,
+) -> impl Stream<Item = io::Result<Bytes>> + Send + 'static {
+    let at_end = Arc::clone(&movement);
+    chunks
+        .inspect(move |_| movement.moved())
+        .chain(futures::stream::poll_fn(move |_| {
+            at_end.sent_all();
+            std::task::Poll::Ready(None)
+        }))
+}
+
+/// The upload's connection broke. When the session ended meanwhile,
+/// asking again says so and why; otherwise the broken connection is the
+/// answer.
+async fn broken(job: &Job<'_>, upload: &UploadRequest, e: reqwest::Error) -> TransferError {
+    let again: Result<UploadTarget, ClientError> = job
+        .client
+        .call(
+            Method::POST,
+            &session_action(job.session, SessionRoute::TransferCheck),
+            Some(upload),
+            job.stall.0,
+            NOTHING_WRITTEN,
+        )
+        .await;
+    match again {
+        Err(ClientError::Api(wire)) if session_gone(wire.code) => ClientError::Api(wire).into(),
+        _ => TransferError::Broken {
+            reason: chain(&e),
+            done: job.progress.done(),
+        },
+    }
+}

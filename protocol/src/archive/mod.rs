@@ -1,0 +1,38 @@
+//! The tar stream of `file_transfer`, written and read with the rules of
+//! [`crate::transfer`]. Behind the `archive` feature.
+//!
+//! It lives beside the wire types because the archive is the wire format of
+//! a transfer: computerd and the host both write it (sending) and read it
+//! (receiving), and the safety rules for reading it must be one
+//! implementation, not two that drift apart.
+//!
+//! # Layout
+//! - [`plan`]: before any data moves, what the source is and where the copy
+//!   lands ([`plan::plan`], [`plan::describe_source`]).
+//! - [`pack`]: a file or folder out as tar, pipes, sockets and devices
+//!   skipped and listed in a trailer ([`trailer`]).
+//! - [`unpack`]: tar in at a planned [`Target`], entry by entry.
+//! - [`pipe`]: bounded bridges between the blocking tar code and async
+//!   HTTP bodies, each with an explicit end.
+//! - [`temp`]: temporary names, removed whenever a transfer stops.
+//! - [`progress`]: counts shared with whoever reports progress.
+//! - [`error`]: [`ArchiveError`], with its wire code.
+//!
+//! Everything but [`pipe`] is blocking `std::fs`; run it off async threads.
+
+pub mod error;
+pub mod pack;
+pub mod pipe;
+pub mod plan;
+pub mod progress;
+pub mod temp;
+pub mod trailer;
+pub mod unpack;
+
+pub use error::ArchiveError;
+pub use pack::pack;
+pub use pipe::{chunk_pipe, feed_pipe, ChunkFeeder, ChunkReader, ChunkStream, ChunkWriter};
+pub use plan::{describe_source, plan, Destination, Target};
+pub use progress::{human_bytes, Done, Progress};
+pub use temp::TEMP_PREFIX;
+pub use unpack::{unpack, UnpackOptions};

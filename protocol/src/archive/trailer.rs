@@ -1,0 +1,100 @@
+//! What the sender left out travels at the end of the archive, so the
+//! receiver's reply lists everything skipped on either side. It is a pax
+//! global header with a vendor keyword, which any other tar reader ignores.
+
+use crate::transfer::Skipped;
+use serde::{Deserialize, Serialize};
+use std::io::{self, Write};
+
+/// The pax keyword; POSIX reserves upper-case `VENDOR.` prefixes for this.
+pub const SKIPPED_KEY: &str = "COMPUTER_USE.skipped";
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct SkippedTrailer {
+    pub entries: Vec<Skipped>,
+    /// Skipped entries beyond the listed ones.
+    pub more: u64,
+}
+
+/// Appends the trailer; nothing when nothing was skipped.
+pub fn write_trailer<W: Write>(
+    builder: &mut tar::Builder<W>,
+    trailer: &SkippedTrailer,
+) -> io::Result<()> {
+    if trailer.entries.is_empty() && trailer.more == 0 {
+        return Ok(());
+    }
+    let value = serde_json::to_string(trailer).map_err(io::Error::other)?;
+    let record = pax_record(SKIPPED_KEY, &value);
+    let mut header = tar::Header::new_ustar();
+    header.set_entry_type(tar::EntryType::XGlobalHeader);
+    header.set_path("pax_global_header")?;
+    header.set_size(record.len() as u64);
+    header.set_mode(0o644);
+    header.set_cksum();
+    builder.append(&header, record.as_bytes())
+}
+
+/// Reads the trailer from the pax records of a global header, if it is ours.
+pub fn read_trailer(
+    entry: &mut tar::Entry<'_, impl io::Read>,
+) -> io::Result<Option<SkippedTrailer>> {
+    let Some(extensions) = entry.pax_extensions()? else {
+        return Ok(None);
+    };
+    for extension in extensions {
+        let extension = extension?;
+        if extension.key() == Ok(SKIPPED_KEY) {
+            return serde_json::from_slice(extension.value_bytes())
+                .map(Some)
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e));
+        }
+    }
+    Ok(None)
+}
+
+/// `<length> <key>=<value>\n`, where the length counts the whole record,
+/// its own digits included.
+fn pax_record(key: &str, value: &str) -> String {
+    let body = key.len() + value.len() + 3; // space, `=`, newline
+    let mut length = body + 1;
+    while length != body + length.to_string().len() {
+        length = body + length.to_string().len();
+    }
+    format!("{length} {key}={value}\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transfer::SkipKind;
+
+    #[test]
+    fn records_count_their_own_length() {
+        assert_eq!(pax_record("k", "v"), "6 k=v\n");
+        let long = "x".repeat(95);
+        let record = pax_record("k", &long);
+        assert_eq!(record.len().to_string(), record.split(' ').next().unwrap());
+    }
+
+    #[test]
+    fn a_trailer_survives_the_trip() {
+        let trailer = SkippedTrailer {
+            entries: vec![Skipped {
+                path: "proj/run.sock".into(),
+                kind: SkipKind::Socket,
+                reason: "a socket".into(),
+            }],
+            more: 2,
+        };
+        let mut builder = tar::Builder::new(Vec::new());
+        write_trailer(&mut builder, &trailer).unwrap();
+        let bytes = builder.into_inner().unwrap();
+        let mut archive = tar::Archive::new(&bytes[..]);
+        let mut entries = archive.entries().unwrap();
+        let mut entry = entries.next().unwrap().unwrap();
+        let read = read_trailer(&mut entry).unwrap().unwrap();
+        assert_eq!(read.entries, trailer.entries);
+        assert_eq!(read.more, 2);
+    }
+}

@@ -1,0 +1,687 @@
+//! Writing a transfer's tar stream at a checked destination, entry by
+//! entry: the overwrite rules for each, every file through a temporary name,
+//! and nothing ever written outside the destination, whoever made the
+//! archive.
+//!
+//! Safety does not trust the archive: names with `..` or a leading `/` and
+//! entries outside the copied item are refused; no entry is written through
+//! a symlink (each folder on the way is checked to be a real folder, so a
+//! link the archive itself placed cannot redirect a later entry); a hard
+//! link must point at a regular file inside the copy. Refused entries are
+//! listed in the summary, never dropped silently.
+
+use super::error::ArchiveError;
+use super::pipe::CHUNK_BYTES;
+use super::plan::{found_at, Target};
+use super::progress::Progress;
+use super::temp::TempPath;
+use super::trailer::read_trailer;
+use crate::transfer::names::shown_name;
+use crate::transfer::{
+    parts_below, step, windows_name_problem, windows_symlink_problem, Clash, EntryKind, Found,
+    ItemKind, SkipKind, Skipped, Step, TransferSummary,
+};
+use std::cell::RefCell;
+use std::ffi::OsString;
+use std::fs::{self, File};
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+
+/// Bytes accepted after the end of the archive (tar pads its end with
+/// zeros); more is not a transfer.
+const TRAILING_BYTES_MAX: u64 = 1024 * 1024;
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct UnpackOptions {
+    /// Skip, and list, names and symlinks that Windows rejects.
+    pub windows_names: bool,
+}
+
+impl UnpackOptions {
+    /// The rules of the OS this runs on.
+    pub fn for_this_os() -> UnpackOptions {
+        UnpackOptions {
+            windows_names: cfg!(windows),
+        }
+    }
+}
+
+/// Reads the archive from `reader` into `target` (from [`super::plan`])
+/// and reads `reader` to its end, so that a sender that stopped early is
+/// an error even when its archive happened to look complete.
+pub fn unpack<R: Read>(
+    reader: R,
+    target: &Target,
+    options: UnpackOptions,
+    progress: &Progress,
+) -> Result<TransferSummary, ArchiveError> {
+    let stream_error = Rc::new(RefCell::new(None));
+    let mut archive = tar::Archive::new(Tracked {
+        inner: reader,
+        error: Rc::clone(&stream_error),
+    });
+    let mut unpacker = Unpacker {
+        target,
+        options,
+        progress,
+        summary: TransferSummary {
+            path: target.path.display().to_string(),
+            ..TransferSummary::default()
+        },
+        root_done: false,
+        verified: None,
+        skipped_folders: Vec::new(),
+        deferred_modes: Vec::new(),
+        buffer: vec![0; CHUNK_BYTES],
+    };
+    let mut result = unpacker.run(&mut archive);
+    unpacker.apply_deferred_modes();
+    if result.is_ok() {
+        result = unpacker.drain(archive.into_inner());
+    }
+    let blame_stream = stream_error.borrow_mut().take();
+    match (result, blame_stream) {
+        (Ok(()), _) => {
+            let done = progress.done();
+            let mut summary = unpacker.summary;
+            summary.files = done.files;
+            summary.folders = done.folders;
+            summary.symlinks = done.symlinks;
+            summary.bytes = done.bytes;
+            Ok(summary)
+        }
+        // Whatever failed, it failed because the data stopped coming.
+        (Err(_), Some(source)) => Err(ArchiveError::Stream {
+            source,
+            done: progress.done(),
+        }),
+        (Err(e), None) => Err(e),
+    }
+}
+
+/// The reader, remembering its own error so that a failure of the stream
+/// is told apart from one of the filesystem or of the archive's format.
+struct Tracked<R> {
+    inner: R,
+    error: Rc<RefCell<Option<io::Error>>>,
+}
+
+impl<R: Read> Read for Tracked<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        self.inner.read(out).inspect_err(|e| {
+            if e.kind() != io::ErrorKind::Interrupted {
+                *self.error.borrow_mut() = Some(io::Error::new(e.kind(), e.to_string()));
+            }
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    File,
+    Folder,
+    Symlink,
+    HardLink,
+}
+
+struct Unpacker<'a> {
+    target: &'a Target,
+    options: UnpackOptions,
+    progress: &'a Progress,
+    summary: TransferSummary,
+    /// The copied item's own entry was written.
+    root_done: bool,
+    /// The last folder known to be a real folder (not a symlink) all the way
+    /// down from the target; entries come folder by folder, so this saves
+    /// checking the same folders for every file.
+    verified: Option<PathBuf>,
+    /// Folders skipped for their name: what they hold is covered by their
+    /// own listing.
+    skipped_folders: Vec<Vec<Vec<u8>>>,
+    /// Folders made without the owner's write permission get their mode at
+    /// the end, so that their contents can be written first.
+    deferred_modes: Vec<(PathBuf, u32)>,
+    buffer: Vec<u8>,
+}
+
+impl Unpacker<'_> {
+    fn run<R: Read>(&mut self, archive: &mut tar::Archive<R>) -> Result<(), ArchiveError> {
+        let entries = archive.entries().map_err(|e| self.bad(e.to_string()))?;
+        for entry in entries {
+            let mut entry = entry.map_err(|e| self.bad(e.to_string()))?;
+            self.entry(&mut entry)?;
+        }
+        if !self.root_done {
+            return Err(self.bad("it holds no entry for the item itself".into()));
+        }
+        Ok(())
+    }
+
+    fn entry<R: Read>(&mut self, entry: &mut tar::Entry<'_, R>) -> Result<(), ArchiveError> {
+        let header_kind = entry.header().entry_type();
+        if header_kind.is_pax_global_extensions() {
+            if let Some(trailer) = read_trailer(entry).map_err(|e| self.bad(e.to_string()))? {
+                for skipped in trailer.entries {
+                    self.summary.skip(skipped);
+                }
+                self.summary.skipped_more += trailer.more;
+            }
+            return Ok(());
+        }
+        let raw = entry.path_bytes().into_owned();
+        let parts: Vec<Vec<u8>> = match parts_below(&raw, &self.target.name) {
+            Ok(parts) => parts.into_iter().map(<[u8]>::to_vec).collect(),
+            Err(unsafe_name) => {
+                self.skip(&raw, SkipKind::Refused, unsafe_name.reason().to_string());
+                return Ok(());
+            }
+        };
+        if self.skipped_folders.iter().any(|folder| {
+            folder.len() < parts.len() && folder.iter().zip(&parts).all(|(a, b)| a == b)
+        }) {
+            return Ok(());
+        }
+        let kind = match header_kind {
+            tar::EntryType::Regular | tar::EntryType::Continuous | tar::EntryType::GNUSparse => {
+                Kind::File
+            }
+            tar::EntryType::Directory => Kind::Folder,
+            tar::EntryType::Symlink => Kind::Symlink,
+            tar::EntryType::Link => Kind::HardLink,
+            tar::EntryType::Fifo => {
+                self.skip(
+                    &raw,
+                    SkipKind::Pipe,
+                    "a named pipe holds no data to copy".into(),
+                );
+                return Ok(());
+            }
+            tar::EntryType::Char | tar::EntryType::Block => {
+                self.skip(&raw, SkipKind::Device, "a device is not copied".into());
+                return Ok(());
+            }
+            other => {
+                self.skip(
+                    &raw,
+                    SkipKind::Unsupported,
+                    format!(
+                        "archive entries of type `{}` are not copied",
+                        other.as_byte() as char
+                    ),
+                );
+                return Ok(());
+            }
+        };
+        if self.options.windows_names {
+            if let Some(problem) = parts.iter().find_map(|part| windows_name_problem(part)) {
+                if kind == Kind::Folder {
+                    self.skipped_folders.push(parts.clone());
+                }
+                self.skip(&raw, SkipKind::WindowsName, problem.to_string());
+                return Ok(());
+            }
+        }
+        let header = entry.header();
+        let mode = header
+            .mode()
+            .unwrap_or(if kind == Kind::Folder { 0o755 } else { 0o644 });
+        let mtime = header.mtime().ok();
+
+        if parts.is_empty() {
+            return self.root(entry, kind, mode, mtime);
+        }
+        if self.target.kind == ItemKind::File {
+            return Err(self.bad(format!("`{}` is below the copied file", shown_name(&raw))));
+        }
+        if !self.root_done {
+            // An archive may leave out the item's own entry; it is a folder.
+            self.root_folder(None)?;
+        }
+        let path = self.join(&parts);
+        if let Some(refusal) = self.folders_to(&parts[..parts.len() - 1], true)? {
+            self.skip(&raw, SkipKind::Refused, refusal);
+            return Ok(());
+        }
+        match kind {
+            Kind::Folder => self.folder(&path, mode),
+            Kind::File => self.file(entry, &path, mode, mtime),
+            Kind::Symlink => self.symlink(entry, &raw, &path),
+            Kind::HardLink => self.hard_link(entry, &raw, &path),
+        }
+    }
+
+    /// The entry for the copied item itself, written at the target path.
+    fn root<R: Read>(
+        &mut self,
+        entry: &mut tar::Entry<'_, R>,
+        kind: Kind,
+        mode: u32,
+        mtime: Option<u64>,
+    ) -> Result<(), ArchiveError> {
+        let expected = match self.target.kind {
+            ItemKind::File => Kind::File,
+            ItemKind::Folder => Kind::Folder,
+        };
+        if kind != expected {
+            return Err(self.bad(format!(
+                "the item arrived as {}, but a {} was announced",
+                match kind {
+                    Kind::File => "a file",
+                    Kind::Folder => "a folder",
+                    Kind::Symlink => "a symlink",
+                    Kind::HardLink => "a hard link",
+                },
+                self.target.kind.noun()
+            )));
+        }
+        if self.root_done && kind == Kind::Folder {
+            // Repeated: the folder is there already.
+            return Ok(());
+        }
+        if kind == Kind::Folder {
+            return self.root_folder(Some(mode));
+        }
+        let path = self.target.path.clone();
+        self.parents_of_target()?;
+        self.file(entry, &path, mode, mtime)?;
+        self.root_done = true;
+        Ok(())
+    }
+
+    /// The folders above the target path, which the `cp -r` rule creates
+    /// when missing; they are the agent's chosen destination, so symlinks
+    /// among them are followed.
+    fn parents_of_target(&self) -> Result<(), ArchiveError> {
+        let Some(parent) = self.target.path.parent() else {
+            return Ok(());
+        };
+        fs::create_dir_all(parent).map_err(|e| match e.kind() {
+            io::ErrorKind::AlreadyExists | io::ErrorKind::NotADirectory => {
+                ArchiveError::ParentNotFolder {
+                    path: parent.display().to_string(),
+                    found: "a file",
+                    arg: self.target.arg,
+                }
+            }
+            _ => self.failed(parent, "create the folder", e),
+        })
+    }
+
+    fn root_folder(&mut self, mode: Option<u32>) -> Result<(), ArchiveError> {
+        self.parents_of_target()?;
+        let path = self.target.path.clone();
+        let found = self.look(&path)?;
+        match step(EntryKind::Folder, found, self.target.overwrite) {
+            Ok(Step::Create) => self.make_folder(&path, mode)?,
+            Ok(_) => {}
+            Err(clash) => return Err(self.stopped(&path, clash)),
+        }
+        self.progress.add_folder();
+        self.root_done = true;
+        self.verified = Some(path);
+        Ok(())
+    }
+
+    fn folder(&mut self, path: &Path, mode: u32) -> Result<(), ArchiveError> {
+        let found = self.look(path)?;
+        match step(EntryKind::Folder, found, self.target.overwrite) {
+            Ok(Step::Create) => self.make_folder(path, Some(mode))?,
+            Ok(_) => {}
+            Err(clash) => return Err(self.stopped(path, clash)),
+        }
+        self.progress.add_folder();
+        self.verified = Some(path.to_path_buf());
+        Ok(())
+    }
+
+    /// Makes one folder; `mode` from the archive, or the usual mode for the
+    /// umask when the archive left the folder out.
+    fn make_folder(&mut self, path: &Path, mode: Option<u32>) -> Result<(), ArchiveError> {
+        fs::create_dir(path).map_err(|e| self.failed(path, "create the folder", e))?;
+        if let Some(mode) = mode {
+            let mode = safe_mode(mode);
+            if mode & 0o700 == 0o700 {
+                set_mode(path, mode).map_err(|e| self.failed(path, "set the mode of", e))?;
+            } else {
+                self.deferred_modes.push((path.to_path_buf(), mode));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks that every folder from the target down through `parts` is a
+    /// real folder, making missing ones when `make`. Returns why the entry
+    /// is refused when one of them is a symlink.
+    fn folders_to(
+        &mut self,
+        parts: &[Vec<u8>],
+        make: bool,
+    ) -> Result<Option<String>, ArchiveError> {
+        let folder = self.join(parts);
+        if self.verified.as_deref() == Some(folder.as_path()) {
+            return Ok(None);
+        }
+        let mut current = self.target.path.clone();
+        for part in parts {
+            current.push(os_part(part));
+            match self.look(&current)? {
+                Found::Folder => {}
+                Found::Nothing if make => {
+                    self.make_folder(&current, None)?;
+                    self.progress.add_folder();
+                }
+                Found::Symlink => {
+                    return Ok(Some(format!(
+                        "`{}` is a symlink, and nothing is ever written through a symlink",
+                        current.display()
+                    )))
+                }
+                Found::Nothing => {
+                    return Ok(Some(format!("`{}` does not exist", current.display())))
+                }
+                found => {
+                    return Err(self.stopped(&current, Clash::FolderOver { found }));
+                }
+            }
+        }
+        if make {
+            self.verified = Some(folder);
+        }
+        Ok(None)
+    }
+
+    fn file<R: Read>(
+        &mut self,
+        entry: &mut tar::Entry<'_, R>,
+        path: &Path,
+        mode: u32,
+        mtime: Option<u64>,
+    ) -> Result<(), ArchiveError> {
+        let found = self.look(path)?;
+        step(EntryKind::File, found, self.target.overwrite)
+            .map_err(|clash| self.stopped(path, clash))?;
+        let folder = parent(path);
+        let (temp, mut file) =
+            TempPath::create_file(folder).map_err(|e| self.failed(folder, "write in", e))?;
+        let expected = entry.size();
+        let mut written = 0u64;
+        loop {
+            let n = match entry.read(&mut self.buffer) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(self.bad(format!("reading `{}`: {e}", path.display()))),
+            };
+            file.write_all(&self.buffer[..n])
+                .map_err(|e| self.failed(path, "write", e))?;
+            written += n as u64;
+            self.progress.add_bytes(n as u64);
+        }
+        if written != expected {
+            return Err(self.bad(format!(
+                "it ended {} bytes into `{}`, which should have {expected}",
+                written,
+                path.display()
+            )));
+        }
+        finish_file(&file, safe_mode(mode), mtime)
+            .map_err(|e| self.failed(path, "set the mode of", e))?;
+        drop(file);
+        temp.rename_to(path)
+            .map_err(|e| self.failed(path, "write", e))?;
+        self.progress.add_file();
+        Ok(())
+    }
+
+    fn symlink<R: Read>(
+        &mut self,
+        entry: &mut tar::Entry<'_, R>,
+        raw: &[u8],
+        path: &Path,
+    ) -> Result<(), ArchiveError> {
+        let Some(target) = entry.link_name_bytes().map(|t| t.into_owned()) else {
+            return Err(self.bad(format!("the symlink `{}` has no target", shown_name(raw))));
+        };
+        if self.options.windows_names {
+            if let Some(why) = windows_symlink_problem(&target) {
+                self.skip(raw, SkipKind::WindowsSymlink, why);
+                return Ok(());
+            }
+        }
+        let found = self.look(path)?;
+        step(EntryKind::Symlink, found, self.target.overwrite)
+            .map_err(|clash| self.stopped(path, clash))?;
+        let temp = match TempPath::create_with(parent(path), |at| make_symlink(&target, at)) {
+            Ok(temp) => temp,
+            Err(e) if cfg!(windows) => {
+                self.skip(
+                    raw,
+                    SkipKind::WindowsSymlink,
+                    format!("Windows refused to create it ({e}); creating symlinks needs Developer Mode or an administrator"),
+                );
+                return Ok(());
+            }
+            Err(e) => return Err(self.failed(path, "create the symlink", e)),
+        };
+        temp.rename_to(path)
+            .map_err(|e| self.failed(path, "create the symlink", e))?;
+        self.progress.add_symlink();
+        Ok(())
+    }
+
+    fn hard_link<R: Read>(
+        &mut self,
+        entry: &mut tar::Entry<'_, R>,
+        raw: &[u8],
+        path: &Path,
+    ) -> Result<(), ArchiveError> {
+        let Some(link) = entry.link_name_bytes().map(|t| t.into_owned()) else {
+            return Err(self.bad(format!("the hard link `{}` has no target", shown_name(raw))));
+        };
+        let parts: Vec<Vec<u8>> = match parts_below(&link, &self.target.name) {
+            Ok(parts) if !parts.is_empty() => parts.into_iter().map(<[u8]>::to_vec).collect(),
+            Ok(_) => {
+                self.skip(
+                    raw,
+                    SkipKind::Refused,
+                    "a hard link must point at a file inside the copy".into(),
+                );
+                return Ok(());
+            }
+            Err(why) => {
+                self.skip(
+                    raw,
+                    SkipKind::Refused,
+                    format!(
+                        "its hard link target `{}` is refused: {}",
+                        shown_name(&link),
+                        why.reason()
+                    ),
+                );
+                return Ok(());
+            }
+        };
+        if let Some(refusal) = self.folders_to(&parts[..parts.len() - 1], false)? {
+            self.skip(
+                raw,
+                SkipKind::Refused,
+                format!("its hard link target is refused: {refusal}"),
+            );
+            return Ok(());
+        }
+        let source = self.join(&parts);
+        let found = self.look(&source)?;
+        if found != Found::File {
+            self.skip(
+                raw,
+                SkipKind::Refused,
+                format!(
+                    "a hard link must point at a file inside the copy, and `{}` is {}",
+                    source.display(),
+                    found.noun()
+                ),
+            );
+            return Ok(());
+        }
+        if source == path {
+            // A link to itself: nothing to do.
+            self.progress.add_file();
+            return Ok(());
+        }
+        let found = self.look(path)?;
+        step(EntryKind::File, found, self.target.overwrite)
+            .map_err(|clash| self.stopped(path, clash))?;
+        let temp = TempPath::create_with(parent(path), |at| fs::hard_link(&source, at))
+            .map_err(|e| self.failed(path, "create the hard link", e))?;
+        let temp_path = temp.path().to_path_buf();
+        temp.rename_to(path)
+            .map_err(|e| self.failed(path, "create the hard link", e))?;
+        // Renaming a link over another link to the same file does nothing
+        // and leaves the temporary name behind.
+        let _ = fs::remove_file(temp_path);
+        self.progress.add_file();
+        Ok(())
+    }
+
+    /// Reads what follows the archive, up to the sender's explicit end.
+    fn drain<R: Read>(&self, mut rest: R) -> Result<(), ArchiveError> {
+        let mut limited = (&mut rest).take(TRAILING_BYTES_MAX + 1);
+        let trailing =
+            io::copy(&mut limited, &mut io::sink()).map_err(|e| self.bad(e.to_string()))?;
+        if trailing > TRAILING_BYTES_MAX {
+            return Err(self.bad("more data follows the end of the archive".into()));
+        }
+        Ok(())
+    }
+
+    fn apply_deferred_modes(&mut self) {
+        // Deepest first, so a folder closed to writing is closed last.
+        for (path, mode) in self.deferred_modes.drain(..).rev() {
+            let _ = set_mode(&path, mode);
+        }
+    }
+
+    fn join(&self, parts: &[Vec<u8>]) -> PathBuf {
+        let mut path = self.target.path.clone();
+        for part in parts {
+            path.push(os_part(part));
+        }
+        path
+    }
+
+    fn look(&self, path: &Path) -> Result<Found, ArchiveError> {
+        found_at(path).map_err(|e| self.failed(path, "look at", e))
+    }
+
+    fn skip(&mut self, raw: &[u8], kind: SkipKind, reason: String) {
+        let path = shown_name(raw);
+        let path = path.trim_end_matches('/').to_string();
+        self.summary.skip(Skipped { path, kind, reason });
+    }
+
+    fn stopped(&self, path: &Path, clash: Clash) -> ArchiveError {
+        ArchiveError::StoppedAt {
+            path: path.display().to_string(),
+            clash,
+            done: self.progress.done(),
+        }
+    }
+
+    fn failed(&self, path: &Path, action: &'static str, source: io::Error) -> ArchiveError {
+        ArchiveError::FailedAt {
+            path: path.display().to_string(),
+            action,
+            source,
+            done: self.progress.done(),
+        }
+    }
+
+    fn bad(&self, why: String) -> ArchiveError {
+        ArchiveError::BadArchive {
+            name: self.target.name.clone(),
+            why,
+            done: self.progress.done(),
+        }
+    }
+}
+
+fn parent(path: &Path) -> &Path {
+    path.parent().unwrap_or(Path::new("/"))
+}
+
+/// Permission bits and the sticky bit; set-user-id and set-group-id are
+/// dropped, as a tar run by anyone but root does, so a copy never grants
+/// more than the files it came from to whoever runs it.
+fn safe_mode(mode: u32) -> u32 {
+    mode & 0o1777
+}
+
+#[cfg(unix)]
+fn os_part(part: &[u8]) -> OsString {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::OsStr::from_bytes(part).to_os_string()
+}
+
+#[cfg(not(unix))]
+fn os_part(part: &[u8]) -> OsString {
+    // Windows rules have refused names that are not UTF-8 by now.
+    OsString::from(String::from_utf8_lossy(part).into_owned())
+}
+
+#[cfg(unix)]
+fn set_mode(path: &Path, mode: u32) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(path, fs::Permissions::from_mode(mode))
+}
+
+#[cfg(not(unix))]
+fn set_mode(_: &Path, _: u32) -> io::Result<()> {
+    Ok(())
+}
+
+fn finish_file(file: &File, mode: u32, mtime: Option<u64>) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        file.set_permissions(fs::Permissions::from_mode(mode))?;
+    }
+    #[cfg(not(unix))]
+    if mode & 0o222 == 0 {
+        let mut permissions = file.metadata()?.permissions();
+        permissions.set_readonly(true);
+        file.set_permissions(permissions)?;
+    }
+    if let Some(mtime) = mtime {
+        // The time is a courtesy; a filesystem that refuses it still has
+        // the right content.
+        let _ = file.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(mtime));
+    }
+    Ok(())
+}
+
+#[cfg(unix)]
+fn make_symlink(target: &[u8], at: &Path) -> io::Result<()> {
+    std::os::unix::fs::symlink(os_part(target), at)
+}
+
+#[cfg(windows)]
+fn make_symlink(target: &[u8], at: &Path) -> io::Result<()> {
+    let target = std::str::from_utf8(target)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?
+        .replace('/', "\\");
+    // Windows needs to know whether the link is to a folder.
+    if parent(at).join(&target).is_dir() {
+        std::os::windows::fs::symlink_dir(&target, at)
+    } else {
+        std::os::windows::fs::symlink_file(&target, at)
+    }
+}
+
+#[cfg(not(any(unix, windows)))]
+fn make_symlink(_: &[u8], _: &Path) -> io::Result<()> {
+    Err(io::Error::new(
+        io::ErrorKind::Unsupported,
+        "symlinks are not supported here",
+    ))
+}

@@ -1,0 +1,156 @@
+//! What `file_transfer` sends over the API besides the tar stream itself.
+
+use serde::{Deserialize, Serialize};
+
+/// Which way a transfer goes, seen from the host.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum TransferDirection {
+    /// From the host's `host_path` to the computer's `computer_path`.
+    ToComputer,
+    /// From the computer's `computer_path` to the host's `host_path`.
+    FromComputer,
+}
+
+/// What is copied: one file, or a folder with everything in it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum ItemKind {
+    File,
+    Folder,
+}
+
+impl ItemKind {
+    pub fn noun(self) -> &'static str {
+        match self {
+            ItemKind::File => "file",
+            ItemKind::Folder => "folder",
+        }
+    }
+}
+
+/// Where an upload lands and how. Sent as the JSON body of
+/// `transfer/check`, and as the query of `transfer/upload`, so that the
+/// upload re-checks exactly what the check approved.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UploadRequest {
+    /// The destination as the agent wrote it (`computer_path`); resolved like
+    /// the file tools' paths.
+    pub path: String,
+    /// The name of what is copied, the last part of `host_path`. It becomes
+    /// the name inside `path` when `path` is an existing folder.
+    pub name: String,
+    pub kind: ItemKind,
+    /// Replace files and merge folders that are already there.
+    #[serde(default)]
+    pub overwrite: bool,
+}
+
+/// The answer to `transfer/check`: the upload may go ahead.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UploadTarget {
+    /// The absolute path the copy will have.
+    pub path: String,
+    /// Something is there already and will be replaced (a file) or merged
+    /// into (a folder); only possible with `overwrite`.
+    pub exists: bool,
+}
+
+/// The body of `transfer/source` and `transfer/download`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceRequest {
+    /// The file or folder to send (`computer_path`).
+    pub path: String,
+}
+
+/// What a download would send, so that the host can check its destination
+/// before any data moves.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TransferSource {
+    /// The absolute path.
+    pub path: String,
+    /// Its last part: the name the copy gets inside an existing folder.
+    pub name: String,
+    pub kind: ItemKind,
+}
+
+/// What a finished transfer wrote at its destination.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct TransferSummary {
+    /// The absolute path of the copy.
+    pub path: String,
+    /// Regular files written (hard links count as files).
+    pub files: u64,
+    /// Folders created or merged into, the copied folder included.
+    pub folders: u64,
+    /// Symlinks created, kept as links.
+    pub symlinks: u64,
+    /// Bytes of file content written.
+    pub bytes: u64,
+    /// Entries left out, each with the reason: pipes, sockets and devices,
+    /// unreadable files, names or symlinks the destination cannot hold, and
+    /// archive entries refused because they would land outside the
+    /// destination. At most [`SKIPPED_LISTED_MAX`] are listed.
+    pub skipped: Vec<Skipped>,
+    /// Skipped entries beyond the listed ones.
+    #[serde(default)]
+    pub skipped_more: u64,
+}
+
+/// Skipped entries listed in one reply; the rest are only counted, so a
+/// folder of a million sockets cannot make a reply of a million lines.
+pub const SKIPPED_LISTED_MAX: usize = 1000;
+
+impl TransferSummary {
+    /// Adds a skipped entry, or counts it once the list is full.
+    pub fn skip(&mut self, skipped: Skipped) {
+        if self.skipped.len() < SKIPPED_LISTED_MAX {
+            self.skipped.push(skipped);
+        } else {
+            self.skipped_more += 1;
+        }
+    }
+
+    /// Every skipped entry, listed or not.
+    pub fn skipped_total(&self) -> u64 {
+        self.skipped.len() as u64 + self.skipped_more
+    }
+}
+
+/// One entry a transfer left out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Skipped {
+    /// `/`-separated, starting with the copied item's name.
+    pub path: String,
+    pub kind: SkipKind,
+    /// Says why, for a person.
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum SkipKind {
+    /// A named pipe (FIFO).
+    Pipe,
+    Socket,
+    /// A character or block device.
+    Device,
+    /// The sender could not read it.
+    Unreadable,
+    /// A name that is not valid on Windows.
+    WindowsName,
+    /// A symlink Windows refuses to make.
+    WindowsSymlink,
+    /// An archive entry that would land outside the destination: `..`, an
+    /// absolute name, a path through a symlink, a hard link out.
+    Refused,
+    /// An archive entry of a kind no transfer writes.
+    Unsupported,
+}

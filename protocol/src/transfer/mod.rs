@@ -1,0 +1,27 @@
+//! `file_transfer`: the messages around the tar stream, and the rules both
+//! ends apply to it.
+//!
+//! # Layout
+//! - [`messages`]: checks before any data moves, the source of a download,
+//!   and the summary of what was written.
+//! - [`destination`]: the `cp -r` rule and what an entry may do to what is
+//!   already there (create, replace, merge, or clash).
+//! - [`names`]: archive entry names that stay below the copied item.
+//! - [`windows`]: names and symlinks that Windows rejects.
+//!
+//! The rules are pure so that both ends share one definition and it is
+//! tested without a filesystem; the `archive` feature applies them to real
+//! files (`crate::archive`).
+
+pub mod destination;
+pub mod messages;
+pub mod names;
+pub mod windows;
+
+pub use destination::{final_path, step, Clash, EntryKind, Found, Step};
+pub use messages::{
+    ItemKind, SkipKind, Skipped, SourceRequest, TransferDirection, TransferSource, TransferSummary,
+    UploadRequest, UploadTarget, SKIPPED_LISTED_MAX,
+};
+pub use names::{entry_parts, item_name_problem, parts_below, UnsafeName};
+pub use windows::{windows_name_problem, windows_symlink_problem, WindowsNameProblem};
