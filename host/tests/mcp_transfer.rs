@@ -5,7 +5,10 @@
 //! leaves no temporary files; a stalled transfer fails.
 
 mod support;
+#[path = "../../protocol/tests/support/tree.rs"]
+mod tree;
 
+use computer_protocol::archive::TEMP_PREFIX;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest,
     ProgressNotificationParam,
@@ -17,15 +20,14 @@ use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::fs;
-use std::os::unix::fs::{symlink, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use support::docker::{docker, docker_output, TestComputer};
 use support::mcp::{is_error, text};
-
-const TEMP_PREFIX: &str = ".computer-use-transfer-";
+use tree::{build, temp_files};
 
 /// A client that keeps the progress notifications it receives.
 #[derive(Clone, Default)]
@@ -131,37 +133,10 @@ async fn sh(client: &Client, sid: &str, script: &str) -> String {
     v["stdout"].as_str().unwrap().to_string()
 }
 
-/// Relative path → kind, mode and checksum (or link target), on the host.
+/// Relative path → kind, mode and SHA-256 (or link target), on the host,
+/// in the form [`computer_manifest`] prints.
 fn host_manifest(root: &Path) -> BTreeMap<String, String> {
-    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
-        for entry in fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            let rel = path
-                .strip_prefix(root)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            let meta = fs::symlink_metadata(&path).unwrap();
-            let mode = meta.permissions().mode() & 0o7777;
-            let desc = if meta.is_symlink() {
-                format!("link {}", fs::read_link(&path).unwrap().display())
-            } else if meta.is_dir() {
-                walk(root, &path, out);
-                format!("dir {mode:o}")
-            } else if meta.is_file() {
-                format!(
-                    "file {mode:o} {}",
-                    hex(&Sha256::digest(fs::read(&path).unwrap()))
-                )
-            } else {
-                "other".into()
-            };
-            out.insert(rel, desc);
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(root, root, &mut out);
-    out
+    tree::manifest_with(root, |content| hex(&Sha256::digest(content)))
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -191,24 +166,26 @@ async fn computer_manifest(client: &Client, sid: &str, root: &str) -> BTreeMap<S
 /// exec and private modes, nested and empty folders, relative and absolute
 /// symlinks, and a pipe, which is skipped and listed.
 fn sample_tree(root: &Path) {
-    fs::create_dir_all(root.join("src/nested")).unwrap();
-    fs::create_dir_all(root.join("empty")).unwrap();
+    use tree::Item::{Dir, Fifo, File, Link, Mode};
     let data: Vec<u8> = (0..5_000_000u64)
         .map(|i| ((i * 2_654_435_761) >> 13) as u8)
         .collect();
-    fs::write(root.join("data.bin"), data).unwrap();
-    fs::write(root.join("run.sh"), "#!/bin/sh\necho run\n").unwrap();
-    fs::set_permissions(root.join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
-    fs::write(root.join("private"), "secret").unwrap();
-    fs::set_permissions(root.join("private"), fs::Permissions::from_mode(0o600)).unwrap();
-    fs::write(root.join("src/nested/lib.rs"), "pub fn f() {}\n").unwrap();
-    symlink("nested/lib.rs", root.join("src/link")).unwrap();
-    symlink("/etc/hostname", root.join("abs")).unwrap();
-    let status = std::process::Command::new("mkfifo")
-        .arg(root.join("fifo"))
-        .status()
-        .unwrap();
-    assert!(status.success());
+    build(
+        root,
+        &[
+            Dir("src/nested"),
+            Dir("empty"),
+            File("data.bin", &data),
+            File("run.sh", b"#!/bin/sh\necho run\n"),
+            Mode("run.sh", 0o755),
+            File("private", b"secret"),
+            Mode("private", 0o600),
+            File("src/nested/lib.rs", b"pub fn f() {}\n"),
+            Link("src/link", "nested/lib.rs"),
+            Link("abs", "/etc/hostname"),
+            Fifo("fifo"),
+        ],
+    );
 }
 
 /// Polls `check` until it holds, failing after `limit`.
@@ -221,16 +198,6 @@ async fn wait_for(what: &str, limit: Duration, mut check: impl FnMut() -> bool) 
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-}
-
-fn host_temp_files(dir: &Path) -> Vec<String> {
-    fs::read_dir(dir)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with(TEMP_PREFIX))
-        .collect()
 }
 
 fn computer_temp_files(computer: &TestComputer, dir: &str) -> String {
@@ -474,7 +441,7 @@ async fn trees_round_trip_both_ways_under_the_destination_and_overwrite_rules() 
     )
     .await;
     assert!(e.contains("start_computer"), "{e}");
-    assert!(host_temp_files(h).is_empty());
+    assert!(temp_files(h).is_empty());
     client.cancel().await.ok();
 }
 
@@ -567,7 +534,7 @@ async fn progress_is_reported_and_cancelling_or_ending_the_session_leaves_no_tem
     wait_for(
         "a temporary file on the host",
         Duration::from_secs(30),
-        || !host_temp_files(&h.join("down")).is_empty(),
+        || !temp_files(&h.join("down")).is_empty(),
     )
     .await;
     handle.cancel(Some("test cancels".into())).await.unwrap();

@@ -6,127 +6,50 @@
 //! the host use it): `cargo test -p computer-protocol --all-features`.
 #![cfg(feature = "archive")]
 
-use computer_protocol::archive::{
-    pack, plan, unpack, ArchiveError, Destination, Progress, Target, UnpackOptions, TEMP_PREFIX,
-};
+#[path = "support/tarball.rs"]
+mod tarball;
+#[path = "support/tree.rs"]
+mod tree;
+
+use computer_protocol::archive::{unpack, ArchiveError, Progress, UnpackOptions};
 use computer_protocol::transfer::SkipKind;
-use computer_protocol::{ItemKind, TransferSummary};
-use std::collections::BTreeMap;
+use computer_protocol::ItemKind;
 use std::fs;
-use std::os::unix::fs::{symlink, PermissionsExt};
-use std::path::{Path, PathBuf};
-
-/// Everything under `root` as `relative path → description`: kind, mode,
-/// and content or link target.
-fn manifest(root: &Path) -> BTreeMap<String, String> {
-    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
-        for entry in fs::read_dir(dir).unwrap() {
-            let entry = entry.unwrap();
-            let path = entry.path();
-            let rel = path
-                .strip_prefix(root)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            let meta = fs::symlink_metadata(&path).unwrap();
-            let mode = meta.permissions().mode() & 0o7777;
-            let desc = if meta.is_symlink() {
-                format!("link -> {}", fs::read_link(&path).unwrap().display())
-            } else if meta.is_dir() {
-                walk(root, &path, out);
-                format!("dir {mode:o}")
-            } else if meta.is_file() {
-                format!(
-                    "file {mode:o} {}",
-                    String::from_utf8_lossy(&fs::read(&path).unwrap())
-                )
-            } else {
-                "other".to_string()
-            };
-            out.insert(rel, desc);
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(root, root, &mut out);
-    out
-}
-
-fn temp_leftovers(root: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if entry.file_name().to_string_lossy().starts_with(TEMP_PREFIX) {
-                found.push(path.clone());
-            }
-            if entry.file_type().unwrap().is_dir() {
-                stack.push(path);
-            }
-        }
-    }
-    found
-}
-
-fn packed(source: &Path, kind: ItemKind) -> Vec<u8> {
-    let name = source.file_name().unwrap().to_str().unwrap();
-    let (bytes, _) = pack(source, name, kind, Vec::new(), &Progress::default()).unwrap();
-    bytes
-}
-
-fn target(
-    dest: &Path,
-    name: &str,
-    kind: ItemKind,
-    overwrite: bool,
-) -> Result<Target, ArchiveError> {
-    plan(&Destination {
-        path: dest,
-        trailing_slash: false,
-        name,
-        kind,
-        overwrite,
-        windows_names: false,
-        arg: "host_path",
-    })
-}
-
-fn unpacked(bytes: &[u8], target: &Target) -> Result<TransferSummary, ArchiveError> {
-    unpack(
-        bytes,
-        target,
-        UnpackOptions::default(),
-        &Progress::default(),
-    )
-}
+use std::path::Path;
+use tarball::{packed, raw_entry, target, unpacked};
+use tree::{build, manifest, temp_files};
 
 /// A tree with what a transfer must keep: modes, an empty folder, nested
 /// folders, relative, absolute and dangling symlinks, a long name, a name
 /// that is not UTF-8, and a pipe that must be skipped and listed.
 fn sample_tree(root: &Path) {
-    fs::create_dir_all(root.join("src/deep/er")).unwrap();
-    fs::create_dir(root.join("empty")).unwrap();
-    fs::write(root.join("run.sh"), "#!/bin/sh\necho hi\n").unwrap();
-    fs::set_permissions(root.join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
-    fs::write(root.join("secret"), "s").unwrap();
-    fs::set_permissions(root.join("secret"), fs::Permissions::from_mode(0o600)).unwrap();
-    fs::write(root.join("src/deep/er/main.rs"), "fn main() {}\n").unwrap();
-    fs::write(root.join("src/empty.txt"), "").unwrap();
-    fs::set_permissions(root.join("src/deep"), fs::Permissions::from_mode(0o750)).unwrap();
-    symlink("deep/er/main.rs", root.join("src/link")).unwrap();
-    symlink("/etc/hostname", root.join("abs-link")).unwrap();
-    symlink("nowhere", root.join("dangling")).unwrap();
-    let long = "n".repeat(150);
-    fs::write(root.join("src").join(&long), "long name").unwrap();
+    use tree::Item::{Dir, Fifo, File, Link, Mode};
+    let long = format!("src/{}", "n".repeat(150));
+    build(
+        root,
+        &[
+            Dir("src/deep/er"),
+            Dir("empty"),
+            File("run.sh", b"#!/bin/sh\necho hi\n"),
+            Mode("run.sh", 0o755),
+            File("secret", b"s"),
+            Mode("secret", 0o600),
+            File("src/deep/er/main.rs", b"fn main() {}\n"),
+            File("src/empty.txt", b""),
+            Mode("src/deep", 0o750),
+            Link("src/link", "deep/er/main.rs"),
+            Link("abs-link", "/etc/hostname"),
+            Link("dangling", "nowhere"),
+            File(&long, b"long name"),
+            Fifo("pipe"),
+        ],
+    );
     use std::os::unix::ffi::OsStrExt;
     fs::write(
         root.join(std::ffi::OsStr::from_bytes(b"caf\xe9")),
         "latin-1",
     )
     .unwrap();
-    let fifo = std::ffi::CString::new(root.join("pipe").to_str().unwrap()).unwrap();
-    // SAFETY: a valid C string naming a path in our temp folder.
-    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
 }
 
 #[test]
@@ -151,7 +74,7 @@ fn a_folder_round_trips_with_modes_symlinks_and_empty_folders() {
     assert_eq!(summary.skipped.len(), 1, "{:?}", summary.skipped);
     assert_eq!(summary.skipped[0].path, "proj/pipe");
     assert_eq!(summary.skipped[0].kind, SkipKind::Pipe);
-    assert!(temp_leftovers(dst.path()).is_empty());
+    assert!(temp_files(dst.path()).is_empty());
 }
 
 #[test]
@@ -178,19 +101,30 @@ fn a_file_lands_inside_an_existing_folder_or_under_a_new_name() {
 
 #[test]
 fn overwrite_replaces_files_merges_folders_and_keeps_the_rest() {
+    use tree::Item::{Dir, File};
     let src = tempfile::tempdir().unwrap();
     let root = src.path().join("proj");
-    fs::create_dir_all(root.join("sub")).unwrap();
-    fs::write(root.join("a.txt"), "new a").unwrap();
-    fs::write(root.join("sub/b.txt"), "new b").unwrap();
+    build(
+        &root,
+        &[
+            Dir("sub"),
+            File("a.txt", b"new a"),
+            File("sub/b.txt", b"new b"),
+        ],
+    );
     let bytes = packed(&root, ItemKind::Folder);
 
     let dst = tempfile::tempdir().unwrap();
     let existing = dst.path().join("proj");
-    fs::create_dir_all(existing.join("sub")).unwrap();
-    fs::write(existing.join("a.txt"), "old a").unwrap();
-    fs::write(existing.join("keep.txt"), "mine").unwrap();
-    fs::write(existing.join("sub/other.txt"), "mine too").unwrap();
+    build(
+        &existing,
+        &[
+            Dir("sub"),
+            File("a.txt", b"old a"),
+            File("keep.txt", b"mine"),
+            File("sub/other.txt", b"mine too"),
+        ],
+    );
 
     let refused = target(dst.path(), "proj", ItemKind::Folder, false).unwrap_err();
     assert!(
@@ -254,24 +188,7 @@ fn a_conflict_partway_stops_and_says_how_far_it_got() {
         "3.txt"
     );
     assert!(clash.is_dir());
-    assert!(temp_leftovers(dst.path()).is_empty());
-}
-
-/// One raw tar entry, with a name the tar crate's own checks would refuse.
-fn raw_entry(out: &mut Vec<u8>, name: &str, kind: tar::EntryType, link: &str, data: &[u8]) {
-    let mut header = tar::Header::new_gnu();
-    {
-        let gnu = header.as_gnu_mut().unwrap();
-        gnu.name[..name.len()].copy_from_slice(name.as_bytes());
-        gnu.linkname[..link.len()].copy_from_slice(link.as_bytes());
-    }
-    header.set_entry_type(kind);
-    header.set_size(data.len() as u64);
-    header.set_mode(0o644);
-    header.set_cksum();
-    out.extend_from_slice(header.as_bytes());
-    out.extend_from_slice(data);
-    out.resize(out.len().div_ceil(512) * 512, 0);
+    assert!(temp_files(dst.path()).is_empty());
 }
 
 #[test]
@@ -380,16 +297,22 @@ fn crafted_archives_write_nothing_outside_the_destination() {
 
 #[test]
 fn windows_rules_skip_and_list_what_windows_cannot_hold() {
+    use tree::Item::{Dir, File, Link};
     let src = tempfile::tempdir().unwrap();
     let root = src.path().join("proj");
-    fs::create_dir_all(root.join("con")).unwrap();
-    fs::write(root.join("con/inside.txt"), "covered by its folder").unwrap();
-    fs::write(root.join("aux.txt"), "x").unwrap();
-    fs::write(root.join("a:b"), "x").unwrap();
-    fs::write(root.join("trailing."), "x").unwrap();
-    fs::write(root.join("fine.txt"), "kept").unwrap();
-    symlink("/usr/bin/env", root.join("abs")).unwrap();
-    symlink("fine.txt", root.join("rel")).unwrap();
+    build(
+        &root,
+        &[
+            Dir("con"),
+            File("con/inside.txt", b"covered by its folder"),
+            File("aux.txt", b"x"),
+            File("a:b", b"x"),
+            File("trailing.", b"x"),
+            File("fine.txt", b"kept"),
+            Link("abs", "/usr/bin/env"),
+            Link("rel", "fine.txt"),
+        ],
+    );
     let bytes = packed(&root, ItemKind::Folder);
 
     let dst = tempfile::tempdir().unwrap();
@@ -450,6 +373,6 @@ async fn a_stream_that_stops_early_fails_and_leaves_no_temporary_files() {
         e.to_string().contains("temporary files were removed"),
         "{e}"
     );
-    assert!(temp_leftovers(dst.path()).is_empty());
+    assert!(temp_files(dst.path()).is_empty());
     assert!(!dst.path().join("big.bin").exists());
 }

@@ -1,9 +1,8 @@
 //! `from_computer`: computerd's tar stream unpacked into host files.
 
-use super::error::{chain, session_gone, TransferError};
+use super::error::{chain, TransferError};
 use super::paths::{ends_with_separator, home, resolve_host_path, working_folder};
 use super::Job;
-use crate::client::ClientError;
 use computer_protocol::archive::{
     feed_pipe, plan, unpack, ChunkFeeder, Destination, UnpackOptions,
 };
@@ -107,7 +106,9 @@ pub(super) async fn from_computer(
             secs: job.stall.secs(),
             done: job.progress.done(),
         }),
-        (Err(Pumped::Broken(e)), _) => Err(broken(job, &exact, e).await),
+        (Err(Pumped::Broken(e)), _) => Err(job
+            .broken(SessionRoute::TransferSource, &exact, NOTHING_WRITTEN, e)
+            .await),
         (Ok(()), Err(e)) => Err(e.into()),
     }
 }
@@ -159,26 +160,4 @@ fn stalled(limit: std::time::Duration) -> io::Error {
         io::ErrorKind::TimedOut,
         format!("no data arrived for {} s", limit.as_secs()),
     )
-}
-
-/// The download broke off. When the session ended meanwhile, asking about
-/// the source again says so and why.
-async fn broken(job: &Job<'_>, exact: &SourceRequest, e: reqwest::Error) -> TransferError {
-    let again: Result<TransferSource, ClientError> = job
-        .client
-        .call(
-            Method::POST,
-            &session_action(job.session, SessionRoute::TransferSource),
-            Some(exact),
-            job.stall.0,
-            NOTHING_WRITTEN,
-        )
-        .await;
-    match again {
-        Err(ClientError::Api(wire)) if session_gone(wire.code) => ClientError::Api(wire).into(),
-        _ => TransferError::Broken {
-            reason: chain(&e),
-            done: job.progress.done(),
-        },
-    }
 }

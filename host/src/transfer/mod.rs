@@ -32,9 +32,14 @@ pub use paths::resolve_host_path;
 pub use report::TransferReport;
 pub use stall::{Movement, StallLimit, STALL_SECS_VAR};
 
-use crate::client::ComputerdClient;
+use crate::client::{ClientError, ComputerdClient};
 use computer_protocol::archive::Progress;
+use computer_protocol::routes::{session_action, SessionRoute};
 use computer_protocol::{SessionId, TransferDirection};
+use error::{chain, session_gone};
+use reqwest::Method;
+use serde::de::IgnoredAny;
+use serde::Serialize;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -83,4 +88,39 @@ struct Job<'a> {
     req: &'a TransferRequest,
     progress: Arc<Progress>,
     stall: StallLimit,
+}
+
+impl Job<'_> {
+    /// The stream broke off with `e`. When the session ended meanwhile,
+    /// asking `route` about `asked` again says so and why; otherwise the
+    /// broken connection is the answer. `left` says what a timeout of that
+    /// question leaves behind, as for [`ComputerdClient::call`].
+    async fn broken<B: Serialize>(
+        &self,
+        route: SessionRoute,
+        asked: &B,
+        left: &'static str,
+        e: reqwest::Error,
+    ) -> TransferError {
+        // Only a refusal naming the session matters; whatever else comes
+        // back, the broken connection is the story, so the answer's fields
+        // are not decoded.
+        let again: Result<IgnoredAny, ClientError> = self
+            .client
+            .call(
+                Method::POST,
+                &session_action(self.session, route),
+                Some(asked),
+                self.stall.0,
+                left,
+            )
+            .await;
+        match again {
+            Err(ClientError::Api(wire)) if session_gone(wire.code) => ClientError::Api(wire).into(),
+            _ => TransferError::Broken {
+                reason: chain(&e),
+                done: self.progress.done(),
+            },
+        }
+    }
 }

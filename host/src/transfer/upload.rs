@@ -1,10 +1,9 @@
 //! `to_computer`: host files packed as tar and streamed up to computerd.
 
-use super::error::{chain, session_gone, TransferError};
+use super::error::TransferError;
 use super::paths::{home, resolve_host_path, working_folder};
 use super::stall::{Movement, Stall};
 use super::Job;
-use crate::client::ClientError;
 use bytes::Bytes;
 use computer_protocol::archive::{chunk_pipe, describe_source, pack, ArchiveError};
 use computer_protocol::routes::{session_action, SessionRoute};
@@ -94,7 +93,9 @@ pub(super) async fn to_computer(job: &Job<'_>) -> Result<(String, TransferSummar
                     return Err(packed.into());
                 }
             }
-            return Err(broken(job, &upload, e).await);
+            return Err(job
+                .broken(SessionRoute::TransferCheck, &upload, NOTHING_WRITTEN, e)
+                .await);
         }
     };
     if !response.status().is_success() {
@@ -135,27 +136,4 @@ fn watched(
             at_end.sent_all();
             std::task::Poll::Ready(None)
         }))
-}
-
-/// The upload's connection broke. When the session ended meanwhile,
-/// asking again says so and why; otherwise the broken connection is the
-/// answer.
-async fn broken(job: &Job<'_>, upload: &UploadRequest, e: reqwest::Error) -> TransferError {
-    let again: Result<UploadTarget, ClientError> = job
-        .client
-        .call(
-            Method::POST,
-            &session_action(job.session, SessionRoute::TransferCheck),
-            Some(upload),
-            job.stall.0,
-            NOTHING_WRITTEN,
-        )
-        .await;
-    match again {
-        Err(ClientError::Api(wire)) if session_gone(wire.code) => ClientError::Api(wire).into(),
-        _ => TransferError::Broken {
-            reason: chain(&e),
-            done: job.progress.done(),
-        },
-    }
 }

@@ -147,6 +147,21 @@ impl ArchiveError {
         }
     }
 
+    /// A filesystem failure partway, with how far the copy got.
+    pub(super) fn failed_at(
+        path: &std::path::Path,
+        action: &'static str,
+        source: io::Error,
+        done: Done,
+    ) -> ArchiveError {
+        ArchiveError::FailedAt {
+            path: path.display().to_string(),
+            action,
+            source,
+            done,
+        }
+    }
+
     /// Sorts an I/O error met before any data moved.
     pub(super) fn io(
         path: &std::path::Path,

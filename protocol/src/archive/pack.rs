@@ -84,16 +84,8 @@ impl<W: Write> Packer<'_, W> {
             let path = entry.path();
             let archived = archived_dir.join(entry.file_name());
             // Not following symlinks: a link is copied as a link.
-            let metadata = match entry.metadata() {
-                Ok(metadata) => metadata,
-                Err(e) => {
-                    self.skip(
-                        &archived,
-                        SkipKind::Unreadable,
-                        format!("could not be read: {e}"),
-                    );
-                    continue;
-                }
+            let Some(metadata) = self.readable(&archived, entry.metadata()) else {
+                continue;
             };
             let kind = metadata.file_type();
             if kind.is_dir() {
@@ -133,16 +125,8 @@ impl<W: Write> Packer<'_, W> {
         archived: &Path,
         metadata: &Metadata,
     ) -> Result<(), ArchiveError> {
-        let file = match File::open(path) {
-            Ok(file) => file,
-            Err(e) => {
-                self.skip(
-                    archived,
-                    SkipKind::Unreadable,
-                    format!("could not be read: {e}"),
-                );
-                return Ok(());
-            }
+        let Some(file) = self.readable(archived, File::open(path)) else {
+            return Ok(());
         };
         let size = metadata.len();
         let mut header = header(tar::EntryType::Regular, metadata, size);
@@ -170,16 +154,8 @@ impl<W: Write> Packer<'_, W> {
         archived: &Path,
         metadata: &Metadata,
     ) -> Result<(), ArchiveError> {
-        let target = match fs::read_link(path) {
-            Ok(target) => target,
-            Err(e) => {
-                self.skip(
-                    archived,
-                    SkipKind::Unreadable,
-                    format!("could not be read: {e}"),
-                );
-                return Ok(());
-            }
+        let Some(target) = self.readable(archived, fs::read_link(path)) else {
+            return Ok(());
         };
         let mut header = header(tar::EntryType::Symlink, metadata, 0);
         self.builder
@@ -187,6 +163,22 @@ impl<W: Write> Packer<'_, W> {
             .map_err(unsent)?;
         self.progress.add_symlink();
         Ok(())
+    }
+
+    /// What reading the entry gave, or `None` once it is skipped as
+    /// unreadable: one entry that cannot be read does not stop the copy.
+    fn readable<T>(&mut self, archived: &Path, read: io::Result<T>) -> Option<T> {
+        match read {
+            Ok(value) => Some(value),
+            Err(e) => {
+                self.skip(
+                    archived,
+                    SkipKind::Unreadable,
+                    format!("could not be read: {e}"),
+                );
+                None
+            }
+        }
     }
 
     fn skip(&mut self, archived: &Path, kind: SkipKind, reason: String) {
@@ -202,12 +194,7 @@ impl<W: Write> Packer<'_, W> {
     }
 
     fn failed(&self, path: &Path, action: &'static str, source: io::Error) -> ArchiveError {
-        ArchiveError::FailedAt {
-            path: path.display().to_string(),
-            action,
-            source,
-            done: self.progress.done(),
-        }
+        ArchiveError::failed_at(path, action, source, self.progress.done())
     }
 }
 
