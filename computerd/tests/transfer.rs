@@ -4,105 +4,46 @@
 //! (session ended, client gone) leaving no temporary files.
 
 mod common;
+#[path = "../../protocol/tests/support/tarball.rs"]
+mod tarball;
+#[path = "../../protocol/tests/support/tree.rs"]
+mod tree;
 
 use bytes::Bytes;
 use common::daemon::TOKEN;
 use common::{wait_until, Daemon};
-use computer_protocol::archive::{
-    pack, plan, unpack, Destination, Progress, UnpackOptions, TEMP_PREFIX,
-};
 use computer_protocol::ItemKind;
 use futures::SinkExt;
 use reqwest::StatusCode;
 use serde_json::{json, Value};
-use std::collections::BTreeMap;
 use std::fs;
-use std::hash::{Hash, Hasher};
 use std::io;
-use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-
-/// Everything under `root`: relative path → kind, mode, and a checksum of
-/// the content or the link target.
-fn manifest(root: &Path) -> BTreeMap<String, String> {
-    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
-        for entry in fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            let rel = path
-                .strip_prefix(root)
-                .unwrap()
-                .to_string_lossy()
-                .into_owned();
-            let meta = fs::symlink_metadata(&path).unwrap();
-            let mode = meta.permissions().mode() & 0o7777;
-            let desc = if meta.is_symlink() {
-                format!("link -> {}", fs::read_link(&path).unwrap().display())
-            } else if meta.is_dir() {
-                walk(root, &path, out);
-                format!("dir {mode:o}")
-            } else if meta.is_file() {
-                let content = fs::read(&path).unwrap();
-                let mut hasher = std::collections::hash_map::DefaultHasher::new();
-                content.hash(&mut hasher);
-                format!(
-                    "file {mode:o} {} bytes #{:016x}",
-                    content.len(),
-                    hasher.finish()
-                )
-            } else {
-                "other".into()
-            };
-            out.insert(rel, desc);
-        }
-    }
-    let mut out = BTreeMap::new();
-    walk(root, root, &mut out);
-    out
-}
-
-fn temp_files(root: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in fs::read_dir(&dir).into_iter().flatten().flatten() {
-            if entry.file_name().to_string_lossy().starts_with(TEMP_PREFIX) {
-                found.push(entry.path());
-            }
-            if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                stack.push(entry.path());
-            }
-        }
-    }
-    found
-}
+use tarball::{packed, raw_entry, target, unpacked};
+use tree::{build, manifest, temp_files};
 
 /// A tree with binary content, modes, nested and empty folders, symlinks,
 /// and a pipe that is skipped and listed.
 fn sample_tree(root: &Path) {
-    fs::create_dir_all(root.join("src/nested/deeper")).unwrap();
-    fs::create_dir_all(root.join("empty/also-empty")).unwrap();
+    use tree::Item::{Dir, Fifo, File, Link, Mode};
     let binary: Vec<u8> = (0..3_000_000u64).map(|i| (i * 7919 % 251) as u8).collect();
-    fs::write(root.join("data.bin"), &binary).unwrap();
-    fs::write(root.join("run.sh"), "#!/bin/sh\necho ok\n").unwrap();
-    fs::set_permissions(root.join("run.sh"), fs::Permissions::from_mode(0o755)).unwrap();
-    fs::write(root.join("private"), "p").unwrap();
-    fs::set_permissions(root.join("private"), fs::Permissions::from_mode(0o600)).unwrap();
-    fs::write(root.join("src/nested/deeper/lib.rs"), "pub fn f() {}\n").unwrap();
-    symlink("nested/deeper/lib.rs", root.join("src/lib-link")).unwrap();
-    symlink("/etc/os-release", root.join("absolute-link")).unwrap();
-    let status = std::process::Command::new("mkfifo")
-        .arg(root.join("fifo"))
-        .status()
-        .unwrap();
-    assert!(status.success());
-}
-
-fn packed(source: &Path, kind: ItemKind) -> Vec<u8> {
-    let name = source.file_name().unwrap().to_str().unwrap();
-    pack(source, name, kind, Vec::new(), &Progress::default())
-        .unwrap()
-        .0
+    build(
+        root,
+        &[
+            Dir("src/nested/deeper"),
+            Dir("empty/also-empty"),
+            File("data.bin", &binary),
+            File("run.sh", b"#!/bin/sh\necho ok\n"),
+            Mode("run.sh", 0o755),
+            File("private", b"p"),
+            Mode("private", 0o600),
+            File("src/nested/deeper/lib.rs", b"pub fn f() {}\n"),
+            Link("src/lib-link", "nested/deeper/lib.rs"),
+            Link("absolute-link", "/etc/os-release"),
+            Fifo("fifo"),
+        ],
+    );
 }
 
 fn upload_url(d: &Daemon, sid: &str) -> String {
@@ -137,6 +78,24 @@ async fn upload(
     (status, resp.json().await.expect("JSON answer"))
 }
 
+/// Uploads `source`, packed under its own name, to `dest`.
+async fn upload_packed(
+    d: &Daemon,
+    sid: &str,
+    dest: &str,
+    source: &Path,
+    kind: ItemKind,
+    overwrite: bool,
+) -> (StatusCode, Value) {
+    let name = source.file_name().unwrap().to_str().unwrap();
+    let kind_arg = match kind {
+        ItemKind::File => "file",
+        ItemKind::Folder => "folder",
+    };
+    let query = query(dest, name, kind_arg, overwrite);
+    upload(d, sid, &query, packed(source, kind)).await
+}
+
 async fn download(d: &Daemon, sid: &str, path: &str) -> reqwest::Response {
     d.raw()
         .post(d.url(&format!("/v1/sessions/{sid}/transfer/download")))
@@ -156,13 +115,7 @@ async fn a_tree_goes_up_and_comes_back_the_same() {
     sample_tree(&proj);
 
     // Up into home, an existing folder: the copy lands at ~/proj.
-    let (status, summary) = upload(
-        &d,
-        &sid,
-        &query("~", "proj", "folder", false),
-        packed(&proj, ItemKind::Folder),
-    )
-    .await;
+    let (status, summary) = upload_packed(&d, &sid, "~", &proj, ItemKind::Folder, false).await;
     assert_eq!(status, StatusCode::OK, "{summary}");
     let home = d.home.path();
     assert_eq!(summary["path"], home.join("proj").display().to_string());
@@ -184,32 +137,19 @@ async fn a_tree_goes_up_and_comes_back_the_same() {
     assert_eq!(resp.headers()["content-type"], "application/x-tar");
     let archive = resp.bytes().await.unwrap();
     let back = tempfile::tempdir().unwrap();
-    let target = plan(&Destination {
-        path: back.path(),
-        trailing_slash: false,
-        name: "proj",
-        kind: ItemKind::Folder,
-        overwrite: false,
-        windows_names: false,
-        arg: "host_path",
-    })
-    .unwrap();
-    let summary = unpack(
-        &archive[..],
-        &target,
-        UnpackOptions::default(),
-        &Progress::default(),
-    )
-    .unwrap();
+    let planned = target(back.path(), "proj", ItemKind::Folder, false).unwrap();
+    let summary = unpacked(&archive, &planned).unwrap();
     assert_eq!(manifest(&back.path().join("proj")), expected);
     assert!(summary.skipped.is_empty(), "{:?}", summary.skipped);
 
     // A single file, under a new name in folders that do not exist yet.
-    let (status, summary) = upload(
+    let (status, summary) = upload_packed(
         &d,
         &sid,
-        &query("new/parents/renamed.bin", "data.bin", "file", false),
-        packed(&proj.join("data.bin"), ItemKind::File),
+        "new/parents/renamed.bin",
+        &proj.join("data.bin"),
+        ItemKind::File,
+        false,
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{summary}");
@@ -365,38 +305,37 @@ async fn the_check_applies_the_destination_rules_before_any_data_moves() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn overwrite_merges_and_a_conflict_partway_says_how_far_it_got() {
+    use tree::Item::{Dir, File};
     let d = Daemon::start().await;
     let sid = d.create_session("overwrite").await;
     let home = d.home.path();
     let src = tempfile::tempdir().unwrap();
     let proj = src.path().join("proj");
-    fs::create_dir_all(proj.join("sub")).unwrap();
-    fs::write(proj.join("a.txt"), "new a").unwrap();
-    fs::write(proj.join("sub/b.txt"), "new b").unwrap();
-    fs::create_dir_all(home.join("proj/sub")).unwrap();
-    fs::write(home.join("proj/a.txt"), "old a").unwrap();
-    fs::write(home.join("proj/sub/mine.txt"), "mine").unwrap();
+    build(
+        &proj,
+        &[
+            Dir("sub"),
+            File("a.txt", b"new a"),
+            File("sub/b.txt", b"new b"),
+        ],
+    );
+    build(
+        &home.join("proj"),
+        &[
+            Dir("sub"),
+            File("a.txt", b"old a"),
+            File("sub/mine.txt", b"mine"),
+        ],
+    );
 
-    let (status, v) = upload(
-        &d,
-        &sid,
-        &query("~", "proj", "folder", false),
-        packed(&proj, ItemKind::Folder),
-    )
-    .await;
+    let (status, v) = upload_packed(&d, &sid, "~", &proj, ItemKind::Folder, false).await;
     assert_eq!(status, StatusCode::CONFLICT, "{v}");
     assert_eq!(
         fs::read_to_string(home.join("proj/a.txt")).unwrap(),
         "old a"
     );
 
-    let (status, v) = upload(
-        &d,
-        &sid,
-        &query("~", "proj", "folder", true),
-        packed(&proj, ItemKind::Folder),
-    )
-    .await;
+    let (status, v) = upload_packed(&d, &sid, "~", &proj, ItemKind::Folder, true).await;
     assert_eq!(status, StatusCode::OK, "{v}");
     assert_eq!(
         fs::read_to_string(home.join("proj/a.txt")).unwrap(),
@@ -443,24 +382,6 @@ async fn overwrite_merges_and_a_conflict_partway_says_how_far_it_got() {
     assert_eq!(fs::read_to_string(home.join("proj/3")).unwrap(), "three");
     assert!(home.join("proj/sub").is_dir());
     assert!(temp_files(home).is_empty());
-}
-
-/// One tar entry with any name at all: the tar crate's own writer refuses
-/// the names an attacker would use.
-fn raw_entry(out: &mut Vec<u8>, name: &str, kind: tar::EntryType, link: &str, data: &[u8]) {
-    let mut header = tar::Header::new_gnu();
-    {
-        let gnu = header.as_gnu_mut().unwrap();
-        gnu.name[..name.len()].copy_from_slice(name.as_bytes());
-        gnu.linkname[..link.len()].copy_from_slice(link.as_bytes());
-    }
-    header.set_entry_type(kind);
-    header.set_size(data.len() as u64);
-    header.set_mode(0o755);
-    header.set_cksum();
-    out.extend_from_slice(header.as_bytes());
-    out.extend_from_slice(data);
-    out.resize(out.len().div_ceil(512) * 512, 0);
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -543,50 +464,121 @@ async fn a_crafted_archive_writes_nothing_outside_its_destination() {
     assert!(reasons[2].contains("symlink"), "{reasons:?}");
 }
 
-/// An upload whose body the test feeds by hand: the start of an archive
-/// with one large file, more to come.
+#[tokio::test]
+async fn long_names_and_pax_records_are_capped_and_checked_like_names() {
+    use tar::EntryType::{Directory, GNULongName, Regular, XHeader};
+    let d = Daemon::start().await;
+    let sid = d.create_session("extensions").await;
+    let home = d.home.path();
+    fs::create_dir(home.join("dest")).unwrap();
+
+    // A pax `path` record is a name like any other: `..` is refused.
+    let mut archive = Vec::new();
+    raw_entry(&mut archive, "drop/", Directory, "", b"");
+    raw_entry(&mut archive, "pax", XHeader, "", b"22 path=drop/../../up\n");
+    raw_entry(&mut archive, "drop/plain", Regular, "", b"x");
+    archive.extend_from_slice(&[0; 1024]);
+    let (status, v) = upload(&d, &sid, &query("dest", "drop", "folder", false), archive).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    assert_eq!(v["skipped"][0]["path"], "drop/../../up", "{v}");
+    assert_eq!(v["skipped"][0]["kind"], "refused", "{v}");
+    assert!(!home.join("up").exists());
+
+    // A long name that says it holds a gigabyte is refused at its header,
+    // before the receiver reads (or holds) any of it.
+    let mut header = tar::Header::new_gnu();
+    header.set_entry_type(GNULongName);
+    header.as_gnu_mut().unwrap().name[..13].copy_from_slice(b"././@LongLink");
+    header.set_size(1 << 30);
+    header.set_cksum();
+    let mut archive = header.as_bytes().to_vec();
+    archive.extend_from_slice(&[b'a'; 64 * 1024]);
+    let (status, v) = upload(&d, &sid, &query("dest", "big", "folder", false), archive).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{v}");
+    let message = v["message"].as_str().unwrap();
+    assert!(message.contains("over the limit of 65536 bytes"), "{message}");
+    assert!(!home.join("dest/big").exists());
+    assert_eq!(temp_files(home), Vec::<PathBuf>::new());
+}
+
+/// An upload whose body the test feeds by hand, chunk by chunk.
 struct OpenUpload {
     body: futures::channel::mpsc::Sender<io::Result<Bytes>>,
     call: tokio::task::JoinHandle<reqwest::Result<reqwest::Response>>,
 }
 
-async fn open_upload(d: &Daemon, sid: &str, dest: &str) -> OpenUpload {
-    let (mut body, rx) = futures::channel::mpsc::channel(4);
+/// Starts an upload with `query`; its body is what the test sends next.
+fn start_upload(d: &Daemon, sid: &str, query: &[(&str, String)]) -> OpenUpload {
+    let (body, rx) = futures::channel::mpsc::channel(4);
     let request = d
         .raw()
         .post(upload_url(d, sid))
-        .query(&query(dest, "big", "folder", false))
+        .query(query)
         .bearer_auth(TOKEN)
         .body(reqwest::Body::wrap_stream(rx));
-    let call = tokio::spawn(request.send());
-    let mut start = Vec::new();
-    raw_entry(&mut start, "big/", tar::EntryType::Directory, "", b"");
+    OpenUpload {
+        body,
+        call: tokio::spawn(request.send()),
+    }
+}
+
+/// The header of a file entry `path` of `size` bytes; its data follows.
+fn file_header(path: &str, size: u64) -> tar::Header {
     let mut header = tar::Header::new_gnu();
-    header.set_path("big/huge.bin").unwrap();
-    header.set_size(1 << 30);
+    header.set_path(path).unwrap();
+    header.set_size(size);
     header.set_mode(0o644);
     header.set_cksum();
-    start.extend_from_slice(header.as_bytes());
+    header
+}
+
+/// Where [`open_big_upload`] copies to: `big` in home.
+fn big_folder(d: &Daemon) -> PathBuf {
+    d.home.path().join("big")
+}
+
+/// Starts uploading the folder `big` into home: the start of an archive
+/// with one large file, more to come. Returns once computerd is writing
+/// that file's temporary file.
+async fn open_big_upload(d: &Daemon, sid: &str) -> OpenUpload {
+    let mut upload = start_upload(d, sid, &query("~", "big", "folder", false));
+    let mut start = Vec::new();
+    raw_entry(&mut start, "big/", tar::EntryType::Directory, "", b"");
+    start.extend_from_slice(file_header("big/huge.bin", 1 << 30).as_bytes());
     start.extend_from_slice(&vec![1u8; 1 << 20]);
-    body.send(Ok(Bytes::from(start))).await.unwrap();
-    OpenUpload { body, call }
+    upload.body.send(Ok(Bytes::from(start))).await.unwrap();
+    wait_for_temp_files(&big_folder(d), true).await;
+    upload
+}
+
+/// Closes the big upload's body, then waits until computerd has removed
+/// its temporary files; the copy never appears.
+async fn close_big_upload(d: &Daemon, body: futures::channel::mpsc::Sender<io::Result<Bytes>>) {
+    drop(body);
+    let folder = big_folder(d);
+    wait_for_temp_files(&folder, false).await;
+    assert!(!folder.join("huge.bin").exists());
+}
+
+/// Waits until `folder` holds a temporary file (`present`), or holds none.
+async fn wait_for_temp_files(folder: &Path, present: bool) {
+    let what = if present {
+        "the upload's temporary file"
+    } else {
+        "temporary files removed"
+    };
+    wait_until(what, Duration::from_secs(10), || {
+        let holds = !temp_files(folder).is_empty();
+        async move { (holds == present).then_some(()) }
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn ending_the_session_stops_an_upload_and_removes_its_temporary_files() {
     let d = Daemon::start().await;
     let sid = d.create_session("ends").await;
-    let folder = d.home.path().join("big");
-    let upload = open_upload(&d, &sid, "~").await;
-    wait_until(
-        "the upload's temporary file",
-        Duration::from_secs(10),
-        || {
-            let found = !temp_files(&folder).is_empty();
-            async move { found.then_some(()) }
-        },
-    )
-    .await;
+    let upload = open_big_upload(&d, &sid).await;
 
     let (status, v) = d.call("DELETE", &format!("/v1/sessions/{sid}"), None).await;
     assert_eq!(status, StatusCode::OK, "{v}");
@@ -602,38 +594,16 @@ async fn ending_the_session_stops_an_upload_and_removes_its_temporary_files() {
         v["message"].as_str().unwrap().contains("start_computer"),
         "{v}"
     );
-    drop(upload.body);
-    wait_until("temporary files removed", Duration::from_secs(10), || {
-        let gone = temp_files(&folder).is_empty();
-        async move { gone.then_some(()) }
-    })
-    .await;
-    assert!(!folder.join("huge.bin").exists());
+    close_big_upload(&d, upload.body).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_client_that_goes_away_leaves_no_temporary_files() {
     let d = Daemon::start().await;
     let sid = d.create_session("gone").await;
-    let folder = d.home.path().join("big");
-    let upload = open_upload(&d, &sid, "~").await;
-    wait_until(
-        "the upload's temporary file",
-        Duration::from_secs(10),
-        || {
-            let found = !temp_files(&folder).is_empty();
-            async move { found.then_some(()) }
-        },
-    )
-    .await;
+    let upload = open_big_upload(&d, &sid).await;
     upload.call.abort();
-    drop(upload.body);
-    wait_until("temporary files removed", Duration::from_secs(10), || {
-        let gone = temp_files(&folder).is_empty();
-        async move { gone.then_some(()) }
-    })
-    .await;
-    assert!(!folder.join("huge.bin").exists());
+    close_big_upload(&d, upload.body).await;
     // The session is still there for the next call.
     let (status, _) = d
         .post(&format!("/v1/sessions/{sid}/files/list"), json!({}))
@@ -673,20 +643,10 @@ async fn a_running_transfer_keeps_its_session_from_going_idle() {
         )
         .await;
     let sid = v["session_id"].as_str().unwrap().to_string();
-    let (mut body, rx) = futures::channel::mpsc::channel::<io::Result<Bytes>>(4);
-    let request = d
-        .raw()
-        .post(upload_url(&d, &sid))
-        .query(&query("~/slow.bin", "slow.bin", "file", false))
-        .bearer_auth(TOKEN)
-        .body(reqwest::Body::wrap_stream(rx));
-    let call = tokio::spawn(request.send());
+    let OpenUpload { mut body, call } =
+        start_upload(&d, &sid, &query("~/slow.bin", "slow.bin", "file", false));
     let size = 10 * 1024;
-    let mut header = tar::Header::new_gnu();
-    header.set_path("slow.bin").unwrap();
-    header.set_size(size);
-    header.set_mode(0o644);
-    header.set_cksum();
+    let header = file_header("slow.bin", size);
     body.send(Ok(Bytes::copy_from_slice(header.as_bytes())))
         .await
         .unwrap();

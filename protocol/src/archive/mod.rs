@@ -14,6 +14,8 @@
 //! - [`unpack`]: tar in at a planned [`Target`], entry by entry.
 //! - [`pipe`]: bounded bridges between the blocking tar code and async
 //!   HTTP bodies, each with an explicit end.
+//! - [`extension`]: long names and pax records, read with a cap so a
+//!   hostile sender cannot make the receiver allocate at will.
 //! - [`temp`]: temporary names, removed whenever a transfer stops.
 //! - [`progress`]: counts shared with whoever reports progress.
 //! - [`error`]: [`ArchiveError`], with its wire code.
@@ -21,6 +23,7 @@
 //! Everything but [`pipe`] is blocking `std::fs`; run it off async threads.
 
 pub mod error;
+pub mod extension;
 pub mod pack;
 pub mod pipe;
 pub mod plan;

@@ -35,19 +35,14 @@ pub fn write_trailer<W: Write>(
     builder.append(&header, record.as_bytes())
 }
 
-/// Reads the trailer from the pax records of a global header, if it is ours.
-pub fn read_trailer(
-    entry: &mut tar::Entry<'_, impl io::Read>,
-) -> io::Result<Option<SkippedTrailer>> {
-    let Some(extensions) = entry.pax_extensions()? else {
-        return Ok(None);
-    };
-    for extension in extensions {
-        let extension = extension?;
-        if extension.key() == Ok(SKIPPED_KEY) {
-            return serde_json::from_slice(extension.value_bytes())
+/// Reads the trailer from the records of a pax global header, if it is ours.
+pub fn parse_trailer(records: &[u8]) -> Result<Option<SkippedTrailer>, String> {
+    for record in tar::PaxExtensions::new(records) {
+        let record = record.map_err(|e| format!("a pax record is malformed: {e}"))?;
+        if record.key_bytes() == SKIPPED_KEY.as_bytes() {
+            return serde_json::from_slice(record.value_bytes())
                 .map(Some)
-                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e));
+                .map_err(|e| format!("its list of skipped entries is malformed: {e}"));
         }
     }
     Ok(None)
@@ -93,7 +88,9 @@ mod tests {
         let mut archive = tar::Archive::new(&bytes[..]);
         let mut entries = archive.entries().unwrap();
         let mut entry = entries.next().unwrap().unwrap();
-        let read = read_trailer(&mut entry).unwrap().unwrap();
+        let mut records = Vec::new();
+        std::io::Read::read_to_end(&mut entry, &mut records).unwrap();
+        let read = parse_trailer(&records).unwrap().unwrap();
         assert_eq!(read.entries, trailer.entries);
         assert_eq!(read.more, 2);
     }

@@ -11,11 +11,11 @@
 //! listed in the summary, never dropped silently.
 
 use super::error::ArchiveError;
+use super::extension::{Extended, Seen};
 use super::pipe::CHUNK_BYTES;
 use super::plan::{found_at, Target};
 use super::progress::Progress;
 use super::temp::TempPath;
-use super::trailer::read_trailer;
 use crate::transfer::names::shown_name;
 use crate::transfer::{
     parts_below, step, windows_name_problem, windows_symlink_problem, Clash, EntryKind, Found,
@@ -147,10 +147,29 @@ struct Unpacker<'a> {
 
 impl Unpacker<'_> {
     fn run<R: Read>(&mut self, archive: &mut tar::Archive<R>) -> Result<(), ArchiveError> {
+        // Raw: extension entries are read here, with a cap (`extension`).
         let entries = archive.entries().map_err(|e| self.bad(e.to_string()))?;
-        for entry in entries {
+        let mut extended = Extended::default();
+        for entry in entries.raw(true) {
             let mut entry = entry.map_err(|e| self.bad(e.to_string()))?;
-            self.entry(&mut entry)?;
+            match extended.absorb(&mut entry).map_err(|why| self.bad(why))? {
+                Seen::Extension => continue,
+                Seen::Global(trailer) => {
+                    if let Some(trailer) = trailer {
+                        for skipped in trailer.entries {
+                            self.summary.skip(skipped);
+                        }
+                        self.summary.skipped_more += trailer.more;
+                    }
+                    continue;
+                }
+                Seen::Entry => {}
+            }
+            let extended = std::mem::take(&mut extended);
+            extended
+                .check_size(entry.header())
+                .map_err(|why| self.bad(why))?;
+            self.entry(&mut entry, extended)?;
         }
         if !self.root_done {
             return Err(self.bad("it holds no entry for the item itself".into()));
@@ -158,18 +177,18 @@ impl Unpacker<'_> {
         Ok(())
     }
 
-    fn entry<R: Read>(&mut self, entry: &mut tar::Entry<'_, R>) -> Result<(), ArchiveError> {
+    fn entry<R: Read>(
+        &mut self,
+        entry: &mut tar::Entry<'_, R>,
+        extended: Extended,
+    ) -> Result<(), ArchiveError> {
         let header_kind = entry.header().entry_type();
-        if header_kind.is_pax_global_extensions() {
-            if let Some(trailer) = read_trailer(entry).map_err(|e| self.bad(e.to_string()))? {
-                for skipped in trailer.entries {
-                    self.summary.skip(skipped);
-                }
-                self.summary.skipped_more += trailer.more;
-            }
-            return Ok(());
-        }
-        let raw = entry.path_bytes().into_owned();
+        let raw = extended
+            .path
+            .unwrap_or_else(|| entry.path_bytes().into_owned());
+        let link = extended
+            .link
+            .or_else(|| entry.link_name_bytes().map(|t| t.into_owned()));
         let parts: Vec<Vec<u8>> = match parts_below(&raw, &self.target.name) {
             Ok(parts) => parts.into_iter().map(<[u8]>::to_vec).collect(),
             Err(unsafe_name) => {
@@ -183,9 +202,7 @@ impl Unpacker<'_> {
             return Ok(());
         }
         let kind = match header_kind {
-            tar::EntryType::Regular | tar::EntryType::Continuous | tar::EntryType::GNUSparse => {
-                Kind::File
-            }
+            tar::EntryType::Regular | tar::EntryType::Continuous => Kind::File,
             tar::EntryType::Directory => Kind::Folder,
             tar::EntryType::Symlink => Kind::Symlink,
             tar::EntryType::Link => Kind::HardLink,
@@ -246,8 +263,8 @@ impl Unpacker<'_> {
         match kind {
             Kind::Folder => self.folder(&path, mode),
             Kind::File => self.file(entry, &path, mode, mtime),
-            Kind::Symlink => self.symlink(entry, &raw, &path),
-            Kind::HardLink => self.hard_link(entry, &raw, &path),
+            Kind::Symlink => self.symlink(link, &raw, &path),
+            Kind::HardLink => self.hard_link(link, &raw, &path),
         }
     }
 
@@ -434,13 +451,13 @@ impl Unpacker<'_> {
         Ok(())
     }
 
-    fn symlink<R: Read>(
+    fn symlink(
         &mut self,
-        entry: &mut tar::Entry<'_, R>,
+        target: Option<Vec<u8>>,
         raw: &[u8],
         path: &Path,
     ) -> Result<(), ArchiveError> {
-        let Some(target) = entry.link_name_bytes().map(|t| t.into_owned()) else {
+        let Some(target) = target else {
             return Err(self.bad(format!("the symlink `{}` has no target", shown_name(raw))));
         };
         if self.options.windows_names {
@@ -470,13 +487,13 @@ impl Unpacker<'_> {
         Ok(())
     }
 
-    fn hard_link<R: Read>(
+    fn hard_link(
         &mut self,
-        entry: &mut tar::Entry<'_, R>,
+        link: Option<Vec<u8>>,
         raw: &[u8],
         path: &Path,
     ) -> Result<(), ArchiveError> {
-        let Some(link) = entry.link_name_bytes().map(|t| t.into_owned()) else {
+        let Some(link) = link else {
             return Err(self.bad(format!("the hard link `{}` has no target", shown_name(raw))));
         };
         let parts: Vec<Vec<u8>> = match parts_below(&link, &self.target.name) {
@@ -589,12 +606,7 @@ impl Unpacker<'_> {
     }
 
     fn failed(&self, path: &Path, action: &'static str, source: io::Error) -> ArchiveError {
-        ArchiveError::FailedAt {
-            path: path.display().to_string(),
-            action,
-            source,
-            done: self.progress.done(),
-        }
+        ArchiveError::failed_at(path, action, source, self.progress.done())
     }
 
     fn bad(&self, why: String) -> ArchiveError {
