@@ -496,7 +496,10 @@ async fn long_names_and_pax_records_are_capped_and_checked_like_names() {
     let (status, v) = upload(&d, &sid, &query("dest", "big", "folder", false), archive).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{v}");
     let message = v["message"].as_str().unwrap();
-    assert!(message.contains("over the limit of 65536 bytes"), "{message}");
+    assert!(
+        message.contains("over the limit of 65536 bytes"),
+        "{message}"
+    );
     assert!(!home.join("dest/big").exists());
     assert_eq!(temp_files(home), Vec::<PathBuf>::new());
 }

@@ -165,13 +165,15 @@ fn probe_writable(folder: &Path, arg: &'static str) -> Result<(), ArchiveError> 
             drop(temp);
         })
         .map_err(|e| match e.kind() {
-            io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => {
-                ArchiveError::PermissionDenied {
-                    path: folder.display().to_string(),
-                    action: "write in",
-                    arg,
-                }
-            }
+            // The folder exists (it was just found), so `NotFound` means it
+            // takes no new files, as /proc and /sys do.
+            io::ErrorKind::PermissionDenied
+            | io::ErrorKind::ReadOnlyFilesystem
+            | io::ErrorKind::NotFound => ArchiveError::PermissionDenied {
+                path: folder.display().to_string(),
+                action: "write in",
+                arg,
+            },
             _ => ArchiveError::io(folder, "write in", arg, e),
         })
 }
@@ -294,6 +296,13 @@ mod tests {
         // A folder copied to `nope/` is named `nope`, as with `cp -r`.
         d.kind = ItemKind::Folder;
         assert_eq!(plan(&d).unwrap().path, missing);
+    }
+
+    #[test]
+    fn a_folder_that_takes_no_files_is_a_refusal_to_write() {
+        // procfs answers "not found" to a new file in a folder it lists.
+        let e = plan(&dest(Path::new("/proc/x"), "x", ItemKind::File, false)).unwrap_err();
+        assert_eq!(e.to_string(), "permission denied to write in `/proc`: choose a `host_path` this user may write in, or change the permissions");
     }
 
     #[test]
