@@ -171,7 +171,11 @@ impl ArchiveError {
     ) -> ArchiveError {
         let path = path.display().to_string();
         match source.kind() {
-            io::ErrorKind::NotFound => ArchiveError::NotFound { path, arg },
+            // A file on the way (`a.txt/b`) means the path does not exist
+            // either, as the file tools say.
+            io::ErrorKind::NotFound | io::ErrorKind::NotADirectory => {
+                ArchiveError::NotFound { path, arg }
+            }
             io::ErrorKind::PermissionDenied => ArchiveError::PermissionDenied { path, action, arg },
             _ => ArchiveError::Io {
                 path,

@@ -299,6 +299,18 @@ mod tests {
     }
 
     #[test]
+    fn a_source_below_a_file_does_not_exist() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("a.txt"), "").unwrap();
+        let missing = dir.path().join("a.txt/b");
+        let e = describe_source(&missing, "host_path").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("`{}` does not exist: check `host_path`", missing.display())
+        );
+    }
+
+    #[test]
     fn a_folder_that_takes_no_files_is_a_refusal_to_write() {
         // procfs answers "not found" to a new file in a folder it lists.
         let e = plan(&dest(Path::new("/proc/x"), "x", ItemKind::File, false)).unwrap_err();
