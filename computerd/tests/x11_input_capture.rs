@@ -100,6 +100,19 @@ fn grab(display: &Display, capturer: &mut Capturer) -> Frame {
     capturer.grab(display).expect("grab")
 }
 
+/// Fills a `width` x `height` rectangle at (10, 10) of `window` with the
+/// colour of `gc`, and waits until the server has it.
+fn fill(conn: &impl Connection, window: u32, gc: u32, width: u16, height: u16) {
+    let rect = Rectangle {
+        x: 10,
+        y: 10,
+        width,
+        height,
+    };
+    conn.poly_fill_rectangle(window, gc, &[rect]).expect("fill");
+    conn.sync().expect("sync");
+}
+
 fn decode_png(png: &[u8]) -> (png::OutputInfo, Vec<u8>) {
     let mut reader = png::Decoder::new(std::io::Cursor::new(png))
         .read_info()
@@ -148,18 +161,7 @@ fn capture_gives_the_screen_as_png_and_the_fingerprint_follows_the_pixels() {
     let gc = conn.generate_id().expect("id");
     conn.create_gc(gc, drawn.window, &CreateGCAux::new().foreground(0xab_cdef))
         .expect("gc");
-    conn.poly_fill_rectangle(
-        drawn.window,
-        gc,
-        &[Rectangle {
-            x: 10,
-            y: 10,
-            width: 50,
-            height: 30,
-        }],
-    )
-    .expect("fill");
-    conn.sync().expect("sync");
+    fill(conn, drawn.window, gc, 50, 30);
     let changed = wait_for("the drawing to show in a capture", LIMIT, || {
         let frame = grab(&display, &mut capturer);
         (frame.pixel(120, 120) == Some([0xab, 0xcd, 0xef])
@@ -186,18 +188,7 @@ fn capture_gives_the_screen_as_png_and_the_fingerprint_follows_the_pixels() {
     // A different colour in the rectangle: new fingerprint.
     conn.change_gc(gc, &ChangeGCAux::new().foreground(0xab_cdee))
         .expect("gc");
-    conn.poly_fill_rectangle(
-        drawn.window,
-        gc,
-        &[Rectangle {
-            x: 10,
-            y: 10,
-            width: 1,
-            height: 1,
-        }],
-    )
-    .expect("fill");
-    conn.sync().expect("sync");
+    fill(conn, drawn.window, gc, 1, 1);
     let recoloured = wait_for("one changed pixel to show", LIMIT, || {
         let frame = grab(&display, &mut capturer);
         (frame.pixel(110, 110) == Some([0xab, 0xcd, 0xee])).then_some(frame)
