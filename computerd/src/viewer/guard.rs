@@ -67,6 +67,13 @@ impl Guard {
         }
     }
 
+    /// Checks a WebSocket upgrade: it carries screens and the session list,
+    /// so it needs both our page as its origin and the key.
+    pub fn check_socket(&self, origin: Option<&str>, key: Option<&str>) -> Result<(), ViewerError> {
+        self.check_origin(origin)?;
+        self.check_key(key)
+    }
+
     /// `host:port` with one of our names and ports; names are
     /// case-insensitive, as in DNS.
     fn is_ours(&self, authority: &str) -> bool {

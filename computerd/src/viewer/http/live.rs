@@ -34,8 +34,8 @@ pub async fn channel(
     headers: HeaderMap,
     upgrade: WebSocketUpgrade,
 ) -> Result<Response, ViewerError> {
-    app.guard.check_origin(origin(&headers))?;
-    app.guard.check_key(query.key.as_deref())?;
+    app.guard
+        .check_socket(origin(&headers), query.key.as_deref())?;
     Ok(upgrade.on_upgrade(move |socket| run(app, socket)))
 }
 

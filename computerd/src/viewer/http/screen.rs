@@ -29,8 +29,8 @@ pub async fn bridge(
     headers: HeaderMap,
     upgrade: WebSocketUpgrade,
 ) -> Result<Response, ViewerError> {
-    app.guard.check_origin(origin(&headers))?;
-    app.guard.check_key(query.key.as_deref())?;
+    app.guard
+        .check_socket(origin(&headers), query.key.as_deref())?;
     let screen = number
         .parse::<u8>()
         .ok()
