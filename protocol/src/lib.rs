@@ -11,6 +11,7 @@
 //! - [`action`]: the actions of `computer_act` and their validation.
 //! - [`shell`]: running a command.
 //! - [`files`]: working folder, listing, reading and writing files.
+//! - [`paths`]: normalising typed paths, the same on both ends.
 //! - [`viewer`]: open viewer pages, and switching them to a screen.
 //! - [`transfer`]: `file_transfer`'s messages and the pure rules both ends
 //!   apply to its archive; with the `archive` feature, [`archive`] writes
@@ -31,6 +32,7 @@ pub mod files;
 pub mod ids;
 pub mod limits;
 pub mod observe;
+pub mod paths;
 pub mod routes;
 pub mod session;
 pub mod shell;

@@ -1,10 +1,8 @@
-//! Turning a path as an agent writes it into an absolute path.
-//!
-//! Normalising is lexical, as a shell's `cd` does by default: `link/..` is the
-//! folder holding `link`, not the parent of where `link` points. The path an
-//! agent gets back is then the one it would expect from what it typed.
+//! Turning a path as an agent writes it into an absolute path, normalised
+//! on its text by [`normalize`] (shared with the host).
 
-use std::path::{Component, Path, PathBuf};
+pub use computer_protocol::paths::normalize;
+use std::path::{Path, PathBuf};
 
 /// `~` and `~/x` are in `home`, absolute paths are kept, anything else starts
 /// at `cwd`. `~user` is not expanded: it is a relative name like any other.
@@ -19,30 +17,6 @@ pub fn resolve(home: &Path, cwd: &Path, path: &str) -> PathBuf {
         cwd.join(path)
     };
     normalize(&joined)
-}
-
-/// Drops `.` parts and resolves `..` against the part before it, never going
-/// above the root.
-pub fn normalize(path: &Path) -> PathBuf {
-    let mut normal = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::Prefix(_) | Component::RootDir => normal.push(component),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !normal.pop() && !normal.has_root() {
-                    // A relative path that climbs above its start keeps the
-                    // `..`; only the caller knows where it starts.
-                    normal.push("..");
-                }
-            }
-            Component::Normal(part) => normal.push(part),
-        }
-    }
-    if normal.as_os_str().is_empty() {
-        normal.push(".");
-    }
-    normal
 }
 
 /// A path as shown to an agent.
@@ -94,11 +68,5 @@ mod tests {
         assert_eq!(resolved("/../../etc"), "/etc");
         assert_eq!(resolved("~/../.."), "/");
         assert_eq!(resolved("a/b/"), "/work/project/a/b");
-    }
-
-    #[test]
-    fn relative_input_to_normalize_stays_relative() {
-        assert_eq!(normalize(Path::new("a/../..")), PathBuf::from(".."));
-        assert_eq!(normalize(Path::new("a/..")), PathBuf::from("."));
     }
 }

@@ -1,7 +1,8 @@
 //! Host paths as the agent writes them.
 
 use super::error::TransferError;
-use std::path::{Component, Path, PathBuf};
+use computer_protocol::paths::normalize;
+use std::path::{Path, PathBuf};
 
 /// `~` and `~/x` are in `home`, absolute paths are kept, anything else
 /// starts at `cwd` (the MCP server's working folder). `.` and `..` are
@@ -56,25 +57,6 @@ pub fn working_folder(typed: &str) -> Result<PathBuf, TransferError> {
         path: typed.to_string(),
         reason: e.to_string(),
     })
-}
-
-fn normalize(path: &Path) -> PathBuf {
-    let mut normal = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::Prefix(_) | Component::RootDir | Component::Normal(_) => {
-                normal.push(component)
-            }
-            Component::CurDir => {}
-            Component::ParentDir => {
-                // Above the root is the root.
-                if normal.parent().is_some() {
-                    normal.pop();
-                }
-            }
-        }
-    }
-    normal
 }
 
 #[cfg(test)]
