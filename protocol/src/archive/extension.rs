@@ -46,11 +46,19 @@ impl Extended {
     pub fn absorb<R: Read>(&mut self, entry: &mut tar::Entry<'_, R>) -> Result<Seen, String> {
         let kind = entry.header().entry_type();
         if kind.is_gnu_longname() {
-            self.path = Some(strip_nul(read_capped(entry, "long name")?));
+            self.path = Some(strip_nul(read_capped(
+                entry,
+                "long name",
+                EXTENSION_BYTES_MAX,
+            )?));
         } else if kind.is_gnu_longlink() {
-            self.link = Some(strip_nul(read_capped(entry, "long link name")?));
+            self.link = Some(strip_nul(read_capped(
+                entry,
+                "long link name",
+                EXTENSION_BYTES_MAX,
+            )?));
         } else if kind.is_pax_local_extensions() {
-            let records = read_capped(entry, "pax header")?;
+            let records = read_capped(entry, "pax header", EXTENSION_BYTES_MAX)?;
             self.take_pax(&records)?;
         } else if kind.is_pax_global_extensions() {
             return read_global(entry).map(Seen::Global);
@@ -97,15 +105,13 @@ impl Extended {
 }
 
 fn read_global<R: Read>(entry: &mut tar::Entry<'_, R>) -> Result<Option<SkippedTrailer>, String> {
-    let records = read_capped_to(entry, "pax global header", TRAILER_BYTES_MAX)?;
+    let records = read_capped(entry, "pax global header", TRAILER_BYTES_MAX)?;
     parse_trailer(&records)
 }
 
-fn read_capped<R: Read>(entry: &mut tar::Entry<'_, R>, what: &str) -> Result<Vec<u8>, String> {
-    read_capped_to(entry, what, EXTENSION_BYTES_MAX)
-}
-
-fn read_capped_to<R: Read>(
+/// The whole data of `entry`, refused unread when it says it holds more
+/// than `max` bytes.
+fn read_capped<R: Read>(
     entry: &mut tar::Entry<'_, R>,
     what: &str,
     max: u64,
@@ -118,7 +124,6 @@ fn read_capped_to<R: Read>(
     }
     let mut bytes = Vec::with_capacity(size as usize);
     entry
-        .take(max)
         .read_to_end(&mut bytes)
         .map_err(|e| format!("reading a {what}: {e}"))?;
     Ok(bytes)
