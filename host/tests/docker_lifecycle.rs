@@ -9,7 +9,7 @@ use computer_use_mcp::docker::{ensure_computer, resolve_endpoint, Computer, Dock
 use computer_use_mcp::settings::{ComputerSettings, Env};
 use std::net::{Ipv4Addr, TcpListener};
 use std::time::Instant;
-use support::docker::{docker, docker_output, exists, inspect, TestComputer, IMAGE};
+use support::docker::{docker, docker_output, exists, image, inspect, TestComputer};
 
 async fn ensure_with(env: &Env) -> Result<Computer, DockerError> {
     let settings = ComputerSettings::from_env(env).expect("test settings are valid");
@@ -53,7 +53,7 @@ fn image_version() -> String {
         "inspect",
         "-f",
         "{{index .Config.Labels \"computer-use.version\"}}",
-        IMAGE,
+        &image(),
     ])
 }
 
@@ -70,7 +70,7 @@ async fn creates_a_computer_from_nothing() {
 
     assert_eq!(c.startup, Startup::Created);
     assert_eq!(c.name, t.name);
-    assert_eq!(c.image, IMAGE);
+    assert_eq!(c.image, image());
     assert_eq!(c.port_base, t.port_base);
     assert!(!c.upgrade_pending);
     assert!(c.token.len() >= 32 && c.token.chars().all(|ch| ch.is_ascii_alphanumeric()));
@@ -309,7 +309,7 @@ async fn names_a_taken_port_and_the_setting() {
 #[tokio::test]
 async fn refuses_a_container_it_did_not_make() {
     let t = TestComputer::new();
-    docker(&["create", "--name", &t.name, "--entrypoint", "true", IMAGE]);
+    docker(&["create", "--name", &t.name, "--entrypoint", "true", &image()]);
     let e = ensure_with(&t.env()).await.unwrap_err();
     assert_eq!(
         e.to_string(),

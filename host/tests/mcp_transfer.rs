@@ -59,7 +59,7 @@ async fn connect(
         .env("COMPUTER_USE_PORT_BASE", computer.port_base.to_string())
         .env("COMPUTER_USE_OPEN", "none")
         .env("HOME", host_dir)
-        .env_remove("COMPUTER_USE_IMAGE")
+        .env("COMPUTER_USE_IMAGE", support::docker::image())
         .current_dir(host_dir);
     for (k, v) in env {
         cmd.env(k, v);

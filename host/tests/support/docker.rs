@@ -10,7 +10,11 @@ use std::path::Path;
 use std::process::{Command, Output};
 use std::sync::{Mutex, OnceLock};
 
-pub const IMAGE: &str = "computer-use-mcp:dev";
+/// The image the Docker tests run: `COMPUTER_USE_TEST_IMAGE`, or the dev
+/// image. Another tag lets two work trees test their own builds side by side.
+pub fn image() -> String {
+    std::env::var("COMPUTER_USE_TEST_IMAGE").unwrap_or_else(|_| "computer-use-mcp:dev".into())
+}
 
 /// Makes sure an engine answers and the image exists; fails loudly with the
 /// fix otherwise. Runs once per test binary.
@@ -46,11 +50,12 @@ pub fn require_docker() {
                 ))
             }
         }
-        let image = Command::new("docker").args(["image", "inspect", IMAGE]).output();
+        let image_tag = image();
+        let image = Command::new("docker").args(["image", "inspect", &image_tag]).output();
         match image {
             Ok(out) if out.status.success() => Ok(()),
             _ => Err(format!(
-                "the image `{IMAGE}` is missing; build it with `just image` (or `bash scripts/build-image.sh`)"
+                "the image `{image_tag}` is missing; build it with `just image` (or `COMPUTER_USE_IMAGE={image_tag} bash scripts/build-image.sh`)"
             )),
         }
     });
@@ -143,7 +148,7 @@ impl TestComputer {
         let mut env = process_env();
         env.insert("COMPUTER_USE_NAME".into(), self.name.clone());
         env.insert("COMPUTER_USE_PORT_BASE".into(), self.port_base.to_string());
-        env.remove("COMPUTER_USE_IMAGE");
+        env.insert("COMPUTER_USE_IMAGE".into(), image());
         env
     }
 
@@ -183,7 +188,7 @@ impl TestComputer {
             args.push("-p".into());
             args.push(format!("127.0.0.1:{}:{}", self.port_base + n, 5900 + n));
         }
-        args.push(IMAGE.into());
+        args.push(image());
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         docker(&args);
     }

@@ -21,7 +21,7 @@ pub async fn connect(computer: &TestComputer, extra_env: &[(&str, &str)]) -> (Cl
     cmd.env("COMPUTER_USE_NAME", &computer.name)
         .env("COMPUTER_USE_PORT_BASE", computer.port_base.to_string())
         .env("COMPUTER_USE_OPEN", "none")
-        .env_remove("COMPUTER_USE_IMAGE");
+        .env("COMPUTER_USE_IMAGE", super::docker::image());
     for (k, v) in extra_env {
         cmd.env(k, v);
     }
