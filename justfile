@@ -37,3 +37,7 @@ bench:
 # file_transfer of 1 GiB (one file, 20 000 files) both ways beside docker cp, with host RSS.
 bench-transfer:
     bash scripts/bench-transfer.sh
+
+# The whole suite N times from one build, with passes and failures per test.
+repeat-tests N="5":
+    bash scripts/repeat-tests.sh {{N}}

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs and builds everything the test suite drives for real, on a Debian
+# or Ubuntu machine: Xvnc, Fluxbox, xterm, Chromium, a Docker engine, the
+# debian:trixie base image, the computer-use-mcp:dev image, noVNC and
+# Playwright. Safe to re-run: each step does only what is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/install-test-deps.sh
+bash scripts/ensure-docker.sh
+# Behind a proxy that re-signs https, the image build must trust the host's
+# CA bundle; trusting the system store is harmless everywhere else.
+if [ -z "${COMPUTER_USE_EXTRA_CA:-}" ] && [ -f /etc/ssl/certs/ca-certificates.crt ]; then
+    export COMPUTER_USE_EXTRA_CA=/etc/ssl/certs/ca-certificates.crt
+fi
+bash scripts/build-image.sh
+# The viewer's browser tests: noVNC for the work tree's page, Playwright.
+bash scripts/fetch-novnc.sh
+npm ci --prefix computerd/tests/browser --no-audit --no-fund
