@@ -149,7 +149,10 @@ ARG VERSION=0.0.0-dev
 LABEL computer-use.version=$VERSION
 COPY image/bin/computerd /usr/local/bin/computerd
 
+# computerd defaults to loopback; in the container it listens on every
+# interface, and the host publishes the ports on its own 127.0.0.1.
 ENV COMPUTERD_LISTEN=0.0.0.0:7070 \
+    COMPUTERD_RFB_INTERFACE=0.0.0.0 \
     COMPUTERD_VIEWER_LISTEN=0.0.0.0:6080 \
     COMPUTERD_VIEWER_DIR=/usr/local/share/computer-use/viewer
 # 6080 viewer, 5901-5916 VNC of screens 1-16, 7070 API. The host publishes

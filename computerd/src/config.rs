@@ -72,8 +72,9 @@ impl std::fmt::Display for ScreenSize {
 /// Everything computerd needs to know at start.
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// Where the API listens; `0.0.0.0:7070` in the container, `127.0.0.1:0`
-    /// in tests (the bound address is printed).
+    /// Where the API listens; `127.0.0.1:7070` natively, `0.0.0.0:7070` in
+    /// the container (the Dockerfile sets it), `127.0.0.1:0` in tests (the
+    /// bound address is printed).
     pub listen: SocketAddr,
     /// The bearer token every API call but `/health` must carry.
     pub token: String,
@@ -85,14 +86,16 @@ pub struct Config {
     pub display_base: u32,
     /// Screen N serves VNC on `rfb_port_base + N`.
     pub rfb_port_base: u16,
-    /// Address Xvnc listens on for VNC: all interfaces in the container (the
-    /// host publishes the ports on its own 127.0.0.1), loopback natively.
+    /// Address Xvnc listens on for VNC: loopback natively, all interfaces in
+    /// the container (the Dockerfile sets it; the host publishes the ports on
+    /// its own 127.0.0.1).
     pub rfb_interface: String,
     /// Host port of the viewer: the link computerd prints, and the port a
     /// browser's `Host` and `Origin` must name.
     pub port_base: u16,
-    /// Where the viewer page and its WebSocket bridge listen; `0.0.0.0:6080`
-    /// in the container, `127.0.0.1:0` in tests.
+    /// Where the viewer page and its WebSocket bridge listen; `127.0.0.1:6080`
+    /// natively, `0.0.0.0:6080` in the container (the Dockerfile sets it),
+    /// `127.0.0.1:0` in tests.
     pub viewer_listen: SocketAddr,
     /// The viewer page's files, with noVNC under `novnc/`.
     pub viewer_dir: PathBuf,
@@ -119,7 +122,7 @@ const SETTINGS: &[Setting] = &[
     Setting {
         env: "COMPUTERD_LISTEN",
         flag: "--listen",
-        help: "API address (default 0.0.0.0:7070)",
+        help: "API address (default 127.0.0.1:7070; the image sets 0.0.0.0:7070)",
     },
     Setting {
         env: "COMPUTERD_TOKEN",
@@ -144,7 +147,7 @@ const SETTINGS: &[Setting] = &[
     Setting {
         env: "COMPUTERD_RFB_INTERFACE",
         flag: "--rfb-interface",
-        help: "address Xvnc listens on for VNC (default 0.0.0.0)",
+        help: "address Xvnc listens on for VNC (default 127.0.0.1; the image sets 0.0.0.0)",
     },
     Setting {
         env: "COMPUTER_USE_PORT_BASE",
@@ -154,7 +157,7 @@ const SETTINGS: &[Setting] = &[
     Setting {
         env: "COMPUTERD_VIEWER_LISTEN",
         flag: "--viewer-listen",
-        help: "viewer page and WebSocket address (default 0.0.0.0:6080)",
+        help: "viewer page and WebSocket address (default 127.0.0.1:6080; the image sets 0.0.0.0:6080)",
     },
     Setting {
         env: "COMPUTERD_VIEWER_DIR",
@@ -192,6 +195,26 @@ const SETTINGS: &[Setting] = &[
         help: "Fluxbox configuration folder (default /usr/local/share/computer-use/fluxbox)",
     },
 ];
+
+/// computerd's own variables (`COMPUTERD_*`): the token, and addresses no
+/// child has a use for. They are removed from computerd's environment at
+/// start and from every child's, so `printenv` in a shell command, a browser
+/// page's crash report or an app's log never shows the token.
+pub fn daemon_variables() -> impl Iterator<Item = &'static str> {
+    SETTINGS
+        .iter()
+        .map(|s| s.env)
+        .filter(|name| name.starts_with("COMPUTERD_"))
+}
+
+/// Removes [`daemon_variables`] from this process's environment, so no child
+/// inherits them. Call it once the settings are read and before any thread
+/// starts: changing the environment races with threads that read it.
+pub fn remove_daemon_variables_from_environment() {
+    for name in daemon_variables() {
+        std::env::remove_var(name);
+    }
+}
 
 /// The `--help` text.
 pub fn help() -> String {
@@ -247,7 +270,7 @@ impl Config {
 
         let listen = parse_with(
             get("COMPUTERD_LISTEN"),
-            "0.0.0.0:7070",
+            "127.0.0.1:7070",
             "COMPUTERD_LISTEN",
             |v| {
                 v.parse::<SocketAddr>()
@@ -320,7 +343,7 @@ impl Config {
         )?;
         let rfb_interface = parse_with(
             get("COMPUTERD_RFB_INTERFACE"),
-            "0.0.0.0",
+            "127.0.0.1",
             "COMPUTERD_RFB_INTERFACE",
             |v| {
                 v.parse::<std::net::IpAddr>()
@@ -336,7 +359,7 @@ impl Config {
         )?;
         let viewer_listen = parse_with(
             get("COMPUTERD_VIEWER_LISTEN"),
-            "0.0.0.0:6080",
+            "127.0.0.1:6080",
             "COMPUTERD_VIEWER_LISTEN",
             |v| {
                 v.parse::<SocketAddr>()
@@ -471,7 +494,10 @@ mod tests {
     #[test]
     fn defaults() {
         let c = Config::from_sources(&[], &env(&[])).unwrap();
-        assert_eq!(c.listen.to_string(), "0.0.0.0:7070");
+        // Natively everything stays on loopback; the Dockerfile opens the
+        // container's interfaces, which the host publishes on its 127.0.0.1.
+        assert_eq!(c.listen.to_string(), "127.0.0.1:7070");
+        assert_eq!(c.rfb_interface, "127.0.0.1");
         assert_eq!(
             c.screen_size,
             ScreenSize {
@@ -485,7 +511,7 @@ mod tests {
         assert_eq!(c.heartbeat_grace, Duration::from_secs(30));
         assert_eq!(c.home, PathBuf::from("/tmp"));
         assert_eq!(c.port_base, 20900);
-        assert_eq!(c.viewer_listen.to_string(), "0.0.0.0:6080");
+        assert_eq!(c.viewer_listen.to_string(), "127.0.0.1:6080");
         assert_eq!(
             c.viewer_dir,
             PathBuf::from("/usr/local/share/computer-use/viewer")
@@ -583,6 +609,14 @@ mod tests {
                 && e.contains("5m"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn daemon_variables_include_the_token_but_not_shared_settings() {
+        let names: Vec<&str> = daemon_variables().collect();
+        assert!(names.contains(&"COMPUTERD_TOKEN"), "{names:?}");
+        assert!(names.contains(&"COMPUTERD_LISTEN"), "{names:?}");
+        assert!(!names.contains(&"COMPUTER_USE_PORT_BASE"), "{names:?}");
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //!
 //! # Layout
 //! - [`config`]: settings from flags and environment, checked at start.
-//! - [`server`]: wires everything together and serves until shutdown.
+//! - [`server`]: wires everything together and serves until shutdown;
+//!   [`http_server`] serves each listener with a deadline for request heads.
 //! - [`api`]: HTTP routes; each extracts input, calls one subsystem, maps
 //!   its error. With [`viewer`]'s `http` part, the only code that knows axum.
 //! - [`sessions`]: live sessions, their working folders and screens, ended
@@ -34,6 +35,7 @@ pub mod config;
 pub mod desktop;
 pub mod display;
 pub mod files;
+pub mod http_server;
 pub mod input;
 pub mod process;
 pub mod screens;

@@ -21,6 +21,9 @@ fn main() {
             std::process::exit(2);
         }
     };
+    // Still one thread here: the tokio runtime starts below. From now on no
+    // child (shell commands, Xvnc, Fluxbox, browsers) inherits the token.
+    computerd::config::remove_daemon_variables_from_environment();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(

@@ -73,9 +73,9 @@ pub async fn serve(
         config.port_base, key.key, key.key
     );
     let shutdown = shutdown.shared();
-    let api = axum::serve(listener, router(app)).with_graceful_shutdown(shutdown.clone());
+    let api = crate::http_server::serve(listener, router(app), shutdown.clone());
     let viewer = crate::viewer::http::serve(viewer_listener, viewer, shutdown);
-    let served = tokio::try_join!(std::future::IntoFuture::into_future(api), viewer);
+    let served = tokio::try_join!(api, viewer);
     reaper.abort();
     sessions.end_all(EndReason::ComputerRestarted).await;
     served?;

@@ -50,17 +50,16 @@ impl ViewerKey {
         std::fs::create_dir_all(&dir).map_err(io(&dir))?;
         let key_path = dir.join("viewer-key");
         let key = match std::fs::read_to_string(&key_path) {
-            Ok(text) if is_valid(text.trim()) => text.trim().to_string(),
+            Ok(text) if is_valid(text.trim()) => {
+                // A key file from an older computerd, or copied in, may be
+                // readable by others.
+                std::fs::set_permissions(&key_path, std::fs::Permissions::from_mode(0o600))
+                    .map_err(io(&key_path))?;
+                text.trim().to_string()
+            }
             _ => {
                 let key = generate();
-                let mut file = std::fs::OpenOptions::new()
-                    .write(true)
-                    .create(true)
-                    .truncate(true)
-                    .mode(0o600)
-                    .open(&key_path)
-                    .map_err(io(&key_path))?;
-                file.write_all(key.as_bytes()).map_err(io(&key_path))?;
+                write_private(&key_path, key.as_bytes()).map_err(io(&key_path))?;
                 key
             }
         };
@@ -106,16 +105,24 @@ fn write_vnc_password(key: &str, path: &Path) -> Result<(), ViewerKeyError> {
             String::from_utf8_lossy(&out.stderr).trim().to_string(),
         ));
     }
-    std::fs::write(path, &out.stdout).map_err(|source| ViewerKeyError::Io {
+    write_private(path, &out.stdout).map_err(|source| ViewerKeyError::Io {
         path: path.to_path_buf(),
         source,
-    })?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(|source| {
-        ViewerKeyError::Io {
-            path: path.to_path_buf(),
-            source,
-        }
     })
+}
+
+/// Writes `bytes` to `path`, readable by its owner only at every moment: a
+/// new file is created 0600, an existing one is made 0600 before the secret
+/// goes in.
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    file.write_all(bytes)
 }
 
 #[cfg(test)]
@@ -130,5 +137,31 @@ mod tests {
         assert_ne!(a, b);
         assert!(!is_valid("short"));
         assert!(!is_valid("ABCDEFGH"));
+    }
+
+    fn mode_of(path: &Path) -> u32 {
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn secret_files_are_private_even_when_they_existed() {
+        let home = tempfile::tempdir().unwrap();
+        let dir = state_dir(home.path());
+        std::fs::create_dir_all(&dir).unwrap();
+        for (name, content) in [("viewer-key", "abcdefgh"), ("vncpasswd", "old")] {
+            let path = dir.join(name);
+            std::fs::write(&path, content).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        }
+        let key = ViewerKey::load_or_create(home.path()).unwrap();
+        assert_eq!(key.key, "abcdefgh");
+        assert_eq!(mode_of(&dir.join("viewer-key")), 0o600);
+        assert_eq!(mode_of(&key.vnc_password_file), 0o600);
+
+        // Made from nothing.
+        let fresh = tempfile::tempdir().unwrap();
+        let key = ViewerKey::load_or_create(fresh.path()).unwrap();
+        assert_eq!(mode_of(&state_dir(fresh.path()).join("viewer-key")), 0o600);
+        assert_eq!(mode_of(&key.vnc_password_file), 0o600);
     }
 }

@@ -3,7 +3,7 @@
 
 use crate::limits::{
     ACTIONS_MAX, SCROLL_STEPS_DEFAULT, SCROLL_STEPS_MAX, SCROLL_STEPS_MIN, SETTLE_DEFAULT_MS,
-    WAIT_MAX_MS,
+    TYPE_TEXT_MAX_CHARS, WAIT_MAX_MS,
 };
 use crate::observe::Observation;
 use serde::{Deserialize, Serialize};
@@ -125,6 +125,11 @@ impl Action {
             Action::Type { text } if text.is_empty() => Err(format!(
                 "{} is empty: give the text to type",
                 at("text")
+            )),
+            Action::Type { text } if text.chars().count() > TYPE_TEXT_MAX_CHARS => Err(format!(
+                "{} has {} characters: the limit is {TYPE_TEXT_MAX_CHARS}; type it in parts across several calls, or put long text in a file with `write_file`",
+                at("text"),
+                text.chars().count()
             )),
             Action::Key { key } if key.trim().is_empty() => Err(format!(
                 "{} is empty: give a key such as `enter` or `ctrl+c`",
@@ -280,6 +285,23 @@ mod tests {
         );
         let err = batch(&many).validate().unwrap_err();
         assert!(err.contains("25 actions") && err.contains("24"), "{err}");
+        let long = format!(
+            r#"{{"actions":[{{"type":"type","text":"{}"}}]}}"#,
+            "é".repeat(10_001)
+        );
+        let err = batch(&long).validate().unwrap_err();
+        assert!(
+            err.contains("`actions[0].text`")
+                && err.contains("10001 characters")
+                && err.contains("10000")
+                && err.contains("write_file"),
+            "{err}"
+        );
+        let longest = format!(
+            r#"{{"actions":[{{"type":"type","text":"{}"}}]}}"#,
+            "é".repeat(10_000)
+        );
+        assert_eq!(batch(&longest).validate(), Ok(()));
         let err = batch(r#"{"actions":[{"type":"down","x":3}]}"#)
             .validate()
             .unwrap_err();

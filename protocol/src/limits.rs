@@ -9,6 +9,9 @@ pub const ACTIONS_MAX: usize = 24;
 pub const WAIT_MAX_MS: u64 = 5000;
 /// Default `settle_ms`.
 pub const SETTLE_DEFAULT_MS: u64 = 300;
+/// Characters of one `type` action. Typing holds the screen while it runs,
+/// and characters missing from the keymap take up to half a second each.
+pub const TYPE_TEXT_MAX_CHARS: usize = 10_000;
 /// Scroll steps per action.
 pub const SCROLL_STEPS_MIN: u32 = 1;
 pub const SCROLL_STEPS_MAX: u32 = 20;

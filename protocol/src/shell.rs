@@ -18,6 +18,14 @@ pub struct ShellResult {
     pub exit_code: Option<i32>,
     pub duration_ms: u64,
     pub timed_out: bool,
+    /// Processes of a timed-out command that could not be killed: another
+    /// user's (root's, through sudo) where computerd may not use sudo.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub survivors: u32,
     pub stdout: String,
     pub stderr: String,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }

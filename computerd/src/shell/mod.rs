@@ -5,11 +5,13 @@
 //! # Layout
 //! - [`run`](run()): spawns, waits for exit or the deadline, collects the result.
 //! - `process`: the spawned process tree and how to kill all of it.
+//! - `family`: which processes in `/proc` belong to one command.
 //! - `capture_stream`: reading one output pipe into a bounded head/tail buffer.
 //!
 //! Commands share nothing, so several may run at once, from one session or many.
 
 mod capture_stream;
+mod family;
 mod process;
 mod run;
 

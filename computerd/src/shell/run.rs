@@ -28,7 +28,7 @@ const REAP_LIMIT: Duration = Duration::from_secs(5);
 pub async fn run(spec: ShellSpec) -> Result<ShellResult, ShellError> {
     let started = Instant::now();
     let deadline = started + spec.timeout;
-    let (mut child, mut tree) = process::spawn(&spec)?;
+    let (mut child, tree) = process::spawn(&spec)?;
     let mut stdout = StreamCapture::new(child.stdout.take().expect("stdout is piped"));
     let mut stderr = StreamCapture::new(child.stderr.take().expect("stderr is piped"));
 
@@ -47,22 +47,22 @@ pub async fn run(spec: ShellSpec) -> Result<ShellResult, ShellError> {
         }
     };
 
-    let (exit_code, timed_out) = match exited {
+    let (exit_code, timed_out, survivors) = match exited {
         Some(status) => {
             let status = status.map_err(ShellError::Wait)?;
             tree.release();
             // None when bash itself was killed by a signal.
-            (status.code(), false)
+            (status.code(), false, 0)
         }
         None => {
-            tree.kill();
+            let survivors = tree.kill().await;
             if tokio::time::timeout(REAP_LIMIT, child.wait())
                 .await
                 .is_err()
             {
                 tracing::warn!("bash did not exit within {REAP_LIMIT:?} of SIGKILL");
             }
-            (None, true)
+            (None, true, survivors)
         }
     };
 
@@ -77,6 +77,7 @@ pub async fn run(spec: ShellSpec) -> Result<ShellResult, ShellError> {
         exit_code,
         duration_ms: started.elapsed().as_millis() as u64,
         timed_out,
+        survivors: u32::try_from(survivors).unwrap_or(u32::MAX),
         stdout: stdout.finish().into_text(),
         stderr: stderr.finish().into_text(),
     })

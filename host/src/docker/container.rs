@@ -16,6 +16,7 @@ use super::error::DockerError;
 use super::image::{
     binary_version, compare_versions, ensure_image, is_older_than_binary, ImageFacts, VERSION_LABEL,
 };
+use super::limits;
 use super::ports;
 use super::probe;
 use crate::settings::ComputerSettings;
@@ -470,7 +471,7 @@ impl Creation<'_> {
             env: Some(env),
             labels: Some([(VERSION_LABEL.to_string(), version)].into()),
             exposed_ports: Some(ports::exposed_ports()),
-            host_config: Some(HostConfig {
+            host_config: Some(limits::limited(HostConfig {
                 port_bindings: Some(ports::port_bindings(self.port_base)),
                 mounts: Some(vec![Mount {
                     target: Some(HOME.to_string()),
@@ -480,7 +481,7 @@ impl Creation<'_> {
                 }]),
                 shm_size: Some(SHM_SIZE),
                 ..Default::default()
-            }),
+            })),
             ..Default::default()
         }
     }

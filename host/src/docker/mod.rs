@@ -1,6 +1,6 @@
 //! The Docker side of the host: which engine to talk to ([`endpoint`]), the
-//! computer's container ([`container`]), its image ([`image`]) and published
-//! ports ([`ports`]), and what can go wrong ([`error`]).
+//! computer's container ([`container`]), its image ([`image`]), published
+//! ports ([`ports`]) and limits ([`limits`]), and what can go wrong ([`error`]).
 //!
 //! Nothing here calls Docker until [`ensure_computer`] (for `start_computer`)
 //! or [`find_computer`] (for `info`) runs: resolving the endpoint only reads
@@ -12,6 +12,7 @@ mod credentials;
 pub mod endpoint;
 pub mod error;
 pub mod image;
+pub mod limits;
 pub mod ports;
 pub mod probe;
 

@@ -57,7 +57,5 @@ pub async fn serve(
     app: ViewerState,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(app))
-        .with_graceful_shutdown(shutdown)
-        .await
+    crate::http_server::serve(listener, router(app), shutdown).await
 }

@@ -43,6 +43,10 @@ pub async fn shell(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
         .await
         .map_err(|e| host.explain(&a.session_id, e))?;
     let status = match (r.timed_out, r.exit_code) {
+        (true, _) if r.survivors > 0 => format!(
+            "timed out and was killed, but {} of the processes it started run as another user and could not be killed; find them with `ps -ef`",
+            r.survivors
+        ),
         (true, _) => "timed out and was killed with everything it started".to_string(),
         (false, Some(code)) => format!("exit code {code}"),
         (false, None) => "killed by a signal".to_string(),

@@ -1,0 +1,209 @@
+//! What the computer's container may do to the machine and its neighbours,
+//! against a real engine and the real image: resource and capability limits,
+//! no token in the agent's environment, timed-out root commands killed, and
+//! other containers on the engine locked out of the API and VNC.
+
+mod support;
+
+use computer_use_mcp::docker::limits::{LOG_MAX_FILES, LOG_MAX_SIZE, PIDS_LIMIT};
+use computer_use_mcp::docker::{ensure_computer, resolve_endpoint, Computer};
+use computer_use_mcp::settings::ComputerSettings;
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+use support::docker::{docker, docker_output, image, inspect, TestComputer};
+use support::mcp::{connect, ok, text};
+
+async fn ensure(t: &TestComputer) -> Computer {
+    let env = t.env();
+    let settings = ComputerSettings::from_env(&env).expect("test settings are valid");
+    let endpoint = resolve_endpoint(&env).expect("the test machine's Docker endpoint resolves");
+    ensure_computer(&settings, &endpoint)
+        .await
+        .unwrap_or_else(|e| panic!("ensure_computer `{}` failed: {e}", t.name))
+}
+
+/// `docker exec <computer> bash -c <script>` as the user `computer`:
+/// (exit code, stdout, stderr).
+fn exec(t: &TestComputer, script: &str) -> (i32, String, String) {
+    let out = docker_output(&["exec", &t.name, "bash", "-c", script]);
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).trim().to_string(),
+        String::from_utf8_lossy(&out.stderr).trim().to_string(),
+    )
+}
+
+/// Bit 13 of a capability mask from /proc/<pid>/status.
+const CAP_NET_RAW: u32 = 13;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_container_has_limits_and_no_raw_sockets_yet_sudo_and_chromium_work() {
+    let t = TestComputer::new();
+    ensure(&t).await;
+    let i = inspect(&t.name);
+    let host = &i["HostConfig"];
+    assert_eq!(host["PidsLimit"], json!(PIDS_LIMIT), "{host}");
+    assert_eq!(host["LogConfig"]["Type"], "json-file", "{host}");
+    assert_eq!(
+        host["LogConfig"]["Config"]["max-size"], LOG_MAX_SIZE,
+        "{host}"
+    );
+    assert_eq!(
+        host["LogConfig"]["Config"]["max-file"], LOG_MAX_FILES,
+        "{host}"
+    );
+    let dropped: Vec<&str> = host["CapDrop"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    assert!(dropped.contains(&"NET_RAW"), "{dropped:?}");
+    // No memory limit: builds and browsers need what the machine has.
+    assert_eq!(host["Memory"], 0, "{host}");
+
+    // Root in the container has no raw sockets; sudo still works and says
+    // nothing (no audit-message noise in the agent's output).
+    let (code, mask, err) = exec(&t, "sudo -n awk '/^CapBnd/ {print $2}' /proc/self/status");
+    assert_eq!((code, err.as_str()), (0, ""), "{mask}");
+    let mask = u64::from_str_radix(&mask, 16).unwrap_or_else(|_| panic!("CapBnd {mask:?}"));
+    assert_eq!(
+        mask & (1 << CAP_NET_RAW),
+        0,
+        "CapBnd {mask:#x} has cap_net_raw"
+    );
+    let (code, out, err) = exec(&t, "sudo -n true && echo ok");
+    assert_eq!((code, out.as_str(), err.as_str()), (0, "ok", ""));
+
+    // Chromium still renders a page.
+    let (code, out, err) = exec(
+        &t,
+        "timeout 60 chromium --headless --no-sandbox --disable-gpu --dump-dom 'data:text/html,<p id=x>rendered</p>' 2>/dev/null",
+    );
+    assert!(
+        code == 0 && out.contains("<p id=\"x\">rendered</p>"),
+        "chromium failed ({code}): {out}\n{err}"
+    );
+}
+
+/// A Python script run in another container on the same engine: the API's
+/// answers without a token, and the security types Xvnc offers.
+const PROBE: &str = r#"
+import json, socket, sys, urllib.request, urllib.error
+ip = sys.argv[1]
+def status(path):
+    try:
+        return urllib.request.urlopen(f"http://{ip}:7070{path}", timeout=10).status
+    except urllib.error.HTTPError as e:
+        return e.code
+s = socket.create_connection((ip, 5901), timeout=10)
+version = s.recv(12)
+s.sendall(b"RFB 003.008\n")
+count = s.recv(1)[0]
+types = list(s.recv(count))
+print(json.dumps({"health": status("/health"), "sessions": status("/v1/sessions"),
+                  "rfb": version.decode().strip(), "security_types": types}))
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn another_container_needs_the_token_and_the_vnc_password() {
+    let t = TestComputer::new();
+    let c = ensure(&t).await;
+    // Open screen 1 so that Xvnc listens on 5901.
+    let http = reqwest::Client::new();
+    let created: Value = http
+        .post(format!("{}/v1/sessions", c.api_url))
+        .bearer_auth(&c.token)
+        .json(&json!({"title": "neighbour", "owner": "test-neighbour"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let sid = created["session_id"].as_str().expect("session_id");
+    let observed = http
+        .post(format!("{}/v1/sessions/{sid}/observe", c.api_url))
+        .bearer_auth(&c.token)
+        .json(&json!({}))
+        .timeout(Duration::from_secs(60))
+        .send()
+        .await
+        .unwrap();
+    assert!(observed.status().is_success(), "{}", observed.status());
+
+    let ip = inspect(&t.name)["NetworkSettings"]["Networks"]["bridge"]["IPAddress"]
+        .as_str()
+        .expect("the computer is on the default bridge")
+        .to_string();
+    let probe_name = format!("{}-neighbour", t.name);
+    let out = docker(&[
+        "run",
+        "--rm",
+        "--name",
+        &probe_name,
+        "--entrypoint",
+        "python3",
+        &image(),
+        "-c",
+        PROBE,
+        &ip,
+    ]);
+    let answer: Value = serde_json::from_str(out.lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| panic!("probe printed {out:?}: {e}"));
+    // Reachable, so the refusals below are computerd's and Xvnc's own.
+    assert_eq!(answer["health"], 200, "{answer}");
+    assert_eq!(answer["sessions"], 401, "{answer}");
+    assert!(
+        answer["rfb"].as_str().unwrap().starts_with("RFB 003.00"),
+        "{answer}"
+    );
+    // 2 is VncAuth; 1 (None) would let anyone in.
+    assert_eq!(answer["security_types"], json!([2]), "{answer}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn shell_commands_never_see_the_token_and_timed_out_sudo_dies() {
+    let computer = TestComputer::new();
+    let (client, _) = connect(&computer, &[]).await;
+    let (started, _) = ok(&client, "start_computer", json!({"title": "hardening"})).await;
+    let sid = started["session_id"].as_str().unwrap().to_string();
+
+    let (r, _) = ok(
+        &client,
+        "shell",
+        json!({"session_id": sid, "command": "printenv COMPUTERD_TOKEN; tr '\\0' '\\n' </proc/$$/environ | grep -c '^COMPUTERD_TOKEN=' ; true"}),
+    )
+    .await;
+    assert_eq!(r["stdout"], "0\n", "{r}");
+
+    let (r, result) = ok(
+        &client,
+        "shell",
+        json!({"session_id": sid, "command": "sudo sh -c 'trap \"\" HUP TERM; sleep 300'", "timeout": 2}),
+    )
+    .await;
+    assert_eq!(r["timed_out"], true, "{r}");
+    let said = text(&result);
+    assert!(
+        said.starts_with("timed out and was killed with everything it started"),
+        "{said}"
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let (r, _) = ok(
+            &client,
+            "shell",
+            json!({"session_id": sid, "command": "pgrep -u root -x sleep || true"}),
+        )
+        .await;
+        if r["stdout"] == "" {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "root's sleep outlived the timeout by 10 s: pids {}",
+            r["stdout"]
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    client.cancel().await.ok();
+}
