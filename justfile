@@ -37,3 +37,7 @@ bench:
 # file_transfer of 1 GiB (one file, 20 000 files) both ways beside docker cp, with host RSS.
 bench-transfer:
     bash scripts/bench-transfer.sh
+
+# 16 sessions looping every tool for 10 minutes (`just soak --seconds 60`): failures, p50/p99, memory.
+soak *ARGS:
+    bash scripts/soak.sh {{ARGS}}
