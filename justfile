@@ -41,3 +41,7 @@ bench-transfer:
 # The whole suite N times from one build, with passes and failures per test.
 repeat-tests N="5":
     bash scripts/repeat-tests.sh {{N}}
+
+# 16 sessions looping every tool for 10 minutes (`just soak --seconds 60`): failures, p50/p99, memory.
+soak *ARGS:
+    bash scripts/soak.sh {{ARGS}}

@@ -22,6 +22,9 @@ pub struct Started {
     pub shell_timeout_max: Duration,
     pub open: OpenMode,
     pub vnc_viewer: Option<std::path::PathBuf>,
+    /// The engine it runs on, for checking later where its API is.
+    pub docker: bollard::Docker,
+    pub container_id: String,
 }
 
 /// Reads the settings and makes sure the computer runs. Errors are for the
@@ -33,6 +36,7 @@ pub async fn start(_owner: &OwnerId) -> Result<Started, String> {
     let computer = ensure_computer(&settings.computer, &endpoint)
         .await
         .map_err(|e| e.to_string())?;
+    let docker = endpoint.connect().await.map_err(|e| e.to_string())?;
     let state = match computer.startup {
         crate::docker::Startup::Created => "created",
         crate::docker::Startup::Started => "started",
@@ -53,5 +57,7 @@ pub async fn start(_owner: &OwnerId) -> Result<Started, String> {
         shell_timeout_max: settings.session.shell_timeout_max,
         open: settings.open,
         vnc_viewer: settings.vnc_viewer.clone(),
+        docker,
+        container_id: computer.id.clone(),
     })
 }

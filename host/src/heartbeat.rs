@@ -1,5 +1,7 @@
 //! Keeps this process's sessions alive with a heartbeat every 10 s, and ends
-//! them all at once when the process shuts down.
+//! them all at once when the process shuts down. Each beat first asks Docker
+//! where the computer's API is now (see `mcp::state`), so the token never
+//! goes to a port a restart left behind.
 
 use crate::mcp::Host;
 use computer_protocol::{routes, HeartbeatResponse};
@@ -18,8 +20,15 @@ pub async fn run(host: Arc<Host>) {
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticker.tick().await;
-        let Some(conn) = host.connection() else {
+        if host.connection().is_none() {
             continue;
+        }
+        let conn = match host.confirmed("heartbeat", Duration::ZERO).await {
+            Ok(conn) => conn,
+            Err(why) => {
+                tracing::warn!("no heartbeat sent: {why}");
+                continue;
+            }
         };
         let path = routes::heartbeat(&host.owner);
         let sent: Result<HeartbeatResponse, _> = conn
@@ -40,7 +49,15 @@ pub async fn run(host: Arc<Host>) {
 
 /// Ends every session of this process, waiting at most [`SHUTDOWN_WAIT`].
 pub async fn end_all(host: &Host) {
-    let Some(conn) = host.connection() else {
+    if host.connection().is_none() {
+        return;
+    }
+    let checked = tokio::time::timeout(
+        SHUTDOWN_WAIT,
+        host.confirmed("shutdown", crate::mcp::state::CONFIRMED_FOR),
+    );
+    let Ok(Ok(conn)) = checked.await else {
+        tracing::warn!("the sessions were not ended at exit (the computer's API could not be confirmed); they end by themselves within 30 s");
         return;
     };
     let path = routes::owner_sessions(&host.owner);

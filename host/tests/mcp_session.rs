@@ -286,17 +286,44 @@ async fn closing_stdin_ends_the_sessions_within_three_seconds() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_killed_host_loses_its_sessions_by_heartbeat() {
+async fn a_killed_host_loses_its_sessions_by_heartbeat_and_their_screens_are_freed() {
     let computer = TestComputer::new();
     let (client, pid) = connect(&computer, &[]).await;
     let (s, _) = ok(&client, "start_computer", json!({"title": "killed host"})).await;
     let sid = s["session_id"].as_str().unwrap().to_string();
+    // The first observe opens the session's screen.
+    ok(&client, "computer_observe", json!({"session_id": sid})).await;
+    let screen = live_sessions(&computer)
+        .await
+        .into_iter()
+        .find(|x| x["session_id"] == json!(sid))
+        .and_then(|x| x["screen"].as_u64())
+        .expect("the session has a screen");
+    let xvnc = format!("^Xvnc :{screen} ");
+    assert!(
+        support::docker::docker_output(&["exec", &computer.name, "pgrep", "-f", &xvnc])
+            .status
+            .success(),
+        "no Xvnc for screen {screen}"
+    );
     // SAFETY: killing the host process this test started.
     unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-    let took = wait_session_gone(&computer, &sid, Duration::from_secs(45)).await;
+    let took = wait_session_gone(&computer, &sid, Duration::from_secs(40)).await;
     assert!(
         took >= Duration::from_secs(15),
         "ended too early ({took:?}): heartbeats were not the cause"
     );
+    // The session is gone from the list; its screen's server is gone too.
+    let freed_by = Instant::now() + Duration::from_secs(5);
+    while support::docker::docker_output(&["exec", &computer.name, "pgrep", "-f", &xvnc])
+        .status
+        .success()
+    {
+        assert!(
+            Instant::now() < freed_by,
+            "screen {screen}'s Xvnc still runs after its session ended"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     drop(client);
 }

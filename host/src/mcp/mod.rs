@@ -1,6 +1,7 @@
 //! The MCP side: the server, its tool catalog, arguments, results, and one
 //! file per tool area under `tools/`.
 
+mod api_port;
 pub mod args;
 pub mod catalog;
 pub mod result;

@@ -1,11 +1,33 @@
 //! What this MCP server process knows: its owner id, the computer it is
 //! connected to, and the sessions it started (with the computerd boot they
 //! belong to, so "unknown session" after a restart can say why).
+//!
+//! The token goes only to the API port Docker publishes for the computer
+//! now: the connection is checked with Docker before each heartbeat, before
+//! a tool call when the last check is older than [`CONFIRMED_FOR`], and after
+//! any call that could not reach computerd. A restarted computer is followed
+//! to its new port; while it is stopped or removed, nothing is sent and
+//! every call says so.
 
+use super::api_port::{recheck, Recheck};
 use crate::client::{ClientError, ComputerdClient};
-use computer_protocol::{ErrorCode, OwnerId, SessionId};
+use computer_protocol::{ComputerInfo, ErrorCode, OwnerId, SessionId};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long a Docker check of the API port holds for tool calls. A check
+/// costs one `docker inspect`; calls in a burst share it. The window is what
+/// is left of finding 12 of the review: closing it needs computerd to prove
+/// it knows the token before the host sends it.
+pub const CONFIRMED_FOR: Duration = Duration::from_secs(2);
+/// How long a computer restarted elsewhere gets to answer on its new port.
+const NEW_PORT_DEADLINE: Duration = Duration::from_secs(5);
+/// After a call failed to connect while Docker still lists the container as
+/// running, Docker may just not have seen it stop yet: look again this often,
+/// this long.
+const SETTLE_EVERY: Duration = Duration::from_millis(250);
+const SETTLE_FOR: Duration = Duration::from_secs(3);
 
 /// A computer this process reached through `start_computer`.
 #[derive(Debug, Clone)]
@@ -26,12 +48,57 @@ pub struct Connection {
     pub vnc_viewer: Option<std::path::PathBuf>,
     pub port_base: u16,
     pub viewer_key: String,
+    /// The engine the computer runs on, for checking where its API is.
+    pub docker: bollard::Docker,
+    /// The container's id; another id under the same name is another
+    /// computer.
+    pub container_id: String,
+}
+
+/// Why the computer this process was connected to can no longer be used.
+#[derive(Debug)]
+enum Lost {
+    Stopped {
+        name: String,
+        status: String,
+        exit_code: Option<i64>,
+    },
+    Missing {
+        name: String,
+    },
+}
+
+impl Lost {
+    fn explain(&self, id: &str) -> String {
+        match self {
+            Lost::Stopped {
+                name,
+                status,
+                exit_code,
+            } => {
+                let code = exit_code
+                    .map(|c| format!(", exit code {c}"))
+                    .unwrap_or_default();
+                format!("the computer `{name}` has stopped (Docker says `{status}`{code}), so session `{id}` ended with it: its screens and running programs are gone, files in its home are kept. Call start_computer to start it again and get a new session; `docker logs {name}` may say why it stopped")
+            }
+            Lost::Missing { name } => format!("the computer `{name}` no longer exists (its container was removed), so session `{id}` ended with it. Call start_computer to create it again and get a new session"),
+        }
+    }
+}
+
+/// The message for a session made under an earlier computerd boot.
+fn restarted(id: &str, name: &str) -> String {
+    format!("session `{id}` has ended because the computer `{name}` restarted: its sessions, screens and running programs are gone, files in its home are kept. The computer runs again, so call start_computer only to get a new session (it does not start the computer again)")
 }
 
 pub struct Host {
     /// Identifies this process to computerd for heartbeats; unique per run.
     pub owner: OwnerId,
     connection: Mutex<Option<Arc<Connection>>>,
+    /// When Docker last confirmed the connection's API port.
+    confirmed_at: Mutex<Option<Instant>>,
+    /// One Docker check at a time; calls waiting on it reuse its answer.
+    checking: tokio::sync::Mutex<()>,
     /// Sessions this process started, with the boot id they were made under.
     sessions: Mutex<HashMap<SessionId, String>>,
     /// Serialises start_computer so two concurrent calls create one container.
@@ -53,6 +120,8 @@ impl Host {
         Host {
             owner: OwnerId(format!("host-{}-{}", std::process::id(), &short[..8])),
             connection: Mutex::new(None),
+            confirmed_at: Mutex::new(None),
+            checking: tokio::sync::Mutex::new(()),
             sessions: Mutex::new(HashMap::new()),
             starting: tokio::sync::Mutex::new(()),
             announced: Mutex::new(std::collections::HashSet::new()),
@@ -67,10 +136,136 @@ impl Host {
             .clone()
     }
 
+    /// Uses `connection` from now on; its API port has just been read from
+    /// Docker.
     pub fn set_connection(&self, connection: Connection) -> Arc<Connection> {
         let connection = Arc::new(connection);
         *self.connection.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&connection));
+        self.mark_confirmed();
         connection
+    }
+
+    fn mark_confirmed(&self) {
+        *self.confirmed_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+    }
+
+    /// Nothing is sent until a check finds the computer running again. The
+    /// connection stays, to follow the computer when something else (another
+    /// MCP server, `docker start`) brings it back.
+    fn lose(&self, lost: &Lost, id: &str) -> String {
+        *self.confirmed_at.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        lost.explain(id)
+    }
+
+    /// The connection, once Docker has confirmed within `fresh` that the
+    /// container still publishes its API on the connection's port. A
+    /// restarted computer's new port replaces the old one; a stopped or
+    /// removed computer is an error that says so. `id` names the session in
+    /// the messages.
+    pub async fn confirmed(&self, id: &str, fresh: Duration) -> Result<Arc<Connection>, String> {
+        let _one_check = self.checking.lock().await;
+        let conn = self.connection().ok_or_else(|| Host::not_connected(id))?;
+        let last = *self.confirmed_at.lock().unwrap_or_else(|e| e.into_inner());
+        if last.is_some_and(|at| at.elapsed() < fresh) {
+            return Ok(conn);
+        }
+        let now = recheck(
+            &conn.docker,
+            &conn.container,
+            &conn.container_id,
+            conn.client.base_url(),
+        )
+        .await
+        .map_err(|e| {
+            format!("cannot ask Docker where the computer `{}` is, so nothing was sent to it: {e}. Once Docker answers again, try again; call start_computer if the computer stopped", conn.container)
+        })?;
+        match now {
+            Recheck::Unchanged => {
+                self.mark_confirmed();
+                Ok(conn)
+            }
+            Recheck::Moved {
+                api_url,
+                token,
+                container_id,
+            } => self.follow(&conn, api_url, token, container_id).await,
+            Recheck::Stopped { status, exit_code } => {
+                let lost = Lost::Stopped {
+                    name: conn.container.clone(),
+                    status,
+                    exit_code,
+                };
+                Err(self.lose(&lost, id))
+            }
+            Recheck::Missing => {
+                let lost = Lost::Missing {
+                    name: conn.container.clone(),
+                };
+                Err(self.lose(&lost, id))
+            }
+        }
+    }
+
+    /// Moves the connection to the port Docker now publishes, and learns the
+    /// new computerd boot so the old sessions can say they ended.
+    async fn follow(
+        &self,
+        old: &Connection,
+        api_url: String,
+        token: String,
+        container_id: String,
+    ) -> Result<Arc<Connection>, String> {
+        tracing::info!(
+            "the computer `{}` moved from {} to {api_url}; following it",
+            old.container,
+            old.client.base_url()
+        );
+        let client = ComputerdClient::new(api_url, token, old.container.clone());
+        let info: ComputerInfo = client
+            .call(
+                reqwest::Method::GET,
+                computer_protocol::routes::COMPUTER,
+                None::<&()>,
+                NEW_PORT_DEADLINE,
+                "nothing keeps running",
+            )
+            .await
+            .map_err(|e| {
+                format!("the computer `{}` restarted and does not answer yet ({e}); try again in a few seconds", old.container)
+            })?;
+        let mut moved = old.clone();
+        moved.client = client;
+        moved.container_id = container_id;
+        moved.boot_id = info.boot_id;
+        moved.viewer_key = info.viewer_key;
+        moved.viewer_url = crate::docker::viewer_url(moved.port_base, &moved.viewer_key);
+        Ok(self.set_connection(moved))
+    }
+
+    /// The connection for a tool call on session `id`: confirmed with Docker
+    /// (see [`CONFIRMED_FOR`]), and refused for a session made before the
+    /// computer restarted.
+    pub async fn reach(&self, id: &str) -> Result<Arc<Connection>, String> {
+        let conn = self.confirmed(id, CONFIRMED_FOR).await?;
+        self.made_in_this_boot(id, &conn)?;
+        Ok(conn)
+    }
+
+    fn made_in_this_boot(&self, id: &str, conn: &Connection) -> Result<(), String> {
+        let made_in = self
+            .sessions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&SessionId(id.to_string()))
+            .cloned();
+        match made_in {
+            Some(boot) if boot != conn.boot_id => Err(restarted(id, &conn.container)),
+            _ => Ok(()),
+        }
+    }
+
+    fn not_connected(id: &str) -> String {
+        format!("there is no session `{id}` in this MCP server: call start_computer first and use the session_id it returns")
     }
 
     pub fn remember(&self, id: SessionId, boot_id: String) {
@@ -92,14 +287,6 @@ impl Host {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .len()
-    }
-
-    /// The client for a session's calls, or the error an agent should see
-    /// when this process never started a computer.
-    pub fn client_for(&self, id: &str) -> Result<Arc<Connection>, String> {
-        self.connection().ok_or_else(|| {
-            format!("there is no session `{id}` in this MCP server: call start_computer first and use the session_id it returns")
-        })
     }
 
     /// Called after a successful observe or act: the first time for a
@@ -144,25 +331,71 @@ impl Host {
         });
     }
 
-    /// Turns a client error into the agent's message. An unknown session that
-    /// this process started under an earlier computerd boot ended because the
-    /// computer restarted.
-    pub fn explain(&self, id: &str, error: ClientError) -> String {
-        if error.code() == Some(ErrorCode::UnknownSession) {
-            let sid = SessionId(id.to_string());
-            let known = self
-                .sessions
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .get(&sid)
-                .cloned();
-            let current = self.connection().map(|c| c.boot_id.clone());
-            if let (Some(made_in), Some(now)) = (known, current) {
-                if made_in != now {
-                    return computer_protocol::EndReason::ComputerRestarted.explain(&sid);
-                }
-            }
+    /// A call's result for the agent, its error explained (see
+    /// [`Host::explain`]).
+    pub async fn answer<T>(&self, id: &str, result: Result<T, ClientError>) -> Result<T, String> {
+        match result {
+            Ok(value) => Ok(value),
+            Err(error) => Err(self.explain(id, error).await),
         }
-        error.to_string()
+    }
+
+    /// Turns a client error into the agent's message. A call that could not
+    /// reach computerd asks Docker why (stopped, removed, restarted on
+    /// another port); an unknown session that this process started under an
+    /// earlier computerd boot ended because the computer restarted.
+    pub async fn explain(&self, id: &str, error: ClientError) -> String {
+        match &error {
+            ClientError::Unreachable { url, reason, .. } => {
+                self.explain_unreachable(id, url, reason).await
+            }
+            ClientError::Api(e) if e.code == ErrorCode::UnknownSession => self
+                .explain_unknown(id)
+                .await
+                .unwrap_or_else(|| error.to_string()),
+            _ => error.to_string(),
+        }
+    }
+
+    async fn explain_unreachable(&self, id: &str, url: &str, reason: &str) -> String {
+        let settle_by = Instant::now() + SETTLE_FOR;
+        loop {
+            let conn = match self.confirmed(id, Duration::ZERO).await {
+                Ok(conn) => conn,
+                Err(why) => return why,
+            };
+            if let Err(restarted) = self.made_in_this_boot(id, &conn) {
+                return restarted;
+            }
+            if Instant::now() >= settle_by {
+                return format!("cannot reach the computer `{}` at {url} ({reason}), although Docker says it runs: computerd inside it may be starting or stuck. Try again in a few seconds; if this persists, see `docker logs {}` and call start_computer", conn.container, conn.container);
+            }
+            tokio::time::sleep(SETTLE_EVERY).await;
+        }
+    }
+
+    /// `Some(message)` when session `id` was made here under an earlier
+    /// computerd boot; the boot is read again, since a restart can keep the
+    /// same port.
+    async fn explain_unknown(&self, id: &str) -> Option<String> {
+        let made_in = self
+            .sessions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&SessionId(id.to_string()))
+            .cloned()?;
+        let conn = self.confirmed(id, CONFIRMED_FOR).await.ok()?;
+        let info: ComputerInfo = conn
+            .client
+            .call(
+                reqwest::Method::GET,
+                computer_protocol::routes::COMPUTER,
+                None::<&()>,
+                NEW_PORT_DEADLINE,
+                "nothing keeps running",
+            )
+            .await
+            .ok()?;
+        (info.boot_id != made_in).then(|| restarted(id, &conn.container))
     }
 }

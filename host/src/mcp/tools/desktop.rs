@@ -57,9 +57,9 @@ pub fn observation_result(
 
 pub async fn observe(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
     let a: SessionArgs = parse(arguments)?;
-    let conn = host.client_for(&a.session_id)?;
+    let conn = host.reach(&a.session_id).await?;
     let path = session_action(&SessionId(a.session_id.clone()), SessionRoute::Observe);
-    let o: Observation = conn
+    let observed = conn
         .client
         .call(
             Method::POST,
@@ -68,8 +68,8 @@ pub async fn observe(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
             OBSERVE_DEADLINE,
             NOTHING_RUNS,
         )
-        .await
-        .map_err(|e| host.explain(&a.session_id, e))?;
+        .await;
+    let o: Observation = host.answer(&a.session_id, observed).await?;
     host.announce_screen(&a.session_id);
     Ok(observation_result(String::new(), o, serde_json::json!({})))
 }
@@ -93,9 +93,9 @@ pub async fn act(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
         })
         .sum();
     let deadline = OBSERVE_DEADLINE + Duration::from_millis(waits + req.settle_ms);
-    let conn = host.client_for(&a.session_id)?;
+    let conn = host.reach(&a.session_id).await?;
     let path = session_action(&SessionId(a.session_id.clone()), SessionRoute::Act);
-    let r: ActResponse = conn
+    let acted = conn
         .client
         .call(
             Method::POST,
@@ -104,8 +104,8 @@ pub async fn act(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
             deadline,
             "some actions may have run; observe the screen to see where things stand",
         )
-        .await
-        .map_err(|e| host.explain(&a.session_id, e))?;
+        .await;
+    let r: ActResponse = host.answer(&a.session_id, acted).await?;
     host.announce_screen(&a.session_id);
     let done = r.outcomes.iter().filter(|o| o.ok).count();
     let mut summary = format!("{done} of {} actions done.", r.requested);

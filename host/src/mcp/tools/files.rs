@@ -24,12 +24,13 @@ async fn post<B: Serialize, T: DeserializeOwned>(
     route: SessionRoute,
     body: &B,
 ) -> Result<T, String> {
-    let conn = host.client_for(session_id)?;
+    let conn = host.reach(session_id).await?;
     let path = session_action(&SessionId(session_id.to_string()), route);
-    conn.client
+    let answered = conn
+        .client
         .call(Method::POST, &path, Some(body), FILE_DEADLINE, NOTHING_RUNS)
-        .await
-        .map_err(|e| host.explain(session_id, e))
+        .await;
+    host.answer(session_id, answered).await
 }
 
 pub async fn set_cwd(host: &Host, arguments: Option<JsonObject>) -> ToolResult {

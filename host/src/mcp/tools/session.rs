@@ -62,6 +62,8 @@ pub async fn start_computer(host: &Host, arguments: Option<JsonObject>) -> ToolR
         vnc_viewer: started.vnc_viewer.clone(),
         port_base: started.port_base,
         viewer_key: info.viewer_key.clone(),
+        docker: started.docker.clone(),
+        container_id: started.container_id.clone(),
     });
     host.remember(created.session_id.clone(), info.boot_id);
     let payload = serde_json::json!({
@@ -79,9 +81,9 @@ pub async fn start_computer(host: &Host, arguments: Option<JsonObject>) -> ToolR
 
 pub async fn end_session(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
     let a: SessionArgs = parse(arguments)?;
-    let conn = host.client_for(&a.session_id)?;
+    let conn = host.reach(&a.session_id).await?;
     let id = SessionId(a.session_id.clone());
-    let r: EndSessionResponse = conn
+    let ended = conn
         .client
         .call(
             Method::DELETE,
@@ -90,8 +92,8 @@ pub async fn end_session(host: &Host, arguments: Option<JsonObject>) -> ToolResu
             API_DEADLINE,
             "the session may still be ending; it ends by itself within a minute",
         )
-        .await
-        .map_err(|e| host.explain(&a.session_id, e))?;
+        .await;
+    let r: EndSessionResponse = host.answer(&a.session_id, ended).await?;
     host.forget(&id);
     let text = match r.screen {
         Some(n) => format!(

@@ -16,7 +16,7 @@ const MARGIN: Duration = Duration::from_secs(30);
 
 pub async fn shell(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
     let a: ShellArgs = parse(arguments)?;
-    let conn = host.client_for(&a.session_id)?;
+    let conn = host.reach(&a.session_id).await?;
     let default_max = conn.shell_timeout_max;
     // computerd enforces the limits and explains them; the host only needs
     // a deadline that outlasts the command's own timeout.
@@ -31,7 +31,7 @@ pub async fn shell(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
         command: a.command,
         timeout: a.timeout,
     };
-    let r: ShellResult = conn
+    let ran = conn
         .client
         .call(
             Method::POST,
@@ -40,8 +40,8 @@ pub async fn shell(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
             timeout + MARGIN,
             "the command may still be running inside the computer; check with `ps` through shell",
         )
-        .await
-        .map_err(|e| host.explain(&a.session_id, e))?;
+        .await;
+    let r: ShellResult = host.answer(&a.session_id, ran).await?;
     let status = match (r.timed_out, r.exit_code) {
         (true, _) if r.survivors > 0 => format!(
             "timed out and was killed, but {} of the processes it started run as another user and could not be killed; find them with `ps -ef`",

@@ -23,7 +23,7 @@ pub async fn file_transfer(
     context: &RequestContext<RoleServer>,
 ) -> ToolResult {
     let a: TransferArgs = parse(arguments)?;
-    let conn = host.client_for(&a.session_id)?;
+    let conn = host.reach(&a.session_id).await?;
     let session = SessionId(a.session_id.clone());
     let req = TransferRequest {
         direction: a.direction,
@@ -45,7 +45,7 @@ pub async fn file_transfer(
     };
     match outcome {
         Ok(report) => Ok(structured(report.text(), &report)),
-        Err(TransferError::Computer(e)) => Err(host.explain(&a.session_id, e)),
+        Err(TransferError::Computer(e)) => Err(host.explain(&a.session_id, e).await),
         Err(e) => Err(e.to_string()),
     }
 }

@@ -1,0 +1,64 @@
+//! Where the computer's API is now, asked of Docker before the token goes
+//! anywhere. Docker gives the API a new random host port at each start, so
+//! after a restart the old port is free for anyone on this machine to bind:
+//! the token may only go to the port Docker publishes for the container now.
+
+use crate::docker::{find_computer, ComputerState, DockerError};
+use bollard::Docker;
+
+/// What Docker says about the computer a connection was made to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Recheck {
+    /// The same container runs with its API on the same port.
+    Unchanged,
+    /// It runs with its API somewhere else: it was restarted (new port) or
+    /// created again under the same name (new id).
+    Moved {
+        api_url: String,
+        token: String,
+        container_id: String,
+    },
+    /// It exists but does not run, or runs without a published API.
+    Stopped {
+        status: String,
+        exit_code: Option<i64>,
+    },
+    /// There is no container of that name any more.
+    Missing,
+}
+
+/// Compares what Docker publishes for `name` now with the connection's
+/// container id and API URL.
+pub async fn recheck(
+    docker: &Docker,
+    name: &str,
+    container_id: &str,
+    api_url: &str,
+) -> Result<Recheck, DockerError> {
+    let Some(found) = find_computer(docker, name).await? else {
+        return Ok(Recheck::Missing);
+    };
+    // A paused or restarting container counts as running for the Docker
+    // side, but only a running one with a published API can answer.
+    let published = match (found.state, found.status.as_str(), found.api_url()) {
+        (ComputerState::Running, "running", Some(url)) => url,
+        _ => {
+            return Ok(Recheck::Stopped {
+                status: found.status,
+                exit_code: found.exit_code,
+            })
+        }
+    };
+    if found.id == container_id && published == api_url {
+        return Ok(Recheck::Unchanged);
+    }
+    match found.token {
+        Some(token) => Ok(Recheck::Moved {
+            api_url: published,
+            token,
+            container_id: found.id,
+        }),
+        // Not a container this program made: nothing is sent to it.
+        None => Ok(Recheck::Missing),
+    }
+}
