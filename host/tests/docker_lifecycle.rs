@@ -309,7 +309,14 @@ async fn names_a_taken_port_and_the_setting() {
 #[tokio::test]
 async fn refuses_a_container_it_did_not_make() {
     let t = TestComputer::new();
-    docker(&["create", "--name", &t.name, "--entrypoint", "true", &image()]);
+    docker(&[
+        "create",
+        "--name",
+        &t.name,
+        "--entrypoint",
+        "true",
+        &image(),
+    ]);
     let e = ensure_with(&t.env()).await.unwrap_err();
     assert_eq!(
         e.to_string(),
