@@ -19,7 +19,7 @@ enum Launch {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Os {
-    MacOs,
+    Mac,
     Windows,
     Other,
 }
@@ -27,7 +27,7 @@ enum Os {
 impl Os {
     fn this() -> Os {
         if cfg!(target_os = "macos") {
-            Os::MacOs
+            Os::Mac
         } else if cfg!(windows) {
             Os::Windows
         } else {
@@ -40,7 +40,7 @@ impl Os {
 /// and not blank) or `xdg-open` elsewhere.
 fn launch_for(os: Os, url: &str, browser: Option<String>) -> Launch {
     match os {
-        Os::MacOs => Launch::Program {
+        Os::Mac => Launch::Program {
             program: "open".into(),
             args: vec![url.into()],
         },
@@ -129,7 +129,7 @@ mod tests {
     #[test]
     fn mac_and_others_pass_the_link_as_one_argument() {
         assert_eq!(
-            launch_for(Os::MacOs, LINK, Some("firefox".into())),
+            launch_for(Os::Mac, LINK, Some("firefox".into())),
             Launch::Program {
                 program: "open".into(),
                 args: vec![LINK.into()]
