@@ -6,7 +6,7 @@ mod support;
 use computer_use_mcp::docker::{ensure_computer, resolve_endpoint, ComputerState};
 use computer_use_mcp::info::gather_from;
 use computer_use_mcp::settings::{process_env, ComputerSettings};
-use support::docker::{TestComputer, IMAGE};
+use support::docker::{image, TestComputer};
 
 #[tokio::test]
 async fn reports_missing_stopped_and_running_with_the_viewer_link() {
@@ -28,7 +28,7 @@ async fn reports_missing_stopped_and_running_with_the_viewer_link() {
         "{text}"
     );
     assert!(
-        text.contains(&format!("image:    {IMAGE} (present, version ")),
+        text.contains(&format!("image:    {} (present, version ", image())),
         "{text}"
     );
     assert!(text.contains("docker:   `"), "{text}");
@@ -124,7 +124,7 @@ async fn prints_what_it_knows_when_docker_is_unreachable() {
         lines[0],
         format!("computer-use-mcp {} (dev build)", env!("CARGO_PKG_VERSION"))
     );
-    assert_eq!(lines[1], format!("image:    {IMAGE}"));
+    assert_eq!(lines[1], format!("image:    {}", image()));
     assert_eq!(
         lines[2],
         format!("docker:   `unix://{}` (from DOCKER_HOST)", socket.display())
