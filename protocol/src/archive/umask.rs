@@ -8,6 +8,7 @@
 use std::sync::OnceLock;
 
 /// Used when the umask cannot be read: the common default.
+#[cfg(unix)]
 const FALLBACK: u32 = 0o022;
 
 /// The umask, read on first use.
