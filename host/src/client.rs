@@ -6,7 +6,32 @@ use computer_protocol::{ErrorCode, WireError};
 use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
+use std::fmt;
 use std::time::Duration;
+
+const MIB: usize = 1024 * 1024;
+/// Most bytes read of an error answer; a wire error is a few hundred.
+const ERROR_BODY_MAX: usize = 64 * 1024;
+/// Bytes of an unexpected answer quoted in the agent's error.
+const QUOTED_BYTES: usize = 300;
+
+/// Most bytes the host reads of an answer on `path`, so that a computer
+/// that never stops answering cannot fill the host's memory. Screenshots
+/// (observe, act) carry a PNG in base64; listings and read files up to
+/// 1000 names or a 1 MB image; everything else is small JSON.
+pub fn body_limit(path: &str) -> usize {
+    let route = path.split('?').next().unwrap_or(path);
+    if route.ends_with("/observe") || route.ends_with("/act") {
+        64 * MIB
+    } else if route.ends_with("/files/list")
+        || route.ends_with("/files/read")
+        || route.ends_with("/transfer/upload")
+    {
+        8 * MIB
+    } else {
+        MIB
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
@@ -31,6 +56,12 @@ pub enum ClientError {
         status: StatusCode,
         body: String,
     },
+    #[error("the computer's answer to `{what}` is over the limit of {} MiB the host reads, so it was dropped; the computer is misbehaving: check `docker logs {container}`, or remove the container with `docker rm -f {container}` (its home volume stays) and call start_computer again", .limit / MIB)]
+    TooLarge {
+        what: String,
+        limit: usize,
+        container: String,
+    },
 }
 
 impl ClientError {
@@ -43,7 +74,7 @@ impl ClientError {
 }
 
 /// A computerd at a base URL with its token.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ComputerdClient {
     base_url: String,
     token: String,
@@ -52,9 +83,30 @@ pub struct ComputerdClient {
     http: reqwest::Client,
 }
 
+/// Leaves the token out, so that no log line or panic message shows it.
+impl fmt::Debug for ComputerdClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ComputerdClient")
+            .field("base_url", &self.base_url)
+            .field("token", &"<redacted>")
+            .field("container", &self.container)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The HTTP client for computerd's API: straight to loopback, never
+/// through `HTTP_PROXY`/`ALL_PROXY` (the proxy would see the token and
+/// everything sent), and never following a redirect (a hostile computer
+/// could point the host's requests at any address it likes).
+pub fn loopback_http() -> reqwest::ClientBuilder {
+    reqwest::Client::builder()
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+}
+
 impl ComputerdClient {
     pub fn new(base_url: String, token: String, container: String) -> ComputerdClient {
-        let http = reqwest::Client::builder()
+        let http = loopback_http()
             .connect_timeout(Duration::from_secs(5))
             // Idle keep-alive connections make repeated calls fast.
             .pool_idle_timeout(Duration::from_secs(60))
@@ -82,17 +134,89 @@ impl ComputerdClient {
             .bearer_auth(&self.token)
     }
 
-    /// The wire error of a response that is not a success.
-    pub async fn error_of(&self, what: &str, response: reqwest::Response) -> ClientError {
+    /// The wire error of a response that is not a success, reading at most
+    /// 64 KiB of its body for at most `deadline`: a streaming response has
+    /// no deadline of its own, and a hostile computer could trickle it.
+    pub async fn error_of(
+        &self,
+        what: &str,
+        response: reqwest::Response,
+        deadline: Duration,
+    ) -> ClientError {
         let status = response.status();
-        let bytes = response.bytes().await.unwrap_or_default();
-        match serde_json::from_slice::<WireError>(&bytes) {
-            Ok(wire) => ClientError::Api(wire),
-            Err(_) => ClientError::Unexpected {
+        let mut body = Vec::new();
+        let read =
+            tokio::time::timeout(deadline, read_limited(response, &mut body, ERROR_BODY_MAX)).await;
+        if let Ok(Ok(())) = read {
+            if let Ok(wire) = serde_json::from_slice::<WireError>(&body) {
+                return ClientError::Api(wire);
+            }
+        }
+        let mut quoted = quote(&body);
+        match read {
+            Err(_) => quoted.push_str(&format!(
+                " (the answer did not end within {} s)",
+                deadline.as_secs()
+            )),
+            Ok(Err(Limited::Over)) => quoted.push_str(" (cut: the answer is too long)"),
+            Ok(Err(Limited::Failed(e))) => quoted.push_str(&format!(" (reading it failed: {e})")),
+            Ok(Ok(())) => {}
+        }
+        ClientError::Unexpected {
+            what: what.to_string(),
+            status,
+            body: quoted,
+        }
+    }
+
+    /// The JSON of a successful streaming response, read for at most
+    /// `deadline` and at most [`body_limit`] bytes.
+    pub async fn json_of<T: DeserializeOwned>(
+        &self,
+        what: &str,
+        response: reqwest::Response,
+        deadline: Duration,
+        still_running: &'static str,
+    ) -> Result<T, ClientError> {
+        let status = response.status();
+        let mut body = Vec::new();
+        match tokio::time::timeout(
+            deadline,
+            read_limited(response, &mut body, body_limit(what)),
+        )
+        .await
+        {
+            Err(_) => {
+                return Err(ClientError::Timeout {
+                    what: what.to_string(),
+                    waited: deadline,
+                    still_running,
+                })
+            }
+            Ok(Err(e)) => return Err(self.limited_error(e, what, deadline, still_running)),
+            Ok(Ok(())) => {}
+        }
+        serde_json::from_slice(&body).map_err(|e| ClientError::Unexpected {
+            what: what.to_string(),
+            status,
+            body: format!("{e}: {}", quote(&body)),
+        })
+    }
+
+    fn limited_error(
+        &self,
+        e: Limited,
+        what: &str,
+        deadline: Duration,
+        still_running: &'static str,
+    ) -> ClientError {
+        match e {
+            Limited::Over => ClientError::TooLarge {
                 what: what.to_string(),
-                status,
-                body: String::from_utf8_lossy(&bytes[..bytes.len().min(300)]).into_owned(),
+                limit: body_limit(what),
+                container: self.container.clone(),
             },
+            Limited::Failed(e) => self.transport_error(e, what, deadline, still_running),
         }
     }
 
@@ -122,28 +246,20 @@ impl ComputerdClient {
             .await
             .map_err(|e| self.transport_error(e, &what, deadline, still_running))?;
         let status = response.status();
-        let bytes = response
-            .bytes()
+        if !status.is_success() {
+            // The request's own timeout still bounds the read.
+            return Err(self.error_of(&what, response, deadline).await);
+        }
+        let mut bytes = Vec::new();
+        // Chunk by chunk with a cap; the request's timeout bounds the time.
+        read_limited(response, &mut bytes, body_limit(&what))
             .await
-            .map_err(|e| self.transport_error(e, &what, deadline, still_running))?;
-        if status.is_success() {
-            return serde_json::from_slice(&bytes).map_err(|e| ClientError::Unexpected {
-                what,
-                status,
-                body: format!(
-                    "{e}: {}",
-                    String::from_utf8_lossy(&bytes[..bytes.len().min(300)])
-                ),
-            });
-        }
-        match serde_json::from_slice::<WireError>(&bytes) {
-            Ok(wire) => Err(ClientError::Api(wire)),
-            Err(_) => Err(ClientError::Unexpected {
-                what,
-                status,
-                body: String::from_utf8_lossy(&bytes[..bytes.len().min(300)]).into_owned(),
-            }),
-        }
+            .map_err(|e| self.limited_error(e, &what, deadline, still_running))?;
+        serde_json::from_slice(&bytes).map_err(|e| ClientError::Unexpected {
+            what,
+            status,
+            body: format!("{e}: {}", quote(&bytes)),
+        })
     }
 
     pub fn transport_error(
@@ -172,5 +288,61 @@ impl ComputerdClient {
                 reason,
             }
         }
+    }
+}
+
+/// Why a body was not read to its end.
+pub(crate) enum Limited {
+    /// It holds more than the limit.
+    Over,
+    Failed(reqwest::Error),
+}
+
+/// Appends `response`'s body to `body`, chunk by chunk, stopping with
+/// [`Limited::Over`] as soon as it would hold more than `limit` bytes.
+pub(crate) async fn read_limited(
+    mut response: reqwest::Response,
+    body: &mut Vec<u8>,
+    limit: usize,
+) -> Result<(), Limited> {
+    while let Some(chunk) = response.chunk().await.map_err(Limited::Failed)? {
+        if body.len() + chunk.len() > limit {
+            let room = limit - body.len();
+            body.extend_from_slice(&chunk[..room]);
+            return Err(Limited::Over);
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(())
+}
+
+/// The start of an answer, for an error message.
+fn quote(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(&bytes[..bytes.len().min(QUOTED_BYTES)]).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn screenshots_get_room_and_the_rest_a_megabyte() {
+        assert_eq!(body_limit("/v1/sessions/x/observe"), 64 * MIB);
+        assert_eq!(body_limit("/v1/sessions/x/act"), 64 * MIB);
+        assert_eq!(body_limit("/v1/sessions/x/files/read"), 8 * MIB);
+        assert_eq!(body_limit("/v1/computer"), MIB);
+        assert_eq!(body_limit("/v1/sessions/x/shell"), MIB);
+    }
+
+    #[test]
+    fn debug_leaves_the_token_out() {
+        let client = ComputerdClient::new(
+            "http://127.0.0.1:9".into(),
+            "secret-token-123".into(),
+            "computer-use".into(),
+        );
+        let shown = format!("{client:?}");
+        assert!(!shown.contains("secret-token-123"), "{shown}");
+        assert!(shown.contains("redacted"), "{shown}");
     }
 }

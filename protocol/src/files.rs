@@ -94,9 +94,40 @@ pub struct WriteFileRequest {
     pub content: String,
 }
 
+impl WriteFileRequest {
+    /// Why `content` is refused: over [`crate::limits::WRITE_MAX_BYTES`].
+    /// The host checks it before sending, so the agent gets this message
+    /// rather than a transport's limit.
+    pub fn size_problem(&self) -> Option<String> {
+        let size = self.content.len();
+        (size > crate::limits::WRITE_MAX_BYTES).then(|| format!(
+            "`content` is {size} bytes, over the {}-byte (10 MB) limit of `write_file` for `{}`: write the file in parts with `shell`, or copy it with `file_transfer`",
+            crate::limits::WRITE_MAX_BYTES,
+            self.path
+        ))
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WriteFileResponse {
     /// The absolute path written.
     pub path: String,
     pub bytes: u64,
+}
+
+#[cfg(test)]
+mod write_tests {
+    use super::*;
+
+    #[test]
+    fn content_over_ten_megabytes_is_refused() {
+        let mut req = WriteFileRequest {
+            path: "~/big.txt".into(),
+            content: "x".repeat(crate::limits::WRITE_MAX_BYTES),
+        };
+        assert_eq!(req.size_problem(), None);
+        req.content.push('x');
+        let e = req.size_problem().unwrap();
+        assert!(e.starts_with("`content` is 10485761 bytes, over the 10485760-byte (10 MB) limit of `write_file` for `~/big.txt`"), "{e}");
+    }
 }

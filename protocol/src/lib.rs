@@ -60,7 +60,9 @@ pub use transfer::{
     ItemKind, SkipKind, Skipped, SourceRequest, TransferDirection, TransferSource, TransferSummary,
     UploadRequest, UploadTarget,
 };
-pub use viewer::{FocusRequest, ViewerStatus};
+pub use viewer::{
+    check_viewer_key, is_valid_viewer_key, FocusRequest, InvalidViewerKey, ViewerStatus,
+};
 
 /// Version of the HTTP API; routes live under `/v1`.
 pub const API_VERSION: &str = "v1";

@@ -18,9 +18,12 @@ pub fn normalize(path: &Path) -> PathBuf {
             Component::Prefix(_) | Component::RootDir => normal.push(component),
             Component::CurDir => {}
             Component::ParentDir => {
-                if !normal.pop() && !normal.has_root() {
-                    // A relative path that climbs above its start keeps the
-                    // `..`; only the caller knows where it starts.
+                let climbing =
+                    matches!(normal.components().next_back(), Some(Component::ParentDir));
+                if climbing || (!normal.pop() && !normal.has_root()) {
+                    // A relative path that climbs above its start keeps
+                    // every `..` (popping one would drop it); only the
+                    // caller knows where it starts.
                     normal.push("..");
                 }
             }
@@ -50,5 +53,15 @@ mod tests {
     fn relative_input_stays_relative() {
         assert_eq!(normalize(Path::new("a/../..")), PathBuf::from(".."));
         assert_eq!(normalize(Path::new("a/..")), PathBuf::from("."));
+    }
+
+    #[test]
+    fn climbing_keeps_every_dot_dot() {
+        assert_eq!(normalize(Path::new("../../x")), PathBuf::from("../../x"));
+        assert_eq!(normalize(Path::new("../..")), PathBuf::from("../.."));
+        assert_eq!(
+            normalize(Path::new("a/../../b/../..")),
+            PathBuf::from("../..")
+        );
     }
 }

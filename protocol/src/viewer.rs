@@ -19,3 +19,84 @@ pub struct ViewerStatus {
 pub struct FocusRequest {
     pub screen: ScreenNumber,
 }
+
+/// The characters of a viewer key: lower-case letters and digits without
+/// look-alikes (0/o, 1/l), so a key read off a log can be typed back.
+pub const VIEWER_KEY_ALPHABET: &str = "abcdefghijkmnpqrstuvwxyz23456789";
+/// A viewer key's length. It is also the VNC password, and classic VNC
+/// authentication ignores everything after the 8th character.
+pub const VIEWER_KEY_LEN: usize = 8;
+
+/// Whether `key` is a viewer key as computerd makes them. The host checks
+/// every key it receives with this before putting it into a link or a
+/// command line: a key from a tampered computer could otherwise carry
+/// `&`, quotes or terminal escapes.
+pub fn is_valid_viewer_key(key: &str) -> bool {
+    key.len() == VIEWER_KEY_LEN
+        && key
+            .bytes()
+            .all(|b| VIEWER_KEY_ALPHABET.as_bytes().contains(&b))
+}
+
+/// A viewer key that breaks the rule of [`is_valid_viewer_key`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the computer sent an invalid viewer key ({shown}): a key is {VIEWER_KEY_LEN} characters of `{VIEWER_KEY_ALPHABET}`. The computer may have been tampered with; remove the container with `docker rm -f <name>` (its home volume stays) and call start_computer again")]
+pub struct InvalidViewerKey {
+    /// The key escaped and shortened, safe to print.
+    pub shown: String,
+}
+
+/// `key` when it is valid, or the error that says it is not.
+pub fn check_viewer_key(key: &str) -> Result<&str, InvalidViewerKey> {
+    if is_valid_viewer_key(key) {
+        return Ok(key);
+    }
+    // Escaped (no terminal escapes reach a log) and short (no flood).
+    let mut shown: String = format!("{:?}", key.chars().take(16).collect::<String>());
+    if key.chars().count() > 16 {
+        shown.push_str(" and more");
+    }
+    Err(InvalidViewerKey { shown })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_follow_the_alphabet_and_length() {
+        assert!(is_valid_viewer_key("abcdefgh"));
+        assert!(is_valid_viewer_key("zz23n9mk"));
+        for bad in [
+            "",
+            "abcdefg",
+            "abcdefghj",
+            "AB&C",
+            "x\"y",
+            "x&calc&x",
+            "abcdefg0",
+            "abcdefgl",
+            "abc efgh",
+            "abcdéfg",
+            "x@a.b:59",
+        ] {
+            assert!(!is_valid_viewer_key(bad), "{bad:?} passed");
+        }
+    }
+
+    #[test]
+    fn a_bad_key_is_shown_escaped_and_short() {
+        let e = check_viewer_key("x&calc\u{1b}]52;c;AAAA\u{7}-and-then-some-more").unwrap_err();
+        let text = e.to_string();
+        assert!(
+            text.starts_with("the computer sent an invalid viewer key"),
+            "{text}"
+        );
+        assert!(
+            !text.contains('\u{1b}') && !text.contains('\u{7}'),
+            "{text}"
+        );
+        assert!(text.contains("and more"), "{text}");
+        assert_eq!(check_viewer_key("abcdefgh"), Ok("abcdefgh"));
+    }
+}

@@ -322,6 +322,7 @@ fn windows_rules_skip_and_list_what_windows_cannot_hold() {
         &t,
         UnpackOptions {
             windows_names: true,
+            ..UnpackOptions::default()
         },
         &Progress::default(),
     )
@@ -375,4 +376,128 @@ async fn a_stream_that_stops_early_fails_and_leaves_no_temporary_files() {
     );
     assert!(temp_files(dst.path()).is_empty());
     assert!(!dst.path().join("big.bin").exists());
+}
+
+/// An archive of `entries` (name, kind, mode, data) made with the tar
+/// crate's own writer, then `trailers` skipped lists.
+fn archive_of(
+    entries: &[(&str, tar::EntryType, u32, &[u8])],
+    trailers: &[computer_protocol::archive::trailer::SkippedTrailer],
+    mtime: u64,
+) -> Vec<u8> {
+    let mut builder = tar::Builder::new(Vec::new());
+    for (name, kind, mode, data) in entries {
+        let mut header = tar::Header::new_gnu();
+        header.set_entry_type(*kind);
+        header.set_size(data.len() as u64);
+        header.set_mode(*mode);
+        header.set_mtime(mtime);
+        builder.append_data(&mut header, name, *data).unwrap();
+    }
+    for trailer in trailers {
+        computer_protocol::archive::trailer::write_trailer(&mut builder, trailer).unwrap();
+    }
+    builder.into_inner().unwrap()
+}
+
+#[test]
+fn a_time_no_clock_holds_is_left_out_without_a_panic() {
+    // The tar crate writes u64::MAX in the GNU base-256 form.
+    let bytes = archive_of(
+        &[("f.txt", tar::EntryType::Regular, 0o644, b"x")],
+        &[],
+        u64::MAX,
+    );
+    let dst = tempfile::tempdir().unwrap();
+    let t = target(dst.path(), "f.txt", ItemKind::File, false).unwrap();
+    let summary = unpacked(&bytes, &t).unwrap();
+    assert_eq!(summary.files, 1);
+    assert_eq!(fs::read(dst.path().join("f.txt")).unwrap(), b"x");
+}
+
+#[cfg(unix)]
+#[test]
+fn modes_follow_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+    let bytes = archive_of(
+        &[
+            ("proj", tar::EntryType::Directory, 0o777, b""),
+            (
+                "proj/run.sh",
+                tar::EntryType::Regular,
+                0o777,
+                b"#!/bin/sh\n",
+            ),
+            ("proj/notes", tar::EntryType::Regular, 0o666, b"n"),
+            ("proj/sticky", tar::EntryType::Directory, 0o1777, b""),
+        ],
+        &[],
+        0,
+    );
+    let dst = tempfile::tempdir().unwrap();
+    let t = target(dst.path(), "proj", ItemKind::Folder, false).unwrap();
+    let options = UnpackOptions {
+        umask: 0o022,
+        ..UnpackOptions::default()
+    };
+    unpack(&bytes[..], &t, options, &Progress::default()).unwrap();
+    let mode = |p: &str| {
+        fs::metadata(dst.path().join(p))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777
+    };
+    assert_eq!(mode("proj"), 0o755);
+    assert_eq!(mode("proj/run.sh"), 0o755);
+    assert_eq!(mode("proj/notes"), 0o644);
+    assert_eq!(mode("proj/sticky"), 0o1755);
+}
+
+fn trailer(reason_bytes: usize, more: u64) -> computer_protocol::archive::trailer::SkippedTrailer {
+    computer_protocol::archive::trailer::SkippedTrailer {
+        entries: vec![computer_protocol::Skipped {
+            path: "proj/p".into(),
+            kind: SkipKind::Pipe,
+            reason: "a".repeat(reason_bytes),
+        }],
+        more,
+    }
+}
+
+#[test]
+fn the_senders_skipped_list_is_cut_to_size() {
+    let bytes = archive_of(
+        &[("proj", tar::EntryType::Directory, 0o755, b"")],
+        &[trailer(2 * 1024 * 1024, u64::MAX)],
+        0,
+    );
+    let dst = tempfile::tempdir().unwrap();
+    let t = target(dst.path(), "proj", ItemKind::Folder, false).unwrap();
+    let summary = unpacked(&bytes, &t).unwrap();
+    assert_eq!(summary.skipped.len(), 1);
+    assert!(
+        summary.skipped[0].reason.len() <= 1024,
+        "{}",
+        summary.skipped[0].reason.len()
+    );
+    assert_eq!(summary.skipped_total(), u64::MAX);
+}
+
+#[test]
+fn a_second_skipped_list_is_refused() {
+    let bytes = archive_of(
+        &[("proj", tar::EntryType::Directory, 0o755, b"")],
+        &[trailer(10, 0), trailer(10, 0)],
+        0,
+    );
+    let dst = tempfile::tempdir().unwrap();
+    let t = target(dst.path(), "proj", ItemKind::Folder, false).unwrap();
+    let e = unpacked(&bytes, &t).unwrap_err();
+    assert!(matches!(e, ArchiveError::BadArchive { .. }), "{e}");
+    assert!(
+        e.to_string()
+            .contains("more than one list of skipped entries"),
+        "{e}"
+    );
 }

@@ -142,6 +142,10 @@ pub enum DockerError {
         url: String,
         reason: String,
     },
+    /// computerd gave a key that breaks the key rule; it goes into links
+    /// and command lines, so it is never used.
+    #[error(transparent)]
+    InvalidViewerKey(#[from] computer_protocol::InvalidViewerKey),
 }
 
 /// An error and its causes on one line. Transport errors say little on their

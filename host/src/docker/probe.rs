@@ -5,8 +5,9 @@
 
 use super::container::{find_computer, ComputerState};
 use super::error::{describe, DockerError};
+use crate::client::{loopback_http, read_limited, Limited};
 use bollard::Docker;
-use computer_protocol::{routes, ComputerInfo};
+use computer_protocol::{check_viewer_key, routes, ComputerInfo};
 use std::time::{Duration, Instant};
 
 /// Between health polls; computerd usually answers within a few polls.
@@ -19,12 +20,16 @@ const REQUEST_DEADLINE: Duration = Duration::from_secs(2);
 const STATE_CHECK_EVERY: Duration = Duration::from_secs(1);
 const VIEWER_KEY_DEADLINE: Duration = Duration::from_secs(5);
 
+/// Most bytes read of computerd's `/v1/computer` answer, a few dozen.
+const COMPUTER_INFO_MAX: usize = 64 * 1024;
+
 fn client() -> reqwest::Client {
-    // No proxy: HTTP_PROXY must never see loopback traffic or the token.
-    reqwest::Client::builder()
-        .no_proxy()
+    // No proxy, no redirects: HTTP_PROXY must never see loopback traffic
+    // or the token, and a hostile computer must not send the host elsewhere.
+    // No fallback to a default client, which would use the proxy.
+    loopback_http()
         .build()
-        .unwrap_or_else(|_| reqwest::Client::new())
+        .expect("an HTTP client without TLS always builds")
 }
 
 /// Polls `GET <api_url>/health` until it answers 200, the container stops,
@@ -94,6 +99,15 @@ pub async fn viewer_key(name: &str, api_url: &str, token: &str) -> Result<String
     if !answer.status().is_success() {
         return Err(failed(format!("status {}", answer.status())));
     }
-    let info: ComputerInfo = answer.json().await.map_err(|e| failed(describe(&e)))?;
+    let mut body = Vec::new();
+    read_limited(answer, &mut body, COMPUTER_INFO_MAX)
+        .await
+        .map_err(|e| match e {
+            Limited::Over => failed(format!("its answer is over {COMPUTER_INFO_MAX} bytes")),
+            Limited::Failed(e) => failed(describe(&e)),
+        })?;
+    let info: ComputerInfo = serde_json::from_slice(&body)
+        .map_err(|e| failed(format!("its answer is not JSON: {e}")))?;
+    check_viewer_key(&info.viewer_key)?;
     Ok(info.viewer_key)
 }

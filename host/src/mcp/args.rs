@@ -18,6 +18,7 @@ pub struct StartComputerArgs {
 #[serde(deny_unknown_fields)]
 pub struct SessionArgs {
     /// The id start_computer returned.
+    #[serde(deserialize_with = "session_id")]
     pub session_id: String,
 }
 
@@ -33,6 +34,7 @@ fn default_settle() -> u64 {
 #[serde(deny_unknown_fields)]
 pub struct ActArgs {
     /// The id start_computer returned.
+    #[serde(deserialize_with = "session_id")]
     pub session_id: String,
     /// 1 to 24 actions, run in order; the first failure stops the batch.
     /// Coordinates are pixels of this session's screen, origin top-left.
@@ -50,6 +52,7 @@ pub struct ActArgs {
 #[serde(deny_unknown_fields)]
 pub struct ShellArgs {
     /// The id start_computer returned.
+    #[serde(deserialize_with = "session_id")]
     pub session_id: String,
     /// A bash command line, run with `bash -lc` in the session's working folder, with no input.
     pub command: String,
@@ -64,6 +67,7 @@ pub struct ShellArgs {
 #[serde(deny_unknown_fields)]
 pub struct SetCwdArgs {
     /// The id start_computer returned.
+    #[serde(deserialize_with = "session_id")]
     pub session_id: String,
     /// A folder: absolute, `~` for home, or relative to the current working folder.
     pub path: String,
@@ -73,6 +77,7 @@ pub struct SetCwdArgs {
 #[serde(deny_unknown_fields)]
 pub struct ListFilesArgs {
     /// The id start_computer returned.
+    #[serde(deserialize_with = "session_id")]
     pub session_id: String,
     /// The folder to list (default: the working folder); `~` is home.
     #[serde(default)]
@@ -83,6 +88,7 @@ pub struct ListFilesArgs {
 #[serde(deny_unknown_fields)]
 pub struct ReadFileArgs {
     /// The id start_computer returned.
+    #[serde(deserialize_with = "session_id")]
     pub session_id: String,
     /// The file: absolute, `~/...`, or relative to the working folder.
     pub path: String,
@@ -98,6 +104,7 @@ pub struct ReadFileArgs {
 #[serde(deny_unknown_fields)]
 pub struct WriteFileArgs {
     /// The id start_computer returned.
+    #[serde(deserialize_with = "session_id")]
     pub session_id: String,
     /// The file to replace or create; missing folders are created.
     pub path: String,
@@ -109,6 +116,7 @@ pub struct WriteFileArgs {
 #[serde(deny_unknown_fields)]
 pub struct TransferArgs {
     /// The id start_computer returned.
+    #[serde(deserialize_with = "session_id")]
     pub session_id: String,
     /// `to_computer` copies host_path to computer_path; `from_computer` copies computer_path to host_path.
     pub direction: TransferDirection,
@@ -120,6 +128,23 @@ pub struct TransferArgs {
     /// Files and folders never take each other's place.
     #[serde(default)]
     pub overwrite: bool,
+}
+
+/// A session id as computerd makes them: a UUID in its hyphenated form.
+/// Checked before any request, because the id becomes part of a URL path
+/// where `../` or `?` would reach other routes.
+fn session_id<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    let text = String::deserialize(deserializer)?;
+    if text.len() == 36 && uuid::Uuid::try_parse(&text).is_ok() {
+        return Ok(text);
+    }
+    let mut shown: String = text.chars().take(40).collect();
+    if shown.len() < text.len() {
+        shown.push('…');
+    }
+    Err(serde::de::Error::custom(format!(
+        "{shown:?} is not a session id: use the session_id that start_computer returned (a UUID such as 0b8a3c1e-5f2d-4e7a-9c61-2d4f8e9a7b30)"
+    )))
 }
 
 /// Reads a tool's arguments, naming the field at fault on failure
@@ -151,7 +176,7 @@ mod tests {
     #[test]
     fn errors_name_the_field() {
         let e = parse::<ActArgs>(args(
-            json!({"session_id": "s", "actions": [{"type": "click", "x": "a", "y": 1}]}),
+            json!({"session_id": SID, "actions": [{"type": "click", "x": "a", "y": 1}]}),
         ))
         .unwrap_err();
         assert!(
@@ -161,7 +186,7 @@ mod tests {
         let e = parse::<StartComputerArgs>(args(json!({}))).unwrap_err();
         assert!(e.contains("title"), "{e}");
         let e = parse::<ShellArgs>(args(
-            json!({"session_id": "s", "command": "x", "colour": 1}),
+            json!({"session_id": SID, "command": "x", "colour": 1}),
         ))
         .unwrap_err();
         assert!(e.contains("colour"), "{e}");
@@ -170,14 +195,14 @@ mod tests {
     #[test]
     fn transfer_arguments_name_their_direction() {
         let a = parse::<TransferArgs>(args(json!({
-            "session_id": "s", "direction": "from_computer",
+            "session_id": SID, "direction": "from_computer",
             "host_path": "~/Downloads", "computer_path": "~/report.pdf"
         })))
         .unwrap();
         assert_eq!(a.direction, TransferDirection::FromComputer);
         assert!(!a.overwrite);
         let e = parse::<TransferArgs>(args(json!({
-            "session_id": "s", "direction": "sideways", "host_path": "a", "computer_path": "b"
+            "session_id": SID, "direction": "sideways", "host_path": "a", "computer_path": "b"
         })))
         .unwrap_err();
         assert!(
@@ -186,9 +211,37 @@ mod tests {
         );
     }
 
+    const SID: &str = "0b8a3c1e-5f2d-4e7a-9c61-2d4f8e9a7b30";
+
+    #[test]
+    fn session_ids_must_be_uuids() {
+        for bad in [
+            "../owners/host-1-deadbeef",
+            "../owners/host-1-deadbeef/heartbeat?",
+            "nope",
+            "{0b8a3c1e-5f2d-4e7a-9c61-2d4f8e9a7b30}",
+            "0b8a3c1e5f2d4e7a9c612d4f8e9a7b30",
+            "",
+        ] {
+            let e = parse::<SessionArgs>(args(json!({ "session_id": bad }))).unwrap_err();
+            assert!(
+                e.starts_with("`session_id`:") && e.contains("start_computer"),
+                "{bad}: {e}"
+            );
+        }
+        let e = parse::<TransferArgs>(args(json!({
+            "session_id": "a/../b", "direction": "from_computer",
+            "host_path": "x", "computer_path": "y"
+        })))
+        .unwrap_err();
+        assert!(e.starts_with("`session_id`:"), "{e}");
+        let a = parse::<SessionArgs>(args(json!({ "session_id": SID }))).unwrap();
+        assert_eq!(a.session_id, SID);
+    }
+
     #[test]
     fn defaults_apply() {
-        let a = parse::<ActArgs>(args(json!({"session_id": "s", "actions": []}))).unwrap();
+        let a = parse::<ActArgs>(args(json!({"session_id": SID, "actions": []}))).unwrap();
         assert!(a.observe);
         assert_eq!(a.settle_ms, 300);
     }

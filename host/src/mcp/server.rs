@@ -3,13 +3,18 @@
 use super::catalog;
 use super::result::error;
 use super::state::Host;
+use super::tools::ToolResult;
 use super::tools::{desktop, files, session, shell, transfer};
+use futures::FutureExt;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
+use std::any::Any;
+use std::future::Future;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 #[derive(Clone)]
@@ -84,16 +89,98 @@ impl ServerHandler for ComputerUseServer {
                 )),
             }
         };
-        // A cancelled call drops `run`, which stops what it started: an
-        // HTTP stream closes, a transfer removes its temporary files.
-        let outcome = tokio::select! {
-            outcome = run => outcome,
-            _ = context.ct.cancelled() => Err(format!("`{name}` was cancelled")),
+        Ok(settle(&name, run, context.ct.cancelled()).await.into())
+    }
+}
+
+/// Runs one tool call to its result. A cancelled call drops `run`, which
+/// stops what it started: an HTTP stream closes, a transfer removes its
+/// temporary files. A panic inside the tool becomes a tool error: rmcp
+/// sends no answer for a request whose handler panicked, so the call would
+/// otherwise hang.
+async fn settle(
+    name: &str,
+    run: impl Future<Output = ToolResult>,
+    cancelled: impl Future<Output = ()>,
+) -> CallToolResult {
+    let run = AssertUnwindSafe(run).catch_unwind();
+    let outcome = tokio::select! {
+        outcome = run => outcome.unwrap_or_else(|panic| Err(format!(
+            "`{name}` failed inside computer-use-mcp ({}); this is a bug, please report it. The MCP server keeps running; call the tool again or try another way",
+            panic_text(panic.as_ref())
+        ))),
+        _ = cancelled => Err(format!("`{name}` was cancelled")),
+    };
+    match outcome {
+        Ok(result) => result,
+        Err(message) => error(message),
+    }
+}
+
+/// What a panic said, when it said it as text.
+fn panic_text(payload: &(dyn Any + Send)) -> &str {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a panic")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::future::pending;
+
+    fn text(result: &CallToolResult) -> String {
+        serde_json::to_value(&result.content).unwrap().to_string()
+    }
+
+    #[tokio::test]
+    async fn a_panicking_tool_answers_with_an_error() {
+        let run = async {
+            let mtime = u64::MAX;
+            let _ = std::time::UNIX_EPOCH + std::time::Duration::from_secs(mtime);
+            Ok(error("unreachable"))
         };
-        Ok(match outcome {
-            Ok(result) => result,
-            Err(message) => error(message),
-        }
-        .into())
+        let result = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            settle("file_transfer", run, pending()),
+        )
+        .await
+        .expect("a panicking tool answers at once");
+        assert_eq!(result.is_error, Some(true));
+        let shown = text(&result);
+        assert!(
+            shown.contains("`file_transfer` failed inside computer-use-mcp")
+                && shown.contains("overflow"),
+            "{shown}"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_panic_on_a_blocking_thread_is_caught_too() {
+        let run = async {
+            tokio::task::spawn_blocking(|| -> ToolResult { panic!("unpacking blew up") })
+                .await
+                .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+        };
+        let result = settle("file_transfer", run, pending()).await;
+        assert!(
+            text(&result).contains("unpacking blew up"),
+            "{}",
+            text(&result)
+        );
+    }
+
+    #[tokio::test]
+    async fn results_and_cancellation_pass_through() {
+        let ok = settle("shell", async { Ok(error("e")) }, pending()).await;
+        assert!(text(&ok).contains('e'));
+        let cancelled = settle("shell", pending(), async {}).await;
+        assert!(
+            text(&cancelled).contains("`shell` was cancelled"),
+            "{}",
+            text(&cancelled)
+        );
     }
 }

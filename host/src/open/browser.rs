@@ -1,35 +1,153 @@
 //! Opening a link in the person's browser.
+//!
+//! No shell ever reads the link. On Windows that rules out `cmd /C start`:
+//! cmd splits a command line at `&` (which every viewer link with
+//! `&screen=N` holds) and runs what follows as commands, and Rust does not
+//! quote for cmd. The link goes to `ShellExecuteW` instead, which hands it
+//! to the default browser as one string.
 
 use std::process::{Command, Stdio};
 
-/// Opens `url` with the platform's opener: `open` on macOS, `start` on
-/// Windows, and `$BROWSER` or `xdg-open` elsewhere.
+/// How a link is opened on one OS.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Launch {
+    /// Run `program` with `args`, each passed as one argument, no shell.
+    Program { program: String, args: Vec<String> },
+    /// Windows: the shell's "open" verb on the link itself.
+    ShellOpen(String),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Os {
+    Mac,
+    Windows,
+    Other,
+}
+
+impl Os {
+    fn this() -> Os {
+        if cfg!(target_os = "macos") {
+            Os::Mac
+        } else if cfg!(windows) {
+            Os::Windows
+        } else {
+            Os::Other
+        }
+    }
+}
+
+/// `open` on macOS, `ShellExecuteW` on Windows, and `$BROWSER` (when set
+/// and not blank) or `xdg-open` elsewhere.
+fn launch_for(os: Os, url: &str, browser: Option<String>) -> Launch {
+    match os {
+        Os::Mac => Launch::Program {
+            program: "open".into(),
+            args: vec![url.into()],
+        },
+        Os::Windows => Launch::ShellOpen(url.into()),
+        Os::Other => Launch::Program {
+            program: browser
+                .filter(|b| !b.trim().is_empty())
+                .unwrap_or_else(|| "xdg-open".to_string()),
+            args: vec![url.into()],
+        },
+    }
+}
+
+/// Opens `url` with the platform's opener.
 pub fn open_url(url: &str) -> Result<(), String> {
-    let mut cmd = if cfg!(target_os = "macos") {
-        let mut c = Command::new("open");
-        c.arg(url);
-        c
-    } else if cfg!(windows) {
-        // `start` treats its first quoted argument as a window title.
-        let mut c = Command::new("cmd");
-        c.args(["/C", "start", "", url]);
-        c
-    } else {
-        let program = std::env::var("BROWSER")
-            .ok()
-            .filter(|b| !b.trim().is_empty())
-            .unwrap_or_else(|| "xdg-open".to_string());
-        let mut c = Command::new(program);
-        c.arg(url);
-        c
-    };
-    cmd.stdin(Stdio::null())
+    match launch_for(Os::this(), url, std::env::var("BROWSER").ok()) {
+        Launch::Program { program, args } => run(&program, &args),
+        Launch::ShellOpen(url) => shell_open(&url),
+    }
+}
+
+fn run(program: &str, args: &[String]) -> Result<(), String> {
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null());
-    let mut child = cmd
+        .stderr(Stdio::null())
         .spawn()
-        .map_err(|e| format!("could not run the browser opener: {e}; open the viewer link from start_computer by hand"))?;
+        .map_err(|e| format!("could not run the browser opener `{program}`: {e}; open the viewer link from start_computer by hand"))?;
     // Reap it without waiting here: opening never delays a tool call.
     std::thread::spawn(move || child.wait());
     Ok(())
+}
+
+#[cfg(windows)]
+fn shell_open(url: &str) -> Result<(), String> {
+    use windows_sys::Win32::UI::Shell::ShellExecuteW;
+    use windows_sys::Win32::UI::WindowsAndMessaging::SW_SHOWNORMAL;
+    let wide = |text: &str| -> Vec<u16> { text.encode_utf16().chain(Some(0)).collect() };
+    let (verb, file) = (wide("open"), wide(url));
+    // SAFETY: both strings are NUL-terminated UTF-16 that outlive the call;
+    // the null pointers are the documented "none" values.
+    let code = unsafe {
+        ShellExecuteW(
+            std::ptr::null_mut(),
+            verb.as_ptr(),
+            file.as_ptr(),
+            std::ptr::null(),
+            std::ptr::null(),
+            SW_SHOWNORMAL,
+        )
+    } as isize;
+    // Values above 32 mean success; the rest are error codes.
+    if code > 32 {
+        Ok(())
+    } else {
+        Err(format!("Windows could not open the link (ShellExecuteW error {code}); open the viewer link from start_computer by hand"))
+    }
+}
+
+#[cfg(not(windows))]
+fn shell_open(_: &str) -> Result<(), String> {
+    Err("ShellExecuteW exists only on Windows".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LINK: &str = "http://127.0.0.1:20900/#key=abcdefgh&screen=3";
+
+    #[test]
+    fn windows_hands_the_whole_link_to_the_shell_with_no_command_line() {
+        assert_eq!(
+            launch_for(Os::Windows, LINK, None),
+            Launch::ShellOpen(LINK.into())
+        );
+        // Even a link that cmd would split into commands stays one string.
+        let hostile = "http://127.0.0.1:1/#key=x&calc&screen=1";
+        assert_eq!(
+            launch_for(Os::Windows, hostile, Some("cmd /C".into())),
+            Launch::ShellOpen(hostile.into())
+        );
+    }
+
+    #[test]
+    fn mac_and_others_pass_the_link_as_one_argument() {
+        assert_eq!(
+            launch_for(Os::Mac, LINK, Some("firefox".into())),
+            Launch::Program {
+                program: "open".into(),
+                args: vec![LINK.into()]
+            }
+        );
+        assert_eq!(
+            launch_for(Os::Other, LINK, Some("firefox".into())),
+            Launch::Program {
+                program: "firefox".into(),
+                args: vec![LINK.into()]
+            }
+        );
+        assert_eq!(
+            launch_for(Os::Other, LINK, Some("  ".into())),
+            Launch::Program {
+                program: "xdg-open".into(),
+                args: vec![LINK.into()]
+            }
+        );
+    }
 }

@@ -64,6 +64,9 @@ impl Opener {
         screen: u8,
         vnc_viewer: Option<std::path::PathBuf>,
     ) -> Result<(), String> {
+        // Checked where it arrived too; the key goes into a link or a
+        // command line here, so check it once more.
+        computer_protocol::check_viewer_key(&target.key).map_err(|e| e.to_string())?;
         if mode == OpenMode::Vnc {
             match vnc::open(
                 target.port_base + u16::from(screen),

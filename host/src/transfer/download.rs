@@ -2,6 +2,7 @@
 
 use super::error::{chain, TransferError};
 use super::paths::{ends_with_separator, home, resolve_host_path, working_folder};
+use super::source_name::check_source_name;
 use super::Job;
 use computer_protocol::archive::{
     feed_pipe, plan, unpack, ChunkFeeder, Destination, UnpackOptions,
@@ -31,7 +32,9 @@ pub(super) async fn from_computer(
         )
         .await?;
 
-    // Refusals come before any data moves.
+    // Refusals come before any data moves. Only the name the agent typed
+    // may decide what is written on the host.
+    check_source_name(&job.req.computer_path, &source)?;
     let typed = &job.req.host_path;
     let destination = resolve_host_path(typed, home().as_deref(), &working_folder(typed)?)?;
     let target = {
@@ -81,7 +84,11 @@ pub(super) async fn from_computer(
         Ok(Ok(response)) => response,
     };
     if !response.status().is_success() {
-        return Err(job.client.error_of(&route, response).await.into());
+        return Err(job
+            .client
+            .error_of(&route, response, job.stall.0)
+            .await
+            .into());
     }
 
     let (feeder, reader) = feed_pipe();

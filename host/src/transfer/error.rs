@@ -23,6 +23,14 @@ pub enum TransferError {
     #[error(transparent)]
     Computer(#[from] ClientError),
 
+    /// computerd described another item than the one asked for.
+    #[error("the computer answered `computer_path` `{computer_path}` with `{answered}`, and {why}, so nothing was written; the computer may have been tampered with: check the path with list_files, or remove the container with `docker rm -f <name>` (its home volume stays) and call start_computer again")]
+    ForeignSource {
+        computer_path: String,
+        answered: String,
+        why: &'static str,
+    },
+
     #[error("no data moved for {secs} s, so the transfer was stopped after {}; files already complete stay, temporary files were removed. The computer may be overloaded or stopped (check `docker ps`); call file_transfer again", moved(.done))]
     Stalled { secs: u64, done: Done },
 

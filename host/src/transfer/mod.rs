@@ -9,6 +9,7 @@
 //!   stream them up.
 //! - `download`: `from_computer`: ask what the computer would send, check
 //!   the host destination, stream it down and unpack.
+//! - `source_name`: the computer's item name must be the one typed.
 //! - `stall`: no data moving for 60 s, or no answer 60 s after the last
 //!   data, fails the transfer.
 //! - `report`: what the agent gets back.
@@ -24,6 +25,7 @@ mod download;
 mod error;
 mod paths;
 mod report;
+mod source_name;
 mod stall;
 mod upload;
 

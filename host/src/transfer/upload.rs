@@ -4,6 +4,7 @@ use super::error::TransferError;
 use super::paths::{home, resolve_host_path, working_folder};
 use super::stall::{Movement, Stall};
 use super::Job;
+use crate::client::ClientError;
 use bytes::Bytes;
 use computer_protocol::archive::{chunk_pipe, describe_source, pack, ArchiveError};
 use computer_protocol::routes::{session_action, SessionRoute};
@@ -102,21 +103,24 @@ pub(super) async fn to_computer(job: &Job<'_>) -> Result<(String, TransferSummar
         // computerd answers a refusal at once, while the body may still be
         // streaming; stop it.
         stop.cancel();
-        return Err(job.client.error_of(&route, response).await.into());
+        return Err(job
+            .client
+            .error_of(&route, response, job.stall.0)
+            .await
+            .into());
     }
-    let summary: TransferSummary = match tokio::time::timeout(job.stall.0, response.json()).await {
-        Ok(Ok(summary)) => summary,
-        Ok(Err(e)) => {
-            return Err(job
-                .client
-                .transport_error(e, &route, job.stall.0, NOTHING_WRITTEN)
-                .into())
-        }
-        Err(_) => {
+    let summary: TransferSummary = match job
+        .client
+        .json_of(&route, response, job.stall.0, NOTHING_WRITTEN)
+        .await
+    {
+        Ok(summary) => summary,
+        Err(ClientError::Timeout { .. }) => {
             return Err(TransferError::NoAnswer {
                 secs: job.stall.secs(),
             })
         }
+        Err(e) => return Err(e.into()),
     };
     packing
         .await

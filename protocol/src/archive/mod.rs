@@ -30,6 +30,7 @@ pub mod plan;
 pub mod progress;
 pub mod temp;
 pub mod trailer;
+pub mod umask;
 pub mod unpack;
 
 pub use error::ArchiveError;

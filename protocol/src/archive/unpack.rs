@@ -22,6 +22,7 @@ use crate::transfer::{
     ItemKind, SkipKind, Skipped, Step, TransferSummary,
 };
 use std::cell::RefCell;
+use std::collections::HashSet;
 use std::ffi::OsString;
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
@@ -32,17 +33,31 @@ use std::rc::Rc;
 /// zeros); more is not a transfer.
 const TRAILING_BYTES_MAX: u64 = 1024 * 1024;
 
+/// Folders closed to the owner's writing whose mode waits for the end.
+/// Beyond this many, a folder keeps the owner's write permission, so a
+/// hostile archive of millions of such folders cannot grow the list.
+const DEFERRED_MODES_MAX: usize = 16 * 1024;
+
+/// Folders skipped for their name whose contents are dropped unlisted.
+/// Beyond this many, what they hold is skipped and listed entry by entry
+/// (the same name rule catches it), so the set stays bounded.
+const SKIPPED_FOLDERS_MAX: usize = 4 * 1024;
+
 #[derive(Debug, Clone, Copy, Default)]
 pub struct UnpackOptions {
     /// Skip, and list, names and symlinks that Windows rejects.
     pub windows_names: bool,
+    /// Permission bits cleared from every file and folder written, as tar
+    /// run by anyone but root does with the umask. 0 keeps the archive's.
+    pub umask: u32,
 }
 
 impl UnpackOptions {
-    /// The rules of the OS this runs on.
+    /// The rules of the OS this runs on, with this process's umask.
     pub fn for_this_os() -> UnpackOptions {
         UnpackOptions {
             windows_names: cfg!(windows),
+            umask: super::umask::process_umask(),
         }
     }
 }
@@ -70,8 +85,9 @@ pub fn unpack<R: Read>(
             ..TransferSummary::default()
         },
         root_done: false,
+        trailer_seen: false,
         verified: None,
-        skipped_folders: Vec::new(),
+        skipped_folders: HashSet::new(),
         deferred_modes: Vec::new(),
         buffer: vec![0; CHUNK_BYTES],
     };
@@ -132,13 +148,15 @@ struct Unpacker<'a> {
     summary: TransferSummary,
     /// The copied item's own entry was written.
     root_done: bool,
+    /// The sender's list of skipped entries arrived; a sender writes one.
+    trailer_seen: bool,
     /// The last folder known to be a real folder (not a symlink) all the way
     /// down from the target; entries come folder by folder, so this saves
     /// checking the same folders for every file.
     verified: Option<PathBuf>,
     /// Folders skipped for their name: what they hold is covered by their
     /// own listing.
-    skipped_folders: Vec<Vec<Vec<u8>>>,
+    skipped_folders: HashSet<Vec<Vec<u8>>>,
     /// Folders made without the owner's write permission get their mode at
     /// the end, so that their contents can be written first.
     deferred_modes: Vec<(PathBuf, u32)>,
@@ -156,10 +174,16 @@ impl Unpacker<'_> {
                 Seen::Extension => continue,
                 Seen::Global(trailer) => {
                     if let Some(trailer) = trailer {
+                        if std::mem::replace(&mut self.trailer_seen, true) {
+                            // Each list may be megabytes; only one is sent.
+                            return Err(
+                                self.bad("it holds more than one list of skipped entries".into())
+                            );
+                        }
                         for skipped in trailer.entries {
                             self.summary.skip(skipped);
                         }
-                        self.summary.skipped_more += trailer.more;
+                        self.summary.skip_unlisted(trailer.more);
                     }
                     continue;
                 }
@@ -196,9 +220,7 @@ impl Unpacker<'_> {
                 return Ok(());
             }
         };
-        if self.skipped_folders.iter().any(|folder| {
-            folder.len() < parts.len() && folder.iter().zip(&parts).all(|(a, b)| a == b)
-        }) {
+        if (1..parts.len()).any(|depth| self.skipped_folders.contains(&parts[..depth])) {
             return Ok(());
         }
         let kind = match header_kind {
@@ -232,8 +254,8 @@ impl Unpacker<'_> {
         };
         if self.options.windows_names {
             if let Some(problem) = parts.iter().find_map(|part| windows_name_problem(part)) {
-                if kind == Kind::Folder {
-                    self.skipped_folders.push(parts.clone());
+                if kind == Kind::Folder && self.skipped_folders.len() < SKIPPED_FOLDERS_MAX {
+                    self.skipped_folders.insert(parts.clone());
                 }
                 self.skip(&raw, SkipKind::WindowsName, problem.to_string());
                 return Ok(());
@@ -357,11 +379,12 @@ impl Unpacker<'_> {
     fn make_folder(&mut self, path: &Path, mode: Option<u32>) -> Result<(), ArchiveError> {
         fs::create_dir(path).map_err(|e| self.failed(path, "create the folder", e))?;
         if let Some(mode) = mode {
-            let mode = safe_mode(mode);
-            if mode & 0o700 == 0o700 {
-                set_mode(path, mode).map_err(|e| self.failed(path, "set the mode of", e))?;
-            } else {
+            let mut mode = self.safe_mode(mode);
+            if mode & 0o700 != 0o700 && self.deferred_modes.len() < DEFERRED_MODES_MAX {
                 self.deferred_modes.push((path.to_path_buf(), mode));
+            } else {
+                mode |= 0o700;
+                set_mode(path, mode).map_err(|e| self.failed(path, "set the mode of", e))?;
             }
         }
         Ok(())
@@ -442,7 +465,7 @@ impl Unpacker<'_> {
                 path.display()
             )));
         }
-        finish_file(&file, safe_mode(mode), mtime)
+        finish_file(&file, self.safe_mode(mode), mtime)
             .map_err(|e| self.failed(path, "set the mode of", e))?;
         drop(file);
         temp.rename_to(path)
@@ -579,6 +602,14 @@ impl Unpacker<'_> {
         }
     }
 
+    /// Permission bits and the sticky bit, less the umask; set-user-id and
+    /// set-group-id are dropped. This is what a tar run by anyone but root
+    /// does, so a copy never grants more than the files it came from to
+    /// whoever runs it, nor more than the person's umask allows.
+    fn safe_mode(&self, mode: u32) -> u32 {
+        mode & 0o1777 & !self.options.umask
+    }
+
     fn join(&self, parts: &[Vec<u8>]) -> PathBuf {
         let mut path = self.target.path.clone();
         for part in parts {
@@ -622,13 +653,6 @@ fn parent(path: &Path) -> &Path {
     path.parent().unwrap_or(Path::new("/"))
 }
 
-/// Permission bits and the sticky bit; set-user-id and set-group-id are
-/// dropped, as a tar run by anyone but root does, so a copy never grants
-/// more than the files it came from to whoever runs it.
-fn safe_mode(mode: u32) -> u32 {
-    mode & 0o1777
-}
-
 #[cfg(unix)]
 fn os_part(part: &[u8]) -> OsString {
     use std::os::unix::ffi::OsStrExt;
@@ -667,7 +691,12 @@ fn finish_file(file: &File, mode: u32, mtime: Option<u64>) -> io::Result<()> {
     if let Some(mtime) = mtime {
         // The time is a courtesy; a filesystem that refuses it still has
         // the right content.
-        let _ = file.set_modified(std::time::UNIX_EPOCH + std::time::Duration::from_secs(mtime));
+        // A hostile sender's time can be near u64::MAX seconds, which no
+        // `SystemTime` holds; such a time is left out.
+        if let Some(time) = std::time::UNIX_EPOCH.checked_add(std::time::Duration::from_secs(mtime))
+        {
+            let _ = file.set_modified(time);
+        }
     }
     Ok(())
 }

@@ -106,20 +106,49 @@ pub struct TransferSummary {
 /// folder of a million sockets cannot make a reply of a million lines.
 pub const SKIPPED_LISTED_MAX: usize = 1000;
 
+/// Bytes kept of a skipped entry's `path` and `reason`; the rest is cut,
+/// so a sender's list cannot hold more than a few megabytes in all.
+pub const SKIPPED_TEXT_MAX_BYTES: usize = 1024;
+
 impl TransferSummary {
-    /// Adds a skipped entry, or counts it once the list is full.
+    /// Adds a skipped entry, its texts cut to [`SKIPPED_TEXT_MAX_BYTES`],
+    /// or counts it once the list is full.
     pub fn skip(&mut self, skipped: Skipped) {
         if self.skipped.len() < SKIPPED_LISTED_MAX {
-            self.skipped.push(skipped);
+            self.skipped.push(Skipped {
+                path: cut(skipped.path),
+                kind: skipped.kind,
+                reason: cut(skipped.reason),
+            });
         } else {
-            self.skipped_more += 1;
+            self.skipped_more = self.skipped_more.saturating_add(1);
         }
+    }
+
+    /// Counts `more` skipped entries that are not listed.
+    pub fn skip_unlisted(&mut self, more: u64) {
+        self.skipped_more = self.skipped_more.saturating_add(more);
     }
 
     /// Every skipped entry, listed or not.
     pub fn skipped_total(&self) -> u64 {
-        self.skipped.len() as u64 + self.skipped_more
+        (self.skipped.len() as u64).saturating_add(self.skipped_more)
     }
+}
+
+/// `text` cut to at most [`SKIPPED_TEXT_MAX_BYTES`] on a character
+/// boundary, with `…` saying it was cut.
+fn cut(mut text: String) -> String {
+    if text.len() <= SKIPPED_TEXT_MAX_BYTES {
+        return text;
+    }
+    let mut end = SKIPPED_TEXT_MAX_BYTES - '…'.len_utf8();
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text.truncate(end);
+    text.push('…');
+    text
 }
 
 /// One entry a transfer left out.
@@ -153,4 +182,42 @@ pub enum SkipKind {
     Refused,
     /// An archive entry of a kind no transfer writes.
     Unsupported,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn skipped(path: String, reason: String) -> Skipped {
+        Skipped {
+            path,
+            kind: SkipKind::Pipe,
+            reason,
+        }
+    }
+
+    #[test]
+    fn skipped_texts_are_cut() {
+        let mut summary = TransferSummary::default();
+        summary.skip(skipped("é".repeat(10_000), "a".repeat(16 << 20)));
+        summary.skip(skipped("p".into(), "short".into()));
+        let first = &summary.skipped[0];
+        assert!(
+            first.path.len() <= SKIPPED_TEXT_MAX_BYTES,
+            "{}",
+            first.path.len()
+        );
+        assert!(first.reason.len() <= SKIPPED_TEXT_MAX_BYTES);
+        assert!(first.path.ends_with('…') && first.reason.ends_with('…'));
+        assert_eq!(summary.skipped[1], skipped("p".into(), "short".into()));
+    }
+
+    #[test]
+    fn counts_never_overflow() {
+        let mut summary = TransferSummary::default();
+        summary.skip_unlisted(u64::MAX - 1);
+        summary.skip_unlisted(u64::MAX);
+        assert_eq!(summary.skipped_more, u64::MAX);
+        assert_eq!(summary.skipped_total(), u64::MAX);
+    }
 }

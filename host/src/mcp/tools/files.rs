@@ -118,9 +118,34 @@ pub async fn write_file(host: &Host, arguments: Option<JsonObject>) -> ToolResul
         path: a.path,
         content: a.content,
     };
+    // Refused here, before 10 MB or more cross the wire.
+    if let Some(problem) = req.size_problem() {
+        return Err(problem);
+    }
     let r: WriteFileResponse = post(host, &a.session_id, SessionRoute::WriteFile, &req).await?;
     Ok(structured(
         format!("Wrote {} bytes to {}", r.bytes, r.path),
         &r,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn oversized_content_is_refused_before_any_request() {
+        // No computer is connected: reaching the client would fail with
+        // "call start_computer first" instead.
+        let host = Host::new();
+        let args = serde_json::json!({
+            "session_id": "0b8a3c1e-5f2d-4e7a-9c61-2d4f8e9a7b30",
+            "path": "big.txt",
+            "content": "x".repeat(computer_protocol::limits::WRITE_MAX_BYTES + 1),
+        });
+        let e = write_file(&host, args.as_object().cloned())
+            .await
+            .unwrap_err();
+        assert!(e.contains("(10 MB) limit of `write_file`"), "{e}");
+    }
 }

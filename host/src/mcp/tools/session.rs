@@ -5,8 +5,8 @@ use crate::mcp::args::{parse, SessionArgs, StartComputerArgs};
 use crate::mcp::result::structured;
 use crate::mcp::state::Host;
 use computer_protocol::{
-    routes, ComputerInfo, CreateSessionRequest, CreateSessionResponse, EndSessionResponse,
-    SessionId,
+    check_viewer_key, routes, ComputerInfo, CreateSessionRequest, CreateSessionResponse,
+    EndSessionResponse, SessionId,
 };
 use reqwest::Method;
 use rmcp::model::JsonObject;
@@ -36,6 +36,9 @@ pub async fn start_computer(host: &Host, arguments: Option<JsonObject>) -> ToolR
         )
         .await
         .map_err(|e| e.to_string())?;
+    // The key goes into links and command lines (the browser opener, the
+    // VNC viewer); a tampered computer must not choose what they run.
+    check_viewer_key(&info.viewer_key).map_err(|e| e.to_string())?;
     let created: CreateSessionResponse = client
         .call(
             Method::POST,

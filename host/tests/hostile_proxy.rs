@@ -1,0 +1,57 @@
+//! Finding 2: computerd's client never goes through `HTTP_PROXY` or
+//! `ALL_PROXY`, which would see the token and everything sent. Its own
+//! test binary, because the proxy variables it sets apply to the whole
+//! process.
+
+use axum::routing::get;
+use axum::Router;
+use computer_use_mcp::client::ComputerdClient;
+use serde_json::json;
+use std::time::Duration;
+
+#[tokio::test]
+async fn the_computer_is_called_directly_whatever_the_proxy_settings() {
+    let proxy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    proxy.set_nonblocking(true).unwrap();
+    let proxy_url = format!("http://{}", proxy.local_addr().unwrap());
+    for var in ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"] {
+        std::env::set_var(var, &proxy_url);
+    }
+    for var in ["NO_PROXY", "no_proxy"] {
+        std::env::remove_var(var);
+    }
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let router = Router::new().route(
+        "/v1/computer",
+        get(|| async { axum::Json(json!({"answered": "directly"})) }),
+    );
+    tokio::spawn(async move { axum::serve(listener, router).await });
+
+    let client = ComputerdClient::new(url.clone(), "secret-token".into(), "cu-stub".into());
+    let answer = client
+        .call::<(), serde_json::Value>(
+            reqwest::Method::GET,
+            "/v1/computer",
+            None,
+            Duration::from_secs(3),
+            "nothing",
+        )
+        .await;
+    // The call has returned: a proxied request would have connected by now.
+    assert!(
+        matches!(proxy.accept(), Err(ref e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "the proxy received a connection (and the token)"
+    );
+    assert_eq!(answer.unwrap()["answered"], "directly");
+
+    // The Docker side's probe too.
+    let e = computer_use_mcp::docker::viewer_key("cu-stub", &url, "secret-token")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(proxy.accept(), Err(ref e) if e.kind() == std::io::ErrorKind::WouldBlock),
+        "the proxy received the probe's connection: {e}"
+    );
+}
