@@ -9,10 +9,13 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-/// Lower-case letters and digits without look-alikes (0/o, 1/l), so a key read
-/// off a log can be typed back.
-const ALPHABET: &[u8] = b"abcdefghijkmnpqrstuvwxyz23456789";
-const KEY_LEN: usize = 8;
+use computer_protocol::viewer::{
+    is_valid_viewer_key as is_valid, VIEWER_KEY_ALPHABET, VIEWER_KEY_LEN,
+};
+
+/// One rule for both sides: the host refuses any other key it is sent.
+const ALPHABET: &[u8] = VIEWER_KEY_ALPHABET.as_bytes();
+const KEY_LEN: usize = VIEWER_KEY_LEN;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ViewerKeyError {
@@ -70,10 +73,6 @@ impl ViewerKey {
             vnc_password_file,
         })
     }
-}
-
-fn is_valid(key: &str) -> bool {
-    key.len() == KEY_LEN && key.bytes().all(|b| ALPHABET.contains(&b))
 }
 
 fn generate() -> String {

@@ -109,7 +109,10 @@ impl ComputerdClient {
         let http = loopback_http()
             .connect_timeout(Duration::from_secs(5))
             // Idle keep-alive connections make repeated calls fast.
-            .pool_idle_timeout(Duration::from_secs(60))
+            // computerd closes a connection that sends no request head for
+            // 15 s; dropping idle ones first keeps a request from racing
+            // that close.
+            .pool_idle_timeout(Duration::from_secs(5))
             .build()
             .expect("an HTTP client without TLS always builds");
         ComputerdClient {

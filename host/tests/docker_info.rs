@@ -125,7 +125,10 @@ async fn prints_what_it_knows_when_docker_is_unreachable() {
         lines[0],
         format!("computer-use-mcp {} (dev build)", env!("CARGO_PKG_VERSION"))
     );
-    assert_eq!(lines[1], "image:    computer-use-mcp:dev", "the dev default");
+    assert_eq!(
+        lines[1], "image:    computer-use-mcp:dev",
+        "the dev default"
+    );
     assert_eq!(
         lines[2],
         format!("docker:   `unix://{}` (from DOCKER_HOST)", socket.display())

@@ -88,8 +88,9 @@ pub enum Startup {
     AlreadyRunning,
 }
 
-/// A running computer whose computerd answered its health probe.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// A running computer whose computerd answered its health probe. `Debug`
+/// leaves the token out, so no log line or panic message can carry it.
+#[derive(Clone, PartialEq, Eq)]
 pub struct Computer {
     /// Container name.
     pub name: String,
@@ -115,6 +116,27 @@ pub struct Computer {
     pub viewer_key: Option<String>,
 }
 
+impl fmt::Debug for Computer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Computer")
+            .field("name", &self.name)
+            .field("id", &self.id)
+            .field("image", &self.image)
+            .field("image_version", &self.image_version)
+            .field("state", &self.state)
+            .field("startup", &self.startup)
+            .field("upgrade_pending", &self.upgrade_pending)
+            .field("api_url", &self.api_url)
+            .field("token", &"<redacted>")
+            .field("port_base", &self.port_base)
+            .field(
+                "viewer_key",
+                &self.viewer_key.as_ref().map(|_| "<redacted>"),
+            )
+            .finish()
+    }
+}
+
 impl Computer {
     /// `http://127.0.0.1:<base>/#key=<key>`, once the key is known.
     pub fn viewer_url(&self) -> Option<String> {
@@ -130,8 +152,8 @@ pub fn viewer_url(port_base: u16, key: &str) -> String {
 }
 
 /// What Docker says about an existing computer container. Reading it changes
-/// nothing.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// nothing. `Debug` leaves the token out.
+#[derive(Clone, PartialEq, Eq)]
 pub struct FoundComputer {
     pub id: String,
     pub name: String,
@@ -152,6 +174,24 @@ pub struct FoundComputer {
     pub api_port: Option<u16>,
     /// The named volume on `/home/computer`.
     pub volume: Option<String>,
+}
+
+impl fmt::Debug for FoundComputer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FoundComputer")
+            .field("id", &self.id)
+            .field("name", &self.name)
+            .field("state", &self.state)
+            .field("status", &self.status)
+            .field("exit_code", &self.exit_code)
+            .field("image", &self.image)
+            .field("version", &self.version)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field("port_base", &self.port_base)
+            .field("api_port", &self.api_port)
+            .field("volume", &self.volume)
+            .finish()
+    }
 }
 
 impl FoundComputer {
@@ -634,5 +674,45 @@ fn busy_fix(status: &str, name: &str) -> Option<String> {
         Some("wait a moment and call start_computer again".to_string())
     } else {
         None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_leaves_the_token_and_the_key_out() {
+        let computer = Computer {
+            name: "computer-use".into(),
+            id: "abc".into(),
+            image: "computer-use-mcp:dev".into(),
+            image_version: None,
+            state: ComputerState::Running,
+            startup: Startup::Created,
+            upgrade_pending: false,
+            api_url: "http://127.0.0.1:1".into(),
+            token: "secret-token-0123456789".into(),
+            port_base: 20900,
+            viewer_key: Some("abcdefgh".into()),
+        };
+        let found = FoundComputer {
+            id: "abc".into(),
+            name: "computer-use".into(),
+            state: ComputerState::Running,
+            status: "running".into(),
+            exit_code: None,
+            image: "computer-use-mcp:dev".into(),
+            version: None,
+            token: Some("secret-token-0123456789".into()),
+            port_base: Some(20900),
+            api_port: Some(1),
+            volume: None,
+        };
+        for text in [format!("{computer:?}"), format!("{found:?}")] {
+            assert!(!text.contains("secret-token"), "{text}");
+            assert!(!text.contains("abcdefgh"), "{text}");
+            assert!(text.contains("<redacted>"), "{text}");
+        }
     }
 }
