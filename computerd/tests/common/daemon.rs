@@ -234,6 +234,52 @@ impl Daemon {
         .await
     }
 
+    /// The screen numbers the session list shows, sorted.
+    pub async fn listed_screens(&self) -> Vec<u64> {
+        let (_, list) = self.call("GET", "/v1/sessions", None).await;
+        let mut numbers: Vec<u64> = list["sessions"]
+            .as_array()
+            .expect("sessions")
+            .iter()
+            .filter_map(|s| s["screen"].as_u64())
+            .collect();
+        numbers.sort();
+        numbers
+    }
+
+    /// The screen numbers (display minus base) of every Xvnc running on this
+    /// daemon's display range, sorted: open screens and orphans alike.
+    pub fn running_xvnc_screens(&self) -> Vec<u64> {
+        let mut numbers: Vec<u64> = super::processes::command_lines()
+            .into_iter()
+            .filter(|args| args.first().is_some_and(|a| a.ends_with("Xvnc")))
+            .filter_map(|args| args.get(1)?.strip_prefix(':')?.parse::<u32>().ok())
+            .filter(|n| (self.display_base + 1..=self.display_base + 16).contains(n))
+            .map(|n| u64::from(n - self.display_base))
+            .collect();
+        numbers.sort();
+        numbers
+    }
+
+    /// Sends `method path` with the token and a JSON body over a raw TCP
+    /// connection, and hangs up `after` that without reading the answer: a
+    /// client that gave up (the user pressed Esc, the host exited).
+    pub async fn send_and_hang_up(&self, method: &str, path: &str, body: &str, after: Duration) {
+        use tokio::io::AsyncWriteExt;
+        let addr = self.base_url.trim_start_matches("http://");
+        let mut tcp = tokio::net::TcpStream::connect(addr)
+            .await
+            .expect("computerd accepts");
+        let request = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        tcp.write_all(request.as_bytes()).await.expect("request");
+        tokio::time::sleep(after).await;
+        drop(tcp);
+    }
+
     /// Sends SIGTERM and waits for a clean exit.
     pub fn stop(&mut self) -> Option<std::process::ExitStatus> {
         // SAFETY: signalling our own child.

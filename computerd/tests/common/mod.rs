@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod daemon;
+pub mod processes;
 pub mod viewer;
 pub mod wait;
 
