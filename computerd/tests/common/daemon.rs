@@ -23,6 +23,8 @@ pub struct Daemon {
     /// The viewer's bound address, `127.0.0.1:<port>`.
     pub viewer_addr: String,
     pub home: TempDir,
+    /// Fluxbox's settings, apart from the home that file tests list.
+    _fluxbox: TempDir,
     pub display_base: u32,
     pub rfb_port_base: u16,
     client: Client,
@@ -79,6 +81,8 @@ impl Daemon {
     pub async fn start_with(options: DaemonOptions) -> Daemon {
         super::require_x_programs();
         let home = tempfile::tempdir().expect("temp home");
+        let fluxbox = tempfile::tempdir().expect("temp fluxbox settings");
+        super::fluxbox_config::write_home_overlay(home.path());
         let (display_base, rfb_port_base) = loop {
             let display_base = free_display_base();
             if let Some(ports) = rfb_port_base_for(display_base) {
@@ -93,9 +97,11 @@ impl Daemon {
             .env("COMPUTERD_DISPLAY_BASE", display_base.to_string())
             .env("COMPUTERD_RFB_PORT_BASE", rfb_port_base.to_string())
             .env("COMPUTERD_RFB_INTERFACE", "127.0.0.1")
+            // The computer's own Fluxbox settings; Fluxbox's defaults pop up
+            // an `xmessage` that steals the focus (see `fluxbox_config`).
             .env(
                 "COMPUTERD_FLUXBOX_DIR",
-                home.path().join("no-fluxbox-config"),
+                super::fluxbox_config::write_to(fluxbox.path()),
             )
             .env("COMPUTER_USE_SCREEN_SIZE", "1280x800")
             .env("COMPUTERD_VIEWER_LISTEN", "127.0.0.1:0")
@@ -135,6 +141,7 @@ impl Daemon {
             base_url: format!("http://{addr}"),
             viewer_addr: viewer.expect("viewer address"),
             home,
+            _fluxbox: fluxbox,
             display_base,
             rfb_port_base,
             client: Client::builder()

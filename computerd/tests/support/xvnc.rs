@@ -159,11 +159,16 @@ impl Xvnc {
         Program { child }
     }
 
-    /// Starts Fluxbox and waits until it manages the screen (it has set
+    /// Starts Fluxbox with the computer's own settings (see
+    /// `fluxbox_config`) and waits until it manages the screen (it has set
     /// `_NET_SUPPORTING_WM_CHECK` on the root window).
     pub fn start_fluxbox(&self, display: &Display) -> Program {
         use x11rb::protocol::xproto::{AtomEnum, ConnectionExt as _};
-        let wm = self.spawn(self.command("fluxbox"));
+        let settings = super::fluxbox_config::write_to(&self.home.path().join("fluxbox-settings"));
+        super::fluxbox_config::write_home_overlay(self.home.path());
+        let mut fluxbox = self.command("fluxbox");
+        fluxbox.arg("-rc").arg(settings.join("init"));
+        let wm = self.spawn(fluxbox);
         let check = display
             .conn
             .intern_atom(false, b"_NET_SUPPORTING_WM_CHECK")
