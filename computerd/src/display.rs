@@ -58,10 +58,15 @@ impl Display {
         }
     }
 
-    /// One attempt to connect to `:number`. Blocks while a server that
-    /// accepted the socket is still starting up.
+    /// One attempt to connect to `:number`, through its Unix socket only.
+    /// Blocks while a server that accepted the socket is still starting up.
+    ///
+    /// `:N` would also try TCP `localhost:6000+N` when the socket is not
+    /// there yet (as it is not, just after Xvnc starts): whatever listens on
+    /// that port (another daemon's VNC port, a program of the agent) would
+    /// be taken for the screen's X server.
     pub fn connect_once(number: u32) -> Result<Display, x11rb::errors::ConnectError> {
-        let (conn, screen_num) = x11rb::connect(Some(&format!(":{number}")))?;
+        let (conn, screen_num) = x11rb::connect(Some(&format!("unix/:{number}")))?;
         let screen = &conn.setup().roots[screen_num];
         let (root, width, height) = (screen.root, screen.width_in_pixels, screen.height_in_pixels);
         Ok(Display {

@@ -3,7 +3,6 @@
 //! pointer events, and window focus. Each test owns its display.
 
 mod support {
-    pub mod fluxbox_config;
     pub mod xvnc;
 }
 

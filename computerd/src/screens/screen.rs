@@ -148,6 +148,7 @@ impl Screen {
         size: ScreenSize,
         paths: &ScreenPaths,
     ) -> Result<Screen, ScreenError> {
+        let started = Instant::now();
         let mut last_failure = None;
         loop {
             let slot = match pool.reserve() {
@@ -164,7 +165,11 @@ impl Screen {
                 }
             };
             match Screen::open(slot, size, paths).await {
-                Err(e) if e.is_display_fault() => {
+                // Quick failures (a held display, a taken port) go on
+                // through every number; slow ones (no X connection in 10 s)
+                // say something is wrong beyond one display, and the call
+                // must end some time.
+                Err(e) if e.is_display_fault() && started.elapsed() < XVNC_READY_WAIT => {
                     tracing::warn!("{e}; trying the next screen number");
                     last_failure = Some(e);
                 }

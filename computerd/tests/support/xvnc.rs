@@ -4,6 +4,9 @@
 //! it, stopped on drop, and polling with a deadline.
 #![allow(dead_code)]
 
+#[path = "fluxbox_config.rs"]
+mod fluxbox_config;
+
 use computerd::display::Display;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -164,8 +167,8 @@ impl Xvnc {
     /// `_NET_SUPPORTING_WM_CHECK` on the root window).
     pub fn start_fluxbox(&self, display: &Display) -> Program {
         use x11rb::protocol::xproto::{AtomEnum, ConnectionExt as _};
-        let settings = super::fluxbox_config::write_to(&self.home.path().join("fluxbox-settings"));
-        super::fluxbox_config::write_home_overlay(self.home.path());
+        let settings = fluxbox_config::write_to(&self.home.path().join("fluxbox-settings"));
+        fluxbox_config::write_home_overlay(self.home.path());
         let mut fluxbox = self.command("fluxbox");
         fluxbox.arg("-rc").arg(settings.join("init"));
         let wm = self.spawn(fluxbox);
