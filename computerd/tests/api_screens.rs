@@ -179,6 +179,11 @@ async fn an_end_cut_short_still_closes_the_screen_and_frees_its_number() {
     .await;
     no_stray_xvnc(&d).await;
     assert_eq!(d.running_xvnc_screens(), Vec::<u64>::new());
+    // Stopped with SIGTERM (which removes the lock), not left behind.
+    let lock = format!("/tmp/.X{}-lock", d.display_base + 1);
+    assert!(!std::path::Path::new(&lock).exists(), "{lock} is gone");
     let b = d.create_session("after").await;
-    assert_eq!(d.open_screen(&b).await, 1, "the number is reused cleanly");
+    let (status, v) = observe(&d, &b).await;
+    assert_eq!(status, StatusCode::OK, "{v}");
+    no_stray_xvnc(&d).await;
 }

@@ -65,6 +65,15 @@ impl Supervised {
             .unwrap_or_default()
     }
 
+    /// The last `lines` lines of stderr once the child has exited: waits
+    /// (up to `limit`) for what is still in the pipe.
+    pub async fn last_words(&self, lines: usize, limit: Duration) -> String {
+        if let Some(tail) = &self.stderr {
+            tail.wait_closed(limit).await;
+        }
+        self.stderr_tail(lines)
+    }
+
     /// Resolves once the child has exited (or its watcher is gone).
     pub fn exited(&self) -> impl Future<Output = ()> + Send + 'static {
         let mut rx = self.exit.clone();

@@ -3,7 +3,9 @@
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::sync::watch;
 
 /// Bytes kept: enough for the dozen lines an X server prints before it
 /// gives up, small enough to keep for every screen.
@@ -12,15 +14,30 @@ pub const TAIL_BYTES: usize = 4096;
 /// The end of a child's output, filled by a task that reads the pipe until
 /// it closes. Reading never stops early: a child blocked on a full pipe would
 /// hang.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct OutputTail {
     bytes: Arc<Mutex<VecDeque<u8>>>,
+    /// True once the pipe reached its end (the child and its heirs closed it).
+    closed: watch::Receiver<bool>,
+}
+
+impl Default for OutputTail {
+    fn default() -> Self {
+        OutputTail {
+            bytes: Arc::default(),
+            closed: watch::channel(true).1,
+        }
+    }
 }
 
 impl OutputTail {
     /// Reads `pipe` to its end in a task, keeping the last [`TAIL_BYTES`].
     pub fn follow(pipe: impl AsyncRead + Unpin + Send + 'static) -> OutputTail {
-        let tail = OutputTail::default();
+        let (closing, closed) = watch::channel(false);
+        let tail = OutputTail {
+            bytes: Arc::default(),
+            closed,
+        };
         let filling = tail.clone();
         tokio::spawn(async move {
             let mut pipe = pipe;
@@ -28,8 +45,16 @@ impl OutputTail {
             while let Ok(n @ 1..) = pipe.read(&mut buf).await {
                 filling.push(&buf[..n]);
             }
+            let _ = closing.send(true);
         });
         tail
+    }
+
+    /// Waits up to `limit` for the pipe to reach its end: a child that just
+    /// exited may have last words still in the pipe.
+    pub async fn wait_closed(&self, limit: Duration) {
+        let mut closed = self.closed.clone();
+        let _ = tokio::time::timeout(limit, closed.wait_for(|c| *c)).await;
     }
 
     fn push(&self, data: &[u8]) {

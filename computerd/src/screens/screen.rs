@@ -84,10 +84,13 @@ impl ScreenError {
     }
 }
 
-/// What Xvnc said last, on one line, for an error message. X servers frame
+/// What Xvnc said last, on one line, for an error message. Called once it
+/// has exited, so its last words may still be in the pipe. X servers frame
 /// their errors with bare `(EE)` lines; those carry nothing.
-fn said(xvnc: &Supervised) -> String {
-    let tail = xvnc.stderr_tail(XVNC_OUTPUT_LINES * 2);
+async fn said(xvnc: &Supervised) -> String {
+    let tail = xvnc
+        .last_words(XVNC_OUTPUT_LINES * 2, Duration::from_secs(1))
+        .await;
     let lines: Vec<&str> = tail
         .lines()
         .map(|line| line.trim_start_matches("(EE)").trim())
@@ -226,16 +229,16 @@ impl Screen {
             source,
         })?;
         let started = Instant::now();
-        let exited = |xvnc: &Supervised, status: String| ScreenError::XvncExited {
+        let exited = |output: String, status: String| ScreenError::XvncExited {
             screen: number,
             display: display_number,
             rfb_port,
             status,
-            output: said(xvnc),
+            output,
         };
         loop {
             if let Some(status) = xvnc.exit_status() {
-                return Err(exited(&xvnc, status));
+                return Err(exited(said(&xvnc).await, status));
             }
             let attempt =
                 tokio::task::spawn_blocking(move || Display::connect_once(display_number))
@@ -250,7 +253,7 @@ impl Screen {
                     // and Xvnc's start, and answered on the same socket; ours
                     // then exits on its own, saying why.
                     if let Some(status) = xvnc.wait_exit(Duration::from_secs(1)).await {
-                        return Err(exited(&xvnc, status));
+                        return Err(exited(said(&xvnc).await, status));
                     }
                     let owner = lock_owner(display_number).unwrap_or(0);
                     xvnc.stop(Duration::from_secs(2)).await;
@@ -266,7 +269,7 @@ impl Screen {
                         display: display_number,
                         waited: started.elapsed(),
                         last: e.to_string(),
-                        output: said(&xvnc),
+                        output: said(&xvnc).await,
                     });
                 }
                 Err(_) => {
