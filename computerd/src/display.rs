@@ -39,25 +39,13 @@ impl std::fmt::Debug for Display {
 }
 
 impl Display {
-    /// Connects to `:number`, retrying until `deadline` passes: a freshly
+    /// Connects to `:number`, retrying until `wait` has passed: a freshly
     /// started Xvnc takes a moment before its socket accepts.
     pub fn connect(number: u32, wait: Duration) -> Result<Display, DisplayError> {
         let started = Instant::now();
-        let name = format!(":{number}");
         loop {
-            match x11rb::connect(Some(&name)) {
-                Ok((conn, screen_num)) => {
-                    let screen = &conn.setup().roots[screen_num];
-                    let (root, width, height) =
-                        (screen.root, screen.width_in_pixels, screen.height_in_pixels);
-                    return Ok(Display {
-                        number,
-                        conn,
-                        root,
-                        width,
-                        height,
-                    });
-                }
+            match Display::connect_once(number) {
+                Ok(display) => return Ok(display),
                 Err(e) if started.elapsed() >= wait => {
                     return Err(DisplayError::NotReady {
                         number,
@@ -68,6 +56,26 @@ impl Display {
                 Err(_) => std::thread::sleep(Duration::from_millis(20)),
             }
         }
+    }
+
+    /// One attempt to connect to `:number`, through its Unix socket only.
+    /// Blocks while a server that accepted the socket is still starting up.
+    ///
+    /// `:N` would also try TCP `localhost:6000+N` when the socket is not
+    /// there yet (as it is not, just after Xvnc starts): whatever listens on
+    /// that port (another daemon's VNC port, a program of the agent) would
+    /// be taken for the screen's X server.
+    pub fn connect_once(number: u32) -> Result<Display, x11rb::errors::ConnectError> {
+        let (conn, screen_num) = x11rb::connect(Some(&format!("unix/:{number}")))?;
+        let screen = &conn.setup().roots[screen_num];
+        let (root, width, height) = (screen.root, screen.width_in_pixels, screen.height_in_pixels);
+        Ok(Display {
+            number,
+            conn,
+            root,
+            width,
+            height,
+        })
     }
 
     /// True when `(x, y)` is on the screen.

@@ -344,3 +344,33 @@ async fn ending_an_owner_ends_all_its_sessions_at_once() {
     let (_, list) = d.call("GET", "/v1/sessions", None).await;
     assert_eq!(list["sessions"].as_array().unwrap().len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ending_a_session_kills_its_running_commands() {
+    let d = Daemon::start().await;
+    let sid = d.create_session("long command").await;
+    // A duration no other process uses, to find this one in /proc.
+    let seconds = format!("{}.{}", 300 + std::process::id() % 600, 7);
+    let command = format!("sleep {seconds}; echo finished");
+    let sleeping = ["sleep", seconds.as_str()];
+    let shell_path = format!("/v1/sessions/{sid}/shell");
+    let ((status, answer), ()) = tokio::join!(
+        d.post(&shell_path, json!({"command": command, "timeout": 60})),
+        async {
+            wait_until("the command to run", Duration::from_secs(10), || async {
+                common::processes::running(&sleeping).then_some(())
+            })
+            .await;
+            let (status, v) = d.call("DELETE", &format!("/v1/sessions/{sid}"), None).await;
+            assert_eq!(status, StatusCode::OK, "{v}");
+            wait_until(
+                "the command of the ended session to be killed",
+                Duration::from_secs(10),
+                || async { (!common::processes::running(&sleeping)).then_some(()) },
+            )
+            .await;
+        }
+    );
+    assert_eq!(status, StatusCode::GONE, "{answer}");
+    assert_eq!(answer["code"], "session_ended", "{answer}");
+}

@@ -684,42 +684,101 @@ fn focus_window_finds_windows_by_class_and_title() {
         xvnc.spawn(cmd)
     };
     let atoms = Atoms::intern(&display.conn).expect("atoms");
-    let managed = |count: usize| {
-        wait_for(&format!("{count} xterm(s) to be managed"), LIMIT, || {
-            let list = display
-                .conn
-                .get_property(
-                    false,
-                    display.root,
-                    atoms.net_client_list,
-                    AtomEnum::WINDOW,
-                    0,
-                    64,
-                )
-                .ok()?
-                .reply()
-                .ok()?;
-            let listed = list.value32()?.count();
-            (listed >= count).then_some(())
-        })
+    // Waits until Fluxbox lists a window titled `title` and shows it. Not a
+    // count of listed windows: any other window (Fluxbox's own `xmessage`
+    // about a wallpaper, say) would make a count pass early.
+    let managed = |title: &str| {
+        wait_for(
+            &format!("`{title}` to be managed and viewable"),
+            LIMIT,
+            || {
+                let list = display
+                    .conn
+                    .get_property(
+                        false,
+                        display.root,
+                        atoms.net_client_list,
+                        AtomEnum::WINDOW,
+                        0,
+                        64,
+                    )
+                    .ok()?
+                    .reply()
+                    .ok()?;
+                let shown = list.value32()?.any(|w| {
+                    let titled = window_title(&display.conn, &atoms, w).ok().flatten();
+                    let viewable = display
+                        .conn
+                        .get_window_attributes(w)
+                        .ok()
+                        .and_then(|c| c.reply().ok())
+                        .is_some_and(|a| {
+                            a.map_state == x11rb::protocol::xproto::MapState::VIEWABLE
+                        });
+                    titled.as_deref() == Some(title) && viewable
+                });
+                shown.then_some(())
+            },
+        )
     };
     // One after the other, so the client list (mapping order) is known.
     let _alpha = xterm("alpha-term", "xterm");
-    managed(1);
+    managed("alpha-term");
     let _bravo = xterm("beta-term", "bravo");
-    managed(2);
+    managed("beta-term");
 
+    // The titles of the focused and of the active window, and of every
+    // client with its map state (for the message when the wait fails).
+    let focus_state = || {
+        let focus = display.conn.get_input_focus().ok()?.reply().ok()?.focus;
+        let focused = window_title(&display.conn, &atoms, focus).ok()?;
+        let active = active_window_title(&display).ok()?;
+        Some((focused, active))
+    };
+    let clients = || {
+        let list = display
+            .conn
+            .get_property(
+                false,
+                display.root,
+                atoms.net_client_list,
+                AtomEnum::WINDOW,
+                0,
+                64,
+            )
+            .ok()?
+            .reply()
+            .ok()?;
+        let described: Vec<String> = list
+            .value32()?
+            .map(|w| {
+                let title = window_title(&display.conn, &atoms, w).ok().flatten();
+                let state = display
+                    .conn
+                    .get_window_attributes(w)
+                    .ok()
+                    .and_then(|c| c.reply().ok())
+                    .map(|a| a.map_state);
+                format!("{w:#x} {title:?} {state:?}")
+            })
+            .collect();
+        Some(described)
+    };
     let active_becomes = |title: &str| {
-        wait_for(
-            &format!("`{title}` to be the active window with the focus"),
-            LIMIT,
-            || {
-                let focus = display.conn.get_input_focus().ok()?.reply().ok()?.focus;
-                let focused = window_title(&display.conn, &atoms, focus).ok()??;
-                let active = active_window_title(&display).ok()??;
-                (active == title && focused == title).then_some(())
-            },
-        )
+        let want = Some(title.to_string());
+        let started = std::time::Instant::now();
+        loop {
+            let state = focus_state();
+            if state == Some((want.clone(), want.clone())) {
+                return;
+            }
+            assert!(
+                started.elapsed() < LIMIT,
+                "timed out after {LIMIT:?} waiting for `{title}` to be the active window with the focus; (focused, active) is {state:?}; clients: {:?}",
+                clients()
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
     };
 
     assert!(

@@ -3,6 +3,7 @@
 use super::error::ApiError;
 use super::json::ApiJson;
 use super::AppState;
+use crate::sessions::SessionError;
 use crate::shell::ShellSpec;
 use axum::extract::{Path, State};
 use axum::Json;
@@ -42,12 +43,20 @@ pub async fn run(
         env.push(("DISPLAY".to_string(), screen.display_env()));
     }
     let _running = session.command_started();
-    let result = crate::shell::run(ShellSpec {
+    let running = crate::shell::run(ShellSpec {
         command: req.command,
         cwd: session.cwd(),
         env,
         timeout,
-    })
-    .await?;
-    Ok(Json(result))
+    });
+    // A command must not outlive its session: its `DISPLAY` may soon be
+    // another session's screen. Dropping `run` kills everything it started.
+    let ended = session.ended();
+    tokio::select! {
+        result = running => Ok(Json(result?)),
+        () = ended.cancelled() => {
+            let why = app.sessions.get(&session.id).err();
+            Err(why.unwrap_or(SessionError::Unknown(session.id.clone())).into())
+        }
+    }
 }

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub async fn act(
-    sessions: &Sessions,
+    sessions: &Arc<Sessions>,
     session: &Arc<Session>,
     home: PathBuf,
     req: ActRequest,

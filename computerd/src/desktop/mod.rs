@@ -35,8 +35,7 @@ impl DesktopError {
     pub fn code(&self) -> ErrorCode {
         match self {
             DesktopError::Session(e) => e.code(),
-            DesktopError::Screen(ScreenError::AllInUse) => ErrorCode::Exhausted,
-            DesktopError::Screen(_) => ErrorCode::Unavailable,
+            DesktopError::Screen(e) => e.code(),
             DesktopError::Capture(_) | DesktopError::Input(_) => ErrorCode::Internal,
             DesktopError::InvalidInput(_) => ErrorCode::InvalidInput,
             DesktopError::NotReacting => ErrorCode::NotReacting,

@@ -11,7 +11,7 @@ use computer_protocol::{Cursor, FrameId, Observation};
 use std::sync::Arc;
 
 pub async fn observe(
-    sessions: &Sessions,
+    sessions: &Arc<Sessions>,
     session: &Arc<Session>,
 ) -> Result<Observation, DesktopError> {
     let screen = sessions.screen_of(session).await?;

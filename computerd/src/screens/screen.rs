@@ -1,25 +1,30 @@
 //! One screen: an Xvnc display, Fluxbox on it, and the X connection that
 //! capture and input borrow. Only this module starts or stops those processes.
 
-use super::pool::ScreenSlot;
-use super::xvnc::{clear_stale_lock, fluxbox_command, xvnc_command, XvncArgs};
+use super::pool::{ScreenPool, ScreenSlot};
+use super::xvnc::{clear_stale_lock, fluxbox_command, lock_owner, xvnc_command, XvncArgs};
 use crate::capture::Capturer;
 use crate::config::ScreenSize;
-use crate::display::{Display, DisplayError};
+use crate::display::Display;
 use crate::input::{Input, InputError};
 use crate::process::Supervised;
 use computer_protocol::ScreenNumber;
 use std::path::PathBuf;
-use std::sync::Mutex;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 /// How long a new Xvnc may take to accept X connections.
 const XVNC_READY_WAIT: Duration = Duration::from_secs(10);
+
+/// Lines of Xvnc's stderr quoted in an error about its start.
+const XVNC_OUTPUT_LINES: usize = 8;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ScreenError {
     #[error("all 16 screens are in use: end a session that no longer needs its screen (end_session), then observe again")]
     AllInUse,
+    #[error("no screen can start: {in_use} screens are in use and the displays of the other {failing} failed to start in the last minute (computerd's log says why); free those X displays or set COMPUTERD_DISPLAY_BASE to a free range")]
+    NoWorkingDisplay { in_use: usize, failing: usize },
     #[error("display :{display} is held by another X server (pid {pid}); set COMPUTERD_DISPLAY_BASE to a free range")]
     DisplayTaken { display: u32, pid: i32 },
     #[error("could not start `{program}` for screen {screen}: {source}; install tigervnc-standalone-server and fluxbox")]
@@ -28,18 +33,21 @@ pub enum ScreenError {
         screen: ScreenNumber,
         source: std::io::Error,
     },
-    #[error(
-        "Xvnc of screen {screen} exited during start ({status}); is VNC port {rfb_port} free?"
-    )]
+    #[error("Xvnc of screen {screen} (display :{display}, VNC port {rfb_port}) exited by itself during start ({status}); it said: {output}")]
     XvncExited {
         screen: ScreenNumber,
-        status: String,
+        display: u32,
         rfb_port: u16,
+        status: String,
+        output: String,
     },
-    #[error("screen {screen} did not come up: {source}")]
-    NotReady {
+    #[error("Xvnc of screen {screen} (display :{display}) accepted no X connection within {waited:?}, so computerd stopped it; last error: {last}; it said: {output}")]
+    NoConnection {
         screen: ScreenNumber,
-        source: DisplayError,
+        display: u32,
+        waited: Duration,
+        last: String,
+        output: String,
     },
     #[error("screen {screen} has no keyboard: {source}")]
     Keyboard {
@@ -51,6 +59,47 @@ pub enum ScreenError {
         screen: ScreenNumber,
         status: String,
     },
+    #[error("computerd is shutting down; start a new session once it is back")]
+    ShuttingDown,
+}
+
+impl ScreenError {
+    pub fn code(&self) -> computer_protocol::ErrorCode {
+        match self {
+            ScreenError::AllInUse => computer_protocol::ErrorCode::Exhausted,
+            _ => computer_protocol::ErrorCode::Unavailable,
+        }
+    }
+
+    /// True when the failure belongs to the display number (another server
+    /// holds it, its port is taken, its Xvnc could not start there), so the
+    /// next number may well work.
+    pub fn is_display_fault(&self) -> bool {
+        matches!(
+            self,
+            ScreenError::DisplayTaken { .. }
+                | ScreenError::XvncExited { .. }
+                | ScreenError::NoConnection { .. }
+        )
+    }
+}
+
+/// What Xvnc said last, on one line, for an error message. Called once it
+/// has exited, so its last words may still be in the pipe. X servers frame
+/// their errors with bare `(EE)` lines; those carry nothing.
+async fn said(xvnc: &Supervised) -> String {
+    let tail = xvnc
+        .last_words(XVNC_OUTPUT_LINES * 2, Duration::from_secs(1))
+        .await;
+    let lines: Vec<&str> = tail
+        .lines()
+        .map(|line| line.trim_start_matches("(EE)").trim())
+        .filter(|line| !line.is_empty())
+        .collect();
+    match &lines[lines.len().saturating_sub(XVNC_OUTPUT_LINES)..] {
+        [] => "nothing".to_string(),
+        kept => kept.join(" | "),
+    }
 }
 
 /// Where a screen's processes find what they need.
@@ -94,12 +143,69 @@ impl std::fmt::Debug for Screen {
 }
 
 impl Screen {
-    /// Starts Xvnc and Fluxbox for `slot` and connects to the display.
+    /// Opens a screen on the lowest free number whose display works. A
+    /// number whose display fails to start is skipped for a while (see
+    /// [`ScreenPool`]) and the next one is tried.
+    pub async fn open_on_free_number(
+        pool: &Arc<ScreenPool>,
+        size: ScreenSize,
+        paths: &ScreenPaths,
+    ) -> Result<Screen, ScreenError> {
+        let started = Instant::now();
+        let mut last_failure = None;
+        loop {
+            let slot = match pool.reserve() {
+                Ok(slot) => slot,
+                Err(none) => {
+                    return Err(match last_failure {
+                        Some(failure) => failure,
+                        None if none.failing == 0 => ScreenError::AllInUse,
+                        None => ScreenError::NoWorkingDisplay {
+                            in_use: none.in_use,
+                            failing: none.failing,
+                        },
+                    })
+                }
+            };
+            match Screen::open(slot, size, paths).await {
+                // Quick failures (a held display, a taken port) go on
+                // through every number; slow ones (no X connection in 10 s)
+                // say something is wrong beyond one display, and the call
+                // must end some time.
+                Err(e) if e.is_display_fault() && started.elapsed() < XVNC_READY_WAIT => {
+                    tracing::warn!("{e}; trying the next screen number");
+                    last_failure = Some(e);
+                }
+                done => return done,
+            }
+        }
+    }
+
+    /// Starts Xvnc and Fluxbox for `slot` and connects to the display. When
+    /// the display fails to start, the number is marked failing.
     pub async fn open(
         slot: ScreenSlot,
         size: ScreenSize,
         paths: &ScreenPaths,
     ) -> Result<Screen, ScreenError> {
+        let opened = Screen::start(&slot, size, paths).await;
+        match opened {
+            Ok((display, xvnc)) => Screen::finish_open(slot, size, paths, display, xvnc).await,
+            Err(e) => {
+                if e.is_display_fault() {
+                    slot.mark_failing();
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Xvnc running on the slot's display, and a connection to it.
+    async fn start(
+        slot: &ScreenSlot,
+        size: ScreenSize,
+        paths: &ScreenPaths,
+    ) -> Result<(Display, Supervised), ScreenError> {
         let number = slot.number;
         let display_number = paths.display_base + u32::from(number.0);
         let rfb_port = paths.rfb_port_base + u16::from(number.0);
@@ -122,27 +228,73 @@ impl Screen {
             screen: number,
             source,
         })?;
-        let connected =
-            tokio::task::spawn_blocking(move || Display::connect(display_number, XVNC_READY_WAIT))
-                .await
-                .expect("display connect task does not panic");
-        let display = match connected {
-            Ok(display) => display,
-            Err(source) => {
-                xvnc.stop(Duration::from_secs(2)).await;
-                return Err(match xvnc.exit_status() {
-                    Some(status) => ScreenError::XvncExited {
-                        screen: number,
-                        status,
-                        rfb_port,
-                    },
-                    None => ScreenError::NotReady {
-                        screen: number,
-                        source,
-                    },
-                });
-            }
+        let started = Instant::now();
+        let exited = |output: String, status: String| ScreenError::XvncExited {
+            screen: number,
+            display: display_number,
+            rfb_port,
+            status,
+            output,
         };
+        loop {
+            if let Some(status) = xvnc.exit_status() {
+                return Err(exited(said(&xvnc).await, status));
+            }
+            let attempt =
+                tokio::task::spawn_blocking(move || Display::connect_once(display_number))
+                    .await
+                    .expect("display connect task does not panic");
+            match attempt {
+                Ok(display) if lock_owner(display_number) == Some(xvnc.pid) => {
+                    return Ok((display, xvnc));
+                }
+                Ok(_) => {
+                    // Another server took the display between the lock check
+                    // and Xvnc's start, and answered on the same socket; ours
+                    // then exits on its own, saying why.
+                    if let Some(status) = xvnc.wait_exit(Duration::from_secs(1)).await {
+                        return Err(exited(said(&xvnc).await, status));
+                    }
+                    let owner = lock_owner(display_number).unwrap_or(0);
+                    xvnc.stop(Duration::from_secs(2)).await;
+                    return Err(ScreenError::DisplayTaken {
+                        display: display_number,
+                        pid: owner,
+                    });
+                }
+                Err(e) if started.elapsed() >= XVNC_READY_WAIT => {
+                    xvnc.stop(Duration::from_secs(2)).await;
+                    return Err(ScreenError::NoConnection {
+                        screen: number,
+                        display: display_number,
+                        waited: started.elapsed(),
+                        last: e.to_string(),
+                        output: said(&xvnc).await,
+                    });
+                }
+                Err(_) => {
+                    // Retry soon, at once when Xvnc exits: the loop then
+                    // reports its exit and its own words.
+                    tokio::select! {
+                        () = tokio::time::sleep(Duration::from_millis(20)) => {}
+                        () = xvnc.exited() => {}
+                    }
+                }
+            }
+        }
+    }
+
+    /// Input, capture and Fluxbox for a display that accepts connections.
+    async fn finish_open(
+        slot: ScreenSlot,
+        size: ScreenSize,
+        paths: &ScreenPaths,
+        display: Display,
+        xvnc: Supervised,
+    ) -> Result<Screen, ScreenError> {
+        let number = slot.number;
+        let display_number = display.number;
+        let rfb_port = paths.rfb_port_base + u16::from(number.0);
         let input = match Input::new(&display) {
             Ok(input) => input,
             Err(source) => {
@@ -207,14 +359,51 @@ impl Screen {
         format!(":{}", self.display_number)
     }
 
-    /// Stops Fluxbox and Xvnc, then frees the number.
-    pub async fn close(&self) {
+    /// Stops Fluxbox and Xvnc, then frees the number. Runs in a task of its
+    /// own, so a caller that is dropped half way (a request cut short)
+    /// cannot leave Xvnc running with its number freed.
+    pub async fn close(self: &Arc<Self>) {
+        let screen = Arc::clone(self);
+        // Only fails when the runtime shuts down; `Drop` then kills.
+        let _ = tokio::spawn(async move { screen.close_now().await }).await;
+    }
+
+    async fn close_now(&self) {
         if let Some(wm) = &self.window_manager {
             wm.stop(Duration::from_secs(1)).await;
         }
         self.xvnc.stop(Duration::from_secs(3)).await;
         let slot = self.slot.lock().unwrap_or_else(|e| e.into_inner()).take();
-        drop(slot);
-        tracing::info!(screen = %self.number, "screen closed");
+        if slot.is_some() {
+            tracing::info!(screen = %self.number, "screen closed");
+        }
+    }
+}
+
+impl Drop for Screen {
+    /// The fallback when `close` did not finish: kill both processes and
+    /// keep the number until Xvnc has exited, so it is not reused while the
+    /// old server still holds the display.
+    fn drop(&mut self) {
+        let Some(slot) = self
+            .slot
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        else {
+            return;
+        };
+        tracing::warn!(screen = %self.number, "screen dropped without close; killing its Xvnc and Fluxbox");
+        if let Some(wm) = &self.window_manager {
+            wm.kill();
+        }
+        self.xvnc.kill();
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let exited = self.xvnc.exited();
+            runtime.spawn(async move {
+                let _ = tokio::time::timeout(Duration::from_secs(5), exited).await;
+                drop(slot);
+            });
+        }
     }
 }

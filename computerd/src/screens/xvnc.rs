@@ -33,7 +33,8 @@ pub fn xvnc_command(args: &XvncArgs<'_>) -> Command {
         .args(["-nolisten", "tcp"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        // Kept in a tail that errors about the start quote.
+        .stderr(Stdio::piped())
         .kill_on_drop(false);
     cmd
 }
@@ -62,14 +63,19 @@ pub fn lock_paths(n: u32) -> (PathBuf, PathBuf) {
     )
 }
 
+/// The pid written in the lock file of `:n`, if there is one.
+pub fn lock_owner(n: u32) -> Option<i32> {
+    let (lock, _) = lock_paths(n);
+    std::fs::read_to_string(lock)
+        .ok()
+        .and_then(|s| s.trim().parse::<i32>().ok())
+}
+
 /// Removes the lock and socket of `:n` when the process that made them is
 /// gone. Returns the pid of a live X server holding the display.
 pub fn clear_stale_lock(n: u32) -> Option<i32> {
     let (lock, socket) = lock_paths(n);
-    let pid = std::fs::read_to_string(&lock)
-        .ok()
-        .and_then(|s| s.trim().parse::<i32>().ok());
-    match pid {
+    match lock_owner(n) {
         // SAFETY: signal 0 only checks that the process exists.
         Some(pid) if pid > 0 && unsafe { libc::kill(pid, 0) } == 0 => Some(pid),
         _ => {

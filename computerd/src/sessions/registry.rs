@@ -36,8 +36,7 @@ impl SessionError {
             SessionError::InvalidInput(_) => ErrorCode::InvalidInput,
             SessionError::Unknown(_) => ErrorCode::UnknownSession,
             SessionError::Ended(..) => ErrorCode::SessionEnded,
-            SessionError::Screen(ScreenError::AllInUse) => ErrorCode::Exhausted,
-            SessionError::Screen(_) => ErrorCode::Unavailable,
+            SessionError::Screen(e) => e.code(),
         }
     }
 }
@@ -190,8 +189,21 @@ impl Sessions {
 
     /// Ends a session: it is gone for the agent at once, then its screen
     /// closes, unless viewers watch it: then it stays open until the last
-    /// one leaves. Files are never touched.
+    /// one leaves. Files are never touched, running shell commands are
+    /// killed. Runs in a task of its own: a request dropped half way (a
+    /// client that hung up) must not leave an ended session's screen open.
     pub async fn end(
+        self: &Arc<Self>,
+        id: &SessionId,
+        reason: EndReason,
+    ) -> Result<Option<ScreenNumber>, SessionError> {
+        let (sessions, id) = (Arc::clone(self), id.clone());
+        tokio::spawn(async move { sessions.end_now(&id, reason).await })
+            .await
+            .unwrap_or_else(|e| Err(join_failed(e)))
+    }
+
+    async fn end_now(
         &self,
         id: &SessionId,
         reason: EndReason,
@@ -250,7 +262,7 @@ impl Sessions {
     }
 
     /// Ends every session of `owner` (its host is shutting down).
-    pub async fn end_owner(&self, owner: &OwnerId, reason: EndReason) -> u32 {
+    pub async fn end_owner(self: &Arc<Self>, owner: &OwnerId, reason: EndReason) -> u32 {
         let ids: Vec<SessionId> = self
             .state()
             .live
@@ -264,7 +276,7 @@ impl Sessions {
 
     /// Ends every session and closes every screen, watched or not
     /// (computerd is shutting down).
-    pub async fn end_all(&self, reason: EndReason) {
+    pub async fn end_all(self: &Arc<Self>, reason: EndReason) {
         let ids: Vec<SessionId> = self.state().live.keys().cloned().collect();
         futures::future::join_all(ids.iter().map(|id| self.end(id, reason))).await;
         let watched: Vec<Arc<Screen>> = self
@@ -296,8 +308,23 @@ impl Sessions {
             .collect()
     }
 
-    /// The session's screen, opening it on first use.
-    pub async fn screen_of(&self, session: &Session) -> Result<Arc<Screen>, SessionError> {
+    /// The session's screen, opening it on first use. The opening runs in a
+    /// task of its own: a request dropped half way (a client that hung up)
+    /// must not leave Xvnc running with nobody to close it.
+    pub async fn screen_of(
+        self: &Arc<Self>,
+        session: &Arc<Session>,
+    ) -> Result<Arc<Screen>, SessionError> {
+        if let Some(screen) = session.screen.try_lock().ok().and_then(|s| s.clone()) {
+            return Ok(screen);
+        }
+        let (sessions, session) = (Arc::clone(self), Arc::clone(session));
+        tokio::spawn(async move { sessions.open_screen_of(&session).await })
+            .await
+            .unwrap_or_else(|e| Err(join_failed(e)))
+    }
+
+    async fn open_screen_of(&self, session: &Session) -> Result<Arc<Screen>, SessionError> {
         let mut slot = session.screen.lock().await;
         if let Some(screen) = slot.as_ref() {
             return Ok(Arc::clone(screen));
@@ -308,9 +335,10 @@ impl Sessions {
         if let Some(reason) = ended {
             return Err(SessionError::Ended(session.id.clone(), reason));
         }
-        let reserved = self.pool.reserve().ok_or(ScreenError::AllInUse)?;
-        let screen =
-            Arc::new(Screen::open(reserved, session.limits.screen_size, &self.paths).await?);
+        let screen = Arc::new(
+            Screen::open_on_free_number(&self.pool, session.limits.screen_size, &self.paths)
+                .await?,
+        );
         let ended = {
             let mut state = self.state();
             let reason = ended_reason(&state, &session.id);
@@ -417,6 +445,15 @@ impl Sessions {
     pub(super) fn screen_closed(&self) {
         self.changed();
     }
+}
+
+/// A spawned task of the registry did not finish: it panicked (the panic
+/// goes on) or the runtime is shutting down.
+fn join_failed(e: tokio::task::JoinError) -> SessionError {
+    if e.is_panic() {
+        std::panic::resume_unwind(e.into_panic());
+    }
+    SessionError::Screen(ScreenError::ShuttingDown)
 }
 
 /// Why `id` is no longer live, or `None` while it is.

@@ -23,8 +23,12 @@ pub struct Daemon {
     /// The viewer's bound address, `127.0.0.1:<port>`.
     pub viewer_addr: String,
     pub home: TempDir,
+    /// Fluxbox's settings, apart from the home that file tests list.
+    _fluxbox: TempDir,
     pub display_base: u32,
     pub rfb_port_base: u16,
+    /// Keeps other test processes off this daemon's displays and ports.
+    _range: RangeClaim,
     client: Client,
 }
 
@@ -41,34 +45,100 @@ pub fn viewer_dir() -> std::path::PathBuf {
 
 static NEXT_RANGE: AtomicU32 = AtomicU32::new(0);
 
-/// A range of 17 X displays no other test of this run uses and no X server
-/// holds: tests run in parallel, in several processes.
-fn free_display_base() -> u32 {
-    // 500 slots of 17 displays from :400 up; each process starts at its own
-    // slot so that parallel test binaries rarely meet, and skips held ones.
+/// First display of the ranges test daemons use, and how many ranges there are.
+const FIRST_DISPLAY: u32 = 400;
+const RANGES: u32 = 500;
+
+/// A range of 17 X displays and their VNC ports, held for one daemon.
+/// Checking that no X server holds the displays is not enough: a daemon
+/// opens its screens later, so two test processes could check the same
+/// empty range and both take it. The claim is an `flock` on a file per
+/// range, released when the daemon (or its test process) goes.
+struct RangeClaim {
+    display_base: u32,
+    rfb_port_base: u16,
+    _lock: std::fs::File,
+}
+
+/// Claims a range no other test process holds, whose displays no X server
+/// holds (lock file, socket file, or abstract socket) and whose VNC ports are
+/// free on every address.
+fn claim_free_range() -> RangeClaim {
+    // Each process starts at its own slot so that parallel test binaries
+    // rarely even try the same range.
     let start = std::process::id().wrapping_mul(7);
-    for _ in 0..500 {
+    for _ in 0..RANGES {
         let k = NEXT_RANGE.fetch_add(1, Ordering::SeqCst);
-        let base = 400 + (start.wrapping_add(k) % 500) * 17;
-        let free = (1..=16).all(|i| {
-            !std::path::Path::new(&format!("/tmp/.X{}-lock", base + i)).exists()
-                && !std::path::Path::new(&format!("/tmp/.X11-unix/X{}", base + i)).exists()
-        });
+        let display_base = FIRST_DISPLAY + (start.wrapping_add(k) % RANGES) * 17;
+        let Some(lock) = lock_range(display_base) else {
+            continue;
+        };
+        let Some(rfb_port_base) = rfb_port_base_for(display_base) else {
+            continue;
+        };
+        let abstract_sockets = std::fs::read_to_string("/proc/net/unix").unwrap_or_default();
+        let free = (1..=16).all(|i| display_free(display_base + i, &abstract_sockets));
         if free {
-            return base;
+            return RangeClaim {
+                display_base,
+                rfb_port_base,
+                _lock: lock,
+            };
         }
     }
-    panic!("no free range of 17 X displays between :400 and :8900");
+    panic!(
+        "no free range of 17 X displays between :{FIRST_DISPLAY} and :{}",
+        FIRST_DISPLAY + RANGES * 17
+    );
+}
+
+/// The range's claim file, locked, or `None` when another process holds it.
+fn lock_range(display_base: u32) -> Option<std::fs::File> {
+    use std::os::fd::AsRawFd;
+    let path = format!("/tmp/computerd-test-displays-{display_base}.lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .unwrap_or_else(|e| panic!("cannot open {path}: {e}"));
+    // SAFETY: flock on a descriptor this function owns.
+    let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+    locked.then_some(file)
+}
+
+/// True when no X server holds display `n`: no lock file, no socket file,
+/// and no abstract socket (an X server of another mount namespace).
+fn display_free(n: u32, abstract_sockets: &str) -> bool {
+    let socket = format!("/tmp/.X11-unix/X{n}");
+    !std::path::Path::new(&format!("/tmp/.X{n}-lock")).exists()
+        && !std::path::Path::new(&socket).exists()
+        && !abstract_sockets
+            .lines()
+            .any(|line| line.split_whitespace().last() == Some(&format!("@{socket}")))
 }
 
 /// VNC ports for a display range: below the kernel's ephemeral range
 /// (32768 and up), so no client socket of the tests can take one, and tied to
-/// the display slot, so parallel daemons never share one.
+/// the display slot, so parallel daemons never share one. Each must be free
+/// on loopback, on every IPv4 address and on every IPv6 address.
 fn rfb_port_base_for(display_base: u32) -> Option<u16> {
-    let base = u16::try_from(10_000 + (display_base - 400)).ok()?;
-    (1..=16)
-        .all(|i| TcpListener::bind(("127.0.0.1", base + i)).is_ok())
-        .then_some(base)
+    let base = u16::try_from(10_000 + (display_base - FIRST_DISPLAY)).ok()?;
+    (1..=16).all(|i| port_free(base + i)).then_some(base)
+}
+
+fn port_free(port: u16) -> bool {
+    let v6_free = match TcpListener::bind(("::", port)) {
+        Ok(_) => true,
+        // No IPv6 on this machine: nothing can listen there.
+        Err(e) => {
+            e.kind() == std::io::ErrorKind::AddrNotAvailable
+                || e.raw_os_error() == Some(libc::EAFNOSUPPORT)
+        }
+    };
+    v6_free
+        && TcpListener::bind(("127.0.0.1", port)).is_ok()
+        && TcpListener::bind(("0.0.0.0", port)).is_ok()
 }
 
 impl Daemon {
@@ -79,12 +149,10 @@ impl Daemon {
     pub async fn start_with(options: DaemonOptions) -> Daemon {
         super::require_x_programs();
         let home = tempfile::tempdir().expect("temp home");
-        let (display_base, rfb_port_base) = loop {
-            let display_base = free_display_base();
-            if let Some(ports) = rfb_port_base_for(display_base) {
-                break (display_base, ports);
-            }
-        };
+        let fluxbox = tempfile::tempdir().expect("temp fluxbox settings");
+        super::fluxbox_config::write_home_overlay(home.path());
+        let range = claim_free_range();
+        let (display_base, rfb_port_base) = (range.display_base, range.rfb_port_base);
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_computerd"));
         cmd.env("COMPUTERD_TOKEN", TOKEN)
             .env("COMPUTERD_LISTEN", "127.0.0.1:0")
@@ -93,9 +161,11 @@ impl Daemon {
             .env("COMPUTERD_DISPLAY_BASE", display_base.to_string())
             .env("COMPUTERD_RFB_PORT_BASE", rfb_port_base.to_string())
             .env("COMPUTERD_RFB_INTERFACE", "127.0.0.1")
+            // The computer's own Fluxbox settings; Fluxbox's defaults pop up
+            // an `xmessage` that steals the focus (see `fluxbox_config`).
             .env(
                 "COMPUTERD_FLUXBOX_DIR",
-                home.path().join("no-fluxbox-config"),
+                super::fluxbox_config::write_to(fluxbox.path()),
             )
             .env("COMPUTER_USE_SCREEN_SIZE", "1280x800")
             .env("COMPUTERD_VIEWER_LISTEN", "127.0.0.1:0")
@@ -135,8 +205,10 @@ impl Daemon {
             base_url: format!("http://{addr}"),
             viewer_addr: viewer.expect("viewer address"),
             home,
+            _fluxbox: fluxbox,
             display_base,
             rfb_port_base,
+            _range: range,
             client: Client::builder()
                 .timeout(Duration::from_secs(120))
                 .build()
@@ -232,6 +304,52 @@ impl Daemon {
             json!({"command": command}),
         )
         .await
+    }
+
+    /// The screen numbers the session list shows, sorted.
+    pub async fn listed_screens(&self) -> Vec<u64> {
+        let (_, list) = self.call("GET", "/v1/sessions", None).await;
+        let mut numbers: Vec<u64> = list["sessions"]
+            .as_array()
+            .expect("sessions")
+            .iter()
+            .filter_map(|s| s["screen"].as_u64())
+            .collect();
+        numbers.sort();
+        numbers
+    }
+
+    /// The screen numbers (display minus base) of every Xvnc running on this
+    /// daemon's display range, sorted: open screens and orphans alike.
+    pub fn running_xvnc_screens(&self) -> Vec<u64> {
+        let mut numbers: Vec<u64> = super::processes::command_lines()
+            .into_iter()
+            .filter(|args| args.first().is_some_and(|a| a.ends_with("Xvnc")))
+            .filter_map(|args| args.get(1)?.strip_prefix(':')?.parse::<u32>().ok())
+            .filter(|n| (self.display_base + 1..=self.display_base + 16).contains(n))
+            .map(|n| u64::from(n - self.display_base))
+            .collect();
+        numbers.sort();
+        numbers
+    }
+
+    /// Sends `method path` with the token and a JSON body over a raw TCP
+    /// connection, and hangs up `after` that without reading the answer: a
+    /// client that gave up (the user pressed Esc, the host exited).
+    pub async fn send_and_hang_up(&self, method: &str, path: &str, body: &str, after: Duration) {
+        use tokio::io::AsyncWriteExt;
+        let addr = self.base_url.trim_start_matches("http://");
+        let mut tcp = tokio::net::TcpStream::connect(addr)
+            .await
+            .expect("computerd accepts");
+        let request = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {TOKEN}\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        tcp.write_all(request.as_bytes()).await.expect("request");
+        tokio::time::sleep(after).await;
+        drop(tcp);
     }
 
     /// Sends SIGTERM and waits for a clean exit.

@@ -3,6 +3,9 @@
 #![allow(dead_code)]
 
 pub mod daemon;
+#[path = "../support/fluxbox_config.rs"]
+pub mod fluxbox_config;
+pub mod processes;
 pub mod viewer;
 pub mod wait;
 

@@ -4,6 +4,9 @@
 //! it, stopped on drop, and polling with a deadline.
 #![allow(dead_code)]
 
+#[path = "fluxbox_config.rs"]
+mod fluxbox_config;
+
 use computerd::display::Display;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -159,11 +162,16 @@ impl Xvnc {
         Program { child }
     }
 
-    /// Starts Fluxbox and waits until it manages the screen (it has set
+    /// Starts Fluxbox with the computer's own settings (see
+    /// `fluxbox_config`) and waits until it manages the screen (it has set
     /// `_NET_SUPPORTING_WM_CHECK` on the root window).
     pub fn start_fluxbox(&self, display: &Display) -> Program {
         use x11rb::protocol::xproto::{AtomEnum, ConnectionExt as _};
-        let wm = self.spawn(self.command("fluxbox"));
+        let settings = fluxbox_config::write_to(&self.home.path().join("fluxbox-settings"));
+        fluxbox_config::write_home_overlay(self.home.path());
+        let mut fluxbox = self.command("fluxbox");
+        fluxbox.arg("-rc").arg(settings.join("init"));
+        let wm = self.spawn(fluxbox);
         let check = display
             .conn
             .intern_atom(false, b"_NET_SUPPORTING_WM_CHECK")
