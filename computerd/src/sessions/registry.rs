@@ -57,6 +57,10 @@ struct State {
 struct OpenScreen {
     session: Arc<Session>,
     screen: Arc<Screen>,
+    /// Its last viewer left after the session ended and it is being closed:
+    /// still listed (as ended), so that a screen gone from the list has its
+    /// number free again, but no new viewer may join it.
+    closing: bool,
 }
 
 pub struct Sessions {
@@ -344,6 +348,7 @@ impl Sessions {
             let reason = ended_reason(&state, &session.id);
             if let Some(live) = state.live.get(&session.id) {
                 let open = OpenScreen {
+                    closing: false,
                     session: Arc::clone(live),
                     screen: Arc::clone(&screen),
                 };
@@ -405,7 +410,7 @@ impl Sessions {
     pub fn watch_screen(self: &Arc<Self>, number: ScreenNumber) -> Option<Watching> {
         let (session, screen) = {
             let state = self.state();
-            let open = state.screens.get(&number)?;
+            let open = state.screens.get(&number).filter(|open| !open.closing)?;
             open.session
                 .viewers
                 .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
@@ -427,22 +432,36 @@ impl Sessions {
             // Watching counted as activity; the idle timer starts afresh.
             session.touch();
             let ended = !state.live.contains_key(&session.id);
-            let ours = state
-                .screens
-                .get(&screen.number)
-                .is_some_and(|open| Arc::ptr_eq(&open.session, session));
-            if left == 0 && ended && ours {
-                state.screens.remove(&screen.number).map(|open| open.screen)
-            } else {
-                None
+            match state.screens.get_mut(&screen.number) {
+                Some(open)
+                    if left == 0
+                        && ended
+                        && !open.closing
+                        && Arc::ptr_eq(&open.session, session) =>
+                {
+                    open.closing = true;
+                    Some(Arc::clone(&open.screen))
+                }
+                _ => None,
             }
         };
         self.changed();
         closing
     }
 
-    /// A lingering screen was closed by its last viewer.
-    pub(super) fn screen_closed(&self) {
+    /// A lingering screen was closed by its last viewer: it leaves the list
+    /// now that its number is free.
+    pub(super) fn screen_closed(&self, screen: &Arc<Screen>) {
+        {
+            let mut state = self.state();
+            if state
+                .screens
+                .get(&screen.number)
+                .is_some_and(|open| Arc::ptr_eq(&open.screen, screen))
+            {
+                state.screens.remove(&screen.number);
+            }
+        }
         self.changed();
     }
 }

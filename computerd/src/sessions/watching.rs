@@ -47,7 +47,7 @@ impl Drop for Watching {
             let sessions = Arc::clone(&self.sessions);
             runtime.spawn(async move {
                 screen.close().await;
-                sessions.screen_closed();
+                sessions.screen_closed(&screen);
             });
         }
     }
