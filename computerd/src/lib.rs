@@ -15,7 +15,8 @@
 //! - [`desktop`]: observe and act on a session's screen, using
 //!   [`capture`] (X image to PNG) and [`input`] (XTEST mouse and keyboard).
 //! - [`shell`]: `bash -lc` with deadlines that kill everything a command
-//!   started; [`truncate`] keeps long output's head and tail.
+//!   started (through `sudo -n kill` for what runs as root);
+//!   [`truncate`] keeps long output's head and tail.
 //! - [`files`]: working folder, list, read, write.
 //! - [`transfer`]: `file_transfer`'s checks, uploads and downloads as tar
 //!   streams, with the archive rules of `computer_protocol::archive`.
@@ -23,7 +24,8 @@
 //!   live session list, and the WebSocket bridge to each screen's Xvnc, on
 //!   a listener of its own; guarded by `Host`, `Origin` and the key.
 //! - [`viewer_key`]: the 8-character key that is also the VNC password.
-//! - [`process`]: supervised children, reaped as soon as they exit.
+//! - [`process`]: supervised children, reaped as soon as they exit, killed
+//!   when dropped unstopped, with the tail of their stderr kept for errors.
 //!
 //! A request flows `api` → `sessions` (find the session, count activity) →
 //! one subsystem → back to `api` as JSON or a [`computer_protocol::WireError`].

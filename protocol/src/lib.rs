@@ -12,7 +12,8 @@
 //! - [`shell`]: running a command.
 //! - [`files`]: working folder, listing, reading and writing files.
 //! - [`paths`]: normalising typed paths, the same on both ends.
-//! - [`viewer`]: open viewer pages, and switching them to a screen.
+//! - [`viewer`]: open viewer pages, switching them to a screen, and the
+//!   viewer key rule both sides check.
 //! - [`transfer`]: `file_transfer`'s messages and the pure rules both ends
 //!   apply to its archive; with the `archive` feature, [`archive`] writes
 //!   and reads that archive on real files.
