@@ -663,6 +663,25 @@ fn pointer_actions_arrive_with_the_right_button_and_position() {
     assert_eq!(cursor_position(&display).expect("cursor"), (1279, 799));
 }
 
+/// The windows Fluxbox lists as its clients (`_NET_CLIENT_LIST`).
+fn client_list(display: &Display, atoms: &Atoms) -> Option<Vec<u32>> {
+    let list = display
+        .conn
+        .get_property(
+            false,
+            display.root,
+            atoms.net_client_list,
+            AtomEnum::WINDOW,
+            0,
+            64,
+        )
+        .ok()?
+        .reply()
+        .ok()?;
+    let windows = list.value32()?.collect();
+    Some(windows)
+}
+
 #[test]
 fn focus_window_finds_windows_by_class_and_title() {
     let xvnc = Xvnc::start();
@@ -692,20 +711,7 @@ fn focus_window_finds_windows_by_class_and_title() {
             &format!("`{title}` to be managed and viewable"),
             LIMIT,
             || {
-                let list = display
-                    .conn
-                    .get_property(
-                        false,
-                        display.root,
-                        atoms.net_client_list,
-                        AtomEnum::WINDOW,
-                        0,
-                        64,
-                    )
-                    .ok()?
-                    .reply()
-                    .ok()?;
-                let shown = list.value32()?.any(|w| {
+                let shown = client_list(&display, &atoms)?.into_iter().any(|w| {
                     let titled = window_title(&display.conn, &atoms, w).ok().flatten();
                     let viewable = display
                         .conn
@@ -736,21 +742,8 @@ fn focus_window_finds_windows_by_class_and_title() {
         Some((focused, active))
     };
     let clients = || {
-        let list = display
-            .conn
-            .get_property(
-                false,
-                display.root,
-                atoms.net_client_list,
-                AtomEnum::WINDOW,
-                0,
-                64,
-            )
-            .ok()?
-            .reply()
-            .ok()?;
-        let described: Vec<String> = list
-            .value32()?
+        let described: Vec<String> = client_list(&display, &atoms)?
+            .into_iter()
             .map(|w| {
                 let title = window_title(&display.conn, &atoms, w).ok().flatten();
                 let state = display

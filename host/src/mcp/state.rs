@@ -221,14 +221,7 @@ impl Host {
             old.client.base_url()
         );
         let client = ComputerdClient::new(api_url, token, old.container.clone());
-        let info: ComputerInfo = client
-            .call(
-                reqwest::Method::GET,
-                computer_protocol::routes::COMPUTER,
-                None::<&()>,
-                NEW_PORT_DEADLINE,
-                "nothing keeps running",
-            )
+        let info: ComputerInfo = computer_info(&client)
             .await
             .map_err(|e| {
                 format!("the computer `{}` restarted and does not answer yet ({e}); try again in a few seconds", old.container)
@@ -385,17 +378,21 @@ impl Host {
             .get(&SessionId(id.to_string()))
             .cloned()?;
         let conn = self.confirmed(id, CONFIRMED_FOR).await.ok()?;
-        let info: ComputerInfo = conn
-            .client
-            .call(
-                reqwest::Method::GET,
-                computer_protocol::routes::COMPUTER,
-                None::<&()>,
-                NEW_PORT_DEADLINE,
-                "nothing keeps running",
-            )
-            .await
-            .ok()?;
+        let info = computer_info(&conn.client).await.ok()?;
         (info.boot_id != made_in).then(|| restarted(id, &conn.container))
     }
+}
+
+/// computerd's facts (its boot id above all), asked of a computer that may
+/// just have restarted.
+async fn computer_info(client: &ComputerdClient) -> Result<ComputerInfo, ClientError> {
+    client
+        .call(
+            reqwest::Method::GET,
+            computer_protocol::routes::COMPUTER,
+            None::<&()>,
+            NEW_PORT_DEADLINE,
+            "nothing keeps running",
+        )
+        .await
 }
