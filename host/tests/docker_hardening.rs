@@ -207,3 +207,61 @@ async fn shell_commands_never_see_the_token_and_timed_out_sudo_dies() {
     }
     client.cancel().await.ok();
 }
+
+/// Every proxy variable points at a listener of the test's own: the tools
+/// still work (computerd is reached straight on loopback) and the listener
+/// never sees a connection, so neither the token nor any data went there.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_proxy_in_the_environment_sees_nothing_and_the_tools_still_work() {
+    let proxy = std::net::TcpListener::bind("127.0.0.1:0").expect("proxy listener");
+    proxy.set_nonblocking(true).expect("nonblocking listener");
+    let proxy_url = format!("http://{}", proxy.local_addr().unwrap());
+    let vars = [
+        "HTTP_PROXY",
+        "http_proxy",
+        "HTTPS_PROXY",
+        "https_proxy",
+        "ALL_PROXY",
+        "all_proxy",
+    ];
+    let env: Vec<(&str, &str)> = vars.iter().map(|v| (*v, proxy_url.as_str())).collect();
+    let computer = TestComputer::new();
+    let (client, _) = connect(&computer, &env).await;
+    let (started, _) = ok(
+        &client,
+        "start_computer",
+        json!({"title": "behind a proxy"}),
+    )
+    .await;
+    let sid = started["session_id"].as_str().unwrap().to_string();
+    ok(&client, "computer_observe", json!({"session_id": sid})).await;
+    let (r, _) = ok(
+        &client,
+        "shell",
+        json!({"session_id": sid, "command": "echo through"}),
+    )
+    .await;
+    assert_eq!(r["stdout"], "through\n", "{r}");
+    let upload = tempfile::tempdir().unwrap();
+    std::fs::write(upload.path().join("note.txt"), "no proxy\n").unwrap();
+    ok(
+        &client,
+        "file_transfer",
+        json!({"session_id": sid, "direction": "to_computer",
+               "host_path": upload.path().join("note.txt"), "computer_path": "~"}),
+    )
+    .await;
+    let (r, _) = ok(
+        &client,
+        "read_file",
+        json!({"session_id": sid, "path": "~/note.txt"}),
+    )
+    .await;
+    assert!(r.to_string().contains("no proxy"), "{r}");
+    client.cancel().await.ok();
+    match proxy.accept() {
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+        Ok((_, peer)) => panic!("the proxy was contacted by {peer}"),
+        Err(e) => panic!("accept on the proxy listener failed: {e}"),
+    }
+}
