@@ -53,9 +53,7 @@ pub async fn serve(
         viewer: Arc::clone(&hub),
     });
     let viewer = Arc::new(ViewerApp {
-        // Inside the container browsers use the host's base port; natively
-        // they reach the bound port directly.
-        guard: Guard::new([config.port_base, viewer_bound.port()], key.key.clone()),
+        guard: Guard::for_viewer(config.port_base, viewer_bound, key.key.clone()),
         sessions: Arc::clone(&sessions),
         hub,
         rfb_interface: config.rfb_interface.clone(),

@@ -58,8 +58,8 @@ pub use session::{
 };
 pub use shell::{ShellRequest, ShellResult};
 pub use transfer::{
-    ItemKind, SkipKind, Skipped, SourceRequest, TransferDirection, TransferSource, TransferSummary,
-    UploadRequest, UploadTarget,
+    Caution, CautionKind, ItemKind, SkipKind, Skipped, SourceRequest, TransferDirection,
+    TransferSource, TransferSummary, UploadRequest, UploadTarget,
 };
 pub use viewer::{
     check_viewer_key, is_valid_viewer_key, FocusRequest, InvalidViewerKey, ViewerStatus,

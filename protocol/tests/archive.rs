@@ -501,3 +501,133 @@ fn a_second_skipped_list_is_refused() {
         "{e}"
     );
 }
+
+#[test]
+fn a_symlink_never_replaces_a_file_already_there() {
+    use tar::EntryType::{Directory, Regular, Symlink};
+    let base = tempfile::tempdir().unwrap();
+    let bashrc = base.path().join("bashrc");
+    fs::write(&bashrc, "keep me").unwrap();
+    let existing = base.path().join("dest/proj");
+    fs::create_dir_all(&existing).unwrap();
+    fs::write(existing.join("notes.txt"), "my notes").unwrap();
+    std::os::unix::fs::symlink("notes.txt", existing.join("old-link")).unwrap();
+
+    let mut bytes = Vec::new();
+    raw_entry(&mut bytes, "proj/", Directory, "", b"");
+    raw_entry(
+        &mut bytes,
+        "proj/notes.txt",
+        Symlink,
+        bashrc.to_str().unwrap(),
+        b"",
+    );
+    // A link may still replace a link, and a file a file.
+    raw_entry(&mut bytes, "proj/old-link", Symlink, "new-target", b"");
+    raw_entry(&mut bytes, "proj/other.txt", Regular, "", b"new");
+    bytes.extend_from_slice(&[0; 1024]);
+
+    let t = target(&base.path().join("dest"), "proj", ItemKind::Folder, true).unwrap();
+    let summary = unpacked(&bytes, &t).unwrap();
+
+    let notes = existing.join("notes.txt");
+    assert!(!fs::symlink_metadata(&notes).unwrap().is_symlink());
+    assert_eq!(fs::read_to_string(&notes).unwrap(), "my notes");
+    assert_eq!(
+        fs::read_link(existing.join("old-link")).unwrap(),
+        Path::new("new-target")
+    );
+    assert_eq!(summary.symlinks, 1);
+    assert_eq!(summary.skipped.len(), 1, "{:#?}", summary.skipped);
+    let skipped = &summary.skipped[0];
+    assert_eq!(skipped.path, "proj/notes.txt");
+    assert_eq!(skipped.kind, SkipKind::Refused);
+    assert!(
+        skipped.reason.contains("a symlink never replaces a file"),
+        "{}",
+        skipped.reason
+    );
+}
+
+#[test]
+fn git_hooks_config_and_symlinks_out_are_listed_to_look_at() {
+    use computer_protocol::CautionKind;
+    use tree::Item::{Dir, File, Link};
+    let src = tempfile::tempdir().unwrap();
+    let root = src.path().join("proj");
+    build(
+        &root,
+        &[
+            Dir(".git/hooks"),
+            Dir("src/deep"),
+            Dir("vendor/lib"),
+            File(
+                ".git/config",
+                b"[core]\n\tfsmonitor = touch /tmp/cu-pwned\n",
+            ),
+            File(".git/HEAD", b"ref: refs/heads/main\n"),
+            File(".git/hooks/pre-commit", b"#!/bin/sh\n"),
+            File("vendor/lib/.git", b"gitdir: ../../elsewhere\n"),
+            File("src/main.rs", b"fn main() {}\n"),
+            Link("src/deep/in", "../main.rs"),
+            Link("src/up", "../../outside"),
+            Link("abs", "/home/me/.bashrc"),
+        ],
+    );
+    let bytes = packed(&root, ItemKind::Folder);
+
+    let dst = tempfile::tempdir().unwrap();
+    let t = target(dst.path(), "proj", ItemKind::Folder, false).unwrap();
+    let summary = unpacked(&bytes, &t).unwrap();
+
+    // Written all the same: copying a repository back is the point.
+    assert_eq!(manifest(&dst.path().join("proj")), manifest(&root));
+    let copy = dst.path().join("proj");
+    let mut cautions: Vec<_> = summary
+        .cautions
+        .iter()
+        .map(|c| (c.path.clone(), c.kind, c.target.clone()))
+        .collect();
+    cautions.sort_by(|a, b| a.0.cmp(&b.0));
+    let at = |rel: &str| copy.join(rel).display().to_string();
+    assert_eq!(
+        cautions,
+        [
+            (at(".git/config"), CautionKind::GitConfig, None),
+            (at(".git/hooks/pre-commit"), CautionKind::GitHook, None),
+            (
+                at("abs"),
+                CautionKind::SymlinkOutside,
+                Some("/home/me/.bashrc".into())
+            ),
+            (
+                at("src/up"),
+                CautionKind::SymlinkOutside,
+                Some("../../outside".into())
+            ),
+            (at("vendor/lib/.git"), CautionKind::GitLink, None),
+        ]
+    );
+    assert_eq!(summary.cautions_more, 0);
+}
+
+#[test]
+fn many_entries_to_look_at_are_capped_and_counted() {
+    use computer_protocol::transfer::CAUTIONS_LISTED_MAX;
+    use tree::Item::{Dir, File};
+    let src = tempfile::tempdir().unwrap();
+    let root = src.path().join("proj");
+    let names: Vec<String> = (0..CAUTIONS_LISTED_MAX + 5)
+        .map(|i| format!(".git/hooks/hook-{i}"))
+        .collect();
+    let mut items = vec![Dir(".git/hooks")];
+    items.extend(names.iter().map(|n| File(n, b"#!/bin/sh\n")));
+    build(&root, &items);
+    let bytes = packed(&root, ItemKind::Folder);
+
+    let dst = tempfile::tempdir().unwrap();
+    let t = target(dst.path(), "proj", ItemKind::Folder, false).unwrap();
+    let summary = unpacked(&bytes, &t).unwrap();
+    assert_eq!(summary.cautions.len(), CAUTIONS_LISTED_MAX);
+    assert_eq!(summary.cautions_more, 5);
+}

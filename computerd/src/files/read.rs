@@ -6,6 +6,7 @@ use super::magic::{ImageKind, PREFIX_BYTES};
 use super::paths::{resolve, shown};
 use super::text::{self, LineRange, ScanError, TextScan};
 use base64::Engine as _;
+use computer_protocol::archive::{open_regular, OpenError, Symlinks};
 use computer_protocol::limits::READ_IMAGE_MAX_BYTES;
 use computer_protocol::{ReadFileRequest, ReadFileResponse};
 use std::fs::File;
@@ -27,10 +28,14 @@ pub fn read(
         return Err(FilesError::ReadFolder { path: shown(&path) });
     }
     if !metadata.is_file() {
-        // Opening a pipe would block until a writer comes.
         return Err(FilesError::NotRegular { path: shown(&path) });
     }
-    let mut file = File::open(&path).map_err(|err| FilesError::io(&path, "read", err))?;
+    // Opening a pipe would block until a writer comes; one swapped in since
+    // `metadata` is refused at once.
+    let mut file = open_regular(&path, Symlinks::Follow).map_err(|err| match err {
+        OpenError::NotRegular => FilesError::NotRegular { path: shown(&path) },
+        OpenError::Io(err) => FilesError::io(&path, "read", err),
+    })?;
     let prefix = read_prefix(&mut file).map_err(|err| FilesError::io(&path, "read", err))?;
 
     if let Some(kind) = ImageKind::detect(&prefix) {

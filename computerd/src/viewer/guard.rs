@@ -8,6 +8,7 @@
 //! page files carry nothing secret and load without it.
 
 use super::error::ViewerError;
+use std::net::SocketAddr;
 use subtle::ConstantTimeEq;
 
 /// The names a browser may use for the viewer.
@@ -15,13 +16,29 @@ const HOST_NAMES: [&str; 2] = ["127.0.0.1", "localhost"];
 
 #[derive(Debug, Clone)]
 pub struct Guard {
-    /// Ports a browser may name: the host's base port (inside a container)
-    /// and the port the viewer is bound to (natively, where they differ).
+    /// Ports a browser may name (see [`Guard::for_viewer`]).
     ports: Vec<u16>,
     key: String,
 }
 
 impl Guard {
+    /// The guard of a viewer bound at `bound`, with the host's base port
+    /// `port_base`.
+    ///
+    /// The base port is always ours: it is the link computerd prints, and
+    /// in the container the host publishes the viewer there. The bound port
+    /// is ours too only when the viewer listens on loopback, which is
+    /// computerd running natively: the browser then reaches that port
+    /// itself, and nothing off this machine can. Listening on all
+    /// interfaces (the container, at 6080), the bound port is reached only
+    /// through the container's network, never by the person's browser, and
+    /// a page the host serves at `localhost:6080` (noVNC's own default) is
+    /// someone else's page.
+    pub fn for_viewer(port_base: u16, bound: SocketAddr, key: String) -> Guard {
+        let bound_port = bound.ip().is_loopback().then_some(bound.port());
+        Guard::new(std::iter::once(port_base).chain(bound_port), key)
+    }
+
     pub fn new(ports: impl IntoIterator<Item = u16>, key: String) -> Guard {
         let mut ports: Vec<u16> = ports.into_iter().collect();
         ports.sort_unstable();
@@ -150,6 +167,31 @@ mod tests {
             assert!(g.check_origin(Some(bad)).is_err(), "{bad}");
         }
         assert!(g.check_origin(None).is_err());
+    }
+
+    #[test]
+    fn the_containers_own_port_is_not_ours() {
+        // In the container the viewer listens on all interfaces at 6080 and
+        // the host publishes it at its base port: a page the host serves at
+        // `localhost:6080` (noVNC's default) is someone else's.
+        let g = Guard::for_viewer(20900, "0.0.0.0:6080".parse().unwrap(), "k".into());
+        assert!(g.check_host(Some("127.0.0.1:20900")).is_ok());
+        assert!(g.check_origin(Some("http://localhost:20900")).is_ok());
+        assert!(g.check_host(Some("localhost:6080")).is_err());
+        assert!(g.check_origin(Some("http://localhost:6080")).is_err());
+        // Published at the port it listens on, it is the same port.
+        let g = Guard::for_viewer(6080, "0.0.0.0:6080".parse().unwrap(), "k".into());
+        assert!(g.check_origin(Some("http://localhost:6080")).is_ok());
+    }
+
+    #[test]
+    fn natively_on_loopback_the_bound_port_is_ours_too() {
+        for bound in ["127.0.0.1:41234", "[::1]:41234"] {
+            let g = Guard::for_viewer(20900, bound.parse().unwrap(), "k".into());
+            assert!(g.check_host(Some("localhost:41234")).is_ok(), "{bound}");
+            assert!(g.check_origin(Some("http://127.0.0.1:41234")).is_ok());
+            assert!(g.check_host(Some("127.0.0.1:20900")).is_ok());
+        }
     }
 
     #[test]

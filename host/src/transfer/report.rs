@@ -1,7 +1,7 @@
 //! What the agent gets back from a transfer.
 
 use computer_protocol::archive::human_bytes;
-use computer_protocol::{Skipped, TransferDirection, TransferSummary};
+use computer_protocol::{Caution, Skipped, TransferDirection, TransferSummary};
 use serde::Serialize;
 use std::fmt::Write;
 use std::time::Duration;
@@ -26,6 +26,12 @@ pub struct TransferReport {
     pub skipped: Vec<Skipped>,
     /// Skipped entries beyond the listed ones.
     pub skipped_more: u64,
+    /// Entries written on this machine that can make it run the computer's
+    /// code later (git hooks and config, symlinks out of the copy), for the
+    /// agent and the person to look at before using the copy.
+    pub cautions: Vec<Caution>,
+    /// Such entries beyond the listed ones.
+    pub cautions_more: u64,
 }
 
 impl TransferReport {
@@ -35,6 +41,12 @@ impl TransferReport {
         summary: TransferSummary,
         took: Duration,
     ) -> TransferReport {
+        let (cautions, cautions_more) = match direction {
+            TransferDirection::FromComputer => (summary.cautions, summary.cautions_more),
+            // An upload's are on the computer, which runs anything anyway,
+            // and its list comes from computerd, which is not trusted.
+            TransferDirection::ToComputer => (Vec::new(), 0),
+        };
         TransferReport {
             direction,
             source,
@@ -46,6 +58,8 @@ impl TransferReport {
             duration_ms: took.as_millis() as u64,
             skipped: summary.skipped,
             skipped_more: summary.skipped_more,
+            cautions,
+            cautions_more,
         }
     }
 
@@ -76,7 +90,32 @@ impl TransferReport {
                 let _ = write!(text, "\n- and {unlisted} more (see the structured result)");
             }
         }
+        self.write_cautions(&mut text);
         text
+    }
+
+    /// The entries to look at before using the copy; the summary lists at
+    /// most [`computer_protocol::transfer::CAUTIONS_LISTED_MAX`].
+    fn write_cautions(&self, text: &mut String) {
+        let total = (self.cautions.len() as u64).saturating_add(self.cautions_more);
+        if total == 0 {
+            return;
+        }
+        let _ = write!(
+            text,
+            "\nLook before you use it: {} written can make this machine run the computer's code or write where it chose:",
+            count(total, "entry", "entries")
+        );
+        for c in &self.cautions {
+            let _ = match &c.target {
+                Some(target) => write!(text, "\n- `{}` → `{target}`: {}", c.path, c.kind.why()),
+                None => write!(text, "\n- `{}`: {}", c.path, c.kind.why()),
+            };
+        }
+        if self.cautions_more > 0 {
+            // Only counted: the structured result does not list them either.
+            let _ = write!(text, "\n- and {} more", self.cautions_more);
+        }
     }
 }
 
@@ -87,7 +126,7 @@ fn count(n: u64, one: &str, many: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use computer_protocol::SkipKind;
+    use computer_protocol::{CautionKind, SkipKind};
 
     #[test]
     fn the_text_gives_where_how_much_and_what_was_skipped() {
@@ -106,6 +145,7 @@ mod tests {
                     reason: "a named pipe holds no data to copy".into(),
                 }],
                 skipped_more: 0,
+                ..TransferSummary::default()
             },
             Duration::from_millis(1234),
         );
@@ -113,5 +153,55 @@ mod tests {
             report.text(),
             "Copied `/home/computer/proj` from the computer to `/home/me/proj` on this machine: 3 files, 2 folders, 1 symlink, 2.5 MB in 1.2 s.\nSkipped 1:\n- `proj/fifo`: a named pipe holds no data to copy"
         );
+    }
+
+    #[test]
+    fn the_text_lists_what_to_look_at_before_using_a_download() {
+        let caution = |path: &str, kind, target: Option<&str>| Caution {
+            path: path.into(),
+            kind,
+            target: target.map(Into::into),
+        };
+        let summary = TransferSummary {
+            path: "/home/me/proj".into(),
+            files: 2,
+            folders: 3,
+            symlinks: 1,
+            cautions: vec![
+                caution("/home/me/proj/.git/config", CautionKind::GitConfig, None),
+                caution(
+                    "/home/me/proj/notes",
+                    CautionKind::SymlinkOutside,
+                    Some("/home/me/.bashrc"),
+                ),
+            ],
+            cautions_more: 3,
+            ..TransferSummary::default()
+        };
+        let download = TransferReport::new(
+            TransferDirection::FromComputer,
+            "/home/computer/proj".into(),
+            summary.clone(),
+            Duration::from_millis(100),
+        );
+        let text = download.text();
+        let look = text
+            .split_once("\nLook before you use")
+            .map(|(_, rest)| rest);
+        assert_eq!(
+            look,
+            Some(" it: 5 entries written can make this machine run the computer's code or write where it chose:\n- `/home/me/proj/.git/config`: git runs the commands a repository's config names (`core.fsmonitor`, `core.hooksPath`, ...)\n- `/home/me/proj/notes` → `/home/me/.bashrc`: a symlink out of the copy: what is saved through it lands there\n- and 3 more"),
+            "{text}"
+        );
+
+        // An upload's entries are on the computer, which runs anything anyway.
+        let upload = TransferReport::new(
+            TransferDirection::ToComputer,
+            "/home/me/proj".into(),
+            summary,
+            Duration::from_millis(100),
+        );
+        assert!(upload.cautions.is_empty() && upload.cautions_more == 0);
+        assert!(!upload.text().contains("Look before"), "{}", upload.text());
     }
 }

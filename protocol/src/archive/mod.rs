@@ -17,6 +17,8 @@
 //! - [`extension`]: long names and pax records, read with a cap so a
 //!   hostile sender cannot make the receiver allocate at will.
 //! - [`temp`]: temporary names, removed whenever a transfer stops.
+//! - [`open`]: opening a file that must be a regular file, without
+//!   blocking on a pipe swapped in for it.
 //! - [`progress`]: counts shared with whoever reports progress.
 //! - [`error`]: [`ArchiveError`], with its wire code.
 //!
@@ -24,6 +26,7 @@
 
 pub mod error;
 pub mod extension;
+pub mod open;
 pub mod pack;
 pub mod pipe;
 pub mod plan;
@@ -34,6 +37,7 @@ pub mod umask;
 pub mod unpack;
 
 pub use error::ArchiveError;
+pub use open::{open_regular, OpenError, Symlinks};
 pub use pack::pack;
 pub use pipe::{chunk_pipe, feed_pipe, ChunkFeeder, ChunkReader, ChunkStream, ChunkWriter};
 pub use plan::{describe_source, plan, Destination, Target};

@@ -3,12 +3,13 @@
 //! the same for ten files or ten million.
 
 use super::error::ArchiveError;
+use super::open::{open_regular, Symlinks};
 use super::pipe::CHUNK_BYTES;
 use super::progress::Progress;
 use super::trailer::{write_trailer, SkippedTrailer};
 use crate::transfer::{ItemKind, SkipKind, Skipped, SKIPPED_LISTED_MAX};
 use std::cell::RefCell;
-use std::fs::{self, File, Metadata};
+use std::fs::{self, Metadata};
 use std::io::{self, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -31,7 +32,7 @@ pub fn pack<W: Write>(
     let metadata = fs::metadata(source).map_err(|e| packer.failed(source, "read", e))?;
     let root = PathBuf::from(name);
     match kind {
-        ItemKind::File => packer.file(source, &root, &metadata)?,
+        ItemKind::File => packer.file(source, &root, Symlinks::Follow)?,
         ItemKind::Folder => {
             packer.folder(&root, &metadata)?;
             packer.walk(source, &root)?;
@@ -99,7 +100,7 @@ impl<W: Write> Packer<'_, W> {
                     ),
                 }
             } else if kind.is_file() {
-                self.file(&path, &archived, &metadata)?;
+                self.file(&path, &archived, Symlinks::Refuse)?;
             } else if kind.is_symlink() {
                 self.symlink(&path, &archived, &metadata)?;
             } else {
@@ -119,17 +120,25 @@ impl<W: Write> Packer<'_, W> {
         Ok(())
     }
 
+    /// Packs the file at `path`, as found when it was listed: a regular file
+    /// (`symlinks` says whether a symlink there is followed). What is there
+    /// when it is opened is checked again, on the open handle, so a pipe
+    /// swapped in meanwhile is skipped instead of blocking the walk forever.
     fn file(
         &mut self,
         path: &Path,
         archived: &Path,
-        metadata: &Metadata,
+        symlinks: Symlinks,
     ) -> Result<(), ArchiveError> {
-        let Some(file) = self.readable(archived, File::open(path)) else {
+        let opened = open_regular(path, symlinks).map_err(io::Error::from);
+        let Some(file) = self.readable(archived, opened) else {
+            return Ok(());
+        };
+        let Some(metadata) = self.readable(archived, file.metadata()) else {
             return Ok(());
         };
         let size = metadata.len();
-        let mut header = header(tar::EntryType::Regular, metadata, size);
+        let mut header = header(tar::EntryType::Regular, &metadata, size);
         let read_error = RefCell::new(None);
         let data = Exactly {
             inner: BufReader::with_capacity(CHUNK_BYTES, file),

@@ -2,6 +2,7 @@
 //! the copy lands and whether it may be written there.
 
 use super::error::ArchiveError;
+use super::open::{open_regular, OpenError, Symlinks};
 use super::temp::TempPath;
 use crate::transfer::{final_path, item_name_problem, step, windows_name_problem, Found, ItemKind};
 use std::fs;
@@ -198,16 +199,26 @@ pub fn describe_source(path: &Path, arg: &'static str) -> Result<(String, ItemKi
         fs::read_dir(path).map_err(|e| ArchiveError::io(path, "read", arg, e))?;
         ItemKind::Folder
     } else if metadata.is_file() {
-        fs::File::open(path).map_err(|e| ArchiveError::io(path, "read", arg, e))?;
+        // Opened to check it can be read, without blocking on a pipe
+        // swapped in since `metadata`.
+        match open_regular(path, Symlinks::Follow) {
+            Ok(_) => {}
+            Err(OpenError::NotRegular) => return Err(not_file_or_folder(path, arg)),
+            Err(OpenError::Io(e)) => return Err(ArchiveError::io(path, "read", arg, e)),
+        }
         ItemKind::File
     } else {
-        return Err(ArchiveError::NotFileOrFolder {
-            path: path.display().to_string(),
-            what: "a pipe, socket or device",
-            arg,
-        });
+        return Err(not_file_or_folder(path, arg));
     };
     Ok((name, kind))
+}
+
+fn not_file_or_folder(path: &Path, arg: &'static str) -> ArchiveError {
+    ArchiveError::NotFileOrFolder {
+        path: path.display().to_string(),
+        what: "a pipe, socket or device",
+        arg,
+    }
 }
 
 #[cfg(test)]

@@ -9,6 +9,13 @@
 //! link the archive itself placed cannot redirect a later entry); a hard
 //! link must point at a regular file inside the copy. Refused entries are
 //! listed in the summary, never dropped silently.
+//!
+//! What is written can still make the receiver run the sender's code later
+//! (git hooks and config, symlinks out of the copy): such entries are
+//! written, since copying a repository back is the point, and listed in the
+//! summary's `cautions` for a look (`crate::transfer::caution`). A symlink
+//! never replaces a regular file already there, even with `overwrite`: an
+//! editor saving that file would then write wherever the link points.
 
 use super::error::ArchiveError;
 use super::extension::{Extended, Seen};
@@ -18,8 +25,9 @@ use super::progress::Progress;
 use super::temp::TempPath;
 use crate::transfer::names::shown_name;
 use crate::transfer::{
-    parts_below, step, windows_name_problem, windows_symlink_problem, Clash, EntryKind, Found,
-    ItemKind, SkipKind, Skipped, Step, TransferSummary,
+    git_caution, parts_below, step, symlink_leaves_copy, windows_name_problem,
+    windows_symlink_problem, Caution, CautionKind, Clash, EntryKind, Found, ItemKind, SkipKind,
+    Skipped, Step, TransferSummary,
 };
 use std::cell::RefCell;
 use std::collections::HashSet;
@@ -285,7 +293,7 @@ impl Unpacker<'_> {
         match kind {
             Kind::Folder => self.folder(&path, mode),
             Kind::File => self.file(entry, &path, mode, mtime),
-            Kind::Symlink => self.symlink(link, &raw, &path),
+            Kind::Symlink => self.symlink(link, &raw, &path, parts.len() - 1),
             Kind::HardLink => self.hard_link(link, &raw, &path),
         }
     }
@@ -471,14 +479,17 @@ impl Unpacker<'_> {
         temp.rename_to(path)
             .map_err(|e| self.failed(path, "write", e))?;
         self.progress.add_file();
+        self.note_git(path);
         Ok(())
     }
 
+    /// `depth`: folders between the copied item and the link.
     fn symlink(
         &mut self,
         target: Option<Vec<u8>>,
         raw: &[u8],
         path: &Path,
+        depth: usize,
     ) -> Result<(), ArchiveError> {
         let Some(target) = target else {
             return Err(self.bad(format!("the symlink `{}` has no target", shown_name(raw))));
@@ -492,6 +503,17 @@ impl Unpacker<'_> {
         let found = self.look(path)?;
         step(EntryKind::Symlink, found, self.target.overwrite)
             .map_err(|clash| self.stopped(path, clash))?;
+        if found == Found::File {
+            self.skip(
+                raw,
+                SkipKind::Refused,
+                format!(
+                    "`{}` is a file, and a symlink never replaces a file: saving it would write wherever the link points; the file is kept",
+                    path.display()
+                ),
+            );
+            return Ok(());
+        }
         let temp = match TempPath::create_with(parent(path), |at| make_symlink(&target, at)) {
             Ok(temp) => temp,
             Err(e) if cfg!(windows) => {
@@ -507,6 +529,13 @@ impl Unpacker<'_> {
         temp.rename_to(path)
             .map_err(|e| self.failed(path, "create the symlink", e))?;
         self.progress.add_symlink();
+        if !self.note_git(path) && symlink_leaves_copy(depth, &target) {
+            self.summary.caution(Caution {
+                path: path.display().to_string(),
+                kind: CautionKind::SymlinkOutside,
+                target: Some(shown_name(&target)),
+            });
+        }
         Ok(())
     }
 
@@ -581,7 +610,22 @@ impl Unpacker<'_> {
         // and leaves the temporary name behind.
         let _ = fs::remove_file(temp_path);
         self.progress.add_file();
+        self.note_git(path);
         Ok(())
+    }
+
+    /// Lists a file or symlink just written where git would run it or
+    /// follow it; says whether it did.
+    fn note_git(&mut self, path: &Path) -> bool {
+        let Some(kind) = git_caution(path, false) else {
+            return false;
+        };
+        self.summary.caution(Caution {
+            path: path.display().to_string(),
+            kind,
+            target: None,
+        });
+        true
     }
 
     /// Reads what follows the archive, up to the sender's explicit end.

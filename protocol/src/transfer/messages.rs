@@ -100,7 +100,19 @@ pub struct TransferSummary {
     /// Skipped entries beyond the listed ones.
     #[serde(default)]
     pub skipped_more: u64,
+    /// Entries written that can make this machine run the sender's code
+    /// later: git hooks and config, symlinks out of the copy. At most
+    /// [`CAUTIONS_LISTED_MAX`] are listed.
+    #[serde(default)]
+    pub cautions: Vec<Caution>,
+    /// Such entries beyond the listed ones.
+    #[serde(default)]
+    pub cautions_more: u64,
 }
+
+/// Entries to look at listed in one reply: enough to see what kind of
+/// thing came, few enough to read.
+pub const CAUTIONS_LISTED_MAX: usize = 20;
 
 /// Skipped entries listed in one reply; the rest are only counted, so a
 /// folder of a million sockets cannot make a reply of a million lines.
@@ -128,6 +140,19 @@ impl TransferSummary {
     /// Counts `more` skipped entries that are not listed.
     pub fn skip_unlisted(&mut self, more: u64) {
         self.skipped_more = self.skipped_more.saturating_add(more);
+    }
+
+    /// Adds an entry to look at, or counts it once the list is full.
+    pub fn caution(&mut self, caution: Caution) {
+        if self.cautions.len() < CAUTIONS_LISTED_MAX {
+            self.cautions.push(Caution {
+                path: cut(caution.path),
+                kind: caution.kind,
+                target: caution.target.map(cut),
+            });
+        } else {
+            self.cautions_more = self.cautions_more.saturating_add(1);
+        }
     }
 
     /// Every skipped entry, listed or not.
@@ -178,10 +203,54 @@ pub enum SkipKind {
     /// A symlink Windows refuses to make.
     WindowsSymlink,
     /// An archive entry that would land outside the destination: `..`, an
-    /// absolute name, a path through a symlink, a hard link out.
+    /// absolute name, a path through a symlink, a hard link out; or a
+    /// symlink that would replace a regular file already there.
     Refused,
     /// An archive entry of a kind no transfer writes.
     Unsupported,
+}
+
+/// An entry written that deserves a look before the copy is used.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct Caution {
+    /// Where it was written, on the machine that received the copy.
+    pub path: String,
+    pub kind: CautionKind,
+    /// A symlink's target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum CautionKind {
+    /// `.git/config`: git runs the commands it names (`core.fsmonitor`,
+    /// `core.hooksPath`, ...).
+    GitConfig,
+    /// In `.git/hooks`: git runs it.
+    GitHook,
+    /// A `.git` that is not a folder: it sends git to the repository it
+    /// names, with that repository's hooks and config.
+    GitLink,
+    /// A symlink whose target is outside the copy: writing through it
+    /// writes there.
+    SymlinkOutside,
+}
+
+impl CautionKind {
+    /// Says why, for a person.
+    pub fn why(self) -> &'static str {
+        match self {
+            CautionKind::GitConfig => {
+                "git runs the commands a repository's config names (`core.fsmonitor`, `core.hooksPath`, ...)"
+            }
+            CautionKind::GitHook => "git runs its hooks",
+            CautionKind::GitLink => "this `.git` sends git to another repository, with its hooks and config",
+            CautionKind::SymlinkOutside => "a symlink out of the copy: what is saved through it lands there",
+        }
+    }
 }
 
 #[cfg(test)]
