@@ -102,12 +102,17 @@ pub struct TransferSummary {
     pub skipped_more: u64,
     /// Entries written that can make this machine run the sender's code
     /// later: git hooks and config, symlinks out of the copy. At most
-    /// [`CAUTIONS_LISTED_MAX`] are listed.
-    #[serde(default)]
+    /// [`CAUTIONS_LISTED_MAX`] are listed. Left out of the JSON when empty,
+    /// so a summary without any reads as it did before the list existed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cautions: Vec<Caution>,
     /// Such entries beyond the listed ones.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub cautions_more: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// Entries to look at listed in one reply: enough to see what kind of
