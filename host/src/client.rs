@@ -199,11 +199,7 @@ impl ComputerdClient {
             Ok(Err(e)) => return Err(self.limited_error(e, what, deadline, still_running)),
             Ok(Ok(())) => {}
         }
-        serde_json::from_slice(&body).map_err(|e| ClientError::Unexpected {
-            what: what.to_string(),
-            status,
-            body: format!("{e}: {}", quote(&body)),
-        })
+        parse_json(what, status, &body)
     }
 
     fn limited_error(
@@ -258,11 +254,7 @@ impl ComputerdClient {
         read_limited(response, &mut bytes, body_limit(&what))
             .await
             .map_err(|e| self.limited_error(e, &what, deadline, still_running))?;
-        serde_json::from_slice(&bytes).map_err(|e| ClientError::Unexpected {
-            what,
-            status,
-            body: format!("{e}: {}", quote(&bytes)),
-        })
+        parse_json(&what, status, &bytes)
     }
 
     pub fn transport_error(
@@ -317,6 +309,19 @@ pub(crate) async fn read_limited(
         body.extend_from_slice(&chunk);
     }
     Ok(())
+}
+
+/// A successful answer's JSON, or the error that quotes what came instead.
+fn parse_json<T: DeserializeOwned>(
+    what: &str,
+    status: StatusCode,
+    body: &[u8],
+) -> Result<T, ClientError> {
+    serde_json::from_slice(body).map_err(|e| ClientError::Unexpected {
+        what: what.to_string(),
+        status,
+        body: format!("{e}: {}", quote(body)),
+    })
 }
 
 /// The start of an answer, for an error message.

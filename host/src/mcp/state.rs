@@ -244,14 +244,18 @@ impl Host {
         Ok(conn)
     }
 
-    fn made_in_this_boot(&self, id: &str, conn: &Connection) -> Result<(), String> {
-        let made_in = self
-            .sessions
+    /// The computerd boot session `id` was made under, when this process
+    /// made it.
+    fn boot_of(&self, id: &str) -> Option<String> {
+        self.sessions
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(&SessionId(id.to_string()))
-            .cloned();
-        match made_in {
+            .cloned()
+    }
+
+    fn made_in_this_boot(&self, id: &str, conn: &Connection) -> Result<(), String> {
+        match self.boot_of(id) {
             Some(boot) if boot != conn.boot_id => Err(restarted(id, &conn.container)),
             _ => Ok(()),
         }
@@ -371,12 +375,7 @@ impl Host {
     /// computerd boot; the boot is read again, since a restart can keep the
     /// same port.
     async fn explain_unknown(&self, id: &str) -> Option<String> {
-        let made_in = self
-            .sessions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&SessionId(id.to_string()))
-            .cloned()?;
+        let made_in = self.boot_of(id)?;
         let conn = self.confirmed(id, CONFIRMED_FOR).await.ok()?;
         let info = computer_info(&conn.client).await.ok()?;
         (info.boot_id != made_in).then(|| restarted(id, &conn.container))
