@@ -31,6 +31,8 @@
 //! one subsystem → back to `api` as JSON or a [`computer_protocol::WireError`].
 
 pub mod api;
+pub mod apps;
+pub mod browser;
 pub mod capture;
 pub mod clock;
 pub mod config;

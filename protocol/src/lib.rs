@@ -10,6 +10,7 @@
 //! - [`observe`]: the screenshot payload shared by observe and act.
 //! - [`action`]: the actions of `computer_act` and their validation.
 //! - [`shell`]: running a command.
+//! - [`apps`]: opening pages, files and applications on a screen.
 //! - [`files`]: working folder, listing, reading and writing files.
 //! - [`paths`]: normalising typed paths, the same on both ends.
 //! - [`viewer`]: open viewer pages, switching them to a screen, and the
@@ -27,6 +28,7 @@
 //! `schemars::JsonSchema`, so the host can publish them as MCP tool inputs.
 
 pub mod action;
+pub mod apps;
 pub mod duration;
 pub mod error;
 pub mod files;
@@ -43,6 +45,7 @@ pub mod viewer;
 #[cfg(feature = "archive")]
 pub mod archive;
 
+pub use apps::{LaunchAppRequest, LauncherRequest, OpenPathRequest, OpenedResponse};
 pub use action::{ActRequest, ActResponse, Action, ActionOutcome, Button, ScrollDirection};
 pub use duration::{parse_duration, DurationError, TimeoutArg};
 pub use error::{ErrorCode, WireError};

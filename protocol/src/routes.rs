@@ -12,6 +12,9 @@ pub const SESSIONS: &str = "/v1/sessions";
 pub const VIEWER: &str = "/v1/viewer";
 /// `POST` a [`crate::FocusRequest`]: open viewer pages switch to a screen.
 pub const VIEWER_FOCUS: &str = "/v1/viewer/focus";
+/// `POST` a [`crate::LauncherRequest`] on the launcher's own listener
+/// (container port 7071, loopback only).
+pub const LAUNCH: &str = "/launch";
 
 /// `DELETE`: end a session.
 pub fn session(id: &SessionId) -> String {
@@ -54,6 +57,10 @@ pub enum SessionRoute {
     TransferUpload,
     /// [`crate::SourceRequest`] → a tar stream (`application/x-tar`).
     TransferDownload,
+    /// [`crate::OpenPathRequest`] → [`crate::OpenedResponse`].
+    OpenPath,
+    /// [`crate::LaunchAppRequest`] → [`crate::OpenedResponse`].
+    LaunchApp,
 }
 
 impl SessionRoute {
@@ -70,6 +77,8 @@ impl SessionRoute {
             SessionRoute::TransferSource => "transfer/source",
             SessionRoute::TransferUpload => "transfer/upload",
             SessionRoute::TransferDownload => "transfer/download",
+            SessionRoute::OpenPath => "open",
+            SessionRoute::LaunchApp => "launch",
         }
     }
 }

@@ -1,0 +1,1 @@
+//! Opening pages, files and applications on a screen.

@@ -1,0 +1,1 @@
+//! One Chromium per screen, with logins shared across screens.
