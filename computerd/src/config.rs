@@ -109,6 +109,12 @@ pub struct Config {
     /// Fluxbox configuration folder (`init`, `menu`, ...); Fluxbox's own
     /// defaults when it does not exist.
     pub fluxbox_dir: PathBuf,
+    /// Screen N's Chromium serves DevTools on 127.0.0.1 port
+    /// `devtools_port_base + N`.
+    pub devtools_port_base: u16,
+    /// Where the launcher for the screens' menus and `xdg-open` listens;
+    /// loopback only, since only programs on the computer use it.
+    pub launcher_listen: SocketAddr,
 }
 
 /// One setting: its variable, its flag, and a line for `--help`.
@@ -193,6 +199,16 @@ const SETTINGS: &[Setting] = &[
         env: "COMPUTERD_FLUXBOX_DIR",
         flag: "--fluxbox-dir",
         help: "Fluxbox configuration folder (default /usr/local/share/computer-use/fluxbox)",
+    },
+    Setting {
+        env: "COMPUTERD_DEVTOOLS_PORT_BASE",
+        flag: "--devtools-port-base",
+        help: "screen N's Chromium serves DevTools on 127.0.0.1:BASE+N (default 9221)",
+    },
+    Setting {
+        env: "COMPUTERD_LAUNCHER_LISTEN",
+        flag: "--launcher-listen",
+        help: "launcher for the screens' menus and xdg-open, loopback only (default 127.0.0.1:7071)",
     },
 ];
 
@@ -408,7 +424,26 @@ impl Config {
         let fluxbox_dir = PathBuf::from(
             get("COMPUTERD_FLUXBOX_DIR").unwrap_or("/usr/local/share/computer-use/fluxbox"),
         );
+        let devtools_port_base = parse_with(
+            get("COMPUTERD_DEVTOOLS_PORT_BASE"),
+            "9221",
+            "COMPUTERD_DEVTOOLS_PORT_BASE",
+            port_base_of,
+        )?;
+        let launcher_listen = parse_with(
+            get("COMPUTERD_LAUNCHER_LISTEN"),
+            "127.0.0.1:7071",
+            "COMPUTERD_LAUNCHER_LISTEN",
+            |v| {
+                v.parse::<SocketAddr>()
+                    .ok()
+                    .filter(|a| a.ip().is_loopback())
+                    .ok_or_else(|| "use a loopback address and port such as `127.0.0.1:7071`: only programs on the computer may open apps".to_string())
+            },
+        )?;
         Ok(Config {
+            devtools_port_base,
+            launcher_listen,
             listen,
             token,
             home,

@@ -41,6 +41,7 @@ pub mod display;
 pub mod files;
 pub mod http_server;
 pub mod input;
+pub mod launcher;
 pub mod process;
 pub mod screens;
 pub mod server;

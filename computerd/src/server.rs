@@ -2,7 +2,10 @@
 //! the viewer's listener.
 
 use crate::api::{router, App};
+use crate::apps::Launcher;
+use crate::browser::{run_cookie_sync, BrowserSettings, Browsers};
 use crate::config::Config;
+use crate::launcher::{self, LauncherApp};
 use crate::screens::ScreenPaths;
 use crate::sessions::{run_reaper, Sessions};
 use crate::viewer::http::ViewerApp;
@@ -23,6 +26,19 @@ pub async fn serve(
 ) -> anyhow::Result<()> {
     let config = Arc::new(config);
     let key = ViewerKey::load_or_create(&config.home)?;
+    let launcher_listener = bind(config.launcher_listen, "COMPUTERD_LAUNCHER_LISTEN").await?;
+    let launcher_token = launcher::new_token();
+    let launcher_env = launcher::environment(launcher_listener.local_addr()?, &launcher_token);
+    let browsers = Arc::new(Browsers::new(BrowserSettings {
+        home: config.home.clone(),
+        devtools_port_base: config.devtools_port_base,
+        env: launcher_env.clone(),
+    }));
+    let apps = Arc::new(Launcher {
+        browsers: Arc::clone(&browsers),
+        home: config.home.clone(),
+        env: launcher_env.clone(),
+    });
     let paths = ScreenPaths {
         home: config.home.clone(),
         vnc_password_file: key.vnc_password_file.clone(),
@@ -30,6 +46,8 @@ pub async fn serve(
         display_base: config.display_base,
         rfb_port_base: config.rfb_port_base,
         rfb_interface: config.rfb_interface.clone(),
+        browsers: Arc::clone(&browsers),
+        env: launcher_env,
     };
     let sessions = Arc::new(Sessions::new(Arc::clone(&config), paths));
     let hub = ViewerHub::new();
@@ -46,11 +64,18 @@ pub async fn serve(
     check_viewer_files(&config);
 
     let reaper = tokio::spawn(run_reaper(Arc::clone(&sessions)));
+    let cookie_sync = tokio::spawn(run_cookie_sync(Arc::clone(&browsers)));
     let app = Arc::new(App {
         config: Arc::clone(&config),
         sessions: Arc::clone(&sessions),
         info,
         viewer: Arc::clone(&hub),
+        launcher: Arc::clone(&apps),
+    });
+    let launcher_app = Arc::new(LauncherApp {
+        token: launcher_token,
+        sessions: Arc::clone(&sessions),
+        launcher: apps,
     });
     let viewer = Arc::new(ViewerApp {
         guard: Guard::for_viewer(config.port_base, viewer_bound, key.key.clone()),
@@ -72,10 +97,19 @@ pub async fn serve(
     );
     let shutdown = shutdown.shared();
     let api = crate::http_server::serve(listener, router(app), shutdown.clone());
-    let viewer = crate::viewer::http::serve(viewer_listener, viewer, shutdown);
-    let served = tokio::try_join!(api, viewer);
+    let viewer = crate::viewer::http::serve(viewer_listener, viewer, shutdown.clone());
+    let launcher = crate::http_server::serve(
+        launcher_listener,
+        launcher::router(launcher_app),
+        shutdown,
+    );
+    let served = tokio::try_join!(api, viewer, launcher);
     reaper.abort();
+    // Screens close their browsers; a browser whose screen is already
+    // gone closes here. Each saves its profile and cookies first.
     sessions.end_all(EndReason::ComputerRestarted).await;
+    browsers.close_all().await;
+    cookie_sync.abort();
     served?;
     Ok(())
 }

@@ -5,6 +5,7 @@ use super::json::ApiJson;
 use super::AppState;
 use axum::extract::{Path, State};
 use axum::Json;
+use std::sync::Arc;
 use computer_protocol::{ActRequest, ActResponse, Observation, SessionId};
 
 pub async fn observe(
@@ -23,8 +24,8 @@ pub async fn act(
     ApiJson(req): ApiJson<ActRequest>,
 ) -> Result<Json<ActResponse>, ApiError> {
     let session = app.sessions.get(&SessionId(id))?;
-    let home = app.config.home.clone();
+    let launcher = Arc::clone(&app.launcher);
     Ok(Json(
-        crate::desktop::act(&app.sessions, &session, home, req).await?,
+        crate::desktop::act(&app.sessions, &session, launcher, req).await?,
     ))
 }

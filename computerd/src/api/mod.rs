@@ -2,6 +2,7 @@
 //! subsystem, and maps the subsystem's error to the wire error in
 //! [`error`]. Nothing below this module knows about HTTP.
 
+mod apps;
 mod auth;
 mod desktop;
 mod error;
@@ -12,6 +13,7 @@ mod shell;
 mod transfer;
 mod viewer;
 
+use crate::apps::Launcher;
 use crate::config::Config;
 use crate::sessions::Sessions;
 use crate::viewer::ViewerHub;
@@ -20,7 +22,7 @@ use axum::Router;
 use computer_protocol::{routes, ComputerInfo, Health};
 use std::sync::Arc;
 
-pub use error::ApiError;
+pub use error::{not_found, ApiError};
 
 /// What every route can reach.
 pub struct App {
@@ -29,6 +31,8 @@ pub struct App {
     pub info: ComputerInfo,
     /// The open viewer pages, which the host counts and focuses.
     pub viewer: Arc<ViewerHub>,
+    /// Opens pages, files and apps on screens (also behind the launcher).
+    pub launcher: Arc<Launcher>,
 }
 
 pub type AppState = Arc<App>;
@@ -42,6 +46,8 @@ pub fn router(app: AppState) -> Router {
         .route("/v1/owners/{owner}/sessions", delete(sessions::end_owner))
         .route("/v1/sessions/{id}/observe", post(desktop::observe))
         .route("/v1/sessions/{id}/act", post(desktop::act))
+        .route("/v1/sessions/{id}/open", post(apps::open_path))
+        .route("/v1/sessions/{id}/launch", post(apps::launch_app))
         .route("/v1/sessions/{id}/shell", post(shell::run))
         .route("/v1/sessions/{id}/cwd", post(files::set_cwd))
         .route("/v1/sessions/{id}/files/list", post(files::list))

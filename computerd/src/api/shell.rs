@@ -39,6 +39,7 @@ pub async fn run(
         ("HOME".to_string(), app.config.home.display().to_string()),
         ("COMPUTER_USE_SESSION".to_string(), session.id.to_string()),
     ];
+    env.extend(app.launcher.env.iter().cloned());
     if let Some(screen) = session.current_screen().await {
         env.push(("DISPLAY".to_string(), screen.display_env()));
     }

@@ -1,7 +1,6 @@
 //! `computer_act`: runs a batch of actions in order, stopping at the first
 //! failure, then observes the screen after `settle_ms`.
 
-use super::launch::launch_and_focus;
 use super::observe::capture_observation;
 use super::{blocking, DesktopError};
 use crate::input::focus_window;
@@ -9,14 +8,14 @@ use crate::screens::{Screen, ScreenX};
 use crate::sessions::{Session, Sessions};
 use computer_protocol::limits::REPEAT_UNCHANGED_MAX;
 use computer_protocol::{ActRequest, ActResponse, Action, ActionOutcome};
-use std::path::PathBuf;
+use crate::apps::{Launcher, OnScreen};
 use std::sync::Arc;
 use std::time::Duration;
 
 pub async fn act(
     sessions: &Arc<Sessions>,
     session: &Arc<Session>,
-    home: PathBuf,
+    launcher: Arc<Launcher>,
     req: ActRequest,
 ) -> Result<ActResponse, DesktopError> {
     req.validate().map_err(DesktopError::InvalidInput)?;
@@ -39,6 +38,15 @@ pub async fn act(
     let track = repeat_key.is_some();
     let actions = req.actions;
     let run_screen = Arc::clone(&screen);
+    let on = OnScreen {
+        screen: screen.browser_screen(),
+        cwd: session.cwd(),
+    };
+    let starter = AppStarter {
+        launcher,
+        on,
+        runtime: tokio::runtime::Handle::current(),
+    };
     let (outcomes, before) = blocking(move || {
         run_screen
             .with_x(|x| {
@@ -47,7 +55,7 @@ pub async fn act(
                 } else {
                     None
                 };
-                Ok((run_actions(x, &actions, &home), before))
+                Ok((run_actions(x, &actions, &starter), before))
             })
             .map_err(DesktopError::from)?
     })
@@ -94,10 +102,18 @@ async fn fingerprint_now(screen: &Arc<Screen>) -> Result<u64, DesktopError> {
 }
 
 /// Runs actions in order; the first failure ends the batch.
-fn run_actions(x: &mut ScreenX, actions: &[Action], home: &std::path::Path) -> Vec<ActionOutcome> {
+/// What a `focus` needs to start an app when no window matches.
+struct AppStarter {
+    launcher: Arc<Launcher>,
+    on: OnScreen,
+    /// The batch runs on a blocking thread; starting an app is async.
+    runtime: tokio::runtime::Handle,
+}
+
+fn run_actions(x: &mut ScreenX, actions: &[Action], starter: &AppStarter) -> Vec<ActionOutcome> {
     let mut outcomes = Vec::with_capacity(actions.len());
     for (index, action) in actions.iter().enumerate() {
-        let result = run_one(x, index, action, home);
+        let result = run_one(x, index, action, starter);
         let ok = result.is_ok();
         outcomes.push(ActionOutcome {
             index,
@@ -116,7 +132,7 @@ fn run_one(
     x: &mut ScreenX,
     index: usize,
     action: &Action,
-    home: &std::path::Path,
+    starter: &AppStarter,
 ) -> Result<(), String> {
     check_coordinates(x, index, action)?;
     match action {
@@ -128,7 +144,11 @@ fn run_one(
             if focus_window(&x.display, target).map_err(|e| e.to_string())? {
                 Ok(())
             } else {
-                launch_and_focus(&x.display, target, home)
+                // The launcher uses X connections of its own, so holding
+                // this screen's connection meanwhile is fine.
+                starter
+                    .runtime
+                    .block_on(starter.launcher.focus_or_launch(&starter.on, target))
             }
         }
         other => x

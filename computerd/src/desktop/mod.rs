@@ -3,7 +3,6 @@
 //! call at a time.
 
 mod act;
-mod launch;
 mod observe;
 
 pub use act::act;

@@ -42,6 +42,19 @@ pub fn focus_window(display: &Display, target: &str) -> Result<bool, InputError>
     Ok(false)
 }
 
+/// The screen's top-level app windows (see [`client_windows`]).
+pub fn window_list(display: &Display) -> Result<Vec<Window>, InputError> {
+    let request = InputError::request(display.number);
+    let atoms = Atoms::intern(&display.conn).map_err(&request)?;
+    client_windows(display, &atoms).map_err(&request)
+}
+
+/// Raises and focuses one window of [`window_list`].
+pub fn focus_window_id(display: &Display, window: Window) -> Result<(), InputError> {
+    let atoms = Atoms::intern(&display.conn).map_err(InputError::request(display.number))?;
+    activate(display, &atoms, window)
+}
+
 /// The windows an agent can mean: the window manager's client list, or,
 /// without a window manager, the named windows in the tree.
 fn client_windows(display: &Display, atoms: &Atoms) -> Result<Vec<Window>, ReplyError> {

@@ -3,6 +3,7 @@
 
 use super::pool::{ScreenPool, ScreenSlot};
 use super::xvnc::{clear_stale_lock, fluxbox_command, lock_owner, xvnc_command, XvncArgs};
+use crate::browser::{BrowserScreen, Browsers};
 use crate::capture::Capturer;
 use crate::config::ScreenSize;
 use crate::display::Display;
@@ -111,6 +112,10 @@ pub struct ScreenPaths {
     pub display_base: u32,
     pub rfb_port_base: u16,
     pub rfb_interface: String,
+    /// Every screen's browser; a screen closes its own before its display.
+    pub browsers: Arc<Browsers>,
+    /// Variables for Fluxbox and so for what its menu starts (the launcher).
+    pub env: Vec<(String, String)>,
 }
 
 /// The X side of a screen, used by one blocking call at a time.
@@ -131,6 +136,7 @@ pub struct Screen {
     window_manager: Option<Supervised>,
     /// Held until the processes are gone, so the number is not reused early.
     slot: Mutex<Option<ScreenSlot>>,
+    browsers: Arc<Browsers>,
 }
 
 impl std::fmt::Debug for Screen {
@@ -310,7 +316,7 @@ impl Screen {
         // shell), so a Fluxbox that fails to start is logged, not fatal.
         let window_manager = match Supervised::spawn(
             "fluxbox",
-            fluxbox_command(display_number, &paths.home, &paths.fluxbox_dir),
+            fluxbox_command(display_number, &paths.home, &paths.fluxbox_dir, &paths.env),
         ) {
             Ok(wm) => Some(wm),
             Err(e) => {
@@ -332,6 +338,7 @@ impl Screen {
             xvnc,
             window_manager,
             slot: Mutex::new(Some(slot)),
+            browsers: Arc::clone(&paths.browsers),
         })
     }
 
@@ -368,7 +375,20 @@ impl Screen {
         let _ = tokio::spawn(async move { screen.close_now().await }).await;
     }
 
+    /// What the browser subsystem needs to know of this screen.
+    pub fn browser_screen(&self) -> BrowserScreen {
+        BrowserScreen {
+            number: self.number,
+            display: self.display_number,
+            size: self.size,
+            xvnc_pid: self.xvnc.pid,
+        }
+    }
+
     async fn close_now(&self) {
+        // First the browser, while it can still draw: it saves its profile
+        // and its last cookies before its display goes away.
+        self.browsers.close(self.number).await;
         if let Some(wm) = &self.window_manager {
             wm.stop(Duration::from_secs(1)).await;
         }

@@ -39,7 +39,12 @@ pub fn xvnc_command(args: &XvncArgs<'_>) -> Command {
     cmd
 }
 
-pub fn fluxbox_command(display: u32, home: &Path, fluxbox_dir: &Path) -> Command {
+pub fn fluxbox_command(
+    display: u32,
+    home: &Path,
+    fluxbox_dir: &Path,
+    env: &[(String, String)],
+) -> Command {
     let mut cmd = Command::new("fluxbox");
     let init = fluxbox_dir.join("init");
     if init.is_file() {
@@ -47,6 +52,7 @@ pub fn fluxbox_command(display: u32, home: &Path, fluxbox_dir: &Path) -> Command
     }
     cmd.env("DISPLAY", format!(":{display}"))
         .env("HOME", home)
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .current_dir(home)
         .stdin(Stdio::null())
         .stdout(Stdio::null())

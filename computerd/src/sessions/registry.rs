@@ -405,6 +405,18 @@ impl Sessions {
         out
     }
 
+    /// The live session whose screen is X display `:display`, and that
+    /// screen: the launcher's callers name their screen by `DISPLAY`.
+    pub fn screen_on_display(&self, display: u32) -> Option<(Arc<Session>, Arc<Screen>)> {
+        let state = self.state();
+        state
+            .screens
+            .values()
+            .find(|open| open.screen.display_number == display && !open.closing)
+            .filter(|open| state.live.contains_key(&open.session.id))
+            .map(|open| (Arc::clone(&open.session), Arc::clone(&open.screen)))
+    }
+
     /// Counts a viewer on screen `number` until the returned guard drops;
     /// `None` when no such screen is open.
     pub fn watch_screen(self: &Arc<Self>, number: ScreenNumber) -> Option<Watching> {

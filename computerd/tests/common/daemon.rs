@@ -27,8 +27,10 @@ pub struct Daemon {
     _fluxbox: TempDir,
     pub display_base: u32,
     pub rfb_port_base: u16,
+    pub devtools_port_base: u16,
     /// Keeps other test processes off this daemon's displays and ports.
     _range: RangeClaim,
+    options: DaemonOptions,
     client: Client,
 }
 
@@ -57,6 +59,7 @@ const RANGES: u32 = 500;
 struct RangeClaim {
     display_base: u32,
     rfb_port_base: u16,
+    devtools_port_base: u16,
     _lock: std::fs::File,
 }
 
@@ -76,12 +79,16 @@ fn claim_free_range() -> RangeClaim {
         let Some(rfb_port_base) = rfb_port_base_for(display_base) else {
             continue;
         };
+        let Some(devtools_port_base) = devtools_port_base_for(display_base) else {
+            continue;
+        };
         let abstract_sockets = std::fs::read_to_string("/proc/net/unix").unwrap_or_default();
         let free = (1..=16).all(|i| display_free(display_base + i, &abstract_sockets));
         if free {
             return RangeClaim {
                 display_base,
                 rfb_port_base,
+                devtools_port_base,
                 _lock: lock,
             };
         }
@@ -127,6 +134,13 @@ fn rfb_port_base_for(display_base: u32) -> Option<u16> {
     (1..=16).all(|i| port_free(base + i)).then_some(base)
 }
 
+/// DevTools ports of the range's browsers, chosen like the VNC ports
+/// (10000 above them, still below the ephemeral range).
+fn devtools_port_base_for(display_base: u32) -> Option<u16> {
+    let base = u16::try_from(20_000 + (display_base - FIRST_DISPLAY)).ok()?;
+    (1..=16).all(|i| port_free(base + i)).then_some(base)
+}
+
 fn port_free(port: u16) -> bool {
     let v6_free = match TcpListener::bind(("::", port)) {
         Ok(_) => true,
@@ -141,6 +155,80 @@ fn port_free(port: u16) -> bool {
         && TcpListener::bind(("0.0.0.0", port)).is_ok()
 }
 
+/// Starts computerd for `home` on `range`; returns it with the API and
+/// viewer addresses it printed.
+fn spawn(
+    home: &std::path::Path,
+    fluxbox: &std::path::Path,
+    range: &RangeClaim,
+    options: &DaemonOptions,
+) -> (Child, String, String) {
+    let (display_base, rfb_port_base) = (range.display_base, range.rfb_port_base);
+    let devtools_port_base = range.devtools_port_base;
+    // `computer-use-launch` (the screens' menu and xdg-open) from the work tree.
+    let image_bin = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../image/bin");
+    let path = std::env::join_paths(
+        std::iter::once(image_bin).chain(std::env::split_paths(
+            &std::env::var_os("PATH").unwrap_or_default(),
+        )),
+    )
+    .expect("PATH joins");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_computerd"));
+    cmd.env("COMPUTERD_TOKEN", TOKEN)
+        .env("COMPUTERD_LISTEN", "127.0.0.1:0")
+        .env("COMPUTERD_HOME", home)
+        .env("HOME", home)
+        .env("COMPUTERD_DISPLAY_BASE", display_base.to_string())
+        .env("COMPUTERD_RFB_PORT_BASE", rfb_port_base.to_string())
+        .env("COMPUTERD_RFB_INTERFACE", "127.0.0.1")
+        .env("COMPUTERD_DEVTOOLS_PORT_BASE", devtools_port_base.to_string())
+        .env("COMPUTERD_LAUNCHER_LISTEN", "127.0.0.1:0")
+        .env("PATH", path)
+        // The computer's own Fluxbox settings; Fluxbox's defaults pop up
+        // an `xmessage` that steals the focus (see `fluxbox_config`).
+        .env(
+            "COMPUTERD_FLUXBOX_DIR",
+            super::fluxbox_config::write_to(fluxbox),
+        )
+        .env("COMPUTER_USE_SCREEN_SIZE", "1280x800")
+        .env("COMPUTERD_VIEWER_LISTEN", "127.0.0.1:0")
+        .env("COMPUTERD_VIEWER_DIR", viewer_dir())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    for (k, v) in &options.env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("computerd starts");
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut lines = BufReader::new(stdout).lines();
+        while let Some(Ok(line)) = lines.next() {
+            if let Some(addr) = line.split("listening on ").nth(1) {
+                let _ = tx.send(Address::Api(addr.trim().to_string()));
+            } else if let Some(addr) = line.strip_prefix("viewer on http://") {
+                let _ = tx.send(Address::Viewer(addr.trim().to_string()));
+            }
+        }
+    });
+    let (mut api, mut viewer) = (None, None);
+    while api.is_none() || viewer.is_none() {
+        match rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("computerd prints its API and viewer addresses within 20 s")
+        {
+            Address::Api(a) => api = Some(a),
+            Address::Viewer(a) => viewer = Some(a),
+        }
+    }
+    (
+        child,
+        api.expect("API address"),
+        viewer.expect("viewer address"),
+    )
+}
+
 impl Daemon {
     pub async fn start() -> Daemon {
         Daemon::start_with(DaemonOptions::default()).await
@@ -152,68 +240,38 @@ impl Daemon {
         let fluxbox = tempfile::tempdir().expect("temp fluxbox settings");
         super::fluxbox_config::write_home_overlay(home.path());
         let range = claim_free_range();
-        let (display_base, rfb_port_base) = (range.display_base, range.rfb_port_base);
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_computerd"));
-        cmd.env("COMPUTERD_TOKEN", TOKEN)
-            .env("COMPUTERD_LISTEN", "127.0.0.1:0")
-            .env("COMPUTERD_HOME", home.path())
-            .env("HOME", home.path())
-            .env("COMPUTERD_DISPLAY_BASE", display_base.to_string())
-            .env("COMPUTERD_RFB_PORT_BASE", rfb_port_base.to_string())
-            .env("COMPUTERD_RFB_INTERFACE", "127.0.0.1")
-            // The computer's own Fluxbox settings; Fluxbox's defaults pop up
-            // an `xmessage` that steals the focus (see `fluxbox_config`).
-            .env(
-                "COMPUTERD_FLUXBOX_DIR",
-                super::fluxbox_config::write_to(fluxbox.path()),
-            )
-            .env("COMPUTER_USE_SCREEN_SIZE", "1280x800")
-            .env("COMPUTERD_VIEWER_LISTEN", "127.0.0.1:0")
-            .env("COMPUTERD_VIEWER_DIR", viewer_dir())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
-        for (k, v) in &options.env {
-            cmd.env(k, v);
-        }
-        let mut child = cmd.spawn().expect("computerd starts");
-        let stdout = child.stdout.take().expect("stdout is piped");
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            let mut lines = BufReader::new(stdout).lines();
-            while let Some(Ok(line)) = lines.next() {
-                if let Some(addr) = line.split("listening on ").nth(1) {
-                    let _ = tx.send(Address::Api(addr.trim().to_string()));
-                } else if let Some(addr) = line.strip_prefix("viewer on http://") {
-                    let _ = tx.send(Address::Viewer(addr.trim().to_string()));
-                }
-            }
-        });
-        let (mut api, mut viewer) = (None, None);
-        while api.is_none() || viewer.is_none() {
-            match rx
-                .recv_timeout(Duration::from_secs(20))
-                .expect("computerd prints its API and viewer addresses within 20 s")
-            {
-                Address::Api(a) => api = Some(a),
-                Address::Viewer(a) => viewer = Some(a),
-            }
-        }
-        let addr = api.expect("API address");
+        let (child, api, viewer) = spawn(home.path(), fluxbox.path(), &range, &options);
         Daemon {
             child,
-            base_url: format!("http://{addr}"),
-            viewer_addr: viewer.expect("viewer address"),
+            base_url: format!("http://{api}"),
+            viewer_addr: viewer,
             home,
             _fluxbox: fluxbox,
-            display_base,
-            rfb_port_base,
+            display_base: range.display_base,
+            rfb_port_base: range.rfb_port_base,
+            devtools_port_base: range.devtools_port_base,
             _range: range,
+            options,
             client: Client::builder()
                 .timeout(Duration::from_secs(120))
                 .build()
                 .expect("http client"),
         }
+    }
+
+    /// Stops computerd cleanly and starts it again on the same home and
+    /// displays, as a restarted container would.
+    pub fn restart(&mut self) {
+        self.stop();
+        let (child, api, viewer) = spawn(
+            self.home.path(),
+            self._fluxbox.path(),
+            &self._range,
+            &self.options,
+        );
+        self.child = child;
+        self.base_url = format!("http://{api}");
+        self.viewer_addr = viewer;
     }
 
     pub fn url(&self, path: &str) -> String {

@@ -65,6 +65,29 @@ pub struct ShellArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+pub struct OpenPathArgs {
+    /// The id start_computer returned.
+    #[serde(deserialize_with = "session_id")]
+    pub session_id: String,
+    /// An http(s) URL, or a path on the computer (absolute, `~/...`, or relative to the working folder). Pages and HTML, PDF, image, text, JSON and XML files open in the screen's browser; other files in their default app.
+    pub target: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LaunchAppArgs {
+    /// The id start_computer returned.
+    #[serde(deserialize_with = "session_id")]
+    pub session_id: String,
+    /// `browser`, `terminal`, an installed application (a .desktop entry id such as `libreoffice-writer`, or its name), or a program on PATH.
+    pub app: String,
+    /// Optional URL or file to open in the app; the browser opens it in a new tab.
+    #[serde(default)]
+    pub uri: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct SetCwdArgs {
     /// The id start_computer returned.
     #[serde(deserialize_with = "session_id")]

@@ -2,7 +2,7 @@
 //! Built once; `tools/list` answers from it without touching Docker.
 
 use super::args::{
-    ActArgs, ListFilesArgs, ReadFileArgs, SessionArgs, SetCwdArgs, ShellArgs, StartComputerArgs,
+    ActArgs, LaunchAppArgs, ListFilesArgs, OpenPathArgs, ReadFileArgs, SessionArgs, SetCwdArgs, ShellArgs, StartComputerArgs,
     TransferArgs, WriteFileArgs,
 };
 use rmcp::handler::server::common::schema_for_type;
@@ -60,6 +60,18 @@ pub fn tools() -> Vec<Tool> {
             "Act on the session's screen",
             "Run 1 to 24 mouse and keyboard actions in order on this session's screen, then (observe=true, default) return a screenshot taken settle_ms (default 300, max 5000) after the last action. Actions: click {x,y,button}, move {x,y}, down/up {button, optional x,y}, type {text: any Unicode up to 10000 characters, \\n presses Enter}, key {key: chord such as enter, esc, f5, ctrl+shift+t, cmd+a; modifiers ctrl, alt (option), shift, super (cmd, meta, win)}, scroll {direction up|down|left|right, steps 1..20 default 3, optional x,y}, wait {ms 0..5000}, focus {target: window class or title; starts the app when none matches}. The first failing action stops the batch. The 4th identical batch of pointer, scroll or key actions in a row that leaves the screen unchanged is refused.",
             Hints { read_only: false, destructive: true, idempotent: false, open_world: true },
+        ),
+        tool::<OpenPathArgs>(
+            "open_path",
+            "Open a page or file on the screen",
+            "Open an http(s) URL or a file on this session's screen and return a screenshot once it loaded (or after 15 s, saying it was still loading). Pages and HTML, PDF, image, text, JSON and XML files open in the screen's own Chromium (started when needed, signed in wherever the other screens are); other files open in their default app. A missing file is an error that lists what the folder holds.",
+            Hints { read_only: false, destructive: false, idempotent: false, open_world: true },
+        ),
+        tool::<LaunchAppArgs>(
+            "launch_app",
+            "Start or raise an app on the screen",
+            "Start an app on this session's screen, or raise its window when one is open, and return a screenshot once its window shows. app: `browser` (the screen's Chromium), `terminal`, an installed application (.desktop id or name), or a program on PATH. uri: optional, opened in the app (the browser opens it in a new tab). An unknown app is an error that lists the installed ones.",
+            Hints { read_only: false, destructive: false, idempotent: false, open_world: true },
         ),
         tool::<ShellArgs>(
             "shell",

@@ -74,6 +74,8 @@ impl ServerHandler for ComputerUseServer {
                 "computer_observe" => desktop::observe(host, args).await,
                 "computer_act" => desktop::act(host, args).await,
                 "shell" => shell::shell(host, args).await,
+                "open_path" => desktop::open_path(host, args).await,
+                "launch_app" => desktop::launch_app(host, args).await,
                 "set_cwd" => files::set_cwd(host, args).await,
                 "list_files" => files::list_files(host, args).await,
                 "read_file" => files::read_file(host, args).await,

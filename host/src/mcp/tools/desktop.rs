@@ -1,11 +1,14 @@
-//! computer_observe and computer_act.
+//! computer_observe, computer_act, open_path and launch_app.
 
 use super::ToolResult;
-use crate::mcp::args::{parse, ActArgs, SessionArgs};
+use crate::mcp::args::{parse, ActArgs, LaunchAppArgs, OpenPathArgs, SessionArgs};
 use crate::mcp::result::{structured, with_image};
 use crate::mcp::state::Host;
 use computer_protocol::routes::{session_action, SessionRoute};
-use computer_protocol::{ActRequest, ActResponse, Action, Observation, SessionId};
+use computer_protocol::{
+    ActRequest, ActResponse, Action, LaunchAppRequest, Observation, OpenPathRequest, OpenedResponse,
+    SessionId,
+};
 use reqwest::Method;
 use rmcp::model::{CallToolResult, JsonObject};
 use std::time::Duration;
@@ -122,4 +125,51 @@ pub async fn act(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
         Some(o) => observation_result(format!("{summary}\n"), o, outcomes),
         None => structured(summary, &outcomes),
     })
+}
+
+/// Starting a browser, loading a page (15 s) or waiting for an app's
+/// window (20 s), plus the screenshot, fit well inside this.
+const OPEN_DEADLINE: Duration = Duration::from_secs(60);
+const OPEN_MAY_RUN: &str =
+    "what was being opened may still appear; observe the screen to see where things stand";
+
+pub async fn open_path(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
+    let a: OpenPathArgs = parse(arguments)?;
+    if a.target.trim().is_empty() {
+        return Err("`target` is empty: give an http(s) URL or a path on the computer".into());
+    }
+    let req = OpenPathRequest { target: a.target };
+    opened(host, &a.session_id, SessionRoute::OpenPath, &req).await
+}
+
+pub async fn launch_app(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
+    let a: LaunchAppArgs = parse(arguments)?;
+    if a.app.trim().is_empty() {
+        return Err("`app` is empty: give `browser`, `terminal`, an installed app's name or a program on PATH".into());
+    }
+    let req = LaunchAppRequest { app: a.app, uri: a.uri };
+    opened(host, &a.session_id, SessionRoute::LaunchApp, &req).await
+}
+
+/// Calls an opening route and shows what opened with the screenshot.
+async fn opened<T: serde::Serialize>(
+    host: &Host,
+    session_id: &str,
+    route: SessionRoute,
+    req: &T,
+) -> ToolResult {
+    let conn = host.reach(session_id).await?;
+    let path = session_action(&SessionId(session_id.to_string()), route);
+    let answer = conn
+        .client
+        .call(Method::POST, &path, Some(req), OPEN_DEADLINE, OPEN_MAY_RUN)
+        .await;
+    let r: OpenedResponse = host.answer(session_id, answer).await?;
+    host.announce_screen(session_id);
+    let extra = serde_json::json!({"summary": r.summary, "ready": r.ready});
+    Ok(observation_result(
+        format!("{}\n", r.summary),
+        r.observation,
+        extra,
+    ))
 }

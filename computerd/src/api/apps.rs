@@ -1,0 +1,63 @@
+//! Routes that open pages, files and apps on a session's screen.
+
+use super::error::ApiError;
+use super::json::ApiJson;
+use super::AppState;
+use crate::apps::{LaunchError, OnScreen, Opened};
+use crate::sessions::Session;
+use axum::extract::{Path, State};
+use axum::Json;
+use computer_protocol::{LaunchAppRequest, OpenPathRequest, OpenedResponse, SessionId};
+use std::sync::Arc;
+
+pub async fn open_path(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(req): ApiJson<OpenPathRequest>,
+) -> Result<Json<OpenedResponse>, ApiError> {
+    if req.target.trim().is_empty() {
+        return Err(ApiError::invalid(
+            "`target` is empty: give an http(s) URL or a path on the computer",
+        ));
+    }
+    let session = app.sessions.get(&SessionId(id))?;
+    let on = on_screen(&app, &session).await?;
+    let opened = app.launcher.open_path(&on, &req.target).await;
+    answer(&app, &session, opened).await
+}
+
+pub async fn launch_app(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(req): ApiJson<LaunchAppRequest>,
+) -> Result<Json<OpenedResponse>, ApiError> {
+    let session = app.sessions.get(&SessionId(id))?;
+    let on = on_screen(&app, &session).await?;
+    let opened = app.launcher.launch(&on, &req.app, req.uri.as_deref()).await;
+    answer(&app, &session, opened).await
+}
+
+/// The session's screen, opened on first use, as the launcher needs it.
+async fn on_screen(app: &AppState, session: &Arc<Session>) -> Result<OnScreen, ApiError> {
+    let screen = app.sessions.screen_of(session).await?;
+    Ok(OnScreen {
+        screen: screen.browser_screen(),
+        cwd: session.cwd(),
+    })
+}
+
+/// What opened, with a screenshot taken now.
+async fn answer(
+    app: &AppState,
+    session: &Arc<Session>,
+    opened: Result<Opened, LaunchError>,
+) -> Result<Json<OpenedResponse>, ApiError> {
+    let opened = opened.map_err(|e| ApiError::new(e.code(), e.to_string()))?;
+    session.touch();
+    let observation = crate::desktop::observe(&app.sessions, session).await?;
+    Ok(Json(OpenedResponse {
+        summary: opened.summary,
+        ready: opened.ready,
+        observation,
+    }))
+}

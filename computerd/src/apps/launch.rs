@@ -1,0 +1,339 @@
+//! Doing what `open_path`, `launch_app`, the `focus` action and the
+//! screen's menu ask: pages go to the screen's Chromium, other apps are
+//! started detached on the screen (or their window raised), and each call
+//! waits until what it opened is there or its deadline passed.
+//!
+//! X work uses a connection of its own per call, never the screen's shared
+//! one: `focus` runs inside an act batch that holds that connection.
+
+use super::resolve::{resolve, window_hint, AppSpec};
+use super::target::{classify, file_url, FileKind, OpenTarget};
+use super::{desktop_entry, AppError};
+use crate::browser::{BrowserError, BrowserScreen, Browsers};
+use crate::display::Display;
+use crate::input::{focus_window, focus_window_id, window_list};
+use std::collections::HashSet;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How long a started app may take to show a window.
+pub const WINDOW_WAIT: Duration = Duration::from_secs(20);
+/// How long a page may take to load before the screenshot is taken anyway.
+pub const PAGE_WAIT: Duration = Duration::from_secs(15);
+/// The browser's window class (and the start of its title's owner).
+const BROWSER_CLASS: &str = "chromium";
+const TERMINAL_CLASS: &str = "xterm";
+
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    #[error(transparent)]
+    App(#[from] AppError),
+    #[error(transparent)]
+    Browser(#[from] BrowserError),
+    #[error("could not start `{program}`: {source}")]
+    Spawn {
+        program: String,
+        source: std::io::Error,
+    },
+    #[error("screen :{display} cannot be reached: {reason}")]
+    Screen { display: u32, reason: String },
+}
+
+impl LaunchError {
+    pub fn code(&self) -> computer_protocol::ErrorCode {
+        use computer_protocol::ErrorCode;
+        match self {
+            LaunchError::App(_) => ErrorCode::InvalidInput,
+            LaunchError::Browser(_) | LaunchError::Spawn { .. } | LaunchError::Screen { .. } => {
+                ErrorCode::Unavailable
+            }
+        }
+    }
+}
+
+/// What opened, for the agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Opened {
+    pub summary: String,
+    /// The page loaded or the window showed in time.
+    pub ready: bool,
+}
+
+/// The screen something opens on, and where relative paths start.
+#[derive(Debug, Clone)]
+pub struct OnScreen {
+    pub screen: BrowserScreen,
+    pub cwd: PathBuf,
+}
+
+/// Opens apps and pages; one per computerd.
+#[derive(Debug)]
+pub struct Launcher {
+    pub browsers: Arc<Browsers>,
+    pub home: PathBuf,
+    /// Variables every started app gets (the launcher's own address, so a
+    /// link an app opens lands on the same screen).
+    pub env: Vec<(String, String)>,
+}
+
+impl Launcher {
+    /// `launch_app`: the app's window raised when one is open (and no
+    /// `uri` asks for more), otherwise the app started and its window
+    /// awaited.
+    pub async fn launch(
+        &self,
+        on: &OnScreen,
+        app: &str,
+        uri: Option<&str>,
+    ) -> Result<Opened, LaunchError> {
+        let dirs = desktop_entry::default_dirs(&self.home);
+        let path_var = std::env::var_os("PATH");
+        let spec = resolve(app, &dirs, path_var.as_deref())?;
+        match spec {
+            AppSpec::Browser => self.browser(on, uri).await,
+            AppSpec::Terminal => {
+                let argv = terminal_command();
+                self.program(on, "the terminal", argv, Some(TERMINAL_CLASS.into()), false)
+                    .await
+            }
+            other => {
+                let hint = window_hint(&other);
+                let (what, argv) = match &other {
+                    AppSpec::Entry(entry) => (format!("`{}`", entry.name), entry.command(uri)),
+                    AppSpec::Program(path) => {
+                        let mut argv = vec![path.display().to_string()];
+                        argv.extend(uri.map(str::to_string));
+                        (format!("`{}`", path.display()), argv)
+                    }
+                    AppSpec::Browser | AppSpec::Terminal => unreachable!("handled above"),
+                };
+                self.program(on, &what, argv, hint, uri.is_some()).await
+            }
+        }
+    }
+
+    /// `open_path`: a URL or a page-like file in the screen's Chromium,
+    /// other files with `xdg-open`.
+    pub async fn open_path(&self, on: &OnScreen, target: &str) -> Result<Opened, LaunchError> {
+        match classify(target, &on.cwd, &self.home)? {
+            OpenTarget::Web { url } => self.browser(on, Some(&url)).await,
+            OpenTarget::File {
+                path,
+                kind: FileKind::Browser,
+            } => self.browser(on, Some(&file_url(&path))).await,
+            OpenTarget::File {
+                path,
+                kind: FileKind::XdgOpen,
+            } => {
+                let argv = vec!["xdg-open".to_string(), path.display().to_string()];
+                let what = format!("`{}` with its default app (xdg-open)", path.display());
+                self.program(on, &what, argv, None, true).await
+            }
+        }
+    }
+
+    /// The `focus` action when no window matches `target`: starts it as
+    /// `launch_app` would.
+    pub async fn focus_or_launch(&self, on: &OnScreen, target: &str) -> Result<(), String> {
+        match self.launch(on, target, None).await {
+            Ok(opened) if opened.ready => Ok(()),
+            Ok(opened) => Err(opened.summary),
+            Err(e) => Err(format!("no window matches `{target}`, and {e}")),
+        }
+    }
+
+    /// The screen's Chromium, started when needed, raised, with `uri` in
+    /// its first blank tab or a new one.
+    async fn browser(&self, on: &OnScreen, uri: Option<&str>) -> Result<Opened, LaunchError> {
+        let started = Instant::now();
+        let (browser, new) = self.browsers.ensure(on.screen).await?;
+        let display = on.screen.display;
+        let shown = x(display, |d| wait_for_window(d, BROWSER_CLASS, &HashSet::new(), WINDOW_WAIT)).await?;
+        if !shown {
+            return Err(LaunchError::Screen {
+                display,
+                reason: format!(
+                    "Chromium started (pid {}, DevTools on 127.0.0.1:{}) but showed no window within {}s; end the session and start a new one, or look at `ps aux | grep chromium` with the shell tool",
+                    browser.pid(),
+                    browser.devtools_port(),
+                    WINDOW_WAIT.as_secs()
+                ),
+            });
+        }
+        let how = if new { "started" } else { "raised" };
+        let Some(uri) = uri else {
+            x(display, |d| Ok(focus_window(d, BROWSER_CLASS)?)).await?;
+            return Ok(Opened {
+                summary: format!(
+                    "The browser {how} on screen {} in {} ms.",
+                    on.screen.number,
+                    started.elapsed().as_millis()
+                ),
+                ready: true,
+            });
+        };
+        let load = browser.open(uri, PAGE_WAIT).await?;
+        x(display, |d| Ok(focus_window(d, BROWSER_CLASS)?)).await?;
+        let summary = if load.loaded {
+            format!(
+                "Opened {uri} in the browser on screen {} ({how}); the page loaded in {} ms.",
+                on.screen.number,
+                started.elapsed().as_millis()
+            )
+        } else {
+            format!(
+                "Opened {uri} in the browser on screen {} ({how}); the page was still loading after {} s, so this screenshot may show it unfinished: observe again to see it.",
+                on.screen.number,
+                PAGE_WAIT.as_secs()
+            )
+        };
+        Ok(Opened {
+            summary,
+            ready: load.loaded,
+        })
+    }
+
+    /// Raises the window of `hint` when one is open and `always_start` is
+    /// false; otherwise runs `argv` detached on the screen and waits for a
+    /// new window (or one matching `hint`).
+    async fn program(
+        &self,
+        on: &OnScreen,
+        what: &str,
+        argv: Vec<String>,
+        hint: Option<String>,
+        always_start: bool,
+    ) -> Result<Opened, LaunchError> {
+        let display = on.screen.display;
+        let number = on.screen.number;
+        if !always_start {
+            if let Some(hint) = hint.clone() {
+                if x(display, move |d| Ok(focus_window(d, &hint)?)).await? {
+                    return Ok(Opened {
+                        summary: format!("Raised the open window of {what} on screen {number}."),
+                        ready: true,
+                    });
+                }
+            }
+        }
+        let before: HashSet<u32> = x(display, |d| Ok(window_list(d)?.into_iter().collect())).await?;
+        let started = Instant::now();
+        spawn_detached(&argv, display, &self.home, &on.cwd, &self.env)?;
+        let wanted = hint.clone().unwrap_or_default();
+        let shown = x(display, move |d| wait_for_window(d, &wanted, &before, WINDOW_WAIT)).await?;
+        Ok(if shown {
+            Opened {
+                summary: format!(
+                    "Started {what} on screen {number}; its window showed in {} ms.",
+                    started.elapsed().as_millis()
+                ),
+                ready: true,
+            }
+        } else {
+            Opened {
+                summary: format!(
+                    "Started {what} on screen {number}, but no new window showed within {} s; it may still be starting, may have opened in a window that was already there, or may have failed: observe again, or run it with the shell tool to see its output.",
+                    WINDOW_WAIT.as_secs()
+                ),
+                ready: false,
+            }
+        })
+    }
+}
+
+/// The terminal every screen offers.
+fn terminal_command() -> Vec<String> {
+    ["xterm", "-fa", "DejaVu Sans Mono", "-fs", "11"]
+        .into_iter()
+        .map(str::to_string)
+        .collect()
+}
+
+/// Runs `argv` on `display` in a process group of its own, detached from
+/// computerd: it outlives the request, and is reaped by a thread (or by
+/// tini once computerd is gone).
+fn spawn_detached(
+    argv: &[String],
+    display: u32,
+    home: &Path,
+    cwd: &Path,
+    env: &[(String, String)],
+) -> Result<(), LaunchError> {
+    let (program, args) = argv.split_first().ok_or_else(|| LaunchError::Spawn {
+        program: String::new(),
+        source: std::io::Error::other("the command line is empty"),
+    })?;
+    let dir = if cwd.is_dir() { cwd } else { home };
+    let mut child = Command::new(program)
+        .args(args)
+        .env("DISPLAY", format!(":{display}"))
+        .env("HOME", home)
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .map_err(|source| LaunchError::Spawn {
+            program: program.clone(),
+            source,
+        })?;
+    std::thread::spawn(move || child.wait());
+    Ok(())
+}
+
+/// Polls until a window matching `hint` (class or title, when not empty)
+/// or any window not in `before` shows, then focuses it. Blocking.
+fn wait_for_window(
+    display: &Display,
+    hint: &str,
+    before: &HashSet<u32>,
+    wait: Duration,
+) -> Result<bool, LaunchError> {
+    let started = Instant::now();
+    loop {
+        if !hint.is_empty() && focus_window(display, hint)? {
+            return Ok(true);
+        }
+        if !before.is_empty() || hint.is_empty() {
+            let now = window_list(display)?;
+            if let Some(new) = now.into_iter().find(|w| !before.contains(w)) {
+                focus_window_id(display, new)?;
+                return Ok(true);
+            }
+        }
+        if started.elapsed() > wait {
+            return Ok(false);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Runs blocking X work on a connection of its own to `:display`.
+async fn x<T: Send + 'static>(
+    display: u32,
+    f: impl FnOnce(&Display) -> Result<T, LaunchError> + Send + 'static,
+) -> Result<T, LaunchError> {
+    tokio::task::spawn_blocking(move || {
+        let connection = Display::connect_once(display).map_err(|e| LaunchError::Screen {
+            display,
+            reason: e.to_string(),
+        })?;
+        f(&connection)
+    })
+    .await
+    .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+}
+
+impl From<crate::input::InputError> for LaunchError {
+    fn from(e: crate::input::InputError) -> Self {
+        LaunchError::Screen {
+            display: 0,
+            reason: e.to_string(),
+        }
+    }
+}

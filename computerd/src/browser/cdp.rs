@@ -1,0 +1,193 @@
+//! A Chrome DevTools Protocol client on one WebSocket to a browser.
+//!
+//! Commands carry an id and their answer comes back with the same id; a
+//! reader task hands each answer to the caller waiting for it. Pages are
+//! reached through the same socket with flattened sessions (`sessionId`
+//! beside the command), so one connection serves the whole browser. Events
+//! are dropped: nothing here needs them.
+//!
+//! Messages may hold cookie values, so neither they nor their parameters
+//! are ever logged; errors name the method only.
+
+use futures::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+use tokio_tungstenite::tungstenite::Message;
+
+/// How long one command may take before the caller gives up on it.
+pub const CALL_DEADLINE: Duration = Duration::from_secs(10);
+
+#[derive(Debug, thiserror::Error, Clone)]
+pub enum CdpError {
+    #[error("could not connect to DevTools at `{url}`: {reason}")]
+    Connect { url: String, reason: String },
+    #[error("the DevTools connection closed before `{method}` was answered")]
+    Closed { method: String },
+    #[error("DevTools did not answer `{method}` within {}s", waited.as_secs())]
+    Timeout { method: String, waited: Duration },
+    #[error("DevTools refused `{method}`: {message}")]
+    Refused { method: String, message: String },
+}
+
+type Answer = Result<Value, String>;
+type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Answer>>>>;
+
+/// One WebSocket connection to a browser's DevTools.
+#[derive(Debug)]
+pub struct Cdp {
+    outgoing: mpsc::UnboundedSender<Message>,
+    pending: Pending,
+    next_id: AtomicU64,
+    reader: tokio::task::JoinHandle<()>,
+    writer: tokio::task::JoinHandle<()>,
+}
+
+impl Cdp {
+    /// Connects to `url` (`ws://127.0.0.1:PORT/devtools/browser/ID`).
+    pub async fn connect(url: &str) -> Result<Cdp, CdpError> {
+        let connecting = tokio_tungstenite::connect_async(url);
+        let (socket, _) = tokio::time::timeout(CALL_DEADLINE, connecting)
+            .await
+            .map_err(|_| CdpError::Connect {
+                url: url.to_string(),
+                reason: format!("no answer within {}s", CALL_DEADLINE.as_secs()),
+            })?
+            .map_err(|e| CdpError::Connect {
+                url: url.to_string(),
+                reason: e.to_string(),
+            })?;
+        let (mut sink, mut stream) = socket.split();
+        let (outgoing, mut queue) = mpsc::unbounded_channel::<Message>();
+        let writer = tokio::spawn(async move {
+            while let Some(message) = queue.recv().await {
+                if sink.send(message).await.is_err() {
+                    break;
+                }
+            }
+            let _ = sink.close().await;
+        });
+        let pending: Pending = Arc::default();
+        let answers = Arc::clone(&pending);
+        let reader = tokio::spawn(async move {
+            while let Some(Ok(message)) = stream.next().await {
+                if let Message::Text(text) = message {
+                    deliver(&answers, text.as_str());
+                }
+            }
+            // Dropping the senders tells every waiting caller the socket closed.
+            answers.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        });
+        Ok(Cdp {
+            outgoing,
+            pending,
+            next_id: AtomicU64::new(1),
+            reader,
+            writer,
+        })
+    }
+
+    /// Runs a browser-level command and returns its `result`.
+    pub async fn call(&self, method: &str, params: Value) -> Result<Value, CdpError> {
+        self.send(None, method, params).await
+    }
+
+    /// Runs a command in an attached page's session.
+    pub async fn call_in(
+        &self,
+        session_id: &str,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, CdpError> {
+        self.send(Some(session_id), method, params).await
+    }
+
+    /// True while the socket is open.
+    pub fn is_open(&self) -> bool {
+        !self.reader.is_finished() && !self.writer.is_finished()
+    }
+
+    async fn send(
+        &self,
+        session_id: Option<&str>,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, CdpError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut message = json!({"id": id, "method": method, "params": params});
+        if let Some(session_id) = session_id {
+            message["sessionId"] = json!(session_id);
+        }
+        let (tx, rx) = oneshot::channel();
+        self.pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, tx);
+        let closed = || CdpError::Closed {
+            method: method.to_string(),
+        };
+        if self
+            .outgoing
+            .send(Message::Text(message.to_string().into()))
+            .is_err()
+        {
+            self.forget(id);
+            return Err(closed());
+        }
+        match tokio::time::timeout(CALL_DEADLINE, rx).await {
+            Ok(Ok(Ok(result))) => Ok(result),
+            Ok(Ok(Err(message))) => Err(CdpError::Refused {
+                method: method.to_string(),
+                message,
+            }),
+            Ok(Err(_)) => Err(closed()),
+            Err(_) => {
+                self.forget(id);
+                Err(CdpError::Timeout {
+                    method: method.to_string(),
+                    waited: CALL_DEADLINE,
+                })
+            }
+        }
+    }
+
+    fn forget(&self, id: u64) {
+        self.pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&id);
+    }
+}
+
+impl Drop for Cdp {
+    fn drop(&mut self) {
+        self.reader.abort();
+        self.writer.abort();
+    }
+}
+
+/// Hands an answer to its caller; events (no `id`) and answers nobody
+/// waits for any more are dropped.
+fn deliver(pending: &Pending, text: &str) {
+    let Ok(message) = serde_json::from_str::<Value>(text) else {
+        return;
+    };
+    let Some(id) = message.get("id").and_then(Value::as_u64) else {
+        return;
+    };
+    let Some(caller) = pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&id) else {
+        return;
+    };
+    let answer = match message.get("error") {
+        Some(error) => Err(error
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or("no reason given")
+            .to_string()),
+        None => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
+    };
+    let _ = caller.send(answer);
+}

@@ -1,0 +1,270 @@
+//! One Chromium process: its command line (every flag lives here), its
+//! start until DevTools answers, and its close.
+
+use super::cdp::{Cdp, CdpError};
+use crate::config::ScreenSize;
+use crate::process::Supervised;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use tokio::process::Command;
+
+/// How long a new Chromium may take until its DevTools answer.
+const DEVTOOLS_WAIT: Duration = Duration::from_secs(30);
+/// How long a Chromium asked to close may take to save its profile.
+const CLOSE_WAIT: Duration = Duration::from_secs(10);
+/// Lines of Chromium's stderr quoted when it fails to start.
+const OUTPUT_LINES: usize = 6;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ChromiumError {
+    #[error("could not start `chromium` for screen {screen}: {source}; install it with `apt-get install chromium`")]
+    Spawn {
+        screen: u8,
+        source: std::io::Error,
+    },
+    #[error("chromium of screen {screen} exited during start ({status}); it said: {output}")]
+    Exited {
+        screen: u8,
+        status: String,
+        output: String,
+    },
+    #[error("chromium of screen {screen} started (pid {pid}) but its DevTools on 127.0.0.1:{port} did not answer within {}s, so computerd stopped it; another program may hold the port (`ss -ltnp | grep {port}`); it said: {output}", waited.as_secs())]
+    NoDevTools {
+        screen: u8,
+        pid: i32,
+        port: u16,
+        waited: Duration,
+        output: String,
+    },
+    #[error("chromium of screen {screen}: {source}")]
+    DevTools { screen: u8, source: CdpError },
+}
+
+/// What one Chromium needs.
+pub struct ChromiumArgs<'a> {
+    pub screen: u8,
+    pub display: u32,
+    pub size: ScreenSize,
+    pub user_data_dir: &'a Path,
+    pub devtools_port: u16,
+    pub home: &'a Path,
+    /// Extra variables for the browser and what it starts (the launcher's
+    /// address, so `xdg-open` from a download lands on this screen).
+    pub env: &'a [(String, String)],
+}
+
+/// The command line. Why each flag:
+/// - `--no-sandbox`: Docker's default seccomp profile blocks the user
+///   namespaces Chromium's sandbox needs; the container is the boundary.
+/// - `--disable-dev-shm-usage`: Docker's 64 MB `/dev/shm` makes tabs crash.
+/// - `--user-data-dir`: a profile of its own, which also gives each screen
+///   its own process (Chromium's singleton is per profile).
+/// - `--remote-debugging-port`: DevTools on 127.0.0.1 only (Chromium's
+///   default address) for cookie sync and the DevTools bridge.
+/// - `--password-store=basic`: no desktop keyring here; without it
+///   Chromium waits for one and saved passwords could not be copied to
+///   the next profile.
+/// - first-run, default-browser and crash-restore prompts would cover the
+///   page an agent asked for.
+pub fn chromium_command(args: &ChromiumArgs<'_>) -> Command {
+    let mut cmd = Command::new("chromium");
+    cmd.arg(format!("--user-data-dir={}", args.user_data_dir.display()))
+        .arg(format!("--remote-debugging-port={}", args.devtools_port))
+        .args([
+            "--no-sandbox",
+            "--disable-dev-shm-usage",
+            "--password-store=basic",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--hide-crash-restore-bubble",
+            "--disable-features=ChromeWhatsNewUI",
+            "--window-position=0,0",
+        ])
+        .arg(format!(
+            "--window-size={},{}",
+            args.size.width, args.size.height
+        ))
+        .arg("--start-maximized")
+        .arg("about:blank")
+        .env("DISPLAY", format!(":{}", args.display))
+        .env("HOME", args.home)
+        .envs(args.env.iter().map(|(k, v)| (k, v)))
+        .current_dir(args.home)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        // Kept in a tail that errors about the start quote.
+        .stderr(Stdio::piped())
+        // Its own group, so that its helper processes can be stopped with it.
+        .process_group(0)
+        .kill_on_drop(false);
+    cmd
+}
+
+/// A running Chromium and the DevTools connection to it.
+#[derive(Debug)]
+pub struct Chromium {
+    pub process: Supervised,
+    pub cdp: Cdp,
+    pub devtools_port: u16,
+}
+
+impl Chromium {
+    /// Starts Chromium and connects to its DevTools.
+    pub async fn start(args: &ChromiumArgs<'_>) -> Result<Chromium, ChromiumError> {
+        let screen = args.screen;
+        // A file left by an earlier run would point at a dead socket.
+        let port_file = args.user_data_dir.join("DevToolsActivePort");
+        let _ = std::fs::remove_file(&port_file);
+        let process = Supervised::spawn("chromium", chromium_command(args))
+            .map_err(|source| ChromiumError::Spawn { screen, source })?;
+        let started = Instant::now();
+        let url = loop {
+            if let Some(status) = process.exit_status() {
+                let output = process.last_words(OUTPUT_LINES, Duration::from_secs(1)).await;
+                return Err(ChromiumError::Exited {
+                    screen,
+                    status,
+                    output: one_line(&output),
+                });
+            }
+            if let Some(url) = devtools_url(&port_file) {
+                break url;
+            }
+            if started.elapsed() > DEVTOOLS_WAIT {
+                let output = one_line(&process.stderr_tail(OUTPUT_LINES));
+                stop_group(&process).await;
+                return Err(ChromiumError::NoDevTools {
+                    screen,
+                    pid: process.pid,
+                    port: args.devtools_port,
+                    waited: DEVTOOLS_WAIT,
+                    output,
+                });
+            }
+            tokio::select! {
+                () = tokio::time::sleep(Duration::from_millis(50)) => {}
+                () = process.exited() => {}
+            }
+        };
+        let cdp = match Cdp::connect(&url).await {
+            Ok(cdp) => cdp,
+            Err(source) => {
+                stop_group(&process).await;
+                return Err(ChromiumError::DevTools { screen, source });
+            }
+        };
+        Ok(Chromium {
+            process,
+            cdp,
+            devtools_port: args.devtools_port,
+        })
+    }
+
+    /// Asks Chromium to close (it saves its profile), then stops what is
+    /// left. Returns true when it closed by itself in time.
+    pub async fn close(&self) -> bool {
+        if self.process.exit_status().is_some() {
+            return false;
+        }
+        let asked = self.cdp.call("Browser.close", serde_json::json!({})).await;
+        let closed = asked.is_ok() && self.process.wait_exit(CLOSE_WAIT).await.is_some();
+        stop_group(&self.process).await;
+        closed
+    }
+}
+
+/// The browser's DevTools WebSocket address, once Chromium listens: it
+/// writes the port and the path to `DevToolsActivePort`.
+fn devtools_url(port_file: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(port_file).ok()?;
+    let mut lines = text.lines();
+    let port: u16 = lines.next()?.trim().parse().ok()?;
+    let path = lines.next()?.trim();
+    path.starts_with("/devtools/browser/")
+        .then(|| format!("ws://127.0.0.1:{port}{path}"))
+}
+
+/// SIGTERM to the browser (Chromium closes on it too), SIGKILL when it
+/// lingers, then SIGKILL to its process group: renderers and zygotes that
+/// outlived it must not keep the profile or memory.
+async fn stop_group(process: &Supervised) {
+    process.stop(Duration::from_secs(3)).await;
+    if process.pid > 0 {
+        // SAFETY: killpg(2) on the group Chromium leads (process_group(0)
+        // made its pid the group id); a group with no members fails harmlessly.
+        unsafe { libc::killpg(process.pid, libc::SIGKILL) };
+    }
+}
+
+fn one_line(output: &str) -> String {
+    let lines: Vec<&str> = output
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if lines.is_empty() {
+        "nothing".to_string()
+    } else {
+        lines.join(" | ")
+    }
+}
+
+/// The user-data folder of screen `screen`'s Chromium.
+pub fn user_data_dir(home: &Path, screen: u8) -> PathBuf {
+    home.join(".cache/computer-use/chromium")
+        .join(format!("screen-{screen}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_devtools_address_chromium_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("DevToolsActivePort");
+        assert_eq!(devtools_url(&file), None);
+        std::fs::write(&file, "9223\n/devtools/browser/abc-123").unwrap();
+        assert_eq!(
+            devtools_url(&file).as_deref(),
+            Some("ws://127.0.0.1:9223/devtools/browser/abc-123")
+        );
+        // Half written: no path yet.
+        std::fs::write(&file, "9223\n").unwrap();
+        assert_eq!(devtools_url(&file), None);
+    }
+
+    #[test]
+    fn every_browser_gets_the_flags_that_keep_it_working_in_docker() {
+        let home = Path::new("/home/computer");
+        let dir = user_data_dir(home, 3);
+        let cmd = chromium_command(&ChromiumArgs {
+            screen: 3,
+            display: 3,
+            size: ScreenSize {
+                width: 1280,
+                height: 800,
+            },
+            user_data_dir: &dir,
+            devtools_port: 9224,
+            home,
+            env: &[],
+        });
+        let args: Vec<String> = cmd
+            .as_std()
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        for flag in [
+            "--no-sandbox",
+            "--disable-dev-shm-usage",
+            "--remote-debugging-port=9224",
+            "--user-data-dir=/home/computer/.cache/computer-use/chromium/screen-3",
+            "--window-size=1280,800",
+        ] {
+            assert!(args.iter().any(|a| a == flag), "{flag} missing: {args:?}");
+        }
+        assert_eq!(args.last().map(String::as_str), Some("about:blank"));
+    }
+}

@@ -1,0 +1,116 @@
+//! The launcher: a loopback-only listener (container port 7071) where the
+//! screens' menus and `xdg-open` ask computerd to open the browser or a
+//! terminal on their own screen, so each screen keeps one Chromium with
+//! the shared logins.
+//!
+//! Callers prove they run on the computer with a token computerd hands to
+//! every program it starts (`COMPUTER_USE_LAUNCHER_TOKEN`, beside
+//! `COMPUTER_USE_LAUNCHER_URL`). A web page in a browser can reach
+//! 127.0.0.1 too, but cannot read that variable, and a request with an
+//! `Authorization` header from a page needs a CORS preflight this listener
+//! never grants.
+
+use crate::api::ApiError;
+use crate::apps::{Launcher, OnScreen};
+use crate::sessions::Sessions;
+use axum::extract::State;
+use axum::http::header::AUTHORIZATION;
+use axum::http::HeaderMap;
+use axum::routing::post;
+use axum::{Json, Router};
+use computer_protocol::{routes, ErrorCode, LauncherRequest};
+use std::sync::Arc;
+use subtle::ConstantTimeEq;
+
+/// Variable names every program on a screen gets.
+pub const URL_VAR: &str = "COMPUTER_USE_LAUNCHER_URL";
+pub const TOKEN_VAR: &str = "COMPUTER_USE_LAUNCHER_TOKEN";
+
+pub struct LauncherApp {
+    pub token: String,
+    pub sessions: Arc<Sessions>,
+    pub launcher: Arc<Launcher>,
+}
+
+/// A fresh random token for this run of computerd.
+pub fn new_token() -> String {
+    uuid::Uuid::new_v4().simple().to_string()
+}
+
+/// The variables that let a program on the computer call the launcher.
+pub fn environment(address: std::net::SocketAddr, token: &str) -> Vec<(String, String)> {
+    vec![
+        (URL_VAR.to_string(), format!("http://{address}")),
+        (TOKEN_VAR.to_string(), token.to_string()),
+    ]
+}
+
+pub fn router(app: Arc<LauncherApp>) -> Router {
+    Router::new()
+        .route(routes::LAUNCH, post(launch))
+        .fallback(crate::api::not_found)
+        .with_state(app)
+}
+
+#[derive(serde::Serialize)]
+struct Launched {
+    summary: String,
+}
+
+async fn launch(
+    State(app): State<Arc<LauncherApp>>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Result<Json<Launched>, ApiError> {
+    let given = headers
+        .get(AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .unwrap_or("");
+    if !bool::from(given.as_bytes().ct_eq(app.token.as_bytes())) {
+        return Err(ApiError::new(
+            ErrorCode::Unauthorized,
+            format!("missing or wrong launcher token: send `Authorization: Bearer ${TOKEN_VAR}`, which programs started on a screen have"),
+        ));
+    }
+    let req: LauncherRequest = serde_json::from_slice(&body)
+        .map_err(|e| ApiError::invalid(format!("the launcher request is not valid: {e}; send {{\"display\": \":N\", \"app\": \"browser\"|\"terminal\", \"uri\": optional}}")))?;
+    let display: u32 = req
+        .display
+        .trim()
+        .trim_start_matches(':')
+        .split('.')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| {
+            ApiError::invalid(format!(
+                "`display` is `{}`: use the `DISPLAY` of a screen, such as `:3`",
+                req.display
+            ))
+        })?;
+    let app_name = req.app.trim().to_lowercase();
+    if app_name != "browser" && app_name != "terminal" {
+        return Err(ApiError::invalid(format!(
+            "`app` is `{}`: the launcher opens `browser` or `terminal`",
+            req.app
+        )));
+    }
+    let Some((session, screen)) = app.sessions.screen_on_display(display) else {
+        return Err(ApiError::new(
+            ErrorCode::NotFound,
+            format!("no session's screen is on display :{display}"),
+        ));
+    };
+    let on = OnScreen {
+        screen: screen.browser_screen(),
+        cwd: session.cwd(),
+    };
+    let opened = app
+        .launcher
+        .launch(&on, &app_name, req.uri.as_deref())
+        .await
+        .map_err(|e| ApiError::new(e.code(), e.to_string()))?;
+    Ok(Json(Launched {
+        summary: opened.summary,
+    }))
+}

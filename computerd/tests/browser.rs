@@ -1,0 +1,462 @@
+//! The browser per screen, against a real computerd with real Xvnc screens
+//! and real Chromiums: one browser per screen, logins shared across
+//! screens through the cookie jar, the template profile, `open_path`,
+//! `launch_app`, the launcher behind the screens' menus, and clean closes.
+//!
+//! The "site" is a small HTTP server on loopback that signs in by setting
+//! a cookie and signs out by clearing it; each page's title says which.
+
+mod common;
+
+use axum::http::header::{COOKIE, SET_COOKIE};
+use axum::http::HeaderMap;
+use axum::response::{Html, IntoResponse};
+use axum::routing::get;
+use common::{wait_until, Daemon};
+use serde_json::{json, Value};
+use std::os::unix::fs::PermissionsExt;
+use std::time::Duration;
+
+fn require_chromium() {
+    common::require_programs(&[("chromium", "chromium"), ("curl", "curl")]);
+}
+
+/// A page whose title says who is signed in.
+fn page(headers: &HeaderMap) -> String {
+    let user = headers
+        .get_all(COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .find_map(|c| c.trim().strip_prefix("sid="))
+        .filter(|v| !v.is_empty())
+        .map(str::to_string);
+    let title = match user {
+        Some(user) => format!("signed in as {user}"),
+        None => "signed out".to_string(),
+    };
+    format!("<!doctype html><title>{title}</title><h1>{title}</h1>")
+}
+
+/// Serves the site on 127.0.0.1; returns its base URL.
+async fn start_site() -> String {
+    let app = axum::Router::new()
+        .route("/", get(|headers: HeaderMap| async move { Html(page(&headers)) }))
+        .route(
+            "/login",
+            get(|| async {
+                (
+                    [(SET_COOKIE, "sid=alice; Path=/; Max-Age=3600; HttpOnly")],
+                    Html("<!doctype html><title>signed in as alice</title>"),
+                )
+                    .into_response()
+            }),
+        )
+        .route(
+            "/logout",
+            get(|| async {
+                (
+                    [(SET_COOKIE, "sid=; Path=/; Max-Age=0")],
+                    Html("<!doctype html><title>signed out</title>"),
+                )
+                    .into_response()
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}")
+}
+
+async fn open(d: &Daemon, session: &str, target: &str) -> Value {
+    d.ok(
+        &format!("/v1/sessions/{session}/open"),
+        json!({ "target": target }),
+    )
+    .await
+}
+
+async fn launch(d: &Daemon, session: &str, app: &str) -> Value {
+    d.ok(
+        &format!("/v1/sessions/{session}/launch"),
+        json!({ "app": app }),
+    )
+    .await
+}
+
+async fn end(d: &Daemon, session: &str) {
+    let (status, body) = d.call("DELETE", &format!("/v1/sessions/{session}"), None).await;
+    assert!(status.is_success(), "end {session}: {status} {body}");
+}
+
+async fn active_window(d: &Daemon, session: &str) -> String {
+    let o = d
+        .ok(&format!("/v1/sessions/{session}/observe"), json!({}))
+        .await;
+    o["active_window"].as_str().unwrap_or("").to_string()
+}
+
+/// Reloads the session's page until its title contains `want`.
+async fn reload_until(d: &Daemon, session: &str, want: &str, limit: Duration) {
+    wait_until(&format!("a reload showing `{want}`"), limit, || async {
+        let r = d
+            .ok(
+                &format!("/v1/sessions/{session}/act"),
+                json!({"actions": [{"type": "key", "key": "f5"}], "settle_ms": 400}),
+            )
+            .await;
+        let title = r["observation"]["active_window"].as_str().unwrap_or("");
+        title.contains(want).then_some(())
+    })
+    .await;
+}
+
+/// Whether screen `n`'s DevTools answer.
+async fn devtools_answer(d: &Daemon, n: u8) -> bool {
+    let port = d.devtools_port_base + u16::from(n);
+    reqwest::get(format!("http://127.0.0.1:{port}/json/version"))
+        .await
+        .is_ok_and(|r| r.status().is_success())
+}
+
+async fn screen_of(d: &Daemon, session: &str) -> u8 {
+    d.open_screen(session).await
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn each_screen_gets_a_browser_of_its_own() {
+    require_chromium();
+    let d = Daemon::start().await;
+    let a = d.create_session("browser a").await;
+    let b = d.create_session("browser b").await;
+    // The report that started this: a focus on the browser from a second
+    // session used to send the window to the first session's screen.
+    for session in [&a, &b] {
+        let r = d
+            .ok(
+                &format!("/v1/sessions/{session}/act"),
+                json!({"actions": [{"type": "focus", "target": "browser"}]}),
+            )
+            .await;
+        assert_eq!(r["outcomes"][0]["ok"], true, "{r}");
+        let title = r["observation"]["active_window"].as_str().unwrap_or("");
+        assert!(title.contains("Chromium"), "active window: {title}");
+    }
+    let (na, nb) = (screen_of(&d, &a).await, screen_of(&d, &b).await);
+    assert_ne!(na, nb);
+    assert!(devtools_answer(&d, na).await && devtools_answer(&d, nb).await);
+    // A second launch raises the same browser instead of starting one.
+    let again = launch(&d, &a, "browser").await;
+    assert!(
+        again["summary"].as_str().unwrap().contains("raised"),
+        "{again}"
+    );
+
+    // Ending a session closes its browser.
+    end(&d, &a).await;
+    wait_until("screen a's DevTools to go away", Duration::from_secs(15), || async {
+        (!devtools_answer(&d, na).await).then_some(())
+    })
+    .await;
+    assert!(devtools_answer(&d, nb).await, "screen b's browser still runs");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sign_in_and_a_sign_out_spread_to_every_screen() {
+    require_chromium();
+    let site = start_site().await;
+    let mut d = Daemon::start().await;
+    let a = d.create_session("signs in").await;
+    let b = d.create_session("watches").await;
+    let opened = open(&d, &b, &format!("{site}/")).await;
+    assert_eq!(opened["ready"], true, "{opened}");
+    assert!(active_window(&d, &b).await.contains("signed out"));
+
+    open(&d, &a, &format!("{site}/login")).await;
+    reload_until(&d, &b, "signed in as alice", Duration::from_secs(5)).await;
+
+    // A screen opened later loads the jar before its first page.
+    let c = d.create_session("comes later").await;
+    open(&d, &c, &format!("{site}/")).await;
+    assert!(
+        active_window(&d, &c).await.contains("signed in as alice"),
+        "a new screen is signed in at once"
+    );
+
+    // The jar is private to the user and holds the login, not in a log.
+    let jar = d.home.path().join(".local/share/computer-use/cookies.json");
+    let mode = std::fs::metadata(&jar).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "cookies.json mode");
+    assert!(std::fs::read_to_string(&jar).unwrap().contains("\"sid\""));
+
+    open(&d, &a, &format!("{site}/logout")).await;
+    reload_until(&d, &b, "signed out", Duration::from_secs(5)).await;
+    reload_until(&d, &c, "signed out", Duration::from_secs(5)).await;
+
+    // Signed in again, the login survives a restart of computerd.
+    open(&d, &a, &format!("{site}/login")).await;
+    wait_until("the jar to hold the login", Duration::from_secs(10), || async {
+        let text = std::fs::read_to_string(&jar).unwrap_or_default();
+        text.contains("alice").then_some(())
+    })
+    .await;
+    d.restart();
+    let e = d.create_session("after restart").await;
+    open(&d, &e, &format!("{site}/")).await;
+    assert!(active_window(&d, &e).await.contains("signed in as alice"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_jar_that_cannot_be_read_is_kept_aside_and_a_new_one_starts() {
+    require_chromium();
+    let site = start_site().await;
+    let mut d = Daemon::start().await;
+    let folder = d.home.path().join(".local/share/computer-use");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("cookies.json"), "{ not json").unwrap();
+    d.restart();
+    let s = d.create_session("corrupt jar").await;
+    open(&d, &s, &format!("{site}/login")).await;
+    assert_eq!(
+        std::fs::read_to_string(folder.join("cookies.json.bad")).unwrap(),
+        "{ not json"
+    );
+    wait_until("a new jar with the login", Duration::from_secs(10), || async {
+        let text = std::fs::read_to_string(folder.join("cookies.json")).unwrap_or_default();
+        text.contains("alice").then_some(())
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bookmark_reaches_the_template_and_the_next_browser() {
+    require_chromium();
+    let site = start_site().await;
+    let d = Daemon::start().await;
+    let s = d.create_session("bookmarks").await;
+    let url = format!("{site}/");
+    open(&d, &s, &url).await;
+    // Ctrl+D opens the bookmark bubble; Enter saves the bookmark.
+    let r = d
+        .ok(
+            &format!("/v1/sessions/{s}/act"),
+            json!({"actions": [{"type": "key", "key": "ctrl+d"}, {"type": "wait", "ms": 800}, {"type": "key", "key": "enter"}]}),
+        )
+        .await;
+    assert!(r["outcomes"].as_array().unwrap().iter().all(|o| o["ok"] == true), "{r}");
+    let n = screen_of(&d, &s).await;
+    let profile_bookmarks = d
+        .home
+        .path()
+        .join(format!(".cache/computer-use/chromium/screen-{n}/Default/Bookmarks"));
+    wait_until("Chromium to write the bookmark", Duration::from_secs(15), || async {
+        let text = std::fs::read_to_string(&profile_bookmarks).unwrap_or_default();
+        text.contains(&url).then_some(())
+    })
+    .await;
+
+    // A clean close (the session ends) copies it to the template.
+    end(&d, &s).await;
+    let template = d
+        .home
+        .path()
+        .join(".local/share/computer-use/chromium-template/Default/Bookmarks");
+    wait_until("the template to hold the bookmark", Duration::from_secs(15), || async {
+        let text = std::fs::read_to_string(&template).unwrap_or_default();
+        text.contains(&url).then_some(())
+    })
+    .await;
+
+    // The next browser starts with it.
+    let t = d.create_session("next browser").await;
+    launch(&d, &t, "browser").await;
+    let m = screen_of(&d, &t).await;
+    let next = d
+        .home
+        .path()
+        .join(format!(".cache/computer-use/chromium/screen-{m}/Default/Bookmarks"));
+    assert!(std::fs::read_to_string(next).unwrap().contains(&url));
+}
+
+/// A tiny valid PDF with one page.
+fn tiny_pdf() -> Vec<u8> {
+    let objects = [
+        "<< /Type /Catalog /Pages 2 0 R >>",
+        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 200 200] >>",
+    ];
+    let mut pdf = b"%PDF-1.4\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, body) in objects.iter().enumerate() {
+        offsets.push(pdf.len());
+        pdf.extend(format!("{} 0 obj\n{body}\nendobj\n", i + 1).bytes());
+    }
+    let xref = pdf.len();
+    pdf.extend(format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).bytes());
+    for offset in offsets {
+        pdf.extend(format!("{offset:010} 00000 n \n").bytes());
+    }
+    pdf.extend(
+        format!(
+            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+            objects.len() + 1
+        )
+        .bytes(),
+    );
+    pdf
+}
+
+fn tiny_png() -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, 2, 2);
+    encoder.set_color(png::ColorType::Rgb);
+    let mut writer = encoder.write_header().unwrap();
+    writer.write_image_data(&[255u8; 12]).unwrap();
+    writer.finish().unwrap();
+    out
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn open_path_shows_pages_and_files_in_the_browser() {
+    require_chromium();
+    let site = start_site().await;
+    let d = Daemon::start().await;
+    let s = d.create_session("open_path").await;
+    let home = d.home.path();
+    std::fs::write(home.join("report.pdf"), tiny_pdf()).unwrap();
+    std::fs::write(home.join("dot.png"), tiny_png()).unwrap();
+    std::fs::write(home.join("notes.txt"), "plain text notes\n").unwrap();
+
+    let page = open(&d, &s, &format!("{site}/")).await;
+    assert_eq!(page["ready"], true, "{page}");
+    assert!(page["observation"]["active_window"]
+        .as_str()
+        .unwrap()
+        .contains("signed out"));
+    for (file, title) in [
+        ("report.pdf", "report.pdf"),
+        ("dot.png", "dot.png"),
+        ("notes.txt", "notes.txt"),
+    ] {
+        let r = open(&d, &s, file).await;
+        assert_eq!(r["ready"], true, "{file}: {r}");
+        let shown = r["observation"]["active_window"].as_str().unwrap_or("");
+        assert!(shown.contains(title), "{file}: active window `{shown}`");
+        assert!(
+            r["observation"]["png_base64"].is_string(),
+            "{file}: a screenshot"
+        );
+    }
+
+    // Missing files and other schemes are clear errors.
+    let (status, missing) = d
+        .post(
+            &format!("/v1/sessions/{s}/open"),
+            json!({"target": "nope.pdf"}),
+        )
+        .await;
+    assert_eq!(status, 400, "{missing}");
+    let message = missing["message"].as_str().unwrap();
+    assert!(message.contains("nope.pdf") && message.contains("report.pdf"), "{message}");
+    let (status, scheme) = d
+        .post(
+            &format!("/v1/sessions/{s}/open"),
+            json!({"target": "javascript:alert(1)"}),
+        )
+        .await;
+    assert_eq!(status, 400, "{scheme}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn launch_app_starts_terminals_desktop_entries_and_refuses_unknown_names() {
+    require_chromium();
+    let d = Daemon::start().await;
+    let s = d.create_session("launch_app").await;
+    let terminal = launch(&d, &s, "terminal").await;
+    assert_eq!(terminal["ready"], true, "{terminal}");
+
+    let apps = d.home.path().join(".local/share/applications");
+    std::fs::create_dir_all(&apps).unwrap();
+    std::fs::write(
+        apps.join("test-notes.desktop"),
+        "[Desktop Entry]\nType=Application\nName=Test Notes\nExec=xterm -T \"Test Notes Window\"\n",
+    )
+    .unwrap();
+    let entry = launch(&d, &s, "test-notes").await;
+    assert_eq!(entry["ready"], true, "{entry}");
+    assert!(
+        entry["observation"]["active_window"]
+            .as_str()
+            .unwrap_or("")
+            .contains("Test Notes Window"),
+        "{entry}"
+    );
+
+    let (status, unknown) = d
+        .post(
+            &format!("/v1/sessions/{s}/launch"),
+            json!({"app": "no-such-app-anywhere"}),
+        )
+        .await;
+    assert_eq!(status, 400, "{unknown}");
+    let message = unknown["message"].as_str().unwrap();
+    assert!(
+        message.contains("no-such-app-anywhere") && message.contains("test-notes"),
+        "{message}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_launcher_opens_links_on_the_callers_screen() {
+    require_chromium();
+    let site = start_site().await;
+    let d = Daemon::start().await;
+    let a = d.create_session("menu a").await;
+    let b = d.create_session("menu b").await;
+    let (na, nb) = (screen_of(&d, &a).await, screen_of(&d, &b).await);
+    // What the screen's menu and xdg-open run, from a shell on screen b.
+    let out = d
+        .shell(&b, &format!("computer-use-launch browser '{site}/login'"))
+        .await;
+    assert_eq!(out["exit_code"], 0, "{out}");
+    wait_until("the page on screen b", Duration::from_secs(10), || async {
+        active_window(&d, &b)
+            .await
+            .contains("signed in as alice")
+            .then_some(())
+    })
+    .await;
+    assert!(devtools_answer(&d, nb).await);
+    assert!(!devtools_answer(&d, na).await, "screen a got no browser");
+
+    // Without the token the launcher refuses.
+    let out = d
+        .shell(
+            &a,
+            "curl -s -o /dev/null -w '%{http_code}' -X POST \"$COMPUTER_USE_LAUNCHER_URL/launch\" -d '{\"display\":\":1\",\"app\":\"browser\"}'",
+        )
+        .await;
+    assert_eq!(out["stdout"], "401", "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_crashed_browser_is_replaced_by_the_next_request() {
+    require_chromium();
+    let site = start_site().await;
+    let d = Daemon::start().await;
+    let s = d.create_session("crash").await;
+    open(&d, &s, &format!("{site}/")).await;
+    let n = screen_of(&d, &s).await;
+    let port = d.devtools_port_base + u16::from(n);
+    let killed = d
+        .shell(&s, &format!("pkill -KILL -f -- '--remote-debugging-port={port}'"))
+        .await;
+    assert_eq!(killed["exit_code"], 0, "{killed}");
+    wait_until("the browser to be gone", Duration::from_secs(10), || async {
+        (!devtools_answer(&d, n).await).then_some(())
+    })
+    .await;
+    let again = open(&d, &s, &format!("{site}/")).await;
+    assert_eq!(again["ready"], true, "{again}");
+    assert!(devtools_answer(&d, n).await);
+}
