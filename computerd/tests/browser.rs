@@ -355,7 +355,7 @@ async fn open_path_shows_pages_and_files_in_the_browser() {
             json!({"target": "nope.pdf"}),
         )
         .await;
-    assert_eq!(status, 400, "{missing}");
+    assert_eq!(status, 404, "{missing}");
     let message = missing["message"].as_str().unwrap();
     assert!(message.contains("nope.pdf") && message.contains("report.pdf"), "{message}");
     let (status, scheme) = d
@@ -398,7 +398,7 @@ async fn launch_app_starts_terminals_desktop_entries_and_refuses_unknown_names()
             json!({"app": "no-such-app-anywhere"}),
         )
         .await;
-    assert_eq!(status, 400, "{unknown}");
+    assert_eq!(status, 404, "{unknown}");
     let message = unknown["message"].as_str().unwrap();
     assert!(
         message.contains("no-such-app-anywhere") && message.contains("test-notes"),

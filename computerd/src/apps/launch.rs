@@ -6,7 +6,7 @@
 //! X work uses a connection of its own per call, never the screen's shared
 //! one: `focus` runs inside an act batch that holds that connection.
 
-use super::resolve::{resolve, window_hint, AppSpec};
+use super::resolve::{check_uri, resolve, window_hint, AppSpec};
 use super::target::{classify, file_url, FileKind, OpenTarget};
 use super::{desktop_entry, AppError};
 use crate::browser::{BrowserError, BrowserScreen, Browsers};
@@ -40,16 +40,19 @@ pub enum LaunchError {
     },
     #[error("screen :{display} cannot be reached: {reason}")]
     Screen { display: u32, reason: String },
+    #[error(transparent)]
+    Input(#[from] crate::input::InputError),
 }
 
 impl LaunchError {
     pub fn code(&self) -> computer_protocol::ErrorCode {
         use computer_protocol::ErrorCode;
         match self {
-            LaunchError::App(_) => ErrorCode::InvalidInput,
-            LaunchError::Browser(_) | LaunchError::Spawn { .. } | LaunchError::Screen { .. } => {
-                ErrorCode::Unavailable
-            }
+            LaunchError::App(e) => e.code(),
+            LaunchError::Browser(_)
+            | LaunchError::Spawn { .. }
+            | LaunchError::Screen { .. }
+            | LaunchError::Input(_) => ErrorCode::Unavailable,
         }
     }
 }
@@ -89,6 +92,9 @@ impl Launcher {
         app: &str,
         uri: Option<&str>,
     ) -> Result<Opened, LaunchError> {
+        // A uri is one argument of the app's command line: one that looks
+        // like an option could change what the app runs.
+        let uri = uri.map(check_uri).transpose()?;
         let dirs = desktop_entry::default_dirs(&self.home);
         let path_var = std::env::var_os("PATH");
         let spec = resolve(app, &dirs, path_var.as_deref())?;
@@ -327,13 +333,4 @@ async fn x<T: Send + 'static>(
     })
     .await
     .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
-}
-
-impl From<crate::input::InputError> for LaunchError {
-    fn from(e: crate::input::InputError) -> Self {
-        LaunchError::Screen {
-            display: 0,
-            reason: e.to_string(),
-        }
-    }
 }

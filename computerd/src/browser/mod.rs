@@ -1,9 +1,34 @@
 //! One Chromium per screen, with logins shared across screens.
+//!
+//! # Layout
+//! - [`registry`]: every screen's browser: started on first need, closed
+//!   with its screen, a crash noticed; and the 2 s cookie sync round.
+//! - [`chromium`]: one Chromium process, all its flags, its start until
+//!   DevTools answer and its clean close.
+//! - [`cdp`]: the DevTools client (one WebSocket per browser).
+//! - [`page`]: opening a page in a tab and waiting for it to load.
+//! - [`cookie`]: one cookie as Chrome DevTools Protocol reads and writes it,
+//!   its identity, and which differences are a change; its `Debug` hides the
+//!   value.
+//! - [`jar`]: the merged cookies of every Chromium (sign-ins and sign-outs
+//!   alike), what to write into each one, and the `cookies.json` file.
+//! - [`profile`]: the template profile each Chromium is cloned from, and
+//!   what a cleanly closed one copies back.
+//!
+//! Data flows: a request needing a browser → [`Browsers::ensure`] clones
+//! the template, starts Chromium and writes the jar's cookies into it
+//! before the first page; every 2 s [`run_cookie_sync`] reads each
+//! browser's cookies into the jar and writes the differences into the
+//! others; the screen's close → [`Browsers::close`] saves the last
+//! cookies, closes Chromium and copies its changes to the template.
 
-mod cdp;
-mod chromium;
-mod page;
-mod registry;
+pub mod cdp;
+pub mod chromium;
+pub mod cookie;
+pub mod jar;
+pub mod page;
+pub mod profile;
+pub mod registry;
 
 pub use cdp::{Cdp, CdpError};
 pub use registry::{
