@@ -113,9 +113,6 @@ impl Chromium {
     /// Starts Chromium and connects to its DevTools.
     pub async fn start(args: &ChromiumArgs<'_>) -> Result<Chromium, ChromiumError> {
         let screen = args.screen;
-        // A file left by an earlier run would point at a dead socket.
-        let port_file = args.user_data_dir.join("DevToolsActivePort");
-        let _ = std::fs::remove_file(&port_file);
         let process = Supervised::spawn("chromium", chromium_command(args))
             .map_err(|source| ChromiumError::Spawn { screen, source })?;
         let started = Instant::now();
@@ -128,7 +125,7 @@ impl Chromium {
                     output: one_line(&output),
                 });
             }
-            if let Some(url) = devtools_url(&port_file) {
+            if let Some(url) = devtools_url(args.devtools_port).await {
                 break url;
             }
             if started.elapsed() > DEVTOOLS_WAIT {
@@ -174,13 +171,36 @@ impl Chromium {
     }
 }
 
-/// The browser's DevTools WebSocket address, once Chromium listens: it
-/// writes the port and the path to `DevToolsActivePort`.
-fn devtools_url(port_file: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(port_file).ok()?;
-    let mut lines = text.lines();
-    let port: u16 = lines.next()?.trim().parse().ok()?;
-    let path = lines.next()?.trim();
+/// The browser's DevTools WebSocket address, once Chromium listens:
+/// `GET /json/version` on its port names it. (Chromium writes
+/// `DevToolsActivePort` only for a port it picked itself.) A plain
+/// HTTP/1.0 request: the answer is one small JSON object.
+async fn devtools_url(port: u16) -> Option<String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let ask = async {
+        let mut tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.ok()?;
+        tcp.write_all(b"GET /json/version HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+            .await
+            .ok()?;
+        let mut answer = Vec::new();
+        tcp.take(64 * 1024).read_to_end(&mut answer).await.ok()?;
+        Some(answer)
+    };
+    let answer = tokio::time::timeout(Duration::from_secs(2), ask).await.ok()??;
+    websocket_of(&answer, port)
+}
+
+/// The browser's WebSocket address from a `/json/version` answer, checked
+/// to point at the port asked (never somewhere else).
+fn websocket_of(answer: &[u8], port: u16) -> Option<String> {
+    let text = std::str::from_utf8(answer).ok()?;
+    let (head, body) = text.split_once("\r\n\r\n")?;
+    if !head.starts_with("HTTP/1.1 200") && !head.starts_with("HTTP/1.0 200") {
+        return None;
+    }
+    let version: serde_json::Value = serde_json::from_str(body).ok()?;
+    let url = version.get("webSocketDebuggerUrl")?.as_str()?;
+    let path = url.strip_prefix(&format!("ws://127.0.0.1:{port}"))?;
     path.starts_with("/devtools/browser/")
         .then(|| format!("ws://127.0.0.1:{port}{path}"))
 }
@@ -221,18 +241,18 @@ mod tests {
     use super::*;
 
     #[test]
-    fn reads_the_devtools_address_chromium_writes() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("DevToolsActivePort");
-        assert_eq!(devtools_url(&file), None);
-        std::fs::write(&file, "9223\n/devtools/browser/abc-123").unwrap();
+    fn reads_the_devtools_address_from_json_version() {
+        let answer = |body: &str| format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{body}");
+        let good = answer(r#"{"Browser": "Chrome/156", "webSocketDebuggerUrl": "ws://127.0.0.1:9223/devtools/browser/abc-123"}"#);
         assert_eq!(
-            devtools_url(&file).as_deref(),
+            websocket_of(good.as_bytes(), 9223).as_deref(),
             Some("ws://127.0.0.1:9223/devtools/browser/abc-123")
         );
-        // Half written: no path yet.
-        std::fs::write(&file, "9223\n").unwrap();
-        assert_eq!(devtools_url(&file), None);
+        // Another port or host than the one asked is not followed.
+        let elsewhere = answer(r#"{"webSocketDebuggerUrl": "ws://10.0.0.9:9223/devtools/browser/x"}"#);
+        assert_eq!(websocket_of(elsewhere.as_bytes(), 9223), None);
+        assert_eq!(websocket_of(good.as_bytes(), 9224), None);
+        assert_eq!(websocket_of(b"HTTP/1.1 404 Not Found\r\n\r\n{}", 9223), None);
     }
 
     #[test]

@@ -74,7 +74,7 @@ pub struct Template {
 
 /// A user-data folder cloned from the template, with what its kept files
 /// were at clone time.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct ProfileClone {
     /// The Chromium's `--user-data-dir`.
     user_data_dir: PathBuf,
@@ -114,7 +114,7 @@ impl Template {
 
     /// Empties `user_data_dir` (or creates it, mode 0700) and copies into it
     /// the kept files the template has.
-    pub fn clone_into(&self, user_data_dir: &Path) -> io::Result<ProfileClone> {
+    pub fn clone_to(&self, user_data_dir: &Path) -> io::Result<ProfileClone> {
         let _held = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
         // A folder left from an earlier Chromium on this screen would bring
         // back its cookies, history and lock files.
@@ -341,7 +341,7 @@ mod tests {
         assert!(!template.dir().exists());
 
         let user_data = home.path().join("screen-1");
-        let clone = template.clone_into(&user_data).unwrap();
+        let clone = template.clone_to(&user_data).unwrap();
         assert_eq!(clone.user_data_dir(), user_data);
         assert_eq!(fs::read_dir(&user_data).unwrap().count(), 0);
         let mode = fs::metadata(&user_data).unwrap().permissions().mode();
@@ -372,7 +372,7 @@ mod tests {
         write(&template.dir().join("Default/Login Data"), "passwords");
 
         let user_data = home.path().join("screen-1");
-        let clone = template.clone_into(&user_data).unwrap();
+        let clone = template.clone_to(&user_data).unwrap();
         assert_eq!(read(&user_data.join("Default/Login Data")), "passwords");
         // Rewritten with the same bytes, as Chromium does: still unchanged.
         write(&user_data.join("Default/Login Data"), "passwords");
@@ -390,8 +390,8 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let template = Template::at(home.path().join("template"));
         write(&template.dir().join("Default/Bookmarks"), "v1");
-        let first = template.clone_into(&home.path().join("screen-1")).unwrap();
-        let second = template.clone_into(&home.path().join("screen-2")).unwrap();
+        let first = template.clone_to(&home.path().join("screen-1")).unwrap();
+        let second = template.clone_to(&home.path().join("screen-2")).unwrap();
 
         write(&first.user_data_dir().join("Default/Bookmarks"), "v2");
         template.copy_back(&first).unwrap();
@@ -405,8 +405,8 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let template = Template::at(home.path().join("template"));
         write(&template.dir().join("Default/Bookmarks"), "v1");
-        let first = template.clone_into(&home.path().join("screen-1")).unwrap();
-        let second = template.clone_into(&home.path().join("screen-2")).unwrap();
+        let first = template.clone_to(&home.path().join("screen-1")).unwrap();
+        let second = template.clone_to(&home.path().join("screen-2")).unwrap();
         write(&first.user_data_dir().join("Default/Bookmarks"), "from 1");
         write(&second.user_data_dir().join("Default/Bookmarks"), "from 2");
 
@@ -415,7 +415,7 @@ mod tests {
         assert_eq!(read(&template.dir().join("Default/Bookmarks")), "from 1");
 
         // And a clone made now starts from the winner.
-        let third = template.clone_into(&home.path().join("screen-3")).unwrap();
+        let third = template.clone_to(&home.path().join("screen-3")).unwrap();
         assert_eq!(
             read(&third.user_data_dir().join("Default/Bookmarks")),
             "from 1"
@@ -429,7 +429,7 @@ mod tests {
         // Even when something put them into the template, a clone skips them.
         write(&template.dir().join("Default/Cookies"), "template cookies");
         let user_data = home.path().join("screen-1");
-        let clone = template.clone_into(&user_data).unwrap();
+        let clone = template.clone_to(&user_data).unwrap();
         assert!(!user_data.join("Default/Cookies").exists());
 
         for name in [
@@ -459,7 +459,7 @@ mod tests {
         write(&user_data.join("Default/Cookies"), "old session");
         write(&user_data.join("SingletonLock"), "old lock");
 
-        template.clone_into(&user_data).unwrap();
+        template.clone_to(&user_data).unwrap();
         assert_eq!(fs::read_dir(&user_data).unwrap().count(), 0);
     }
 
@@ -468,7 +468,7 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let template = Template::at(home.path().join("template"));
         write(&template.dir().join("Default/Web Data"), "autofill");
-        let clone = template.clone_into(&home.path().join("screen-1")).unwrap();
+        let clone = template.clone_to(&home.path().join("screen-1")).unwrap();
         fs::remove_file(clone.user_data_dir().join("Default/Web Data")).unwrap();
 
         assert!(template.copy_back(&clone).unwrap().is_empty());
@@ -486,7 +486,7 @@ mod tests {
             "old pages",
         );
         write(&template.dir().join("Default/Login Data-wal"), "old frames");
-        let clone = template.clone_into(&home.path().join("screen-1")).unwrap();
+        let clone = template.clone_to(&home.path().join("screen-1")).unwrap();
         // The journal is never cloned: it belongs to the template's file.
         assert!(!clone
             .user_data_dir()
@@ -510,7 +510,7 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let template = Template::at(home.path().join("template"));
         write(&template.dir().join("Default/Web Data"), "consistent db");
-        let clone = template.clone_into(&home.path().join("screen-1")).unwrap();
+        let clone = template.clone_to(&home.path().join("screen-1")).unwrap();
         write(
             &clone.user_data_dir().join("Default/Web Data"),
             "half written",
@@ -531,7 +531,7 @@ mod tests {
     fn a_symlink_where_a_kept_file_should_be_is_not_followed() {
         let home = tempfile::tempdir().unwrap();
         let template = Template::at(home.path().join("template"));
-        let clone = template.clone_into(&home.path().join("screen-1")).unwrap();
+        let clone = template.clone_to(&home.path().join("screen-1")).unwrap();
         write(&home.path().join("secret"), "not a bookmark");
         fs::create_dir_all(clone.user_data_dir().join("Default")).unwrap();
         std::os::unix::fs::symlink(

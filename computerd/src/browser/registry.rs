@@ -4,7 +4,8 @@
 
 use super::cdp::{Cdp, CdpError};
 use super::chromium::{user_data_dir, Chromium, ChromiumArgs, ChromiumError};
-use super::jar::{BrowserView, Cookie, Jar};
+use super::cookie::Cookie;
+use super::jar::{BrowserView, Jar, Writes};
 use super::page::{self, PageLoad};
 use super::profile::{ProfileClone, Template};
 use crate::config::ScreenSize;
@@ -106,7 +107,7 @@ impl Browser {
 #[derive(Debug)]
 pub struct Browsers {
     settings: BrowserSettings,
-    template: Template,
+    template: Arc<Template>,
     jar_path: PathBuf,
     /// Held while cookies move between the jar and a browser, so a start
     /// and a sync round never interleave.
@@ -126,7 +127,7 @@ impl Browsers {
             tracing::warn!("{warning}");
         }
         Browsers {
-            template: Template::in_home(&settings.home),
+            template: Arc::new(Template::in_home(&settings.home)),
             settings,
             jar_path,
             jar: tokio::sync::Mutex::new(jar),
@@ -173,8 +174,8 @@ impl Browsers {
     async fn start(&self, screen: BrowserScreen) -> Result<Browser, BrowserError> {
         let dir = user_data_dir(&self.settings.home, screen.number.0);
         let profile = {
-            let (template, dir) = (self.template.clone(), dir.clone());
-            tokio::task::spawn_blocking(move || template.clone_into(&dir))
+            let (template, dir) = (Arc::clone(&self.template), dir.clone());
+            tokio::task::spawn_blocking(move || template.clone_to(&dir))
                 .await
                 .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
         }
@@ -200,17 +201,22 @@ impl Browsers {
         // The jar goes in before the first page, so that page is signed in.
         let view = {
             let jar = self.jar.lock().await;
-            let live: Vec<Value> = jar.live().map(Cookie::to_param).collect();
+            let live = jar.live(now_ms());
             if !live.is_empty() {
+                let params: Vec<Value> = live.iter().map(Cookie::to_param).collect();
                 chromium
                     .cdp
-                    .call("Storage.setCookies", json!({ "cookies": live }))
+                    .call("Storage.setCookies", json!({ "cookies": params }))
                     .await
                     .map_err(devtools)?;
             }
-            let mut view = BrowserView::default();
-            let now = read_cookies(&chromium.cdp).await.map_err(devtools)?;
-            view.reset(now);
+            // Recorded as written, so that the first sync round does not
+            // take the jar's own cookies for this browser's changes.
+            let mut view = BrowserView::new();
+            view.applied(&Writes {
+                set: live,
+                delete: Vec::new(),
+            });
             view
         };
         Ok(Browser {
@@ -275,16 +281,11 @@ impl Browsers {
         if write_back {
             for browser in browsers {
                 let mut view = browser.view.lock().await;
-                let writes = jar.writes_for(&view);
+                let writes = jar.writes_for(&view, now_ms);
                 if writes.is_empty() {
                     continue;
                 }
-                let params: Vec<Value> = writes
-                    .set
-                    .iter()
-                    .map(Cookie::to_param)
-                    .chain(writes.delete.iter().map(Cookie::deletion_param))
-                    .collect();
+                let params = writes.to_params();
                 let written = browser
                     .cdp()
                     .call("Storage.setCookies", json!({ "cookies": params }))
@@ -295,6 +296,7 @@ impl Browsers {
                 }
             }
         }
+        jar.prune(now_ms);
         jar.cap(super::jar::JAR_MAX_COOKIES);
         if jar.is_dirty() {
             if let Err(e) = jar.save(&self.jar_path) {
@@ -327,7 +329,7 @@ impl Browsers {
     /// After a browser is gone: what it changed goes to the template when
     /// it closed cleanly, then its user-data folder is removed.
     async fn finish(&self, browser: &Browser, clean: bool) {
-        let template = self.template.clone();
+        let template = Arc::clone(&self.template);
         let profile = browser.profile.clone();
         let screen = browser.screen.number;
         let _ = tokio::task::spawn_blocking(move || {
