@@ -45,8 +45,8 @@ pub mod viewer;
 #[cfg(feature = "archive")]
 pub mod archive;
 
-pub use apps::{LaunchAppRequest, LauncherRequest, OpenPathRequest, OpenedResponse};
 pub use action::{ActRequest, ActResponse, Action, ActionOutcome, Button, ScrollDirection};
+pub use apps::{LaunchAppRequest, LauncherRequest, OpenPathRequest, OpenedResponse};
 pub use duration::{parse_duration, DurationError, TimeoutArg};
 pub use error::{ErrorCode, WireError};
 pub use files::{
