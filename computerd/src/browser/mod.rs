@@ -1,1 +1,3 @@
 //! One Chromium per screen, with logins shared across screens.
+
+pub mod profile;
