@@ -131,15 +131,18 @@ RUN set -eu; \
     cd /; rm -rf "$tmp" /root/.npm; \
     test -f "$dest/core/rfb.js"
 
-# Desktop files: Fluxbox config for every screen, the launcher its menu
-# calls, and xdg-open's defaults (web links open in the screen's browser).
+# Desktop files: Fluxbox config for every screen, the launcher its menu and
+# desktop entries call (it asks computerd's launcher, so each screen keeps
+# one Chromium), and xdg-open's defaults (web links open in the screen's
+# browser).
 COPY image/fluxbox/ /usr/local/share/computer-use/fluxbox/
 COPY image/bin/computer-use-launch /usr/local/bin/computer-use-launch
 COPY image/applications/ /usr/local/share/applications/
 COPY image/etc/mimeapps.list /etc/xdg/mimeapps.list
 COPY image/etc/profile.sh /etc/profile.d/computer-use.sh
 COPY image/etc/chromium-flags /etc/chromium.d/computer-use
-# Policies: no warning bar about --no-sandbox on every page.
+# Policies: no warning bar about --no-sandbox on every page; uBlock Origin
+# Lite installs itself from the Chrome Web Store, and the user can disable it.
 COPY image/chromium-policies/ /etc/chromium/policies/managed/
 # The viewer page around noVNC (computerd serves this folder).
 COPY image/viewer/ /usr/local/share/computer-use/viewer/
