@@ -98,11 +98,8 @@ pub async fn serve(
     let shutdown = shutdown.shared();
     let api = crate::http_server::serve(listener, router(app), shutdown.clone());
     let viewer = crate::viewer::http::serve(viewer_listener, viewer, shutdown.clone());
-    let launcher = crate::http_server::serve(
-        launcher_listener,
-        launcher::router(launcher_app),
-        shutdown,
-    );
+    let launcher =
+        crate::http_server::serve(launcher_listener, launcher::router(launcher_app), shutdown);
     let served = tokio::try_join!(api, viewer, launcher);
     reaper.abort();
     // Screens close their browsers; a browser whose screen is already

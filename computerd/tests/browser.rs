@@ -41,7 +41,10 @@ fn page(headers: &HeaderMap) -> String {
 /// Serves the site on 127.0.0.1; returns its base URL.
 async fn start_site() -> String {
     let app = axum::Router::new()
-        .route("/", get(|headers: HeaderMap| async move { Html(page(&headers)) }))
+        .route(
+            "/",
+            get(|headers: HeaderMap| async move { Html(page(&headers)) }),
+        )
         .route(
             "/login",
             get(|| async {
@@ -85,7 +88,9 @@ async fn launch(d: &Daemon, session: &str, app: &str) -> Value {
 }
 
 async fn end(d: &Daemon, session: &str) {
-    let (status, body) = d.call("DELETE", &format!("/v1/sessions/{session}"), None).await;
+    let (status, body) = d
+        .call("DELETE", &format!("/v1/sessions/{session}"), None)
+        .await;
     assert!(status.is_success(), "end {session}: {status} {body}");
 }
 
@@ -148,17 +153,25 @@ async fn each_screen_gets_a_browser_of_its_own() {
     // A second launch raises the same browser instead of starting one.
     let again = launch(&d, &a, "browser").await;
     assert!(
-        again["summary"].as_str().unwrap().contains("raised"),
+        again["summary"]
+            .as_str()
+            .unwrap()
+            .contains("already running"),
         "{again}"
     );
 
     // Ending a session closes its browser.
     end(&d, &a).await;
-    wait_until("screen a's DevTools to go away", Duration::from_secs(15), || async {
-        (!devtools_answer(&d, na).await).then_some(())
-    })
+    wait_until(
+        "screen a's DevTools to go away",
+        Duration::from_secs(15),
+        || async { (!devtools_answer(&d, na).await).then_some(()) },
+    )
     .await;
-    assert!(devtools_answer(&d, nb).await, "screen b's browser still runs");
+    assert!(
+        devtools_answer(&d, nb).await,
+        "screen b's browser still runs"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -195,10 +208,14 @@ async fn a_sign_in_and_a_sign_out_spread_to_every_screen() {
 
     // Signed in again, the login survives a restart of computerd.
     open(&d, &a, &format!("{site}/login")).await;
-    wait_until("the jar to hold the login", Duration::from_secs(10), || async {
-        let text = std::fs::read_to_string(&jar).unwrap_or_default();
-        text.contains("alice").then_some(())
-    })
+    wait_until(
+        "the jar to hold the login",
+        Duration::from_secs(10),
+        || async {
+            let text = std::fs::read_to_string(&jar).unwrap_or_default();
+            text.contains("alice").then_some(())
+        },
+    )
     .await;
     d.restart();
     let e = d.create_session("after restart").await;
@@ -221,10 +238,14 @@ async fn a_jar_that_cannot_be_read_is_kept_aside_and_a_new_one_starts() {
         std::fs::read_to_string(folder.join("cookies.json.bad")).unwrap(),
         "{ not json"
     );
-    wait_until("a new jar with the login", Duration::from_secs(10), || async {
-        let text = std::fs::read_to_string(folder.join("cookies.json")).unwrap_or_default();
-        text.contains("alice").then_some(())
-    })
+    wait_until(
+        "a new jar with the login",
+        Duration::from_secs(10),
+        || async {
+            let text = std::fs::read_to_string(folder.join("cookies.json")).unwrap_or_default();
+            text.contains("alice").then_some(())
+        },
+    )
     .await;
 }
 
@@ -243,16 +264,26 @@ async fn a_bookmark_reaches_the_template_and_the_next_browser() {
             json!({"actions": [{"type": "key", "key": "ctrl+d"}, {"type": "wait", "ms": 800}, {"type": "key", "key": "enter"}]}),
         )
         .await;
-    assert!(r["outcomes"].as_array().unwrap().iter().all(|o| o["ok"] == true), "{r}");
+    assert!(
+        r["outcomes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|o| o["ok"] == true),
+        "{r}"
+    );
     let n = screen_of(&d, &s).await;
-    let profile_bookmarks = d
-        .home
-        .path()
-        .join(format!(".cache/computer-use/chromium/screen-{n}/Default/Bookmarks"));
-    wait_until("Chromium to write the bookmark", Duration::from_secs(15), || async {
-        let text = std::fs::read_to_string(&profile_bookmarks).unwrap_or_default();
-        text.contains(&url).then_some(())
-    })
+    let profile_bookmarks = d.home.path().join(format!(
+        ".cache/computer-use/chromium/screen-{n}/Default/Bookmarks"
+    ));
+    wait_until(
+        "Chromium to write the bookmark",
+        Duration::from_secs(15),
+        || async {
+            let text = std::fs::read_to_string(&profile_bookmarks).unwrap_or_default();
+            text.contains(&url).then_some(())
+        },
+    )
     .await;
 
     // A clean close (the session ends) copies it to the template.
@@ -261,20 +292,23 @@ async fn a_bookmark_reaches_the_template_and_the_next_browser() {
         .home
         .path()
         .join(".local/share/computer-use/chromium-template/Default/Bookmarks");
-    wait_until("the template to hold the bookmark", Duration::from_secs(15), || async {
-        let text = std::fs::read_to_string(&template).unwrap_or_default();
-        text.contains(&url).then_some(())
-    })
+    wait_until(
+        "the template to hold the bookmark",
+        Duration::from_secs(15),
+        || async {
+            let text = std::fs::read_to_string(&template).unwrap_or_default();
+            text.contains(&url).then_some(())
+        },
+    )
     .await;
 
     // The next browser starts with it.
     let t = d.create_session("next browser").await;
     launch(&d, &t, "browser").await;
     let m = screen_of(&d, &t).await;
-    let next = d
-        .home
-        .path()
-        .join(format!(".cache/computer-use/chromium/screen-{m}/Default/Bookmarks"));
+    let next = d.home.path().join(format!(
+        ".cache/computer-use/chromium/screen-{m}/Default/Bookmarks"
+    ));
     assert!(std::fs::read_to_string(next).unwrap().contains(&url));
 }
 
@@ -357,7 +391,10 @@ async fn open_path_shows_pages_and_files_in_the_browser() {
         .await;
     assert_eq!(status, 404, "{missing}");
     let message = missing["message"].as_str().unwrap();
-    assert!(message.contains("nope.pdf") && message.contains("report.pdf"), "{message}");
+    assert!(
+        message.contains("nope.pdf") && message.contains("report.pdf"),
+        "{message}"
+    );
     let (status, scheme) = d
         .post(
             &format!("/v1/sessions/{s}/open"),
@@ -379,7 +416,7 @@ async fn launch_app_starts_terminals_desktop_entries_and_refuses_unknown_names()
     std::fs::create_dir_all(&apps).unwrap();
     std::fs::write(
         apps.join("test-notes.desktop"),
-        "[Desktop Entry]\nType=Application\nName=Test Notes\nExec=xterm -T \"Test Notes Window\"\n",
+        "[Desktop Entry]\nType=Application\nName=Test Notes\nStartupWMClass=TestNotes\nExec=xterm -class TestNotes -T \"Test Notes Window\"\n",
     )
     .unwrap();
     let entry = launch(&d, &s, "test-notes").await;
@@ -414,9 +451,15 @@ async fn the_launcher_opens_links_on_the_callers_screen() {
     let a = d.create_session("menu a").await;
     let b = d.create_session("menu b").await;
     let (na, nb) = (screen_of(&d, &a).await, screen_of(&d, &b).await);
-    // What the screen's menu and xdg-open run, from a shell on screen b.
+    // What the screen's menu and xdg-open run, from a shell on screen b
+    // (by its path: a login shell sets its own PATH).
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../image/bin/computer-use-launch");
     let out = d
-        .shell(&b, &format!("computer-use-launch browser '{site}/login'"))
+        .shell(
+            &b,
+            &format!("sh '{}' browser '{site}/login'", script.display()),
+        )
         .await;
     assert_eq!(out["exit_code"], 0, "{out}");
     wait_until("the page on screen b", Duration::from_secs(10), || async {
@@ -449,12 +492,17 @@ async fn a_crashed_browser_is_replaced_by_the_next_request() {
     let n = screen_of(&d, &s).await;
     let port = d.devtools_port_base + u16::from(n);
     let killed = d
-        .shell(&s, &format!("pkill -KILL -f -- '--remote-debugging-port={port}'"))
+        .shell(
+            &s,
+            &format!("pkill -KILL -f -- '--remote-debugging-port={port}'"),
+        )
         .await;
     assert_eq!(killed["exit_code"], 0, "{killed}");
-    wait_until("the browser to be gone", Duration::from_secs(10), || async {
-        (!devtools_answer(&d, n).await).then_some(())
-    })
+    wait_until(
+        "the browser to be gone",
+        Duration::from_secs(10),
+        || async { (!devtools_answer(&d, n).await).then_some(()) },
+    )
     .await;
     let again = open(&d, &s, &format!("{site}/")).await;
     assert_eq!(again["ready"], true, "{again}");

@@ -5,8 +5,8 @@ use super::json::ApiJson;
 use super::AppState;
 use axum::extract::{Path, State};
 use axum::Json;
-use std::sync::Arc;
 use computer_protocol::{ActRequest, ActResponse, Observation, SessionId};
+use std::sync::Arc;
 
 pub async fn observe(
     State(app): State<AppState>,

@@ -157,7 +157,10 @@ impl Launcher {
         let started = Instant::now();
         let (browser, new) = self.browsers.ensure(on.screen).await?;
         let display = on.screen.display;
-        let shown = x(display, |d| wait_for_window(d, BROWSER_CLASS, &HashSet::new(), WINDOW_WAIT)).await?;
+        let shown = x(display, |d| {
+            wait_for_window(d, BROWSER_CLASS, &HashSet::new(), WINDOW_WAIT)
+        })
+        .await?;
         if !shown {
             return Err(LaunchError::Screen {
                 display,
@@ -169,7 +172,7 @@ impl Launcher {
                 ),
             });
         }
-        let how = if new { "started" } else { "raised" };
+        let how = if new { "started" } else { "already running" };
         let Some(uri) = uri else {
             x(display, |d| Ok(focus_window(d, BROWSER_CLASS)?)).await?;
             return Ok(Opened {
@@ -225,11 +228,15 @@ impl Launcher {
                 }
             }
         }
-        let before: HashSet<u32> = x(display, |d| Ok(window_list(d)?.into_iter().collect())).await?;
+        let before: HashSet<u32> =
+            x(display, |d| Ok(window_list(d)?.into_iter().collect())).await?;
         let started = Instant::now();
         spawn_detached(&argv, display, &self.home, &on.cwd, &self.env)?;
         let wanted = hint.clone().unwrap_or_default();
-        let shown = x(display, move |d| wait_for_window(d, &wanted, &before, WINDOW_WAIT)).await?;
+        let shown = x(display, move |d| {
+            wait_for_window(d, &wanted, &before, WINDOW_WAIT)
+        })
+        .await?;
         Ok(if shown {
             Opened {
                 summary: format!(

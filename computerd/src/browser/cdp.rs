@@ -178,7 +178,11 @@ fn deliver(pending: &Pending, text: &str) {
     let Some(id) = message.get("id").and_then(Value::as_u64) else {
         return;
     };
-    let Some(caller) = pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&id) else {
+    let Some(caller) = pending
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(&id)
+    else {
         return;
     };
     let answer = match message.get("error") {

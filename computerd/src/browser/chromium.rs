@@ -19,10 +19,7 @@ const OUTPUT_LINES: usize = 6;
 #[derive(Debug, thiserror::Error)]
 pub enum ChromiumError {
     #[error("could not start `chromium` for screen {screen}: {source}; install it with `apt-get install chromium`")]
-    Spawn {
-        screen: u8,
-        source: std::io::Error,
-    },
+    Spawn { screen: u8, source: std::io::Error },
     #[error("chromium of screen {screen} exited during start ({status}); it said: {output}")]
     Exited {
         screen: u8,
@@ -118,7 +115,9 @@ impl Chromium {
         let started = Instant::now();
         let url = loop {
             if let Some(status) = process.exit_status() {
-                let output = process.last_words(OUTPUT_LINES, Duration::from_secs(1)).await;
+                let output = process
+                    .last_words(OUTPUT_LINES, Duration::from_secs(1))
+                    .await;
                 return Err(ChromiumError::Exited {
                     screen,
                     status,
@@ -174,24 +173,55 @@ impl Chromium {
 /// The browser's DevTools WebSocket address, once Chromium listens:
 /// `GET /json/version` on its port names it. (Chromium writes
 /// `DevToolsActivePort` only for a port it picked itself.) A plain
-/// HTTP/1.0 request: the answer is one small JSON object.
+/// HTTP/1.1 request (Chromium refuses 1.0): the answer is one small JSON object.
 async fn devtools_url(port: u16) -> Option<String> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let ask = async {
-        let mut tcp = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.ok()?;
-        tcp.write_all(b"GET /json/version HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n")
+        let mut tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
             .await
             .ok()?;
+        let request = format!("GET /json/version HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n");
+        tcp.write_all(request.as_bytes()).await.ok()?;
+        // Chromium keeps the connection open after answering, so the read
+        // ends once the body its Content-Length announces is in.
         let mut answer = Vec::new();
-        tcp.take(64 * 1024).read_to_end(&mut answer).await.ok()?;
+        let mut chunk = [0u8; 4096];
+        while answer.len() < 64 * 1024 {
+            let read = tcp.read(&mut chunk).await.ok()?;
+            if read == 0 {
+                break;
+            }
+            answer.extend_from_slice(&chunk[..read]);
+            if is_complete(&answer) {
+                break;
+            }
+        }
         Some(answer)
     };
-    let answer = tokio::time::timeout(Duration::from_secs(2), ask).await.ok()??;
+    let answer = tokio::time::timeout(Duration::from_secs(2), ask)
+        .await
+        .ok()??;
     websocket_of(&answer, port)
 }
 
-/// The browser's WebSocket address from a `/json/version` answer, checked
-/// to point at the port asked (never somewhere else).
+/// True once `answer` holds its head and the whole body it announces.
+fn is_complete(answer: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(answer) else {
+        return false;
+    };
+    let Some((head, body)) = text.split_once("\r\n\r\n") else {
+        return false;
+    };
+    head.lines()
+        .filter_map(|line| line.split_once(':'))
+        .find(|(name, _)| name.trim().eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, value)| value.trim().parse::<usize>().ok())
+        .is_some_and(|length| body.len() >= length)
+}
+
+/// The browser's WebSocket address from a `/json/version` answer. Only
+/// its path is taken: Chromium builds the host part from the request's
+/// `Host`, and the socket to use is the port asked anyway.
 fn websocket_of(answer: &[u8], port: u16) -> Option<String> {
     let text = std::str::from_utf8(answer).ok()?;
     let (head, body) = text.split_once("\r\n\r\n")?;
@@ -200,9 +230,10 @@ fn websocket_of(answer: &[u8], port: u16) -> Option<String> {
     }
     let version: serde_json::Value = serde_json::from_str(body).ok()?;
     let url = version.get("webSocketDebuggerUrl")?.as_str()?;
-    let path = url.strip_prefix(&format!("ws://127.0.0.1:{port}"))?;
-    path.starts_with("/devtools/browser/")
-        .then(|| format!("ws://127.0.0.1:{port}{path}"))
+    let path = &url[url.find("/devtools/browser/")?..];
+    let id = path.trim_start_matches("/devtools/browser/");
+    let plain = !id.is_empty() && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+    plain.then(|| format!("ws://127.0.0.1:{port}{path}"))
 }
 
 /// SIGTERM to the browser (Chromium closes on it too), SIGKILL when it
@@ -242,17 +273,27 @@ mod tests {
 
     #[test]
     fn reads_the_devtools_address_from_json_version() {
-        let answer = |body: &str| format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{body}");
-        let good = answer(r#"{"Browser": "Chrome/156", "webSocketDebuggerUrl": "ws://127.0.0.1:9223/devtools/browser/abc-123"}"#);
+        let answer =
+            |body: &str| format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{body}");
+        let good = answer(
+            r#"{"Browser": "Chrome/156", "webSocketDebuggerUrl": "ws://127.0.0.1:9223/devtools/browser/abc-123"}"#,
+        );
         assert_eq!(
             websocket_of(good.as_bytes(), 9223).as_deref(),
             Some("ws://127.0.0.1:9223/devtools/browser/abc-123")
         );
-        // Another port or host than the one asked is not followed.
-        let elsewhere = answer(r#"{"webSocketDebuggerUrl": "ws://10.0.0.9:9223/devtools/browser/x"}"#);
-        assert_eq!(websocket_of(elsewhere.as_bytes(), 9223), None);
-        assert_eq!(websocket_of(good.as_bytes(), 9224), None);
-        assert_eq!(websocket_of(b"HTTP/1.1 404 Not Found\r\n\r\n{}", 9223), None);
+        // Only the path is taken; the socket is always the port asked.
+        let elsewhere = answer(r#"{"webSocketDebuggerUrl": "ws://10.0.0.9/devtools/browser/x-1"}"#);
+        assert_eq!(
+            websocket_of(elsewhere.as_bytes(), 9223).as_deref(),
+            Some("ws://127.0.0.1:9223/devtools/browser/x-1")
+        );
+        let odd = answer(r#"{"webSocketDebuggerUrl": "ws://127.0.0.1/devtools/browser/a?b=c"}"#);
+        assert_eq!(websocket_of(odd.as_bytes(), 9223), None);
+        assert_eq!(
+            websocket_of(b"HTTP/1.1 404 Not Found\r\n\r\n{}", 9223),
+            None
+        );
     }
 
     #[test]

@@ -149,7 +149,10 @@ impl Browsers {
 
     /// The screen's browser, started when none runs (or the last one
     /// crashed). Returns it and whether it was started now.
-    pub async fn ensure(&self, screen: BrowserScreen) -> Result<(Arc<Browser>, bool), BrowserError> {
+    pub async fn ensure(
+        &self,
+        screen: BrowserScreen,
+    ) -> Result<(Arc<Browser>, bool), BrowserError> {
         let start_lock = {
             let mut starts = self.starts.lock().unwrap_or_else(|e| e.into_inner());
             Arc::clone(starts.entry(screen.number).or_default())
@@ -275,7 +278,9 @@ impl Browsers {
                     let mut view = browser.view.lock().await;
                     jar.absorb(&mut view, cookies, now_ms);
                 }
-                Err(e) => tracing::warn!(screen = %browser.screen.number, "cookie sync skipped: {e}"),
+                Err(e) => {
+                    tracing::warn!(screen = %browser.screen.number, "cookie sync skipped: {e}")
+                }
             }
         }
         if write_back {
@@ -292,7 +297,9 @@ impl Browsers {
                     .await;
                 match written {
                     Ok(_) => view.applied(&writes),
-                    Err(e) => tracing::warn!(screen = %browser.screen.number, "cookies not written: {e}"),
+                    Err(e) => {
+                        tracing::warn!(screen = %browser.screen.number, "cookies not written: {e}")
+                    }
                 }
             }
         }
@@ -300,7 +307,10 @@ impl Browsers {
         jar.cap(super::jar::JAR_MAX_COOKIES);
         if jar.is_dirty() {
             if let Err(e) = jar.save(&self.jar_path) {
-                tracing::warn!("could not save the cookie jar `{}`: {e}", self.jar_path.display());
+                tracing::warn!(
+                    "could not save the cookie jar `{}`: {e}",
+                    self.jar_path.display()
+                );
             }
         }
     }
@@ -318,7 +328,9 @@ impl Browsers {
             }
         }
         let status = browser.chromium.process.exit_status();
-        let clean = status.as_deref().is_some_and(|s| s.ends_with("exit status: 0"));
+        let clean = status
+            .as_deref()
+            .is_some_and(|s| s.ends_with("exit status: 0"));
         if status.is_some() {
             tracing::warn!(screen = %browser.screen.number, status = status.as_deref().unwrap_or(""), "browser exited; the next request starts a new one");
         }

@@ -3,12 +3,12 @@
 
 use super::observe::capture_observation;
 use super::{blocking, DesktopError};
+use crate::apps::{Launcher, OnScreen};
 use crate::input::focus_window;
 use crate::screens::{Screen, ScreenX};
 use crate::sessions::{Session, Sessions};
 use computer_protocol::limits::REPEAT_UNCHANGED_MAX;
 use computer_protocol::{ActRequest, ActResponse, Action, ActionOutcome};
-use crate::apps::{Launcher, OnScreen};
 use std::sync::Arc;
 use std::time::Duration;
 

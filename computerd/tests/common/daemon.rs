@@ -167,11 +167,9 @@ fn spawn(
     let devtools_port_base = range.devtools_port_base;
     // `computer-use-launch` (the screens' menu and xdg-open) from the work tree.
     let image_bin = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../image/bin");
-    let path = std::env::join_paths(
-        std::iter::once(image_bin).chain(std::env::split_paths(
-            &std::env::var_os("PATH").unwrap_or_default(),
-        )),
-    )
+    let path = std::env::join_paths(std::iter::once(image_bin).chain(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    )))
     .expect("PATH joins");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_computerd"));
     cmd.env("COMPUTERD_TOKEN", TOKEN)
@@ -181,7 +179,10 @@ fn spawn(
         .env("COMPUTERD_DISPLAY_BASE", display_base.to_string())
         .env("COMPUTERD_RFB_PORT_BASE", rfb_port_base.to_string())
         .env("COMPUTERD_RFB_INTERFACE", "127.0.0.1")
-        .env("COMPUTERD_DEVTOOLS_PORT_BASE", devtools_port_base.to_string())
+        .env(
+            "COMPUTERD_DEVTOOLS_PORT_BASE",
+            devtools_port_base.to_string(),
+        )
         .env("COMPUTERD_LAUNCHER_LISTEN", "127.0.0.1:0")
         .env("PATH", path)
         // The computer's own Fluxbox settings; Fluxbox's defaults pop up

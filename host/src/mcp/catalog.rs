@@ -2,8 +2,8 @@
 //! Built once; `tools/list` answers from it without touching Docker.
 
 use super::args::{
-    ActArgs, LaunchAppArgs, ListFilesArgs, OpenPathArgs, ReadFileArgs, SessionArgs, SetCwdArgs, ShellArgs, StartComputerArgs,
-    TransferArgs, WriteFileArgs,
+    ActArgs, LaunchAppArgs, ListFilesArgs, OpenPathArgs, ReadFileArgs, SessionArgs, SetCwdArgs,
+    ShellArgs, StartComputerArgs, TransferArgs, WriteFileArgs,
 };
 use rmcp::handler::server::common::schema_for_type;
 use rmcp::model::{Tool, ToolAnnotations};

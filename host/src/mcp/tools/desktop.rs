@@ -6,8 +6,8 @@ use crate::mcp::result::{structured, with_image};
 use crate::mcp::state::Host;
 use computer_protocol::routes::{session_action, SessionRoute};
 use computer_protocol::{
-    ActRequest, ActResponse, Action, LaunchAppRequest, Observation, OpenPathRequest, OpenedResponse,
-    SessionId,
+    ActRequest, ActResponse, Action, LaunchAppRequest, Observation, OpenPathRequest,
+    OpenedResponse, SessionId,
 };
 use reqwest::Method;
 use rmcp::model::{CallToolResult, JsonObject};
@@ -147,7 +147,10 @@ pub async fn launch_app(host: &Host, arguments: Option<JsonObject>) -> ToolResul
     if a.app.trim().is_empty() {
         return Err("`app` is empty: give `browser`, `terminal`, an installed app's name or a program on PATH".into());
     }
-    let req = LaunchAppRequest { app: a.app, uri: a.uri };
+    let req = LaunchAppRequest {
+        app: a.app,
+        uri: a.uri,
+    };
     opened(host, &a.session_id, SessionRoute::LaunchApp, &req).await
 }
 
