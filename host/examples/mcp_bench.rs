@@ -151,6 +151,7 @@ async fn main() {
             median(exec),
         ),
     ];
+    let browser = browser_rows(&call, &sid).await;
     println!();
     println!("| through MCP | median ms | baseline | median ms | ratio |");
     println!("|---|---:|---|---:|---:|");
@@ -160,9 +161,141 @@ async fn main() {
             ours / base
         );
     }
+    for (name, ours, base_name, base) in browser.rows {
+        println!(
+            "| {name} | {ours:.2} | {base_name} | {base:.2} | {:.2} |",
+            ours / base
+        );
+    }
+    println!();
+    println!(
+        "cookie sync: computerd used {:.2}% of one core over 60 s with 4 browsers running, {:.2}% over 20 s with none",
+        browser.sync_cpu_with_four, browser.idle_cpu
+    );
+    println!(
+        "one Chromium on a blank page: {:.0} MB RSS (all its processes)",
+        browser.chromium_rss_mb
+    );
     println!();
     println!("start_computer (create the container until healthy): {start_ms:.0} ms; first observe (screen open): {open_ms:.0} ms");
     client.cancel().await.ok();
     let _ = docker(&["rm", "-f", "-v", NAME]);
     let _ = docker(&["volume", "rm", &format!("{NAME}-home")]);
+}
+
+/// The browser's figures: rows beside baselines, cookie-sync CPU, RSS.
+struct BrowserFigures {
+    rows: Vec<(&'static str, f64, &'static str, f64)>,
+    sync_cpu_with_four: f64,
+    idle_cpu: f64,
+    chromium_rss_mb: f64,
+}
+
+/// CPU seconds computerd has used so far (user + system).
+fn computerd_cpu_seconds() -> f64 {
+    let out = docker(&[
+        "exec",
+        NAME,
+        "sh",
+        "-c",
+        "cut -d' ' -f14,15 /proc/$(pgrep -x computerd)/stat",
+    ]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    let ticks: f64 = text
+        .split_whitespace()
+        .filter_map(|t| t.parse::<f64>().ok())
+        .sum();
+    ticks / 100.0
+}
+
+fn cpu_percent_over(seconds: u64) -> f64 {
+    let before = computerd_cpu_seconds();
+    std::thread::sleep(std::time::Duration::from_secs(seconds));
+    (computerd_cpu_seconds() - before) / seconds as f64 * 100.0
+}
+
+async fn browser_rows<F, Fut>(call: &F, sid: &str) -> BrowserFigures
+where
+    F: Fn(&'static str, Value) -> Fut,
+    Fut: std::future::Future<Output = Value>,
+{
+    let page = "<!doctype html><title>bench page</title><h1>bench</h1>";
+    call(
+        "write_file",
+        json!({"session_id": sid, "path": "bench/page.html", "content": page}),
+    )
+    .await;
+    let idle_cpu = cpu_percent_over(20);
+    // Cold: a new session's screen has no browser yet.
+    let mut cold = Vec::new();
+    let mut sessions = Vec::new();
+    for i in 0..4 {
+        let started = call("start_computer", json!({"title": format!("bench browser {i}")})).await;
+        let s = started["session_id"].as_str().expect("id").to_string();
+        call("computer_observe", json!({"session_id": s})).await;
+        let t = Instant::now();
+        let r = call(
+            "open_path",
+            json!({"session_id": s, "target": "~/bench/page.html"}),
+        )
+        .await;
+        cold.push(t.elapsed().as_secs_f64() * 1000.0);
+        assert_eq!(r["ready"], true, "{r}");
+        sessions.push(s);
+    }
+    // Warm: the same screen again, its browser running.
+    let mut warm = Vec::new();
+    for _ in 0..10 {
+        let t = Instant::now();
+        call(
+            "open_path",
+            json!({"session_id": sessions[0], "target": "~/bench/page.html"}),
+        )
+        .await;
+        warm.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    // The baseline of a cold open: a fresh headless Chromium to a screenshot.
+    let mut headless = Vec::new();
+    for _ in 0..3 {
+        let t = Instant::now();
+        let out = docker(&[
+            "exec", NAME, "sh", "-c",
+            "chromium --headless --no-sandbox --disable-dev-shm-usage --user-data-dir=$(mktemp -d) --screenshot=/tmp/bench.png --window-size=1280,800 file:///home/computer/bench/page.html >/dev/null 2>&1",
+        ]);
+        assert!(out.status.success(), "headless chromium screenshot");
+        headless.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    let sync_cpu_with_four = cpu_percent_over(60);
+    // Every browser on a blank page: the one of the last session.
+    let out = docker(&[
+        "exec", NAME, "sh", "-c",
+        "pid=$(ps -eo pid=,args= | grep -- '--remote-debugging-port=' | grep -v -e '--type=' -e grep | head -1 | awk '{print $1}'); ps -o rss= -g $pid | awk '{s+=$1} END {print s}'",
+    ]);
+    let chromium_rss_mb = String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse::<f64>()
+        .unwrap_or(f64::NAN)
+        / 1024.0;
+    for s in sessions {
+        call("end_session", json!({"session_id": s})).await;
+    }
+    BrowserFigures {
+        rows: vec![
+            (
+                "open_path of a local page, browser not running",
+                median(cold),
+                "docker exec chromium --headless --screenshot",
+                median(headless.clone()),
+            ),
+            (
+                "open_path of a local page, browser running",
+                median(warm),
+                "docker exec chromium --headless --screenshot",
+                median(headless),
+            ),
+        ],
+        sync_cpu_with_four,
+        idle_cpu,
+        chromium_rss_mb,
+    }
 }

@@ -33,6 +33,8 @@ async fn tools_are_listed_at_once_without_touching_docker() {
         "list_files",
         "read_file",
         "write_file",
+        "open_path",
+        "launch_app",
     ] {
         assert!(
             names.contains(&expected),

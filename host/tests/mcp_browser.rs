@@ -1,0 +1,207 @@
+//! The browser per screen through the real host binary, in the real image:
+//! each session's browser on its own screen, `open_path` of pages and
+//! files, `xdg-open` of a link from a shell landing in that screen's
+//! Chromium, `launch_app`, the uBlock Origin Lite policy, and `end_session`
+//! closing the browser.
+
+mod support;
+
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+use support::docker::TestComputer;
+use support::mcp::{call, connect, is_error, ok, text, Client};
+
+async fn start(client: &Client, title: &str) -> String {
+    let (started, _) = ok(client, "start_computer", json!({ "title": title })).await;
+    started["session_id"].as_str().unwrap().to_string()
+}
+
+async fn shell(client: &Client, sid: &str, command: &str) -> Value {
+    let (r, _) = ok(
+        client,
+        "shell",
+        json!({"session_id": sid, "command": command}),
+    )
+    .await;
+    r
+}
+
+async fn active_window(client: &Client, sid: &str) -> String {
+    let (o, _) = ok(client, "computer_observe", json!({ "session_id": sid })).await;
+    o["active_window"].as_str().unwrap_or("").to_string()
+}
+
+/// The screen number of a session, from `DISPLAY` in its shell (the
+/// image's displays are the screen numbers).
+async fn screen_number(client: &Client, sid: &str) -> u16 {
+    let r = shell(client, sid, "echo ${DISPLAY#:}").await;
+    r["stdout"].as_str().unwrap().trim().parse().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn each_session_gets_its_own_browser_and_loses_it_with_the_session() {
+    let computer = TestComputer::new();
+    let (client, _) = connect(&computer, &[]).await;
+    let a = start(&client, "browser a").await;
+    let b = start(&client, "browser b").await;
+    for sid in [&a, &b] {
+        let (r, _) = ok(
+            &client,
+            "launch_app",
+            json!({"session_id": sid, "app": "browser"}),
+        )
+        .await;
+        assert_eq!(r["ready"], true, "{r}");
+        assert!(
+            r["active_window"].as_str().unwrap_or("").contains("Chromium"),
+            "{r}"
+        );
+    }
+    let (na, nb) = (
+        screen_number(&client, &a).await,
+        screen_number(&client, &b).await,
+    );
+    assert_ne!(na, nb);
+    // Each screen's DevTools answer on 9221 + N inside the computer.
+    for n in [na, nb] {
+        let r = shell(
+            &client,
+            &a,
+            &format!("curl -fsS http://127.0.0.1:{}/json/version", 9221 + n),
+        )
+        .await;
+        assert_eq!(r["exit_code"], 0, "screen {n}: {r}");
+    }
+
+    // A second launch raises the same browser.
+    let (again, _) = ok(
+        &client,
+        "launch_app",
+        json!({"session_id": a, "app": "browser"}),
+    )
+    .await;
+    assert!(
+        again["summary"].as_str().unwrap().contains("already running"),
+        "{again}"
+    );
+
+    ok(&client, "end_session", json!({ "session_id": a })).await;
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let r = shell(
+            &client,
+            &b,
+            // The bracket keeps this shell's own command line from matching.
+            &format!("pgrep -f -- '[-]-remote-debugging-port={}' | wc -l", 9221 + na),
+        )
+        .await;
+        if r["stdout"].as_str().unwrap().trim() == "0" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "session a's Chromium still runs: {r}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    client.cancel().await.ok();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn pages_files_links_and_apps_open_on_the_sessions_screen() {
+    let computer = TestComputer::new();
+    let (client, _) = connect(&computer, &[]).await;
+    let sid = start(&client, "open things").await;
+    ok(
+        &client,
+        "write_file",
+        json!({"session_id": sid, "path": "site/index.html",
+               "content": "<!doctype html><title>local index</title><a href=other.html>other</a>"}),
+    )
+    .await;
+    ok(
+        &client,
+        "write_file",
+        json!({"session_id": sid, "path": "site/other.html",
+               "content": "<!doctype html><title>the other page</title>"}),
+    )
+    .await;
+
+    // A file opens in the browser; the tool says it loaded.
+    let (file, result) = ok(
+        &client,
+        "open_path",
+        json!({"session_id": sid, "target": "site/index.html"}),
+    )
+    .await;
+    assert_eq!(file["ready"], true, "{file}");
+    assert!(text(&result).contains("loaded"), "{}", text(&result));
+    assert!(file["active_window"].as_str().unwrap().contains("local index"));
+
+    // A URL served inside the computer.
+    shell(
+        &client,
+        &sid,
+        "cd ~/site && setsid nohup python3 -m http.server 8765 --bind 127.0.0.1 >/dev/null 2>&1 & for i in $(seq 50); do curl -fs http://127.0.0.1:8765/ >/dev/null && break; sleep 0.1; done",
+    )
+    .await;
+    let (url, _) = ok(
+        &client,
+        "open_path",
+        json!({"session_id": sid, "target": "http://127.0.0.1:8765/"}),
+    )
+    .await;
+    assert!(url["active_window"].as_str().unwrap().contains("local index"), "{url}");
+
+    // `xdg-open` of a link in a shell lands in this screen's browser.
+    let r = shell(&client, &sid, "xdg-open http://127.0.0.1:8765/other.html").await;
+    assert_eq!(r["exit_code"], 0, "{r}");
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while !active_window(&client, &sid).await.contains("the other page") {
+        assert!(Instant::now() < deadline, "xdg-open's page never showed");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let n = screen_number(&client, &sid).await;
+    // Still one browser: the link went to it, not to a second Chromium.
+    let count = shell(
+        &client,
+        &sid,
+        "ps -eo args= | grep -- '--remote-debugging-port=' | grep -v -e '--type=' -e grep | wc -l",
+    )
+    .await;
+    assert_eq!(count["stdout"].as_str().unwrap().trim(), "1", "screen {n}: {count}");
+
+    // A missing file names what the folder holds; an unknown app lists apps.
+    let r = call(
+        &client,
+        "open_path",
+        json!({"session_id": sid, "target": "site/missing.pdf"}),
+    )
+    .await;
+    assert!(is_error(&r) && text(&r).contains("other.html"), "{}", text(&r));
+    let r = call(
+        &client,
+        "launch_app",
+        json!({"session_id": sid, "app": "no-such-app"}),
+    )
+    .await;
+    assert!(is_error(&r) && text(&r).contains("terminal"), "{}", text(&r));
+
+    // A terminal.
+    let (t, _) = ok(
+        &client,
+        "launch_app",
+        json!({"session_id": sid, "app": "terminal"}),
+    )
+    .await;
+    assert_eq!(t["ready"], true, "{t}");
+    // The image's shell titles its terminal `user@host: folder`.
+    assert!(t["active_window"].as_str().unwrap().contains("computer@"), "{t}");
+
+    // uBlock Origin Lite is offered by policy, so the user can disable it.
+    let policy = shell(
+        &client,
+        &sid,
+        "jq -r '.ExtensionSettings.ddkjiahejlhfcafbddmgiahcphecmpfh.installation_mode' /etc/chromium/policies/managed/computer-use.json",
+    )
+    .await;
+    assert_eq!(policy["stdout"].as_str().unwrap().trim(), "normal_installed");
+    client.cancel().await.ok();
+}
