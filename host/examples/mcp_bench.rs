@@ -230,7 +230,11 @@ where
     let mut cold = Vec::new();
     let mut sessions = Vec::new();
     for i in 0..4 {
-        let started = call("start_computer", json!({"title": format!("bench browser {i}")})).await;
+        let started = call(
+            "start_computer",
+            json!({"title": format!("bench browser {i}")}),
+        )
+        .await;
         let s = started["session_id"].as_str().expect("id").to_string();
         call("computer_observe", json!({"session_id": s})).await;
         let t = Instant::now();

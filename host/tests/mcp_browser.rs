@@ -53,7 +53,10 @@ async fn each_session_gets_its_own_browser_and_loses_it_with_the_session() {
         .await;
         assert_eq!(r["ready"], true, "{r}");
         assert!(
-            r["active_window"].as_str().unwrap_or("").contains("Chromium"),
+            r["active_window"]
+                .as_str()
+                .unwrap_or("")
+                .contains("Chromium"),
             "{r}"
         );
     }
@@ -81,7 +84,10 @@ async fn each_session_gets_its_own_browser_and_loses_it_with_the_session() {
     )
     .await;
     assert!(
-        again["summary"].as_str().unwrap().contains("already running"),
+        again["summary"]
+            .as_str()
+            .unwrap()
+            .contains("already running"),
         "{again}"
     );
 
@@ -92,13 +98,19 @@ async fn each_session_gets_its_own_browser_and_loses_it_with_the_session() {
             &client,
             &b,
             // The bracket keeps this shell's own command line from matching.
-            &format!("pgrep -f -- '[-]-remote-debugging-port={}' | wc -l", 9221 + na),
+            &format!(
+                "pgrep -f -- '[-]-remote-debugging-port={}' | wc -l",
+                9221 + na
+            ),
         )
         .await;
         if r["stdout"].as_str().unwrap().trim() == "0" {
             break;
         }
-        assert!(Instant::now() < deadline, "session a's Chromium still runs: {r}");
+        assert!(
+            Instant::now() < deadline,
+            "session a's Chromium still runs: {r}"
+        );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     client.cancel().await.ok();
@@ -133,7 +145,10 @@ async fn pages_files_links_and_apps_open_on_the_sessions_screen() {
     .await;
     assert_eq!(file["ready"], true, "{file}");
     assert!(text(&result).contains("loaded"), "{}", text(&result));
-    assert!(file["active_window"].as_str().unwrap().contains("local index"));
+    assert!(file["active_window"]
+        .as_str()
+        .unwrap()
+        .contains("local index"));
 
     // A URL served inside the computer.
     shell(
@@ -148,13 +163,22 @@ async fn pages_files_links_and_apps_open_on_the_sessions_screen() {
         json!({"session_id": sid, "target": "http://127.0.0.1:8765/"}),
     )
     .await;
-    assert!(url["active_window"].as_str().unwrap().contains("local index"), "{url}");
+    assert!(
+        url["active_window"]
+            .as_str()
+            .unwrap()
+            .contains("local index"),
+        "{url}"
+    );
 
     // `xdg-open` of a link in a shell lands in this screen's browser.
     let r = shell(&client, &sid, "xdg-open http://127.0.0.1:8765/other.html").await;
     assert_eq!(r["exit_code"], 0, "{r}");
     let deadline = Instant::now() + Duration::from_secs(15);
-    while !active_window(&client, &sid).await.contains("the other page") {
+    while !active_window(&client, &sid)
+        .await
+        .contains("the other page")
+    {
         assert!(Instant::now() < deadline, "xdg-open's page never showed");
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
@@ -166,7 +190,11 @@ async fn pages_files_links_and_apps_open_on_the_sessions_screen() {
         "ps -eo args= | grep -- '--remote-debugging-port=' | grep -v -e '--type=' -e grep | wc -l",
     )
     .await;
-    assert_eq!(count["stdout"].as_str().unwrap().trim(), "1", "screen {n}: {count}");
+    assert_eq!(
+        count["stdout"].as_str().unwrap().trim(),
+        "1",
+        "screen {n}: {count}"
+    );
 
     // A missing file names what the folder holds; an unknown app lists apps.
     let r = call(
@@ -175,14 +203,22 @@ async fn pages_files_links_and_apps_open_on_the_sessions_screen() {
         json!({"session_id": sid, "target": "site/missing.pdf"}),
     )
     .await;
-    assert!(is_error(&r) && text(&r).contains("other.html"), "{}", text(&r));
+    assert!(
+        is_error(&r) && text(&r).contains("other.html"),
+        "{}",
+        text(&r)
+    );
     let r = call(
         &client,
         "launch_app",
         json!({"session_id": sid, "app": "no-such-app"}),
     )
     .await;
-    assert!(is_error(&r) && text(&r).contains("terminal"), "{}", text(&r));
+    assert!(
+        is_error(&r) && text(&r).contains("terminal"),
+        "{}",
+        text(&r)
+    );
 
     // A terminal.
     let (t, _) = ok(
@@ -193,7 +229,10 @@ async fn pages_files_links_and_apps_open_on_the_sessions_screen() {
     .await;
     assert_eq!(t["ready"], true, "{t}");
     // The image's shell titles its terminal `user@host: folder`.
-    assert!(t["active_window"].as_str().unwrap().contains("computer@"), "{t}");
+    assert!(
+        t["active_window"].as_str().unwrap().contains("computer@"),
+        "{t}"
+    );
 
     // uBlock Origin Lite is offered by policy, so the user can disable it.
     let policy = shell(
@@ -202,6 +241,9 @@ async fn pages_files_links_and_apps_open_on_the_sessions_screen() {
         "jq -r '.ExtensionSettings.ddkjiahejlhfcafbddmgiahcphecmpfh.installation_mode' /etc/chromium/policies/managed/computer-use.json",
     )
     .await;
-    assert_eq!(policy["stdout"].as_str().unwrap().trim(), "normal_installed");
+    assert_eq!(
+        policy["stdout"].as_str().unwrap().trim(),
+        "normal_installed"
+    );
     client.cancel().await.ok();
 }

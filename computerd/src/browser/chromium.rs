@@ -163,10 +163,17 @@ impl Chromium {
         if self.process.exit_status().is_some() {
             return false;
         }
-        let asked = self.cdp.call("Browser.close", serde_json::json!({})).await;
-        let closed = asked.is_ok() && self.process.wait_exit(CLOSE_WAIT).await.is_some();
+        let ask = self.cdp.call("Browser.close", serde_json::json!({}));
+        let asked = tokio::time::timeout(Duration::from_secs(3), ask).await;
+        let closed =
+            matches!(asked, Ok(Ok(_))) && self.process.wait_exit(CLOSE_WAIT).await.is_some();
         stop_group(&self.process).await;
         closed
+    }
+
+    /// Stops a browser that no longer answers, without asking it.
+    pub async fn stop(&self) {
+        stop_group(&self.process).await;
     }
 }
 

@@ -78,6 +78,18 @@ impl Browser {
         self.chromium.process.exit_status().is_none() && self.chromium.cdp.is_open()
     }
 
+    /// Asks DevTools for the version: a browser that crashed a moment ago
+    /// may not be known as exited yet, but it no longer answers.
+    pub async fn answers(&self) -> bool {
+        self.is_running()
+            && tokio::time::timeout(
+                Duration::from_secs(2),
+                self.cdp().call("Browser.getVersion", json!({})),
+            )
+            .await
+            .is_ok_and(|answer| answer.is_ok())
+    }
+
     pub fn pid(&self) -> i32 {
         self.chromium.process.pid
     }
@@ -159,7 +171,7 @@ impl Browsers {
         };
         let _one_start = start_lock.lock().await;
         if let Some(browser) = self.get(screen.number) {
-            if browser.is_running() && browser.screen.xvnc_pid == screen.xvnc_pid {
+            if browser.screen.xvnc_pid == screen.xvnc_pid && browser.answers().await {
                 return Ok((browser, false));
             }
             self.retire(&browser).await;
@@ -334,7 +346,7 @@ impl Browsers {
         if status.is_some() {
             tracing::warn!(screen = %browser.screen.number, status = status.as_deref().unwrap_or(""), "browser exited; the next request starts a new one");
         }
-        let _ = browser.chromium.close().await;
+        browser.chromium.stop().await;
         self.finish(browser, clean).await;
     }
 
