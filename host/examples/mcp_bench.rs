@@ -270,19 +270,24 @@ where
         headless.push(t.elapsed().as_secs_f64() * 1000.0);
     }
     let sync_cpu_with_four = cpu_percent_over(60);
-    // Every browser on a blank page: the one of the last session.
+    for s in sessions {
+        call("end_session", json!({"session_id": s})).await;
+    }
+    // One browser on a blank page: a new session's, started by launch_app.
+    let started = call("start_computer", json!({"title": "bench blank"})).await;
+    let blank = started["session_id"].as_str().expect("id").to_string();
+    call("launch_app", json!({"session_id": blank, "app": "browser"})).await;
+    // Chromium leads a process group of its own: its pid is the group id.
     let out = docker(&[
         "exec", NAME, "sh", "-c",
-        "pid=$(ps -eo pid=,args= | grep -- '--remote-debugging-port=' | grep -v -e '--type=' -e grep | head -1 | awk '{print $1}'); ps -o rss= -g $pid | awk '{s+=$1} END {print s}'",
+        "pid=$(ps -eo pid=,args= | grep -- '--remote-debugging-port=' | grep -v -e '--type=' -e grep | head -1 | awk '{print $1}'); ps -eo pgid=,rss= | awk -v g=\"$pid\" '$1 == g {s += $2} END {print s}'",
     ]);
     let chromium_rss_mb = String::from_utf8_lossy(&out.stdout)
         .trim()
         .parse::<f64>()
         .unwrap_or(f64::NAN)
         / 1024.0;
-    for s in sessions {
-        call("end_session", json!({"session_id": s})).await;
-    }
+    call("end_session", json!({"session_id": blank})).await;
     BrowserFigures {
         rows: vec![
             (

@@ -46,7 +46,7 @@ pub fn tools() -> Vec<Tool> {
         tool::<SessionArgs>(
             "end_session",
             "End a session",
-            "End a session: closes its screen and frees the screen number. Files are never touched.",
+            "End a session: closes its screen (and the screen's Chromium, which saves its logins and bookmarks first) and frees the screen number. Files are never touched.",
             Hints { read_only: false, destructive: true, idempotent: true, open_world: true },
         ),
         tool::<SessionArgs>(

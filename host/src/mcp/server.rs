@@ -32,7 +32,7 @@ impl ComputerUseServer {
     }
 }
 
-const INSTRUCTIONS: &str = "Gives you a Linux desktop (Debian 13) shared with other agents and with people watching. Call start_computer with a short title to get a session_id, then computer_observe to see your screen, computer_act to click and type, shell to run commands, and the file tools to read and write files. Call end_session when done.";
+const INSTRUCTIONS: &str = "Gives you a Linux desktop (Debian 13) shared with other agents and with people watching. Call start_computer with a short title to get a session_id, then computer_observe to see your screen, computer_act to click and type, open_path and launch_app to open pages, files and apps on your screen, shell to run commands, and the file tools to read and write files. Call end_session when done.";
 
 impl ServerHandler for ComputerUseServer {
     fn get_info(&self) -> ServerConfig {
