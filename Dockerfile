@@ -131,6 +131,17 @@ RUN set -eu; \
     cd /; rm -rf "$tmp" /root/.npm; \
     test -f "$dest/core/rfb.js"
 
+# The DevTools bridge: Chrome DevTools' MCP server, attached to a screen's
+# Chromium, and mcpc, whose bridge process keeps it running so agents call
+# its tools through `shell` (`mcpc @cdt-N tools-call ...`). Pinned, bumped
+# by hand; installed for every user under /usr/local.
+ARG CHROME_DEVTOOLS_MCP_VERSION=1.11.0
+ARG MCPC_VERSION=0.2.6
+RUN npm install --global --prefix /usr/local --no-audit --no-fund --registry "$NPM_REGISTRY" \
+        "chrome-devtools-mcp@$CHROME_DEVTOOLS_MCP_VERSION" "@apify/mcpc@$MCPC_VERSION" \
+    && rm -rf /root/.npm \
+    && chrome-devtools-mcp --version && mcpc --version
+
 # Desktop files: Fluxbox config for every screen, the launcher its menu and
 # desktop entries call (it asks computerd's launcher, so each screen keeps
 # one Chromium), and xdg-open's defaults (web links open in the screen's

@@ -37,6 +37,7 @@ pub mod capture;
 pub mod clock;
 pub mod config;
 pub mod desktop;
+pub mod devtools;
 pub mod display;
 pub mod files;
 pub mod http_server;

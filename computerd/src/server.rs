@@ -5,6 +5,7 @@ use crate::api::{router, App};
 use crate::apps::Launcher;
 use crate::browser::{run_cookie_sync, BrowserSettings, Browsers};
 use crate::config::Config;
+use crate::devtools::{run_idle_stop, DevTools};
 use crate::launcher::{self, LauncherApp};
 use crate::screens::ScreenPaths;
 use crate::sessions::{run_reaper, Sessions};
@@ -39,6 +40,7 @@ pub async fn serve(
         home: config.home.clone(),
         env: launcher_env.clone(),
     });
+    let devtools = Arc::new(DevTools::new(config.home.clone(), launcher_env.clone()));
     let paths = ScreenPaths {
         home: config.home.clone(),
         vnc_password_file: key.vnc_password_file.clone(),
@@ -47,6 +49,7 @@ pub async fn serve(
         rfb_port_base: config.rfb_port_base,
         rfb_interface: config.rfb_interface.clone(),
         browsers: Arc::clone(&browsers),
+        devtools: Arc::clone(&devtools),
         env: launcher_env,
     };
     let sessions = Arc::new(Sessions::new(Arc::clone(&config), paths));
@@ -65,12 +68,14 @@ pub async fn serve(
 
     let reaper = tokio::spawn(run_reaper(Arc::clone(&sessions)));
     let cookie_sync = tokio::spawn(run_cookie_sync(Arc::clone(&browsers)));
+    let idle_stop = tokio::spawn(run_idle_stop(Arc::clone(&devtools)));
     let app = Arc::new(App {
         config: Arc::clone(&config),
         sessions: Arc::clone(&sessions),
         info,
         viewer: Arc::clone(&hub),
         launcher: Arc::clone(&apps),
+        devtools,
     });
     let launcher_app = Arc::new(LauncherApp {
         token: launcher_token,
@@ -107,6 +112,7 @@ pub async fn serve(
     sessions.end_all(EndReason::ComputerRestarted).await;
     browsers.close_all().await;
     cookie_sync.abort();
+    idle_stop.abort();
     served?;
     Ok(())
 }

@@ -35,6 +35,8 @@ async fn tools_are_listed_at_once_without_touching_docker() {
         "write_file",
         "open_path",
         "launch_app",
+        "start_chrome_devtools",
+        "stop_chrome_devtools",
     ] {
         assert!(
             names.contains(&expected),

@@ -11,6 +11,7 @@
 //! - [`action`]: the actions of `computer_act` and their validation.
 //! - [`shell`]: running a command.
 //! - [`apps`]: opening pages, files and applications on a screen.
+//! - [`devtools`]: the DevTools bridge of a screen's browser.
 //! - [`files`]: working folder, listing, reading and writing files.
 //! - [`paths`]: normalising typed paths, the same on both ends.
 //! - [`viewer`]: open viewer pages, switching them to a screen, and the
@@ -29,6 +30,7 @@
 
 pub mod action;
 pub mod apps;
+pub mod devtools;
 pub mod duration;
 pub mod error;
 pub mod files;
@@ -47,6 +49,7 @@ pub mod archive;
 
 pub use action::{ActRequest, ActResponse, Action, ActionOutcome, Button, ScrollDirection};
 pub use apps::{LaunchAppRequest, LauncherRequest, OpenPathRequest, OpenedResponse};
+pub use devtools::{DevToolsStartRequest, DevToolsStarted, DevToolsStopped, DevToolsTool};
 pub use duration::{parse_duration, DurationError, TimeoutArg};
 pub use error::{ErrorCode, WireError};
 pub use files::{

@@ -61,6 +61,10 @@ pub enum SessionRoute {
     OpenPath,
     /// [`crate::LaunchAppRequest`] → [`crate::OpenedResponse`].
     LaunchApp,
+    /// [`crate::DevToolsStartRequest`] → [`crate::DevToolsStarted`].
+    DevToolsStart,
+    /// `{}` → [`crate::DevToolsStopped`].
+    DevToolsStop,
 }
 
 impl SessionRoute {
@@ -79,6 +83,8 @@ impl SessionRoute {
             SessionRoute::TransferDownload => "transfer/download",
             SessionRoute::OpenPath => "open",
             SessionRoute::LaunchApp => "launch",
+            SessionRoute::DevToolsStart => "devtools/start",
+            SessionRoute::DevToolsStop => "devtools/stop",
         }
     }
 }

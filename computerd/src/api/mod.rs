@@ -5,6 +5,7 @@
 mod apps;
 mod auth;
 mod desktop;
+mod devtools;
 mod error;
 mod files;
 mod json;
@@ -15,6 +16,7 @@ mod viewer;
 
 use crate::apps::Launcher;
 use crate::config::Config;
+use crate::devtools::DevTools;
 use crate::sessions::Sessions;
 use crate::viewer::ViewerHub;
 use axum::routing::{delete, get, post};
@@ -33,6 +35,8 @@ pub struct App {
     pub viewer: Arc<ViewerHub>,
     /// Opens pages, files and apps on screens (also behind the launcher).
     pub launcher: Arc<Launcher>,
+    /// The DevTools bridges of the screens' browsers.
+    pub devtools: Arc<DevTools>,
 }
 
 pub type AppState = Arc<App>;
@@ -48,6 +52,8 @@ pub fn router(app: AppState) -> Router {
         .route("/v1/sessions/{id}/act", post(desktop::act))
         .route("/v1/sessions/{id}/open", post(apps::open_path))
         .route("/v1/sessions/{id}/launch", post(apps::launch_app))
+        .route("/v1/sessions/{id}/devtools/start", post(devtools::start))
+        .route("/v1/sessions/{id}/devtools/stop", post(devtools::stop))
         .route("/v1/sessions/{id}/shell", post(shell::run))
         .route("/v1/sessions/{id}/cwd", post(files::set_cwd))
         .route("/v1/sessions/{id}/files/list", post(files::list))

@@ -6,6 +6,7 @@ use super::xvnc::{clear_stale_lock, fluxbox_command, lock_owner, xvnc_command, X
 use crate::browser::{BrowserScreen, Browsers};
 use crate::capture::Capturer;
 use crate::config::ScreenSize;
+use crate::devtools::DevTools;
 use crate::display::Display;
 use crate::input::{Input, InputError};
 use crate::process::Supervised;
@@ -114,6 +115,8 @@ pub struct ScreenPaths {
     pub rfb_interface: String,
     /// Every screen's browser; a screen closes its own before its display.
     pub browsers: Arc<Browsers>,
+    /// The browsers' DevTools bridges; closed before the browser.
+    pub devtools: Arc<DevTools>,
     /// Variables for Fluxbox and so for what its menu starts (the launcher).
     pub env: Vec<(String, String)>,
 }
@@ -137,6 +140,7 @@ pub struct Screen {
     /// Held until the processes are gone, so the number is not reused early.
     slot: Mutex<Option<ScreenSlot>>,
     browsers: Arc<Browsers>,
+    devtools: Arc<DevTools>,
 }
 
 impl std::fmt::Debug for Screen {
@@ -339,6 +343,7 @@ impl Screen {
             window_manager,
             slot: Mutex::new(Some(slot)),
             browsers: Arc::clone(&paths.browsers),
+            devtools: Arc::clone(&paths.devtools),
         })
     }
 
@@ -386,8 +391,10 @@ impl Screen {
     }
 
     async fn close_now(&self) {
-        // First the browser, while it can still draw: it saves its profile
-        // and its last cookies before its display goes away.
+        // First the DevTools bridge, which uses the browser; then the
+        // browser, while it can still draw: it saves its profile and its
+        // last cookies before its display goes away.
+        self.devtools.stop(self.number).await;
         self.browsers.close(self.number).await;
         if let Some(wm) = &self.window_manager {
             wm.stop(Duration::from_secs(1)).await;

@@ -73,6 +73,18 @@ pub fn tools() -> Vec<Tool> {
             "Start an app on this session's screen, or raise its window when one is open, and return a screenshot once its window shows. app: `browser` (the screen's Chromium), `terminal`, an installed application (.desktop id or name), or a program on PATH. uri: optional, opened in the app (the browser opens it in a new tab). An unknown app is an error that lists the installed ones.",
             Hints { read_only: false, destructive: false, idempotent: false, open_world: true },
         ),
+        tool::<SessionArgs>(
+            "start_chrome_devtools",
+            "Start Chrome DevTools for the screen's browser",
+            "Start Chrome DevTools' MCP tools (DOM snapshot, console, network log, script evaluation, screenshots, performance traces) for this session's browser, starting the browser when none runs. You then call them through the shell tool: `mcpc @cdt-N tools-call <tool> '<json>'` (N is the screen number; the reply says it and lists the tools). Calling it again returns the same bridge. It stops by itself after COMPUTER_USE_DEVTOOLS_IDLE (default 10m) without calls; the next mcpc call starts it again with the pages kept. Needs COMPUTER_USE_SHELL_TIMEOUT_MAX of 60 or more.",
+            Hints { read_only: false, destructive: false, idempotent: true, open_world: true },
+        ),
+        tool::<SessionArgs>(
+            "stop_chrome_devtools",
+            "Stop Chrome DevTools for the screen's browser",
+            "Stop this session's DevTools bridge at once and free its memory (about 300 MB). The browser and its pages stay.",
+            Hints { read_only: false, destructive: false, idempotent: true, open_world: true },
+        ),
         tool::<ShellArgs>(
             "shell",
             "Run a shell command",

@@ -4,7 +4,7 @@ use super::catalog;
 use super::result::error;
 use super::state::Host;
 use super::tools::ToolResult;
-use super::tools::{desktop, files, session, shell, transfer};
+use super::tools::{desktop, devtools, files, session, shell, transfer};
 use futures::FutureExt;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
@@ -76,6 +76,8 @@ impl ServerHandler for ComputerUseServer {
                 "shell" => shell::shell(host, args).await,
                 "open_path" => desktop::open_path(host, args).await,
                 "launch_app" => desktop::launch_app(host, args).await,
+                "start_chrome_devtools" => devtools::start(host, args).await,
+                "stop_chrome_devtools" => devtools::stop(host, args).await,
                 "set_cwd" => files::set_cwd(host, args).await,
                 "list_files" => files::list_files(host, args).await,
                 "read_file" => files::read_file(host, args).await,

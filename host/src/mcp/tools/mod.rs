@@ -3,6 +3,7 @@
 //! server turns into an `isError` result.
 
 pub mod desktop;
+pub mod devtools;
 pub mod files;
 pub mod session;
 pub mod shell;

@@ -1,0 +1,48 @@
+//! Routes that start and stop the DevTools bridge of a session's screen.
+
+use super::error::ApiError;
+use super::json::ApiJson;
+use super::AppState;
+use axum::extract::{Path, State};
+use axum::Json;
+use computer_protocol::{DevToolsStartRequest, DevToolsStarted, DevToolsStopped, SessionId};
+use std::time::Duration;
+
+pub async fn start(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(req): ApiJson<DevToolsStartRequest>,
+) -> Result<Json<DevToolsStarted>, ApiError> {
+    if req.idle_secs == 0 {
+        return Err(ApiError::invalid(
+            "`idle_secs` is 0: the bridge needs at least 1 second without calls before it stops",
+        ));
+    }
+    let session = app.sessions.get(&SessionId(id))?;
+    let screen = app.sessions.screen_of(&session).await?;
+    let started = app
+        .devtools
+        .start(
+            screen.browser_screen(),
+            &app.launcher.browsers,
+            Duration::from_secs(req.idle_secs),
+        )
+        .await
+        .map_err(|e| ApiError::new(e.code(), e.to_string()))?;
+    Ok(Json(started))
+}
+
+pub async fn stop(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<DevToolsStopped>, ApiError> {
+    let session = app.sessions.get(&SessionId(id))?;
+    let stopped = match session.current_screen().await {
+        Some(screen) => app.devtools.stop(screen.number).await,
+        None => DevToolsStopped {
+            bridge: "none".to_string(),
+            was_running: false,
+        },
+    };
+    Ok(Json(stopped))
+}

@@ -1,0 +1,271 @@
+//! The DevTools bridge through the real host binary, in the real image with
+//! the real npm packages: tools called through `shell` with `mcpc`, two
+//! sessions' bridges apart, the idle stop and its restart with the page
+//! kept, `stop_chrome_devtools`, `end_session`, and the shell-timeout rule.
+
+mod support;
+
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+use support::docker::TestComputer;
+use support::mcp::{call, connect, is_error, ok, text, Client};
+
+async fn start(client: &Client, title: &str) -> String {
+    let (started, _) = ok(client, "start_computer", json!({ "title": title })).await;
+    started["session_id"].as_str().unwrap().to_string()
+}
+
+async fn shell(client: &Client, sid: &str, command: &str) -> Value {
+    let (r, _) = ok(
+        client,
+        "shell",
+        json!({"session_id": sid, "command": command, "timeout": 90}),
+    )
+    .await;
+    r
+}
+
+/// `mcpc <bridge> tools-call <tool> '<json>'` through `shell`.
+async fn devtools(client: &Client, sid: &str, bridge: &str, tool: &str, args: Value) -> Value {
+    shell(
+        client,
+        sid,
+        &format!("mcpc {bridge} tools-call {tool} '{args}'"),
+    )
+    .await
+}
+
+/// How many bridge processes run for `bridge`.
+async fn bridge_processes(client: &Client, sid: &str, bridge: &str) -> usize {
+    let r = shell(
+        client,
+        sid,
+        &format!("ps -eo args= | grep -F 'bridge/index.js {bridge} ' | grep -vc grep || true"),
+    )
+    .await;
+    r["stdout"].as_str().unwrap().trim().parse().unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn devtools_tools_work_through_shell_and_the_bridge_stops_when_idle() {
+    let computer = TestComputer::new();
+    let (client, _) = connect(&computer, &[("COMPUTER_USE_DEVTOOLS_IDLE", "8s")]).await;
+    let sid = start(&client, "devtools").await;
+    ok(
+        &client,
+        "write_file",
+        json!({"session_id": sid, "path": "page/index.html",
+               "content": "<!doctype html><title>devtools page</title><script>console.log('hello from the page')</script>"}),
+    )
+    .await;
+    ok(
+        &client,
+        "write_file",
+        json!({"session_id": sid, "path": "page/next.html",
+               "content": "<!doctype html><title>next page</title>"}),
+    )
+    .await;
+    ok(
+        &client,
+        "open_path",
+        json!({"session_id": sid, "target": "page/index.html"}),
+    )
+    .await;
+
+    let (started, result) = ok(
+        &client,
+        "start_chrome_devtools",
+        json!({ "session_id": sid }),
+    )
+    .await;
+    let bridge = started["bridge"].as_str().unwrap().to_string();
+    assert_eq!(bridge, format!("@cdt-{}", started["screen"]));
+    let reply = text(&result);
+    assert!(
+        reply.contains(&format!("mcpc {bridge} tools-call")) && reply.contains("list_pages"),
+        "{reply}"
+    );
+    assert!(reply.contains("navigate_page [pageId]"), "{reply}");
+
+    // The page opened with open_path is there.
+    let pages = devtools(&client, &sid, &bridge, "list_pages", json!({})).await;
+    assert_eq!(pages["exit_code"], 0, "{pages}");
+    assert!(
+        pages["stdout"].as_str().unwrap().contains("index.html"),
+        "{pages}"
+    );
+
+    // The bridge collects console messages from the pages it watches load.
+    let reloaded = devtools(
+        &client,
+        &sid,
+        &bridge,
+        "navigate_page",
+        json!({"pageId": 1, "type": "reload"}),
+    )
+    .await;
+    assert_eq!(reloaded["exit_code"], 0, "{reloaded}");
+    let logs = devtools(
+        &client,
+        &sid,
+        &bridge,
+        "list_console_messages",
+        json!({"pageId": 1}),
+    )
+    .await;
+    assert!(
+        logs["stdout"]
+            .as_str()
+            .unwrap()
+            .contains("hello from the page"),
+        "{logs}"
+    );
+    let title = devtools(
+        &client,
+        &sid,
+        &bridge,
+        "evaluate_script",
+        json!({"pageId": 1, "function": "() => document.title"}),
+    )
+    .await;
+    assert!(
+        title["stdout"].as_str().unwrap().contains("devtools page"),
+        "{title}"
+    );
+    let moved = devtools(
+        &client,
+        &sid,
+        &bridge,
+        "navigate_page",
+        json!({"pageId": 1, "type": "url", "url": "file:///home/computer/page/next.html"}),
+    )
+    .await;
+    assert_eq!(moved["exit_code"], 0, "{moved}");
+
+    // Calling start again returns the same bridge.
+    let (again, _) = ok(
+        &client,
+        "start_chrome_devtools",
+        json!({ "session_id": sid }),
+    )
+    .await;
+    assert_eq!(again["state"], "already running", "{again}");
+    assert_eq!(bridge_processes(&client, &sid, &bridge).await, 1);
+
+    // Without calls it stops by itself; the next call brings it back with
+    // the page kept.
+    let deadline = Instant::now() + Duration::from_secs(40);
+    while bridge_processes(&client, &sid, &bridge).await > 0 {
+        assert!(Instant::now() < deadline, "the idle bridge still runs");
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let pages = devtools(&client, &sid, &bridge, "list_pages", json!({})).await;
+    assert!(
+        pages["stdout"].as_str().unwrap().contains("next.html"),
+        "{pages}"
+    );
+
+    // stop_chrome_devtools: gone at once, and a call says so.
+    let (stopped, _) = ok(
+        &client,
+        "stop_chrome_devtools",
+        json!({ "session_id": sid }),
+    )
+    .await;
+    assert_eq!(stopped["was_running"], true, "{stopped}");
+    assert_eq!(bridge_processes(&client, &sid, &bridge).await, 0);
+    let refused = devtools(&client, &sid, &bridge, "list_pages", json!({})).await;
+    assert_ne!(refused["exit_code"], 0, "{refused}");
+    assert!(
+        refused["stderr"].as_str().unwrap().contains("not found"),
+        "{refused}"
+    );
+
+    // end_session stops a running bridge too.
+    ok(
+        &client,
+        "start_chrome_devtools",
+        json!({ "session_id": sid }),
+    )
+    .await;
+    let other = start(&client, "watcher").await;
+    ok(&client, "end_session", json!({ "session_id": sid })).await;
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while bridge_processes(&client, &other, &bridge).await > 0 {
+        assert!(Instant::now() < deadline, "the bridge outlived its session");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    client.cancel().await.ok();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_sessions_have_bridges_of_their_own() {
+    let computer = TestComputer::new();
+    let (client, _) = connect(&computer, &[]).await;
+    let a = start(&client, "devtools a").await;
+    let b = start(&client, "devtools b").await;
+    for (sid, title) in [(&a, "page of a"), (&b, "page of b")] {
+        ok(
+            &client,
+            "write_file",
+            json!({"session_id": sid, "path": format!("{title}.html").replace(' ', "-"),
+                   "content": format!("<!doctype html><title>{title}</title>")}),
+        )
+        .await;
+        ok(
+            &client,
+            "open_path",
+            json!({"session_id": sid, "target": format!("{title}.html").replace(' ', "-")}),
+        )
+        .await;
+    }
+    let (sa, _) = ok(&client, "start_chrome_devtools", json!({ "session_id": a })).await;
+    let (sb, _) = ok(&client, "start_chrome_devtools", json!({ "session_id": b })).await;
+    let (ba, bb) = (
+        sa["bridge"].as_str().unwrap(),
+        sb["bridge"].as_str().unwrap(),
+    );
+    assert_ne!(ba, bb);
+    let pa = devtools(&client, &a, ba, "list_pages", json!({})).await;
+    let pb = devtools(&client, &b, bb, "list_pages", json!({})).await;
+    let (pa, pb) = (
+        pa["stdout"].as_str().unwrap(),
+        pb["stdout"].as_str().unwrap(),
+    );
+    assert!(
+        pa.contains("page-of-a") && !pa.contains("page-of-b"),
+        "{pa}"
+    );
+    assert!(
+        pb.contains("page-of-b") && !pb.contains("page-of-a"),
+        "{pb}"
+    );
+    client.cancel().await.ok();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_shell_timeout_under_a_minute_is_refused_with_the_fix() {
+    let computer = TestComputer::new();
+    let (client, _) = connect(
+        &computer,
+        &[
+            ("COMPUTER_USE_SHELL_TIMEOUT_MAX", "30"),
+            ("COMPUTER_USE_SHELL_TIMEOUT", "20"),
+        ],
+    )
+    .await;
+    let sid = start(&client, "short shell").await;
+    let r = call(
+        &client,
+        "start_chrome_devtools",
+        json!({ "session_id": sid }),
+    )
+    .await;
+    assert!(is_error(&r), "{}", text(&r));
+    assert!(
+        text(&r).contains("COMPUTER_USE_SHELL_TIMEOUT_MAX") && text(&r).contains("1m"),
+        "{}",
+        text(&r)
+    );
+    client.cancel().await.ok();
+}
