@@ -165,6 +165,32 @@ async fn devtools_tools_work_through_shell_and_the_bridge_stops_when_idle() {
         "{pages}"
     );
 
+    // A bridge whose process died is started again by start_chrome_devtools.
+    shell(
+        &client,
+        &sid,
+        &format!(
+            "pkill -KILL -f '[b]ridge/index.js {bridge} '; pkill -KILL -f '^chrome-devtools-mcp'; true"
+        ),
+    )
+    .await;
+    let (revived, _) = ok(
+        &client,
+        "start_chrome_devtools",
+        json!({ "session_id": sid }),
+    )
+    .await;
+    assert_ne!(
+        revived["state"], "started",
+        "the mcpc session was kept: {revived}"
+    );
+    assert_eq!(bridge_processes(&client, &sid, &bridge).await, 1);
+    let pages = devtools(&client, &sid, &bridge, "list_pages", json!({})).await;
+    assert!(
+        pages["stdout"].as_str().unwrap().contains("next.html"),
+        "{pages}"
+    );
+
     // stop_chrome_devtools: gone at once, and a call says so.
     let (stopped, _) = ok(
         &client,

@@ -59,6 +59,10 @@ struct Bridge {
     /// When it was (re)started by computerd; calls count from here too.
     started: Instant,
     started_wall: OffsetDateTime,
+    /// The bridge process last seen running, and when it was first seen:
+    /// one that `mcpc` just started again has not logged its first call
+    /// yet, and must not be taken for idle meanwhile.
+    seen: Option<(i32, OffsetDateTime)>,
 }
 
 /// Every screen's bridge.
@@ -137,6 +141,7 @@ impl DevTools {
             idle,
             started: Instant::now(),
             started_wall: OffsetDateTime::now_utc(),
+            seen: None,
         };
         self.bridges
             .lock()
@@ -187,23 +192,25 @@ impl DevTools {
     /// Stops the bridge process of every bridge idle for longer than its
     /// limit, keeping its `mcpc` session so the next call restarts it.
     pub fn stop_idle(&self) {
-        let bridges: Vec<(ScreenNumber, Bridge)> = self
-            .bridges
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .map(|(n, b)| (*n, b.clone()))
-            .collect();
+        let mut bridges = self.bridges.lock().unwrap_or_else(|e| e.into_inner());
         let now = OffsetDateTime::now_utc();
-        for (number, bridge) in bridges {
+        for (&number, bridge) in bridges.iter_mut() {
             let name = bridge_name(number);
             let Some(pid) = self.mcpc.bridge_pid(&name) else {
                 continue;
             };
+            let seen_since = match bridge.seen {
+                Some((seen, since)) if seen == pid => since,
+                _ => {
+                    bridge.seen = Some((pid, now));
+                    now
+                }
+            };
             let last = self
                 .mcpc
                 .last_call(&name)
-                .map_or(bridge.started_wall, |call| call.max(bridge.started_wall));
+                .map_or(bridge.started_wall, |call| call.max(bridge.started_wall))
+                .max(seen_since);
             let quiet = (now - last).try_into().unwrap_or(Duration::ZERO);
             if quiet > bridge.idle && bridge.started.elapsed() > bridge.idle {
                 kill_bridge(pid);
