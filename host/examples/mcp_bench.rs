@@ -152,6 +152,7 @@ async fn main() {
         ),
     ];
     let browser = browser_rows(&call, &sid).await;
+    let devtools = devtools_rows(&call).await;
     println!();
     println!("| through MCP | median ms | baseline | median ms | ratio |");
     println!("|---|---:|---|---:|---:|");
@@ -167,13 +168,23 @@ async fn main() {
             ours / base
         );
     }
+    for (name, ours, base_name, base) in devtools.rows {
+        println!(
+            "| {name} | {ours:.2} | {base_name} | {base:.2} | {:.2} |",
+            ours / base
+        );
+    }
     println!();
+    println!(
+        "DevTools bridge: {:.0} MB RSS (mcpc's bridge and chrome-devtools-mcp)",
+        devtools.bridge_rss_mb
+    );
     println!(
         "cookie sync: computerd used {:.2}% of one core over 60 s with 4 browsers running, {:.2}% over 20 s with none",
         browser.sync_cpu_with_four, browser.idle_cpu
     );
     println!(
-        "one Chromium on a blank page: {:.0} MB RSS (all its processes)",
+        "one Chromium on a blank page: {:.0} MB PSS (all its processes)",
         browser.chromium_rss_mb
     );
     println!();
@@ -280,7 +291,8 @@ where
     // Chromium leads a process group of its own: its pid is the group id.
     let out = docker(&[
         "exec", NAME, "sh", "-c",
-        "pid=$(ps -eo pid=,args= | grep -- '--remote-debugging-port=' | grep -v -e '--type=' -e grep | head -1 | awk '{print $1}'); ps -eo pgid=,rss= | awk -v g=\"$pid\" '$1 == g {s += $2} END {print s}'",
+        // PSS, not RSS: Chromium's processes share most of their pages.
+        "pid=$(ps -eo pid=,args= | grep -- '--remote-debugging-port=' | grep -v -e '--type=' -e grep | head -1 | awk '{print $1}'); for p in $(ps -eo pid=,pgid= | awk -v g=\"$pid\" '$2 == g {print $1}'); do awk '/^Pss:/ {print $2}' /proc/$p/smaps_rollup; done | awk '{s += $1} END {print s}'",
     ]);
     let chromium_rss_mb = String::from_utf8_lossy(&out.stdout)
         .trim()
@@ -306,5 +318,85 @@ where
         sync_cpu_with_four,
         idle_cpu,
         chromium_rss_mb,
+    }
+}
+
+struct DevToolsFigures {
+    rows: Vec<(&'static str, f64, &'static str, f64)>,
+    bridge_rss_mb: f64,
+}
+
+/// `start_chrome_devtools` with and without a running browser, one
+/// `list_pages` through `shell`, and the bridge's memory.
+async fn devtools_rows<F, Fut>(call: &F) -> DevToolsFigures
+where
+    F: Fn(&'static str, Value) -> Fut,
+    Fut: std::future::Future<Output = Value>,
+{
+    let started = call("start_computer", json!({"title": "bench devtools"})).await;
+    let sid = started["session_id"].as_str().expect("id").to_string();
+    call("computer_observe", json!({"session_id": sid})).await;
+    let t = Instant::now();
+    let bridge = call("start_chrome_devtools", json!({"session_id": sid})).await;
+    let cold_ms = t.elapsed().as_secs_f64() * 1000.0;
+    let name = bridge["bridge"].as_str().expect("bridge").to_string();
+    let mut list = Vec::new();
+    for _ in 0..10 {
+        let t = Instant::now();
+        let r = call(
+            "shell",
+            json!({"session_id": sid, "command": format!("mcpc {name} tools-call list_pages '{{}}'")}),
+        )
+        .await;
+        assert_eq!(r["exit_code"], 0, "{r}");
+        list.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    let out = docker(&[
+        "exec", NAME, "sh", "-c",
+        "ps -eo rss=,args= | grep -e '[b]ridge/index.js' -e '^ *[0-9]* chrome-devtools-mcp' | awk '{s += $1} END {print s}'",
+    ]);
+    let bridge_rss_mb = String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse::<f64>()
+        .unwrap_or(f64::NAN)
+        / 1024.0;
+    // The same call without MCP and shell around it.
+    let mut direct = Vec::new();
+    for _ in 0..10 {
+        let t = Instant::now();
+        let out = docker(&["exec", NAME, "mcpc", &name, "tools-call", "list_pages", "{}"]);
+        assert!(out.status.success(), "docker exec mcpc");
+        direct.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    let mut warm = Vec::new();
+    for _ in 0..3 {
+        call("stop_chrome_devtools", json!({"session_id": sid})).await;
+        let t = Instant::now();
+        call("start_chrome_devtools", json!({"session_id": sid})).await;
+        warm.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    call("end_session", json!({"session_id": sid})).await;
+    DevToolsFigures {
+        rows: vec![
+            (
+                "start_chrome_devtools, browser not running",
+                cold_ms,
+                "-",
+                f64::NAN,
+            ),
+            (
+                "start_chrome_devtools, browser running",
+                median(warm),
+                "-",
+                f64::NAN,
+            ),
+            (
+                "mcpc list_pages through shell",
+                median(list),
+                "docker exec mcpc list_pages",
+                median(direct),
+            ),
+        ],
+        bridge_rss_mb,
     }
 }
