@@ -364,7 +364,15 @@ where
     let mut direct = Vec::new();
     for _ in 0..10 {
         let t = Instant::now();
-        let out = docker(&["exec", NAME, "mcpc", &name, "tools-call", "list_pages", "{}"]);
+        let out = docker(&[
+            "exec",
+            NAME,
+            "mcpc",
+            &name,
+            "tools-call",
+            "list_pages",
+            "{}",
+        ]);
         assert!(out.status.success(), "docker exec mcpc");
         direct.push(t.elapsed().as_secs_f64() * 1000.0);
     }

@@ -6,25 +6,13 @@
 
 mod support;
 
-use serde_json::{json, Value};
+use serde_json::json;
 use std::time::{Duration, Instant};
 use support::docker::TestComputer;
-use support::mcp::{call, connect, is_error, ok, text, Client};
-
-async fn start(client: &Client, title: &str) -> String {
-    let (started, _) = ok(client, "start_computer", json!({ "title": title })).await;
-    started["session_id"].as_str().unwrap().to_string()
-}
-
-async fn shell(client: &Client, sid: &str, command: &str) -> Value {
-    let (r, _) = ok(
-        client,
-        "shell",
-        json!({"session_id": sid, "command": command}),
-    )
-    .await;
-    r
-}
+use support::mcp::{
+    call, connect, is_error, ok, shell_ok as shell, start_session as start, text, write_files,
+    Client,
+};
 
 async fn active_window(client: &Client, sid: &str) -> String {
     let (o, _) = ok(client, "computer_observe", json!({ "session_id": sid })).await;
@@ -121,18 +109,19 @@ async fn pages_files_links_and_apps_open_on_the_sessions_screen() {
     let computer = TestComputer::new();
     let (client, _) = connect(&computer, &[]).await;
     let sid = start(&client, "open things").await;
-    ok(
+    write_files(
         &client,
-        "write_file",
-        json!({"session_id": sid, "path": "site/index.html",
-               "content": "<!doctype html><title>local index</title><a href=other.html>other</a>"}),
-    )
-    .await;
-    ok(
-        &client,
-        "write_file",
-        json!({"session_id": sid, "path": "site/other.html",
-               "content": "<!doctype html><title>the other page</title>"}),
+        &sid,
+        &[
+            (
+                "site/index.html",
+                "<!doctype html><title>local index</title><a href=other.html>other</a>",
+            ),
+            (
+                "site/other.html",
+                "<!doctype html><title>the other page</title>",
+            ),
+        ],
     )
     .await;
 

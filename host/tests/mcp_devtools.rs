@@ -8,22 +8,10 @@ mod support;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 use support::docker::TestComputer;
-use support::mcp::{call, connect, is_error, ok, text, Client};
-
-async fn start(client: &Client, title: &str) -> String {
-    let (started, _) = ok(client, "start_computer", json!({ "title": title })).await;
-    started["session_id"].as_str().unwrap().to_string()
-}
-
-async fn shell(client: &Client, sid: &str, command: &str) -> Value {
-    let (r, _) = ok(
-        client,
-        "shell",
-        json!({"session_id": sid, "command": command, "timeout": 90}),
-    )
-    .await;
-    r
-}
+use support::mcp::{
+    call, connect, is_error, ok, shell_ok as shell, start_session as start, text, write_files,
+    Client,
+};
 
 /// `mcpc <bridge> tools-call <tool> '<json>'` through `shell`.
 async fn devtools(client: &Client, sid: &str, bridge: &str, tool: &str, args: Value) -> Value {
@@ -51,18 +39,16 @@ async fn devtools_tools_work_through_shell_and_the_bridge_stops_when_idle() {
     let computer = TestComputer::new();
     let (client, _) = connect(&computer, &[("COMPUTER_USE_DEVTOOLS_IDLE", "8s")]).await;
     let sid = start(&client, "devtools").await;
-    ok(
+    write_files(
         &client,
-        "write_file",
-        json!({"session_id": sid, "path": "page/index.html",
-               "content": "<!doctype html><title>devtools page</title><script>console.log('hello from the page')</script>"}),
-    )
-    .await;
-    ok(
-        &client,
-        "write_file",
-        json!({"session_id": sid, "path": "page/next.html",
-               "content": "<!doctype html><title>next page</title>"}),
+        &sid,
+        &[
+            (
+                "page/index.html",
+                "<!doctype html><title>devtools page</title><script>console.log('hello from the page')</script>",
+            ),
+            ("page/next.html", "<!doctype html><title>next page</title>"),
+        ],
     )
     .await;
     ok(

@@ -123,3 +123,36 @@ pub async fn wait_session_gone(
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+/// `start_computer` with `title`; returns the session id.
+pub async fn start_session(client: &Client, title: &str) -> String {
+    let (started, _) = ok(client, "start_computer", json!({ "title": title })).await;
+    started["session_id"]
+        .as_str()
+        .expect("session_id")
+        .to_string()
+}
+
+/// Runs `command` with the `shell` tool (up to 90 s) and returns its
+/// result; a non-zero exit is the caller's to check.
+pub async fn shell_ok(client: &Client, session: &str, command: &str) -> Value {
+    let (r, _) = ok(
+        client,
+        "shell",
+        json!({"session_id": session, "command": command, "timeout": 90}),
+    )
+    .await;
+    r
+}
+
+/// Writes each `(path, content)` with `write_file`.
+pub async fn write_files(client: &Client, session: &str, files: &[(&str, &str)]) {
+    for (path, content) in files {
+        ok(
+            client,
+            "write_file",
+            json!({"session_id": session, "path": path, "content": content}),
+        )
+        .await;
+    }
+}
