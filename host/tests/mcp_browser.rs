@@ -217,11 +217,20 @@ async fn pages_files_links_and_apps_open_on_the_sessions_screen() {
     )
     .await;
     assert_eq!(t["ready"], true, "{t}");
-    // The image's shell titles its terminal `user@host: folder`.
-    assert!(
-        t["active_window"].as_str().unwrap().contains("computer@"),
-        "{t}"
-    );
+    // The active window is the terminal: `xterm` until its shell's first
+    // prompt titles it `user@host: folder`.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let title = active_window(&client, &sid).await;
+        if title.contains("computer@") {
+            break;
+        }
+        assert!(
+            title == "xterm" && Instant::now() < deadline,
+            "active window `{title}`, not the terminal; launch_app said {t}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 
     // uBlock Origin Lite is offered by policy, so the user can disable it.
     let policy = shell(
