@@ -22,10 +22,10 @@ fn decode_png(b64: &str) -> (u32, u32) {
 fn brief(v: &Value) -> String {
     let mut v = v.clone();
     if let Some(o) = v.get_mut("observation").and_then(Value::as_object_mut) {
-        o.remove("png_base64");
+        o.remove("image_base64");
     }
     if let Some(o) = v.as_object_mut() {
-        o.remove("png_base64");
+        o.remove("image_base64");
     }
     v.to_string()
 }
@@ -67,7 +67,7 @@ async fn observe_opens_a_screen_and_reports_changes_only() {
         (Some(1280), Some(800))
     );
     assert_eq!(
-        decode_png(first["png_base64"].as_str().unwrap()),
+        decode_png(first["image_base64"].as_str().unwrap()),
         (1280, 800)
     );
     assert!(first["captured_at"].as_str().unwrap().contains('T'));
@@ -81,7 +81,7 @@ async fn observe_opens_a_screen_and_reports_changes_only() {
     })
     .await;
     assert!(
-        still.get("png_base64").is_none(),
+        still.get("image_base64").is_none(),
         "an unchanged frame carries no image"
     );
     assert!(still["frame_id"].as_u64() > first["frame_id"].as_u64());
@@ -95,7 +95,7 @@ async fn observe_opens_a_screen_and_reports_changes_only() {
     })
     .await;
     assert_eq!(
-        decode_png(changed["png_base64"].as_str().unwrap()),
+        decode_png(changed["image_base64"].as_str().unwrap()),
         (1280, 800)
     );
 }

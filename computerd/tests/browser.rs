@@ -377,7 +377,7 @@ async fn open_path_shows_pages_and_files_in_the_browser() {
         let shown = r["observation"]["active_window"].as_str().unwrap_or("");
         assert!(shown.contains(title), "{file}: active window `{shown}`");
         assert!(
-            r["observation"]["png_base64"].is_string(),
+            r["observation"]["image_base64"].is_string(),
             "{file}: a screenshot"
         );
     }

@@ -33,6 +33,8 @@ pub const PORT_BASE: &str = "COMPUTER_USE_PORT_BASE";
 pub const OPEN: &str = "COMPUTER_USE_OPEN";
 pub const VNC_VIEWER: &str = "COMPUTER_USE_VNC_VIEWER";
 pub const IMAGE: &str = "COMPUTER_USE_IMAGE";
+pub const FRAME_MAX_SIDE: &str = "COMPUTER_USE_FRAME_MAX_SIDE";
+pub const FRAME_MAX_PIXELS: &str = "COMPUTER_USE_FRAME_MAX_PIXELS";
 
 pub const DEFAULT_NAME: &str = "computer-use";
 pub const DEFAULT_PORT_BASE: u16 = 20900;
@@ -230,6 +232,52 @@ impl DevtoolsSettings {
             });
         }
         Ok(DevtoolsSettings { idle })
+    }
+}
+
+/// The bounds of a screenshot when the agent gives no `max_side`; read at
+/// each call that returns one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameDefaults {
+    pub max_side: u32,
+    pub max_pixels: u64,
+}
+
+impl FrameDefaults {
+    pub fn from_env(env: &Env) -> Result<FrameDefaults, SettingsError> {
+        use computer_protocol::frame::{
+            DEFAULT_MAX_PIXELS, DEFAULT_MAX_SIDE, MAX_SIDE_MAX, MAX_SIDE_MIN,
+        };
+        let max_side = match get(env, FRAME_MAX_SIDE) {
+            None => DEFAULT_MAX_SIDE,
+            Some(v) => v
+                .parse::<u32>()
+                .ok()
+                .filter(|n| (MAX_SIDE_MIN..=MAX_SIDE_MAX).contains(n))
+                .ok_or_else(|| SettingsError {
+                    name: FRAME_MAX_SIDE,
+                    value: v.to_string(),
+                    expected: format!(
+                        "use a whole number of pixels from {MAX_SIDE_MIN} to {MAX_SIDE_MAX}"
+                    ),
+                })?,
+        };
+        let max_pixels = match get(env, FRAME_MAX_PIXELS) {
+            None => DEFAULT_MAX_PIXELS,
+            Some(v) => v
+                .parse::<u64>()
+                .ok()
+                .filter(|n| (65_536..=59_000_000).contains(n))
+                .ok_or_else(|| SettingsError {
+                    name: FRAME_MAX_PIXELS,
+                    value: v.to_string(),
+                    expected: "use a whole number of pixels from 65536 to 59000000".into(),
+                })?,
+        };
+        Ok(FrameDefaults {
+            max_side,
+            max_pixels,
+        })
     }
 }
 

@@ -169,6 +169,12 @@ pub struct ActRequest {
     pub observe: bool,
     #[serde(default = "default_settle")]
     pub settle_ms: u64,
+    /// When given, every x/y of the batch is in this frame's pixels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_id: Option<crate::ids::FrameId>,
+    /// The shape of the screenshot taken after the batch.
+    #[serde(default)]
+    pub frame: crate::frame::FrameOptions,
 }
 
 impl ActRequest {
@@ -194,7 +200,7 @@ impl ActRequest {
         for (index, action) in self.actions.iter().enumerate() {
             action.validate(index)?;
         }
-        Ok(())
+        self.frame.validate()
     }
 }
 
@@ -211,7 +217,7 @@ pub struct ActionOutcome {
     pub error: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ActResponse {
     pub outcomes: Vec<ActionOutcome>,
     /// Actions in the batch; more than `outcomes` when one failed.

@@ -10,6 +10,9 @@ use serde::{Deserialize, Serialize};
 #[serde(deny_unknown_fields)]
 pub struct OpenPathRequest {
     pub target: String,
+    /// The shape of the screenshot taken afterwards.
+    #[serde(default)]
+    pub frame: crate::frame::FrameOptions,
 }
 
 /// `launch_app`: `browser`, `terminal`, a `.desktop` entry name or a
@@ -20,10 +23,13 @@ pub struct LaunchAppRequest {
     pub app: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uri: Option<String>,
+    /// The shape of the screenshot taken afterwards.
+    #[serde(default)]
+    pub frame: crate::frame::FrameOptions,
 }
 
 /// What `open_path` and `launch_app` did, and the screen afterwards.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct OpenedResponse {
     /// One sentence for the agent: what opened where, and whether it was
     /// ready (a page loaded, a window shown) or its deadline passed.

@@ -8,6 +8,8 @@
 //! - [`limits`]: the numeric limits of the tool contract, in one place.
 //! - [`session`]: creating, listing, ending sessions, heartbeats, health.
 //! - [`observe`]: the screenshot payload shared by observe and act.
+//! - [`frame`]: a screenshot's bound, format and region, and the transform
+//!   from a frame's pixels to the screen's.
 //! - [`action`]: the actions of `computer_act` and their validation.
 //! - [`shell`]: running a command.
 //! - [`apps`]: opening pages, files and applications on a screen.
@@ -34,6 +36,7 @@ pub mod devtools;
 pub mod duration;
 pub mod error;
 pub mod files;
+pub mod frame;
 pub mod ids;
 pub mod limits;
 pub mod observe;
@@ -56,6 +59,7 @@ pub use files::{
     FileEntry, FileType, ListFilesRequest, ListFilesResponse, ReadFileRequest, ReadFileResponse,
     SetCwdRequest, SetCwdResponse, WriteFileRequest, WriteFileResponse,
 };
+pub use frame::{FrameOptions, FrameTransform, ImageFormat, ObserveRequest, Region};
 pub use ids::{FrameId, OwnerId, ScreenNumber, SessionId};
 pub use observe::{Cursor, Observation};
 pub use session::{

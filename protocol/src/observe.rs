@@ -1,5 +1,6 @@
 //! The screenshot payload of `computer_observe`, also returned by `computer_act`.
 
+use crate::frame::{ImageFormat, Region};
 use crate::ids::FrameId;
 use serde::{Deserialize, Serialize};
 
@@ -10,7 +11,7 @@ pub struct Cursor {
     pub y: i32,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Observation {
     pub frame_id: FrameId,
@@ -22,10 +23,23 @@ pub struct Observation {
     /// Title of the focused window, if any.
     pub active_window: Option<String>,
     /// True when the screen is the same as in this session's previous
-    /// screenshot; `png_base64` is then left out.
+    /// screenshot (same region and size); the image is then left out.
     pub unchanged: bool,
-    /// The screen as PNG, base64 encoded.
+    /// The frame's own size: the region scaled to fit the bounds.
+    pub frame_width: u32,
+    pub frame_height: u32,
+    /// Frame pixels per screen pixel (1.0 when not scaled).
+    pub scale: f64,
+    /// The part of the screen shown.
+    pub region: Region,
+    pub format: ImageFormat,
+    /// Encoded size of the image (0 when it is left out).
+    pub bytes: usize,
+    /// Why the frame is smaller or rougher than asked (kept under 1 MB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reduced: Option<String>,
+    /// The image, base64 encoded, in `format`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schema", schemars(skip))]
-    pub png_base64: Option<String>,
+    pub image_base64: Option<String>,
 }

@@ -7,7 +7,9 @@ use crate::apps::{LaunchError, OnScreen, Opened};
 use crate::sessions::Session;
 use axum::extract::{Path, State};
 use axum::Json;
-use computer_protocol::{LaunchAppRequest, OpenPathRequest, OpenedResponse, SessionId};
+use computer_protocol::{
+    FrameOptions, LaunchAppRequest, ObserveRequest, OpenPathRequest, OpenedResponse, SessionId,
+};
 use std::sync::Arc;
 
 pub async fn open_path(
@@ -23,7 +25,7 @@ pub async fn open_path(
     let session = app.sessions.get(&SessionId(id))?;
     let on = on_screen(&app, &session).await?;
     let opened = app.launcher.open_path(&on, &req.target).await;
-    answer(&app, &session, opened).await
+    answer(&app, &session, opened, req.frame).await
 }
 
 pub async fn launch_app(
@@ -34,7 +36,7 @@ pub async fn launch_app(
     let session = app.sessions.get(&SessionId(id))?;
     let on = on_screen(&app, &session).await?;
     let opened = app.launcher.launch(&on, &req.app, req.uri.as_deref()).await;
-    answer(&app, &session, opened).await
+    answer(&app, &session, opened, req.frame).await
 }
 
 /// The session's screen, opened on first use, as the launcher needs it.
@@ -51,10 +53,15 @@ async fn answer(
     app: &AppState,
     session: &Arc<Session>,
     opened: Result<Opened, LaunchError>,
+    frame: FrameOptions,
 ) -> Result<Json<OpenedResponse>, ApiError> {
     let opened = opened.map_err(|e| ApiError::new(e.code(), e.to_string()))?;
     session.touch();
-    let observation = crate::desktop::observe(&app.sessions, session).await?;
+    let req = ObserveRequest {
+        frame,
+        region: None,
+    };
+    let observation = crate::desktop::observe(&app.sessions, session, req).await?;
     Ok(Json(OpenedResponse {
         summary: opened.summary,
         ready: opened.ready,

@@ -5,16 +5,17 @@ use super::json::ApiJson;
 use super::AppState;
 use axum::extract::{Path, State};
 use axum::Json;
-use computer_protocol::{ActRequest, ActResponse, Observation, SessionId};
+use computer_protocol::{ActRequest, ActResponse, Observation, ObserveRequest, SessionId};
 use std::sync::Arc;
 
 pub async fn observe(
     State(app): State<AppState>,
     Path(id): Path<String>,
+    ApiJson(req): ApiJson<ObserveRequest>,
 ) -> Result<Json<Observation>, ApiError> {
     let session = app.sessions.get(&SessionId(id))?;
     Ok(Json(
-        crate::desktop::observe(&app.sessions, &session).await?,
+        crate::desktop::observe(&app.sessions, &session, req).await?,
     ))
 }
 

@@ -25,6 +25,22 @@ impl Frame {
         fingerprint(self.width, self.height, &self.rgb)
     }
 
+    /// The fingerprint of a part of the frame: its rows copied out and
+    /// hashed like a frame of that size. The whole frame costs nothing
+    /// extra.
+    pub fn region_fingerprint(&self, x: u32, y: u32, width: u32, height: u32) -> u64 {
+        if x == 0 && y == 0 && width == self.width && height == self.height {
+            return self.fingerprint();
+        }
+        let row = self.width as usize * 3;
+        let mut part = Vec::with_capacity(width as usize * height as usize * 3);
+        for r in y..y + height {
+            let start = r as usize * row + x as usize * 3;
+            part.extend_from_slice(&self.rgb[start..start + width as usize * 3]);
+        }
+        fingerprint(width, height, &part)
+    }
+
     /// The RGB8 value of the pixel at `(x, y)`.
     pub fn pixel(&self, x: u32, y: u32) -> Option<[u8; 3]> {
         if x >= self.width || y >= self.height {
@@ -105,6 +121,20 @@ mod tests {
             frame(4, 3, rgb.clone()).fingerprint(),
             frame(3, 4, rgb).fingerprint()
         );
+    }
+
+    #[test]
+    fn a_region_hashes_like_a_frame_of_its_pixels() {
+        let whole = frame(4, 3, (0..36).map(|i| i as u8).collect());
+        let part: Vec<u8> = [1u32, 2]
+            .iter()
+            .flat_map(|r| whole.rgb[(*r as usize * 12 + 3)..(*r as usize * 12 + 9)].to_vec())
+            .collect();
+        assert_eq!(
+            whole.region_fingerprint(1, 1, 2, 2),
+            frame(2, 2, part).fingerprint()
+        );
+        assert_eq!(whole.region_fingerprint(0, 0, 4, 3), whole.fingerprint());
     }
 
     #[test]

@@ -7,22 +7,26 @@
 //! - `pixels`: the server's pixel layout and its conversion to RGB8.
 //! - `frame`: [`Frame`], one screenshot, and its fingerprint.
 //! - `encode`: PNG encoding, [`encode_png`].
+//! - `shape`: the frame an agent gets: region, scaled to its bounds,
+//!   PNG or JPEG, under 1 MB ([`shape`]).
 //! - [`window`]: pointer position and window titles (EWMH), also used by
 //!   `input::focus`.
 //!
 //! A grab flows: root geometry → SHM segment (reused) or `GetImage` reply →
-//! `PixelFormat::to_rgb` → [`Frame`] → [`encode_png`].
+//! `PixelFormat::to_rgb` → [`Frame`] → [`shape`] (crop, scale, encode).
 
 mod capturer;
 mod encode;
 mod frame;
 mod pixels;
+mod shape;
 mod shm;
 pub mod window;
 
 pub use capturer::Capturer;
 pub use encode::encode_png;
 pub use frame::Frame;
+pub use shape::{check_region, fitted_size, shape, Shaped};
 pub use window::{active_window_title, cursor_position};
 
 use x11rb::errors::{ConnectionError, ReplyError};
@@ -56,6 +60,12 @@ pub enum CaptureError {
         height: u32,
         #[source]
         source: png::EncodingError,
+    },
+    #[error("shaping a {width}x{height} frame failed: {reason}")]
+    Scale {
+        width: u32,
+        height: u32,
+        reason: String,
     },
 }
 

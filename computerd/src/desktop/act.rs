@@ -8,7 +8,9 @@ use crate::input::focus_window;
 use crate::screens::{Screen, ScreenX};
 use crate::sessions::{Session, Sessions};
 use computer_protocol::limits::REPEAT_UNCHANGED_MAX;
-use computer_protocol::{ActRequest, ActResponse, Action, ActionOutcome};
+use computer_protocol::{
+    ActRequest, ActResponse, Action, ActionOutcome, FrameTransform, ObserveRequest,
+};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,6 +21,13 @@ pub async fn act(
     req: ActRequest,
 ) -> Result<ActResponse, DesktopError> {
     req.validate().map_err(DesktopError::InvalidInput)?;
+    let mut req = req;
+    if let Some(frame_id) = req.frame_id {
+        let transform = session
+            .frame(frame_id.0)
+            .map_err(DesktopError::InvalidInput)?;
+        req.actions = to_screen(&req.actions, &transform).map_err(DesktopError::InvalidInput)?;
+    }
     let screen = sessions.screen_of(session).await?;
 
     // Batches of pointer, scroll and key actions are compared as JSON text.
@@ -64,7 +73,11 @@ pub async fn act(
     let observation = if req.observe {
         tokio::time::sleep(Duration::from_millis(req.settle_ms)).await;
         let (s, sc) = (Arc::clone(session), Arc::clone(&screen));
-        let (observation, after) = blocking(move || capture_observation(&s, &sc)).await?;
+        let shape = ObserveRequest {
+            frame: req.frame,
+            region: None,
+        };
+        let (observation, after) = blocking(move || capture_observation(&s, &sc, &shape)).await?;
         record_repeat(session, repeat_key, before, Some(after));
         Some(observation)
     } else {
@@ -189,4 +202,56 @@ fn check_coordinates(x: &ScreenX, index: usize, action: &Action) -> Result<(), S
         )),
         _ => Ok(()),
     }
+}
+
+/// The batch with every x/y taken from frame pixels to screen pixels.
+fn to_screen(actions: &[Action], transform: &FrameTransform) -> Result<Vec<Action>, String> {
+    let map = |index: usize, x: i32, y: i32| {
+        transform
+            .to_screen(x, y)
+            .map_err(|e| format!("`actions[{index}]` {e}"))
+    };
+    let map_opt = |index: usize, x: Option<i32>, y: Option<i32>| match (x, y) {
+        (Some(x), Some(y)) => map(index, x, y).map(|(x, y)| (Some(x), Some(y))),
+        other => Ok(other),
+    };
+    actions
+        .iter()
+        .enumerate()
+        .map(|(index, action)| {
+            Ok(match action.clone() {
+                Action::Click { x, y, button } => {
+                    let (x, y) = map(index, x, y)?;
+                    Action::Click { x, y, button }
+                }
+                Action::Move { x, y } => {
+                    let (x, y) = map(index, x, y)?;
+                    Action::Move { x, y }
+                }
+                Action::Down { button, x, y } => {
+                    let (x, y) = map_opt(index, x, y)?;
+                    Action::Down { button, x, y }
+                }
+                Action::Up { button, x, y } => {
+                    let (x, y) = map_opt(index, x, y)?;
+                    Action::Up { button, x, y }
+                }
+                Action::Scroll {
+                    direction,
+                    steps,
+                    x,
+                    y,
+                } => {
+                    let (x, y) = map_opt(index, x, y)?;
+                    Action::Scroll {
+                        direction,
+                        steps,
+                        x,
+                        y,
+                    }
+                }
+                other => other,
+            })
+        })
+        .collect()
 }

@@ -1,58 +1,103 @@
-//! `computer_observe`: a screenshot of the session's own screen, left out when
-//! nothing changed since the session's previous one.
+//! `computer_observe`: a screenshot of the session's own screen (or a
+//! region of it), shaped to the bounds asked for, and left out when nothing
+//! changed since the session's previous one.
 
 use super::{blocking, DesktopError};
-use crate::capture::{active_window_title, cursor_position, encode_png};
+use crate::capture::{active_window_title, check_region, cursor_position, shape};
 use crate::clock::now_rfc3339;
 use crate::screens::Screen;
 use crate::sessions::{Session, Sessions};
 use base64::Engine;
-use computer_protocol::{Cursor, FrameId, Observation};
+use computer_protocol::{Cursor, FrameId, Observation, ObserveRequest, Region};
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 pub async fn observe(
     sessions: &Arc<Sessions>,
     session: &Arc<Session>,
+    req: ObserveRequest,
 ) -> Result<Observation, DesktopError> {
+    req.frame.validate().map_err(DesktopError::InvalidInput)?;
     let screen = sessions.screen_of(session).await?;
     let session = Arc::clone(session);
-    blocking(move || capture_observation(&session, &screen).map(|(o, _)| o)).await
+    blocking(move || capture_observation(&session, &screen, &req).map(|(o, _)| o)).await
 }
 
-/// Captures the screen now and applies the unchanged-frame rule; also
-/// returns the frame's fingerprint. Blocking.
+/// Captures the screen now, shapes the frame and applies the
+/// unchanged-frame rule; also returns the screen's fingerprint. Blocking.
 pub fn capture_observation(
     session: &Session,
     screen: &Screen,
+    req: &ObserveRequest,
 ) -> Result<(Observation, u64), DesktopError> {
     screen.with_x(|x| {
         let frame = x.capturer.grab(&x.display)?;
         let captured_at = now_rfc3339();
         let fingerprint = frame.fingerprint();
+        let whole = Region {
+            x: 0,
+            y: 0,
+            width: frame.width,
+            height: frame.height,
+        };
+        let region = match req.region {
+            Some(region) => check_region(region, frame.width, frame.height)
+                .map_err(DesktopError::InvalidInput)?,
+            None => whole,
+        };
         let (cx, cy) = cursor_position(&x.display)?;
         let active_window = active_window_title(&x.display)?;
+        // The same pixels shown the same way: a zoom or another size of an
+        // unchanged screen is still news to the agent, and a zoom does not
+        // change when only the rest of the screen does (the clock).
+        let pixels = frame.region_fingerprint(region.x, region.y, region.width, region.height);
+        let shown_as = shown_key(pixels, region, req);
         let unchanged = {
             let mut last = session.last_shown.lock().unwrap_or_else(|e| e.into_inner());
-            let unchanged = *last == Some(fingerprint);
-            *last = Some(fingerprint);
+            let unchanged = *last == Some(shown_as);
+            *last = Some(shown_as);
             unchanged
         };
-        let png_base64 = if unchanged {
-            None
+        let shaped = shape(&frame, region, &req.frame)?;
+        let transform = shaped.transform;
+        let frame_id = session.next_frame_id();
+        session.remember_frame(frame_id, transform);
+        let (image_base64, bytes) = if unchanged {
+            (None, 0)
         } else {
-            let png = encode_png(&frame)?;
-            Some(base64::engine::general_purpose::STANDARD.encode(png))
+            let encoded = base64::engine::general_purpose::STANDARD.encode(&shaped.bytes);
+            (Some(encoded), shaped.bytes.len())
         };
         let observation = Observation {
-            frame_id: FrameId(session.next_frame_id()),
+            frame_id: FrameId(frame_id),
             captured_at,
             width: frame.width,
             height: frame.height,
             cursor: Cursor { x: cx, y: cy },
             active_window,
             unchanged,
-            png_base64,
+            frame_width: transform.frame_width,
+            frame_height: transform.frame_height,
+            scale: f64::from(transform.frame_width) / f64::from(region.width),
+            region,
+            format: shaped.format,
+            bytes,
+            reduced: shaped.reduced,
+            image_base64,
         };
         Ok((observation, fingerprint))
     })?
+}
+
+/// What the unchanged-frame rule compares: the shown pixels of the screen
+/// and how they are shown (region, bounds, format), never the encoded
+/// bytes.
+fn shown_key(fingerprint: u64, region: Region, req: &ObserveRequest) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    fingerprint.hash(&mut hasher);
+    (region.x, region.y, region.width, region.height).hash(&mut hasher);
+    req.frame.max_side.hash(&mut hasher);
+    req.frame.max_pixels.hash(&mut hasher);
+    (req.frame.format as u8, req.frame.quality).hash(&mut hasher);
+    hasher.finish()
 }

@@ -2,7 +2,10 @@
 
 use crate::config::ScreenSize;
 use crate::screens::Screen;
+use computer_protocol::frame::FRAMES_REMEMBERED;
+use computer_protocol::FrameTransform;
 use computer_protocol::{OwnerId, SessionId};
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -47,6 +50,9 @@ pub struct Session {
     /// unchanged-frame rule.
     pub last_shown: Mutex<Option<u64>>,
     pub repeats: Mutex<RepeatTracker>,
+    /// The transforms of the last frames shown, newest last, for
+    /// `frame_id` coordinates.
+    frames: Mutex<VecDeque<(u64, FrameTransform)>>,
 }
 
 impl Session {
@@ -73,6 +79,7 @@ impl Session {
             frame_counter: AtomicU64::new(0),
             last_shown: Mutex::new(None),
             repeats: Mutex::new(RepeatTracker::default()),
+            frames: Mutex::new(VecDeque::new()),
         }
     }
 
@@ -126,6 +133,31 @@ impl Session {
 
     pub fn next_frame_id(&self) -> u64 {
         self.frame_counter.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// Remembers how frame `id` maps to the screen; the oldest of more
+    /// than [`FRAMES_REMEMBERED`] is forgotten.
+    pub fn remember_frame(&self, id: u64, transform: FrameTransform) {
+        let mut frames = self.frames.lock().unwrap_or_else(|e| e.into_inner());
+        frames.push_back((id, transform));
+        while frames.len() > FRAMES_REMEMBERED {
+            frames.pop_front();
+        }
+    }
+
+    /// How frame `id` maps to the screen, or why it cannot be used.
+    pub fn frame(&self, id: u64) -> Result<FrameTransform, String> {
+        let frames = self.frames.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((_, transform)) = frames.iter().find(|(f, _)| *f == id) {
+            return Ok(*transform);
+        }
+        let known = match (frames.front(), frames.back()) {
+            (Some((first, _)), Some((last, _))) => format!("frames {first} to {last}"),
+            _ => "no frames yet".to_string(),
+        };
+        Err(format!(
+            "`frame_id` {id} is not one of this session's last {FRAMES_REMEMBERED} frames ({known}); observe again and use the new frame's id, or give screen pixels without `frame_id`"
+        ))
     }
 
     /// The screen if one is open.

@@ -233,8 +233,8 @@ test('a connected screen shows what the screen shows, and starts locked', async 
   // unchanged screen comes without an image: the last one still holds.
   let capture = null;
   await waitFor('the canvas to match the capture', async () => {
-    const { png_base64 } = await api('POST', `/v1/sessions/${session}/observe`, {});
-    capture = png_base64 ?? capture;
+    const { image_base64 } = await api('POST', `/v1/sessions/${session}/observe`, {});
+    capture = image_base64 ?? capture;
     return capture && (await matchWithCapture(page, capture)) >= 0.99;
   });
   await waitFor('the bar', async () =>

@@ -2,7 +2,7 @@
 //! reads, so they state units, limits and defaults. Unknown fields are
 //! refused so that a misspelt option is an error, not silently ignored.
 
-use computer_protocol::{Action, TimeoutArg, TransferDirection};
+use computer_protocol::{Action, ImageFormat, Region, TimeoutArg, TransferDirection};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -46,6 +46,38 @@ pub struct ActArgs {
     /// Milliseconds to wait after the last action before the screenshot, 0 to 5000 (default 300).
     #[serde(default = "default_settle")]
     pub settle_ms: u64,
+    /// A frame_id from one of this session's last 16 screenshots: every x/y of the batch is then in that frame's pixels (useful when the frame was scaled or zoomed). Without it, x/y are screen pixels.
+    #[serde(default)]
+    pub frame_id: Option<u64>,
+    /// Longest side of the returned screenshot in pixels, 256 to 7680; a larger screen is scaled down keeping its aspect. Default COMPUTER_USE_FRAME_MAX_SIDE (1568), and then the frame also keeps to COMPUTER_USE_FRAME_MAX_PIXELS (1150000).
+    #[serde(default)]
+    pub max_side: Option<u32>,
+    /// `png` (default) or `jpeg`.
+    #[serde(default)]
+    pub format: Option<ImageFormat>,
+    /// JPEG quality 1 to 100 (default 80); jpeg only.
+    #[serde(default)]
+    pub quality: Option<u8>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ObserveArgs {
+    /// The id start_computer returned.
+    #[serde(deserialize_with = "session_id")]
+    pub session_id: String,
+    /// Only this part of the screen, in screen pixels (zoom): shown at up to full resolution within max_side.
+    #[serde(default)]
+    pub region: Option<Region>,
+    /// Longest side of the returned screenshot in pixels, 256 to 7680; a larger screen is scaled down keeping its aspect. Default COMPUTER_USE_FRAME_MAX_SIDE (1568), and then the frame also keeps to COMPUTER_USE_FRAME_MAX_PIXELS (1150000).
+    #[serde(default)]
+    pub max_side: Option<u32>,
+    /// `png` (default) or `jpeg`.
+    #[serde(default)]
+    pub format: Option<ImageFormat>,
+    /// JPEG quality 1 to 100 (default 80); jpeg only.
+    #[serde(default)]
+    pub quality: Option<u8>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -71,6 +103,15 @@ pub struct OpenPathArgs {
     pub session_id: String,
     /// An http(s) URL, or a path on the computer (absolute, `~/...`, or relative to the working folder). Pages and HTML, PDF, image, text, JSON and XML files open in the screen's browser; other files in their default app.
     pub target: String,
+    /// Longest side of the returned screenshot in pixels, 256 to 7680; a larger screen is scaled down keeping its aspect. Default COMPUTER_USE_FRAME_MAX_SIDE (1568), and then the frame also keeps to COMPUTER_USE_FRAME_MAX_PIXELS (1150000).
+    #[serde(default)]
+    pub max_side: Option<u32>,
+    /// `png` (default) or `jpeg`.
+    #[serde(default)]
+    pub format: Option<ImageFormat>,
+    /// JPEG quality 1 to 100 (default 80); jpeg only.
+    #[serde(default)]
+    pub quality: Option<u8>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -84,6 +125,15 @@ pub struct LaunchAppArgs {
     /// Optional URL or file to open in the app; the browser opens it in a new tab.
     #[serde(default)]
     pub uri: Option<String>,
+    /// Longest side of the returned screenshot in pixels, 256 to 7680; a larger screen is scaled down keeping its aspect. Default COMPUTER_USE_FRAME_MAX_SIDE (1568), and then the frame also keeps to COMPUTER_USE_FRAME_MAX_PIXELS (1150000).
+    #[serde(default)]
+    pub max_side: Option<u32>,
+    /// `png` (default) or `jpeg`.
+    #[serde(default)]
+    pub format: Option<ImageFormat>,
+    /// JPEG quality 1 to 100 (default 80); jpeg only.
+    #[serde(default)]
+    pub quality: Option<u8>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

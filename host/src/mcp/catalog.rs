@@ -2,8 +2,8 @@
 //! Built once; `tools/list` answers from it without touching Docker.
 
 use super::args::{
-    ActArgs, LaunchAppArgs, ListFilesArgs, OpenPathArgs, ReadFileArgs, SessionArgs, SetCwdArgs,
-    ShellArgs, StartComputerArgs, TransferArgs, WriteFileArgs,
+    ActArgs, LaunchAppArgs, ListFilesArgs, ObserveArgs, OpenPathArgs, ReadFileArgs, SessionArgs,
+    SetCwdArgs, ShellArgs, StartComputerArgs, TransferArgs, WriteFileArgs,
 };
 use rmcp::handler::server::common::schema_for_type;
 use rmcp::model::{Tool, ToolAnnotations};
@@ -49,7 +49,7 @@ pub fn tools() -> Vec<Tool> {
             "End a session: closes its screen (and the screen's Chromium, which saves its logins and bookmarks first) and frees the screen number. Files are never touched.",
             Hints { read_only: false, destructive: true, idempotent: true, open_world: true },
         ),
-        tool::<SessionArgs>(
+        tool::<ObserveArgs>(
             "computer_observe",
             "Screenshot the session's screen",
             "Take a PNG screenshot of this session's own screen with frame_id, captured_at, size, cursor position and active window title. The first call opens the screen. When nothing changed since this session's previous screenshot, the image is left out and unchanged is true.",

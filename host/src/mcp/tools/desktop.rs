@@ -1,13 +1,14 @@
 //! computer_observe, computer_act, open_path and launch_app.
 
 use super::ToolResult;
-use crate::mcp::args::{parse, ActArgs, LaunchAppArgs, OpenPathArgs, SessionArgs};
+use crate::mcp::args::{parse, ActArgs, LaunchAppArgs, ObserveArgs, OpenPathArgs};
 use crate::mcp::result::{structured, with_image};
 use crate::mcp::state::Host;
+use crate::settings::{process_env, FrameDefaults};
 use computer_protocol::routes::{session_action, SessionRoute};
 use computer_protocol::{
-    ActRequest, ActResponse, Action, LaunchAppRequest, Observation, OpenPathRequest,
-    OpenedResponse, SessionId,
+    ActRequest, ActResponse, Action, FrameId, FrameOptions, ImageFormat, LaunchAppRequest,
+    Observation, ObserveRequest, OpenPathRequest, OpenedResponse, SessionId,
 };
 use reqwest::Method;
 use rmcp::model::{CallToolResult, JsonObject};
@@ -24,8 +25,30 @@ pub fn observation_result(
     observation: Observation,
     extra: serde_json::Value,
 ) -> CallToolResult {
+    let shown = if observation.frame_width == observation.region.width
+        && observation.frame_height == observation.region.height
+    {
+        String::new()
+    } else {
+        format!(
+            ", shown at {}x{} (scale {:.4}; pass frame_id {} to computer_act to click in this frame's pixels)",
+            observation.frame_width,
+            observation.frame_height,
+            observation.scale,
+            observation.frame_id
+        )
+    };
+    let region = &observation.region;
+    let zoom = if region.width == observation.width && region.height == observation.height {
+        String::new()
+    } else {
+        format!(
+            ", region {}x{} at ({}, {})",
+            region.width, region.height, region.x, region.y
+        )
+    };
     let facts = format!(
-        "frame {} at {}, {}x{}, cursor ({}, {}), active window: {}",
+        "frame {} at {}, screen {}x{}{zoom}{shown}, cursor ({}, {}), active window: {}",
         observation.frame_id,
         observation.captured_at,
         observation.width,
@@ -45,21 +68,57 @@ pub fn observation_result(
     };
     let mut payload = serde_json::to_value(&observation).unwrap_or_default();
     if let (Some(map), Some(extra)) = (payload.as_object_mut(), extra.as_object()) {
-        map.remove("png_base64");
+        map.remove("image_base64");
         for (k, v) in extra {
             map.insert(k.clone(), v.clone());
         }
     }
-    let png = observation.png_base64.clone();
+    let text = match &observation.reduced {
+        Some(why) => format!("{text} Note: {why}."),
+        None => text,
+    };
+    let image = observation.image_base64.clone();
     let result = structured(text, &payload);
-    match png {
-        Some(data) => with_image(result, data, "image/png"),
+    match image {
+        Some(data) => with_image(result, data, observation.format.mime()),
         None => result,
     }
 }
 
+/// The frame an agent asked for; without `max_side` the host's defaults
+/// bound both its longest side and its pixel count.
+fn frame_options(
+    max_side: Option<u32>,
+    format: Option<ImageFormat>,
+    quality: Option<u8>,
+) -> Result<FrameOptions, String> {
+    let options = match max_side {
+        Some(side) => FrameOptions {
+            max_side: Some(side),
+            max_pixels: None,
+            format: format.unwrap_or_default(),
+            quality,
+        },
+        None => {
+            let defaults = FrameDefaults::from_env(&process_env()).map_err(|e| e.to_string())?;
+            FrameOptions {
+                max_side: Some(defaults.max_side),
+                max_pixels: Some(defaults.max_pixels),
+                format: format.unwrap_or_default(),
+                quality,
+            }
+        }
+    };
+    options.validate()?;
+    Ok(options)
+}
+
 pub async fn observe(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
-    let a: SessionArgs = parse(arguments)?;
+    let a: ObserveArgs = parse(arguments)?;
+    let req = ObserveRequest {
+        frame: frame_options(a.max_side, a.format, a.quality)?,
+        region: a.region,
+    };
     let conn = host.reach(&a.session_id).await?;
     let path = session_action(&SessionId(a.session_id.clone()), SessionRoute::Observe);
     let observed = conn
@@ -67,7 +126,7 @@ pub async fn observe(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
         .call(
             Method::POST,
             &path,
-            Some(&serde_json::json!({})),
+            Some(&req),
             OBSERVE_DEADLINE,
             NOTHING_RUNS,
         )
@@ -83,6 +142,8 @@ pub async fn act(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
         actions: a.actions,
         observe: a.observe,
         settle_ms: a.settle_ms,
+        frame_id: a.frame_id.map(FrameId),
+        frame: frame_options(a.max_side, a.format, a.quality)?,
     };
     req.validate()?;
     let waits: u64 = req
@@ -138,7 +199,10 @@ pub async fn open_path(host: &Host, arguments: Option<JsonObject>) -> ToolResult
     if a.target.trim().is_empty() {
         return Err("`target` is empty: give an http(s) URL or a path on the computer".into());
     }
-    let req = OpenPathRequest { target: a.target };
+    let req = OpenPathRequest {
+        target: a.target,
+        frame: frame_options(a.max_side, a.format, a.quality)?,
+    };
     opened(host, &a.session_id, SessionRoute::OpenPath, &req).await
 }
 
@@ -150,6 +214,7 @@ pub async fn launch_app(host: &Host, arguments: Option<JsonObject>) -> ToolResul
     let req = LaunchAppRequest {
         app: a.app,
         uri: a.uri,
+        frame: frame_options(a.max_side, a.format, a.quality)?,
     };
     opened(host, &a.session_id, SessionRoute::LaunchApp, &req).await
 }

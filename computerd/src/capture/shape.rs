@@ -1,0 +1,316 @@
+//! Shaping a captured screen into the frame an agent gets: the region it
+//! asked for, scaled down to fit `max_side` and `max_pixels` with a good
+//! filter, encoded as PNG or JPEG, and kept under 1 MB.
+
+use super::encode::encode_png;
+use super::frame::Frame;
+use super::CaptureError;
+use computer_protocol::frame::{DEFAULT_JPEG_QUALITY, FRAME_MAX_BYTES};
+use computer_protocol::{FrameOptions, FrameTransform, ImageFormat, Region};
+use fast_image_resize::images::{Image, ImageRef};
+use fast_image_resize::{FilterType, PixelType, ResizeAlg, ResizeOptions, Resizer};
+
+/// JPEG qualities tried, in order, when a frame is over 1 MB.
+const JPEG_FALLBACK_QUALITIES: [u8; 3] = [60, 40, 25];
+/// Each further size step keeps this share of each side.
+const SHRINK_STEP: f64 = 0.75;
+
+/// A frame ready to send.
+#[derive(Debug)]
+pub struct Shaped {
+    pub bytes: Vec<u8>,
+    pub format: ImageFormat,
+    pub transform: FrameTransform,
+    /// Set when the frame had to be made smaller or rougher than asked.
+    pub reduced: Option<String>,
+}
+
+/// Checks that `region` lies on a `width`x`height` screen.
+pub fn check_region(region: Region, width: u32, height: u32) -> Result<Region, String> {
+    let fits = region.width > 0
+        && region.height > 0
+        && u64::from(region.x) + u64::from(region.width) <= u64::from(width)
+        && u64::from(region.y) + u64::from(region.height) <= u64::from(height);
+    if fits {
+        Ok(region)
+    } else {
+        Err(format!(
+            "`region` {}x{} at ({}, {}) is not on the screen, which is {width}x{height}: give a width and height of 1 or more with x + width <= {width} and y + height <= {height}",
+            region.width, region.height, region.x, region.y
+        ))
+    }
+}
+
+/// The frame size for a `width`x`height` region under the bounds: the
+/// region's own size when it fits, else scaled down keeping its aspect.
+pub fn fitted_size(width: u32, height: u32, options: &FrameOptions) -> (u32, u32) {
+    let mut scale: f64 = 1.0;
+    if let Some(side) = options.max_side {
+        scale = scale.min(f64::from(side) / f64::from(width.max(height)));
+    }
+    if let Some(pixels) = options.max_pixels {
+        let area = f64::from(width) * f64::from(height);
+        scale = scale.min((pixels as f64 / area).sqrt());
+    }
+    let side = |v: u32| ((f64::from(v) * scale).floor() as u32).clamp(1, v);
+    (side(width), side(height))
+}
+
+/// Crops, scales and encodes `frame` (the whole screen).
+pub fn shape(
+    frame: &Frame,
+    region: Region,
+    options: &FrameOptions,
+) -> Result<Shaped, CaptureError> {
+    let (mut fw, mut fh) = fitted_size(region.width, region.height, options);
+    let asked_quality = options.quality.unwrap_or(DEFAULT_JPEG_QUALITY);
+    let mut quality = asked_quality;
+    let mut reduced = None;
+    let mut fallbacks = JPEG_FALLBACK_QUALITIES
+        .iter()
+        .copied()
+        .filter(move |q| *q < asked_quality);
+    loop {
+        let pixels = scaled(frame, region, fw, fh)?;
+        let bytes = match options.format {
+            ImageFormat::Png => encode_png(&pixels)?,
+            ImageFormat::Jpeg => encode_jpeg(&pixels, quality)?,
+        };
+        if bytes.len() <= FRAME_MAX_BYTES || (fw <= 64 && fh <= 64) {
+            return Ok(Shaped {
+                bytes,
+                format: options.format,
+                transform: FrameTransform {
+                    region,
+                    frame_width: fw,
+                    frame_height: fh,
+                },
+                reduced,
+            });
+        }
+        // Over 1 MB: a rougher JPEG first, then fewer pixels.
+        let over = bytes.len();
+        match (options.format, fallbacks.next()) {
+            (ImageFormat::Jpeg, Some(lower)) => {
+                quality = lower;
+                reduced = Some(format!(
+                    "the frame was {over} bytes, over the 1 MB limit, so its JPEG quality was lowered to {quality}"
+                ));
+            }
+            _ => {
+                fw = ((f64::from(fw) * SHRINK_STEP) as u32).max(1);
+                fh = ((f64::from(fh) * SHRINK_STEP) as u32).max(1);
+                reduced = Some(format!(
+                    "the frame was {over} bytes, over the 1 MB limit, so it was scaled down to {fw}x{fh}; ask for a `region` to see details, or `format: jpeg`"
+                ));
+            }
+        }
+    }
+}
+
+/// The region of `frame` at `fw`x`fh`; a plain copy when no scaling is
+/// needed.
+fn scaled(frame: &Frame, region: Region, fw: u32, fh: u32) -> Result<Frame, CaptureError> {
+    let whole = region.x == 0
+        && region.y == 0
+        && region.width == frame.width
+        && region.height == frame.height;
+    if whole && fw == frame.width && fh == frame.height {
+        return Ok(Frame {
+            width: frame.width,
+            height: frame.height,
+            rgb: frame.rgb.clone(),
+        });
+    }
+    let failed = |reason: String| CaptureError::Scale {
+        width: fw,
+        height: fh,
+        reason,
+    };
+    let source = ImageRef::new(frame.width, frame.height, &frame.rgb, PixelType::U8x3)
+        .map_err(|e| failed(e.to_string()))?;
+    let mut target = Image::new(fw, fh, PixelType::U8x3);
+    // Lanczos3 keeps text readable when shrinking; a region shown at its
+    // own size is only cropped.
+    let options = ResizeOptions::new()
+        .crop(
+            f64::from(region.x),
+            f64::from(region.y),
+            f64::from(region.width),
+            f64::from(region.height),
+        )
+        .resize_alg(ResizeAlg::Convolution(FilterType::Lanczos3));
+    Resizer::new()
+        .resize(&source, &mut target, &options)
+        .map_err(|e| failed(e.to_string()))?;
+    Ok(Frame {
+        width: fw,
+        height: fh,
+        rgb: target.into_vec(),
+    })
+}
+
+fn encode_jpeg(frame: &Frame, quality: u8) -> Result<Vec<u8>, CaptureError> {
+    let failed = |reason: String| CaptureError::Scale {
+        width: frame.width,
+        height: frame.height,
+        reason,
+    };
+    let (Ok(w), Ok(h)) = (u16::try_from(frame.width), u16::try_from(frame.height)) else {
+        return Err(failed("JPEG sides are at most 65535".into()));
+    };
+    let mut out = Vec::with_capacity(frame.rgb.len() / 10);
+    jpeg_encoder::Encoder::new(&mut out, quality)
+        .encode(&frame.rgb, w, h, jpeg_encoder::ColorType::Rgb)
+        .map_err(|e| failed(e.to_string()))?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn options(max_side: Option<u32>, max_pixels: Option<u64>) -> FrameOptions {
+        FrameOptions {
+            max_side,
+            max_pixels,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_default_bounds_leave_1280x800_alone_and_shrink_4k() {
+        let defaults = options(Some(1568), Some(1_150_000));
+        assert_eq!(fitted_size(1280, 800, &defaults), (1280, 800));
+        let (w, h) = fitted_size(3840, 2160, &defaults);
+        assert!(w <= 1568 && h <= 1568 && u64::from(w) * u64::from(h) <= 1_150_000);
+        assert!((f64::from(w) / f64::from(h) - 3840.0 / 2160.0).abs() < 0.01);
+        // max_side alone, and no bounds at all.
+        assert_eq!(
+            fitted_size(3840, 2160, &options(Some(1920), None)),
+            (1920, 1080)
+        );
+        assert_eq!(fitted_size(3840, 2160, &options(None, None)), (3840, 2160));
+        // A small region is never blown up.
+        assert_eq!(fitted_size(200, 100, &defaults), (200, 100));
+    }
+
+    fn gradient(width: u32, height: u32) -> Frame {
+        let rgb = (0..width * height)
+            .flat_map(|i| {
+                let (x, y) = (i % width, i / width);
+                [(x % 256) as u8, (y % 256) as u8, ((x ^ y) % 256) as u8]
+            })
+            .collect();
+        Frame { width, height, rgb }
+    }
+
+    #[test]
+    fn a_region_at_its_own_size_is_the_screen_pixels() {
+        let frame = gradient(300, 200);
+        let region = Region {
+            x: 50,
+            y: 20,
+            width: 40,
+            height: 30,
+        };
+        let shaped = shape(&frame, region, &options(None, None)).unwrap();
+        let mut reader = png::Decoder::new(std::io::Cursor::new(shaped.bytes))
+            .read_info()
+            .unwrap();
+        let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+        reader.next_frame(&mut buf).unwrap();
+        for (y, x) in [(0, 0), (29, 39), (10, 7)] {
+            let at = (y * 40 + x) * 3;
+            assert_eq!(
+                &buf[at..at + 3],
+                &frame.pixel(50 + x as u32, 20 + y as u32).unwrap()[..]
+            );
+        }
+    }
+
+    #[test]
+    fn jpeg_frames_decode_and_stay_under_the_limit() {
+        let frame = gradient(640, 400);
+        let jpeg = FrameOptions {
+            format: ImageFormat::Jpeg,
+            quality: Some(90),
+            ..Default::default()
+        };
+        let region = Region {
+            x: 0,
+            y: 0,
+            width: 640,
+            height: 400,
+        };
+        let shaped = shape(&frame, region, &jpeg).unwrap();
+        assert_eq!(&shaped.bytes[..2], &[0xFF, 0xD8]);
+        assert!(shaped.bytes.len() <= FRAME_MAX_BYTES);
+        assert!(shaped.reduced.is_none());
+    }
+
+    #[test]
+    fn a_frame_over_a_megabyte_is_made_smaller_and_says_so() {
+        // Noise does not compress: 1200x1000 RGB noise is about 3.6 MB.
+        let mut seed = 7u32;
+        let rgb = (0..1200 * 1000 * 3)
+            .map(|_| {
+                seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+                (seed >> 16) as u8
+            })
+            .collect();
+        let frame = Frame {
+            width: 1200,
+            height: 1000,
+            rgb,
+        };
+        let region = Region {
+            x: 0,
+            y: 0,
+            width: 1200,
+            height: 1000,
+        };
+        let shaped = shape(&frame, region, &options(None, None)).unwrap();
+        assert!(shaped.bytes.len() <= FRAME_MAX_BYTES);
+        assert!(shaped.reduced.as_deref().unwrap().contains("1 MB"));
+        assert!(shaped.transform.frame_width < 1200);
+    }
+
+    #[test]
+    fn regions_off_the_screen_are_refused() {
+        assert!(check_region(
+            Region {
+                x: 0,
+                y: 0,
+                width: 1280,
+                height: 800
+            },
+            1280,
+            800
+        )
+        .is_ok());
+        let e = check_region(
+            Region {
+                x: 1200,
+                y: 0,
+                width: 100,
+                height: 10,
+            },
+            1280,
+            800,
+        )
+        .unwrap_err();
+        assert!(e.contains("`region`") && e.contains("1280x800"), "{e}");
+        assert!(check_region(
+            Region {
+                x: 0,
+                y: 0,
+                width: 0,
+                height: 10
+            },
+            1280,
+            800
+        )
+        .is_err());
+    }
+}
