@@ -60,9 +60,9 @@ impl TimeoutArg {
 /// Writes a duration in the shortest exact form of [`parse_duration`].
 pub fn format_duration(d: Duration) -> String {
     let secs = d.as_secs();
-    if secs != 0 && secs % 3600 == 0 {
+    if secs != 0 && secs.is_multiple_of(3600) {
         format!("{}h", secs / 3600)
-    } else if secs != 0 && secs % 60 == 0 {
+    } else if secs != 0 && secs.is_multiple_of(60) {
         format!("{}m", secs / 60)
     } else {
         format!("{secs}s")

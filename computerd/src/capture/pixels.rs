@@ -38,7 +38,7 @@ impl Channel {
 
     /// The byte this channel fills alone in a 4-byte pixel, when it does.
     fn whole_byte(self, msb_first: bool) -> Option<usize> {
-        if self.bits != 8 || self.shift % 8 != 0 {
+        if self.bits != 8 || !self.shift.is_multiple_of(8) {
             return None;
         }
         let lsb_index = (self.shift / 8) as usize;
