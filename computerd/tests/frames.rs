@@ -246,12 +246,8 @@ async fn a_region_frame_is_the_screens_own_pixels() {
         (o["active_window"] == "zoomterm").then_some(())
     })
     .await;
-    let full = observe(
-        &d,
-        &sid,
-        json!({"region": {"x": 0, "y": 0, "width": 1280, "height": 800}}),
-    )
-    .await;
+    // (Bounded at its own size: a shape the wait above did not show yet.)
+    let full = observe(&d, &sid, json!({"frame": {"max_side": 1280}})).await;
     let region = json!({"x": 24, "y": 30, "width": 200, "height": 40});
     let zoom = observe(&d, &sid, json!({"region": region})).await;
     assert_eq!(zoom["region"], region);
@@ -281,4 +277,92 @@ async fn a_region_frame_is_the_screens_own_pixels() {
         .await;
     assert_eq!(status, 400, "{bad}");
     assert!(bad["message"].as_str().unwrap().contains("1280x800"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn quiet_settling_ends_as_soon_as_the_screen_is_still() {
+    let d = Daemon::start().await;
+    let sid = d.create_session("quiet").await;
+    d.open_screen(&sid).await;
+
+    // A click on the empty desktop changes nothing: back in about quiet_ms.
+    // (The wait itself is what is measured here; capture and encoding in
+    // this unoptimised test build add more, and the benchmark times the
+    // whole call. The host sends quiet mode's longest wait, 3000 ms.)
+    let r = d
+        .ok(
+            &format!("/v1/sessions/{sid}/act"),
+            json!({"actions": [{"type": "click", "x": 900, "y": 500}], "settle": "quiet", "settle_ms": 3000}),
+        )
+        .await;
+    assert_eq!(r["settled"], true, "{}", r["settle_waited_ms"]);
+    let waited = r["settle_waited_ms"].as_u64().unwrap();
+    assert!(
+        waited < 350,
+        "a click that changes nothing waited {waited} ms for a still screen"
+    );
+
+    // A command that draws for about 1.5 s: the frame comes once it stops,
+    // and equals one taken 2 s later.
+    d.shell(
+        &sid,
+        "setsid nohup xterm -title anim -geometry 60x20+10+10 >/dev/null 2>&1 &",
+    )
+    .await;
+    wait_until(
+        "the terminal to take the focus",
+        Duration::from_secs(15),
+        || async {
+            let r = d
+                .ok(
+                    &format!("/v1/sessions/{sid}/act"),
+                    json!({"actions": [{"type": "focus", "target": "anim"}], "settle_ms": 0}),
+                )
+                .await;
+            (r["observation"]["active_window"] == "anim").then_some(())
+        },
+    )
+    .await;
+    let r = d
+        .ok(
+            &format!("/v1/sessions/{sid}/act"),
+            json!({"actions": [{"type": "type", "text": "for i in $(seq 1 30); do echo line $i; sleep 0.05; done\n"}],
+                   "settle": "quiet", "settle_ms": 5000}),
+        )
+        .await;
+    assert_eq!(r["settled"], true, "{}", r["settle_waited_ms"]);
+    assert!(
+        r["settle_waited_ms"].as_u64().unwrap() >= 1000,
+        "returned while it still drew: {}",
+        r["settle_waited_ms"]
+    );
+    let later = d
+        .ok(
+            &format!("/v1/sessions/{sid}/act"),
+            json!({"actions": [{"type": "wait", "ms": 2000}], "settle_ms": 0}),
+        )
+        .await;
+    assert_eq!(
+        later["observation"]["unchanged"], true,
+        "the screen moved on after the quiet frame"
+    );
+
+    // A screen that never stops changing runs the wait out and says so.
+    let r = d
+        .ok(
+            &format!("/v1/sessions/{sid}/act"),
+            json!({"actions": [{"type": "type", "text": "while :; do date +%N; sleep 0.02; done\n"}],
+                   "settle": "quiet", "settle_ms": 1000}),
+        )
+        .await;
+    assert_eq!(r["settled"], false);
+    assert!(r["settle_waited_ms"].as_u64().unwrap() >= 1000);
+    let (status, bad) = d
+        .post(
+            &format!("/v1/sessions/{sid}/act"),
+            json!({"actions": [{"type": "wait", "ms": 0}], "settle": "quiet", "quiet_ms": 10}),
+        )
+        .await;
+    assert_eq!(status, 400, "{bad}");
+    assert!(bad["message"].as_str().unwrap().contains("`quiet_ms`"));
 }

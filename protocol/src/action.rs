@@ -175,6 +175,34 @@ pub struct ActRequest {
     /// The shape of the screenshot taken after the batch.
     #[serde(default)]
     pub frame: crate::frame::FrameOptions,
+    /// When the screenshot is taken: after `settle_ms` (`fixed`), or once
+    /// the screen has been still for `quiet_ms` (`quiet`, `settle_ms` then
+    /// being the longest wait).
+    #[serde(default)]
+    pub settle: Settle,
+    #[serde(default = "default_quiet")]
+    pub quiet_ms: u64,
+}
+
+/// How `computer_act` waits before its screenshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum Settle {
+    #[default]
+    Fixed,
+    Quiet,
+}
+
+/// Quiet mode: the screen must be still this long, by default.
+pub const QUIET_DEFAULT_MS: u64 = 250;
+pub const QUIET_MIN_MS: u64 = 50;
+pub const QUIET_MAX_MS: u64 = 2000;
+/// Quiet mode's longest wait when `settle_ms` is not given.
+pub const QUIET_SETTLE_DEFAULT_MS: u64 = 3000;
+
+fn default_quiet() -> u64 {
+    QUIET_DEFAULT_MS
 }
 
 impl ActRequest {
@@ -195,6 +223,12 @@ impl ActRequest {
             return Err(format!(
                 "`settle_ms` is {}: the limit is {WAIT_MAX_MS} ms",
                 self.settle_ms
+            ));
+        }
+        if !(QUIET_MIN_MS..=QUIET_MAX_MS).contains(&self.quiet_ms) {
+            return Err(format!(
+                "`quiet_ms` is {}: use {QUIET_MIN_MS} to {QUIET_MAX_MS} ms (default {QUIET_DEFAULT_MS})",
+                self.quiet_ms
             ));
         }
         for (index, action) in self.actions.iter().enumerate() {
@@ -224,6 +258,17 @@ pub struct ActResponse {
     pub requested: usize,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observation: Option<Observation>,
+    /// False when the wait for a still screen ran out while it still
+    /// changed (quiet mode); true otherwise.
+    #[serde(default = "default_settled")]
+    pub settled: bool,
+    /// How long computerd waited after the last action.
+    #[serde(default)]
+    pub settle_waited_ms: u64,
+}
+
+fn default_settled() -> bool {
+    true
 }
 
 #[cfg(test)]

@@ -50,7 +50,7 @@ pub mod viewer;
 #[cfg(feature = "archive")]
 pub mod archive;
 
-pub use action::{ActRequest, ActResponse, Action, ActionOutcome, Button, ScrollDirection};
+pub use action::{ActRequest, ActResponse, Action, ActionOutcome, Button, ScrollDirection, Settle};
 pub use apps::{LaunchAppRequest, LauncherRequest, OpenPathRequest, OpenedResponse};
 pub use devtools::{DevToolsStartRequest, DevToolsStarted, DevToolsStopped, DevToolsTool};
 pub use duration::{parse_duration, DurationError, TimeoutArg};

@@ -2,6 +2,7 @@
 //! screen changed between two of them.
 
 /// One screenshot: tightly packed RGB8 rows, top to bottom.
+#[derive(Clone)]
 pub struct Frame {
     pub width: u32,
     pub height: u32,

@@ -108,19 +108,20 @@ pub fn shape(
     }
 }
 
-/// The region of `frame` at `fw`x`fh`; a plain copy when no scaling is
-/// needed.
-fn scaled(frame: &Frame, region: Region, fw: u32, fh: u32) -> Result<Frame, CaptureError> {
+/// The region of `frame` at `fw`x`fh`; the frame itself when it is
+/// shown whole at its own size (the common case costs no copy).
+fn scaled(
+    frame: &Frame,
+    region: Region,
+    fw: u32,
+    fh: u32,
+) -> Result<std::borrow::Cow<'_, Frame>, CaptureError> {
     let whole = region.x == 0
         && region.y == 0
         && region.width == frame.width
         && region.height == frame.height;
     if whole && fw == frame.width && fh == frame.height {
-        return Ok(Frame {
-            width: frame.width,
-            height: frame.height,
-            rgb: frame.rgb.clone(),
-        });
+        return Ok(std::borrow::Cow::Borrowed(frame));
     }
     let failed = |reason: String| CaptureError::Scale {
         width: fw,
@@ -143,11 +144,11 @@ fn scaled(frame: &Frame, region: Region, fw: u32, fh: u32) -> Result<Frame, Capt
     Resizer::new()
         .resize(&source, &mut target, &options)
         .map_err(|e| failed(e.to_string()))?;
-    Ok(Frame {
+    Ok(std::borrow::Cow::Owned(Frame {
         width: fw,
         height: fh,
         rgb: target.into_vec(),
-    })
+    }))
 }
 
 fn encode_jpeg(frame: &Frame, quality: u8) -> Result<Vec<u8>, CaptureError> {

@@ -2,6 +2,7 @@
 //! failure, then observes the screen after `settle_ms`.
 
 use super::observe::capture_observation;
+use super::quiet::wait_quiet;
 use super::{blocking, DesktopError};
 use crate::apps::{Launcher, OnScreen};
 use crate::input::focus_window;
@@ -9,7 +10,7 @@ use crate::screens::{Screen, ScreenX};
 use crate::sessions::{Session, Sessions};
 use computer_protocol::limits::REPEAT_UNCHANGED_MAX;
 use computer_protocol::{
-    ActRequest, ActResponse, Action, ActionOutcome, FrameTransform, ObserveRequest,
+    ActRequest, ActResponse, Action, ActionOutcome, FrameTransform, ObserveRequest, Settle,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -45,7 +46,7 @@ pub async fn act(
 
     let requested = req.actions.len();
     let track = repeat_key.is_some();
-    let actions = req.actions;
+    let actions = std::mem::take(&mut req.actions);
     let run_screen = Arc::clone(&screen);
     let on = OnScreen {
         screen: screen.browser_screen(),
@@ -70,8 +71,12 @@ pub async fn act(
     })
     .await?;
 
+    let (settled, waited) = if req.observe {
+        settle(&screen, &req).await?
+    } else {
+        (true, Duration::ZERO)
+    };
     let observation = if req.observe {
-        tokio::time::sleep(Duration::from_millis(req.settle_ms)).await;
         let (s, sc) = (Arc::clone(session), Arc::clone(&screen));
         let shape = ObserveRequest {
             frame: req.frame,
@@ -92,7 +97,30 @@ pub async fn act(
         outcomes,
         requested,
         observation,
+        settled,
+        settle_waited_ms: waited.as_millis() as u64,
     })
+}
+
+/// Waits before the screenshot: `settle_ms` (fixed), or until the screen
+/// has been still for `quiet_ms`, at most `settle_ms` (quiet).
+async fn settle(screen: &Arc<Screen>, req: &ActRequest) -> Result<(bool, Duration), DesktopError> {
+    let longest = Duration::from_millis(req.settle_ms);
+    match req.settle {
+        Settle::Fixed => {
+            tokio::time::sleep(longest).await;
+            Ok((true, longest))
+        }
+        Settle::Quiet => {
+            let number = screen.display_number;
+            let quiet = Duration::from_millis(req.quiet_ms);
+            let settled = blocking(move || {
+                wait_quiet(number, quiet, longest).map_err(DesktopError::InvalidInput)
+            })
+            .await?;
+            Ok((settled.quiet, settled.waited))
+        }
+    }
 }
 
 fn record_repeat(session: &Session, key: Option<String>, before: Option<u64>, after: Option<u64>) {

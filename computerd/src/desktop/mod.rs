@@ -4,6 +4,7 @@
 
 mod act;
 mod observe;
+mod quiet;
 
 pub use act::act;
 pub use observe::{capture_observation, observe};

@@ -2,7 +2,7 @@
 //! reads, so they state units, limits and defaults. Unknown fields are
 //! refused so that a misspelt option is an error, not silently ignored.
 
-use computer_protocol::{Action, ImageFormat, Region, TimeoutArg, TransferDirection};
+use computer_protocol::{Action, ImageFormat, Region, Settle, TimeoutArg, TransferDirection};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -26,10 +26,6 @@ fn default_true() -> bool {
     true
 }
 
-fn default_settle() -> u64 {
-    computer_protocol::limits::SETTLE_DEFAULT_MS
-}
-
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ActArgs {
@@ -43,9 +39,15 @@ pub struct ActArgs {
     /// Take a screenshot after the last action (default true).
     #[serde(default = "default_true")]
     pub observe: bool,
-    /// Milliseconds to wait after the last action before the screenshot, 0 to 5000 (default 300).
-    #[serde(default = "default_settle")]
-    pub settle_ms: u64,
+    /// Milliseconds to wait after the last action before the screenshot, 0 to 5000 (default 300); with settle `quiet`, the longest wait (default 3000).
+    #[serde(default)]
+    pub settle_ms: Option<u64>,
+    /// `fixed` (default): wait settle_ms. `quiet`: take the screenshot as soon as the screen has not changed for quiet_ms after the last action (or when settle_ms runs out); the result says `settled` and `settle_waited_ms`.
+    #[serde(default)]
+    pub settle: Settle,
+    /// Quiet mode only: how long the screen must be still, 50 to 2000 ms (default 250).
+    #[serde(default)]
+    pub quiet_ms: Option<u64>,
     /// A frame_id from one of this session's last 16 screenshots: every x/y of the batch is then in that frame's pixels (useful when the frame was scaled or zoomed). Without it, x/y are screen pixels.
     #[serde(default)]
     pub frame_id: Option<u64>,

@@ -5,10 +5,12 @@ use crate::mcp::args::{parse, ActArgs, LaunchAppArgs, ObserveArgs, OpenPathArgs}
 use crate::mcp::result::{structured, with_image};
 use crate::mcp::state::Host;
 use crate::settings::{process_env, FrameDefaults};
+use computer_protocol::action::{QUIET_DEFAULT_MS, QUIET_SETTLE_DEFAULT_MS};
+use computer_protocol::limits::SETTLE_DEFAULT_MS;
 use computer_protocol::routes::{session_action, SessionRoute};
 use computer_protocol::{
     ActRequest, ActResponse, Action, FrameId, FrameOptions, ImageFormat, LaunchAppRequest,
-    Observation, ObserveRequest, OpenPathRequest, OpenedResponse, SessionId,
+    Observation, ObserveRequest, OpenPathRequest, OpenedResponse, SessionId, Settle,
 };
 use reqwest::Method;
 use rmcp::model::{CallToolResult, JsonObject};
@@ -141,9 +143,14 @@ pub async fn act(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
     let req = ActRequest {
         actions: a.actions,
         observe: a.observe,
-        settle_ms: a.settle_ms,
+        settle_ms: a.settle_ms.unwrap_or(match a.settle {
+            Settle::Fixed => SETTLE_DEFAULT_MS,
+            Settle::Quiet => QUIET_SETTLE_DEFAULT_MS,
+        }),
         frame_id: a.frame_id.map(FrameId),
         frame: frame_options(a.max_side, a.format, a.quality)?,
+        settle: a.settle,
+        quiet_ms: a.quiet_ms.unwrap_or(QUIET_DEFAULT_MS),
     };
     req.validate()?;
     let waits: u64 = req
@@ -181,7 +188,19 @@ pub async fn act(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
             failed.error.as_deref().unwrap_or("unknown error")
         ));
     }
-    let outcomes = serde_json::json!({"outcomes": r.outcomes, "requested": r.requested});
+    if r.observation.is_some() {
+        summary.push_str(&if r.settled {
+            format!(" Screenshot taken {} ms after the last action.", r.settle_waited_ms)
+        } else {
+            format!(" The screen was still changing when the {} ms wait ran out; this screenshot may catch it mid-change.", r.settle_waited_ms)
+        });
+    }
+    let outcomes = serde_json::json!({
+        "outcomes": r.outcomes,
+        "requested": r.requested,
+        "settled": r.settled,
+        "settle_waited_ms": r.settle_waited_ms,
+    });
     Ok(match r.observation {
         Some(o) => observation_result(format!("{summary}\n"), o, outcomes),
         None => structured(summary, &outcomes),
