@@ -318,6 +318,6 @@ mod tests {
     fn defaults_apply() {
         let a = parse::<ActArgs>(args(json!({"session_id": SID, "actions": []}))).unwrap();
         assert!(a.observe);
-        assert_eq!(a.settle_ms, 300);
+        assert_eq!(a.settle_ms, None);
     }
 }
