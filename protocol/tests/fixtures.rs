@@ -37,6 +37,14 @@ fn fixtures_round_trip() {
     round_trip::<UploadTarget>("upload_target.json");
     round_trip::<TransferSource>("transfer_source.json");
     round_trip::<TransferSummary>("transfer_summary.json");
+    round_trip::<ObserveRequest>("observe_request.json");
+    round_trip::<OpenPathRequest>("open_path_request.json");
+    round_trip::<LaunchAppRequest>("launch_app_request.json");
+    round_trip::<OpenedResponse>("opened_response.json");
+    round_trip::<LauncherRequest>("launcher_request.json");
+    round_trip::<DevToolsStartRequest>("devtools_start_request.json");
+    round_trip::<DevToolsStarted>("devtools_started.json");
+    round_trip::<DevToolsStopped>("devtools_stopped.json");
 }
 
 #[test]
