@@ -73,7 +73,7 @@ async fn a_4k_screen_comes_bounded_with_its_scale() {
     );
 
     // The same pixels in the same shape are not news, in another shape
-    // they are. (A region above the toolbar, whose clock ticks each second.)
+    // they are.
     let top = json!({"x": 0, "y": 0, "width": 1920, "height": 1080});
     wait_until("an unchanged frame", Duration::from_secs(15), || async {
         let again = observe(&d, &sid, json!({ "frame": defaults(), "region": top })).await;
