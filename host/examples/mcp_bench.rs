@@ -153,6 +153,8 @@ async fn main() {
     ];
     let browser = browser_rows(&call, &sid).await;
     let devtools = devtools_rows(&call).await;
+    let settle = settle_rows(&call).await;
+    let frames = frame_rows(&host, &call).await;
     println!();
     println!("| through MCP | median ms | baseline | median ms | ratio |");
     println!("|---|---:|---|---:|---:|");
@@ -174,6 +176,24 @@ async fn main() {
             ours / base
         );
     }
+    println!();
+    println!(
+        "| computer_act settling (median ms of the whole call) | fixed 300 | fixed 2000 | quiet |"
+    );
+    println!("|---|---:|---:|---:|");
+    for (name, fixed_300, fixed_2000, quiet) in settle {
+        println!("| {name} | {fixed_300:.0} | {fixed_2000:.0} | {quiet:.0} |");
+    }
+    println!();
+    println!("| frame | size | bytes | est. tokens (w*h/750) |");
+    println!("|---|---|---:|---:|");
+    for (name, size, bytes, tokens) in &frames.rows {
+        println!("| {name} | {size} | {bytes} | {tokens:.0} |");
+    }
+    println!(
+        "computer_observe of a changed 3840x2160 screen with the default bounds (capture, scale, encode, through MCP): {:.1} ms median",
+        frames.observe_4k_ms
+    );
     println!();
     println!(
         "DevTools bridge: {:.0} MB RSS (mcpc's bridge and chrome-devtools-mcp)",
@@ -406,5 +426,192 @@ where
             ),
         ],
         bridge_rss_mb,
+    }
+}
+
+/// Median time of `computer_act` for a click that changes nothing, a click
+/// that opens a menu, and `open_path`'s equivalent (a key that reloads a
+/// page), each with `fixed` 300 ms, `fixed` 2000 ms and `quiet`.
+async fn settle_rows<F, Fut>(call: &F) -> Vec<(&'static str, f64, f64, f64)>
+where
+    F: Fn(&'static str, Value) -> Fut,
+    Fut: std::future::Future<Output = Value>,
+{
+    let started = call("start_computer", json!({"title": "bench settle"})).await;
+    let sid = started["session_id"].as_str().expect("id").to_string();
+    call("computer_observe", json!({"session_id": sid})).await;
+    let modes = [
+        json!({"settle": "fixed", "settle_ms": 300}),
+        json!({"settle": "fixed", "settle_ms": 2000}),
+        json!({"settle": "quiet"}),
+    ];
+    let mut rows = Vec::new();
+    let cases: [(&'static str, Value, Option<Value>); 2] = [
+        (
+            "click that changes nothing",
+            json!([{"type": "click", "x": 900, "y": 500}]),
+            None,
+        ),
+        (
+            "right click that opens the desktop menu",
+            json!([{"type": "click", "x": 600, "y": 400, "button": "right"}]),
+            Some(json!([{"type": "key", "key": "esc"}, {"type": "click", "x": 900, "y": 500}])),
+        ),
+    ];
+    for (name, actions, undo) in cases {
+        let mut medians = Vec::new();
+        for mode in &modes {
+            let mut times = Vec::new();
+            for i in 0..5 {
+                // Another spot each time: identical unchanged batches are refused.
+                let mut batch = actions.clone();
+                batch[0]["x"] = json!(batch[0]["x"].as_i64().unwrap() + i * 7);
+                let mut args = json!({"session_id": sid, "actions": batch});
+                for (k, v) in mode.as_object().unwrap() {
+                    args[k] = v.clone();
+                }
+                let t = Instant::now();
+                call("computer_act", args).await;
+                times.push(t.elapsed().as_secs_f64() * 1000.0);
+                if let Some(undo) = &undo {
+                    call(
+                        "computer_act",
+                        json!({"session_id": sid, "actions": undo, "observe": false}),
+                    )
+                    .await;
+                }
+            }
+            medians.push(median(times));
+        }
+        rows.push((name, medians[0], medians[1], medians[2]));
+    }
+    // A page load: open it once, then reload it with F5 and wait.
+    call("write_file", json!({"session_id": sid, "path": "bench/settle.html",
+        "content": "<!doctype html><title>settle</title><script>let n=0;const t=setInterval(()=>{document.title='tick '+(++n); if(n>10)clearInterval(t)},50)</script>"})).await;
+    call(
+        "open_path",
+        json!({"session_id": sid, "target": "~/bench/settle.html"}),
+    )
+    .await;
+    let mut medians = Vec::new();
+    for mode in &modes {
+        let mut times = Vec::new();
+        for _ in 0..5 {
+            let mut args = json!({"session_id": sid, "actions": [{"type": "key", "key": "f5"}]});
+            for (k, v) in mode.as_object().unwrap() {
+                args[k] = v.clone();
+            }
+            let t = Instant::now();
+            call("computer_act", args).await;
+            times.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
+        medians.push(median(times));
+    }
+    rows.push((
+        "reload of a page that animates for 0.5 s",
+        medians[0],
+        medians[1],
+        medians[2],
+    ));
+    call("end_session", json!({"session_id": sid})).await;
+    rows
+}
+
+struct FrameFigures {
+    rows: Vec<(&'static str, String, u64, f64)>,
+    observe_4k_ms: f64,
+}
+
+/// Frame bytes and estimated tokens with the default bounds against an
+/// unbounded PNG, at 1280x800 and (through a second host with a 4K
+/// screen setting) at 3840x2160.
+async fn frame_rows<F, Fut>(host: &std::path::Path, call: &F) -> FrameFigures
+where
+    F: Fn(&'static str, Value) -> Fut,
+    Fut: std::future::Future<Output = Value>,
+{
+    let measure = |o: &Value| {
+        let (w, h) = (
+            o["frame_width"].as_u64().unwrap(),
+            o["frame_height"].as_u64().unwrap(),
+        );
+        (
+            format!("{w}x{h}"),
+            o["bytes"].as_u64().unwrap(),
+            (w * h) as f64 / 750.0,
+        )
+    };
+    let mut rows = Vec::new();
+    let started = call("start_computer", json!({"title": "bench frames"})).await;
+    let sid = started["session_id"].as_str().expect("id").to_string();
+    call("shell", json!({"session_id": sid, "command": "true"})).await;
+    let default = call("computer_observe", json!({"session_id": sid})).await;
+    let (size, bytes, tokens) = measure(&default);
+    rows.push(("1280x800, defaults", size, bytes, tokens));
+    let full = call(
+        "computer_observe",
+        json!({"session_id": sid, "max_side": 7680}),
+    )
+    .await;
+    let (size, bytes, tokens) = measure(&full);
+    rows.push(("1280x800, unbounded PNG", size, bytes, tokens));
+    call("end_session", json!({"session_id": sid})).await;
+
+    let mut cmd = tokio::process::Command::new(host);
+    cmd.env("COMPUTER_USE_NAME", NAME)
+        .env("COMPUTER_USE_PORT_BASE", "23900")
+        .env("COMPUTER_USE_OPEN", "none")
+        .env("COMPUTER_USE_SCREEN_SIZE", "3840x2160")
+        .env("COMPUTER_USE_IMAGE", "computer-use-mcp:dev");
+    let big = ().serve(TokioChildProcess::new(cmd).expect("host starts")).await.expect("handshake");
+    let call4k = |tool: &'static str, args: Value| {
+        let big = &big;
+        async move {
+            let r = big
+                .call_tool(
+                    CallToolRequestParams::new(tool)
+                        .with_arguments(args.as_object().cloned().unwrap_or_default()),
+                )
+                .await
+                .expect("call");
+            assert_ne!(r.is_error, Some(true), "{tool}: {:?}", r.content);
+            r.structured_content.unwrap_or(Value::Null)
+        }
+    };
+    let started = call4k("start_computer", json!({"title": "bench 4k"})).await;
+    let sid = started["session_id"].as_str().expect("id").to_string();
+    call4k("computer_observe", json!({"session_id": sid})).await;
+    call4k("shell", json!({"session_id": sid, "command": "setsid nohup xterm -geometry 160x50+0+0 -e 'while :; do date +%s.%N; ls -la /usr/bin | head -40; sleep 0.005; done' >/dev/null 2>&1 &"})).await;
+    call4k(
+        "computer_act",
+        json!({"session_id": sid, "actions": [{"type": "wait", "ms": 1000}], "observe": false}),
+    )
+    .await;
+    let mut times = Vec::new();
+    let mut last = Value::Null;
+    for _ in 0..10 {
+        let t = Instant::now();
+        last = call4k("computer_observe", json!({"session_id": sid})).await;
+        times.push(t.elapsed().as_secs_f64() * 1000.0);
+    }
+    let (size, bytes, tokens) = measure(&last);
+    rows.push(("3840x2160, defaults", size, bytes, tokens));
+    let full = call4k(
+        "computer_observe",
+        json!({"session_id": sid, "max_side": 7680}),
+    )
+    .await;
+    let (size, bytes, tokens) = measure(&full);
+    rows.push((
+        "3840x2160, unbounded PNG (kept under 1 MB)",
+        size,
+        bytes,
+        tokens,
+    ));
+    call4k("end_session", json!({"session_id": sid})).await;
+    big.cancel().await.ok();
+    FrameFigures {
+        rows,
+        observe_4k_ms: median(times),
     }
 }
