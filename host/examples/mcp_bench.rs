@@ -40,29 +40,8 @@ async fn main() {
     );
     let _ = docker(&["rm", "-f", "-v", NAME]);
     let _ = docker(&["volume", "rm", &format!("{NAME}-home")]);
-    let mut cmd = tokio::process::Command::new(&host);
-    cmd.env("COMPUTER_USE_NAME", NAME)
-        .env("COMPUTER_USE_PORT_BASE", "23900")
-        .env("COMPUTER_USE_OPEN", "none")
-        .env("COMPUTER_USE_IMAGE", "computer-use-mcp:dev");
-    let client =
-        ().serve(TokioChildProcess::new(cmd).expect("host starts"))
-            .await
-            .expect("handshake");
-    let call = |tool: &'static str, args: Value| {
-        let client = &client;
-        async move {
-            let r = client
-                .call_tool(
-                    CallToolRequestParams::new(tool)
-                        .with_arguments(args.as_object().cloned().unwrap_or_default()),
-                )
-                .await
-                .expect("call");
-            assert_ne!(r.is_error, Some(true), "{tool}: {:?}", r.content);
-            r.structured_content.unwrap_or(Value::Null)
-        }
-    };
+    let client = connect(&host, &[]).await;
+    let call = |tool: &'static str, args: Value| call_tool(&client, tool, args);
     let t = Instant::now();
     let started = call("start_computer", json!({"title": "bench"})).await;
     let start_ms = t.elapsed().as_secs_f64() * 1000.0;
@@ -557,27 +536,8 @@ where
     rows.push(("1280x800, unbounded PNG", size, bytes, tokens));
     call("end_session", json!({"session_id": sid})).await;
 
-    let mut cmd = tokio::process::Command::new(host);
-    cmd.env("COMPUTER_USE_NAME", NAME)
-        .env("COMPUTER_USE_PORT_BASE", "23900")
-        .env("COMPUTER_USE_OPEN", "none")
-        .env("COMPUTER_USE_SCREEN_SIZE", "3840x2160")
-        .env("COMPUTER_USE_IMAGE", "computer-use-mcp:dev");
-    let big = ().serve(TokioChildProcess::new(cmd).expect("host starts")).await.expect("handshake");
-    let call4k = |tool: &'static str, args: Value| {
-        let big = &big;
-        async move {
-            let r = big
-                .call_tool(
-                    CallToolRequestParams::new(tool)
-                        .with_arguments(args.as_object().cloned().unwrap_or_default()),
-                )
-                .await
-                .expect("call");
-            assert_ne!(r.is_error, Some(true), "{tool}: {:?}", r.content);
-            r.structured_content.unwrap_or(Value::Null)
-        }
-    };
+    let big = connect(host, &[("COMPUTER_USE_SCREEN_SIZE", "3840x2160")]).await;
+    let call4k = |tool: &'static str, args: Value| call_tool(&big, tool, args);
     let started = call4k("start_computer", json!({"title": "bench 4k"})).await;
     let sid = started["session_id"].as_str().expect("id").to_string();
     call4k("computer_observe", json!({"session_id": sid})).await;
@@ -614,4 +574,32 @@ where
         rows,
         observe_4k_ms: median(times),
     }
+}
+
+type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
+
+/// A host process on the bench's computer, with `env` on top.
+async fn connect(host: &std::path::Path, env: &[(&str, &str)]) -> Client {
+    let mut cmd = tokio::process::Command::new(host);
+    cmd.env("COMPUTER_USE_NAME", NAME)
+        .env("COMPUTER_USE_PORT_BASE", "23900")
+        .env("COMPUTER_USE_OPEN", "none")
+        .env("COMPUTER_USE_IMAGE", "computer-use-mcp:dev")
+        .envs(env.iter().copied());
+    ().serve(TokioChildProcess::new(cmd).expect("host starts"))
+        .await
+        .expect("handshake")
+}
+
+/// Calls a tool, asserts success, returns its structured content.
+async fn call_tool(client: &Client, tool: &'static str, args: Value) -> Value {
+    let r = client
+        .call_tool(
+            CallToolRequestParams::new(tool)
+                .with_arguments(args.as_object().cloned().unwrap_or_default()),
+        )
+        .await
+        .expect("call");
+    assert_ne!(r.is_error, Some(true), "{tool}: {:?}", r.content);
+    r.structured_content.unwrap_or(Value::Null)
 }
