@@ -102,12 +102,17 @@ async fn active_window(d: &Daemon, session: &str) -> String {
 }
 
 /// Reloads the session's page until its title contains `want`.
+/// F5 and Ctrl+R take turns: the same key again and again on a page that
+/// does not change yet would be refused as "not reacting" on the 4th try.
 async fn reload_until(d: &Daemon, session: &str, want: &str, limit: Duration) {
+    let reloads = std::sync::atomic::AtomicUsize::new(0);
     wait_until(&format!("a reload showing `{want}`"), limit, || async {
+        let n = reloads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let key = if n % 2 == 0 { "f5" } else { "ctrl+r" };
         let r = d
             .ok(
                 &format!("/v1/sessions/{session}/act"),
-                json!({"actions": [{"type": "key", "key": "f5"}], "settle_ms": 400}),
+                json!({"actions": [{"type": "key", "key": key}], "settle_ms": 400}),
             )
             .await;
         let title = r["observation"]["active_window"].as_str().unwrap_or("");
