@@ -10,17 +10,16 @@
 //! `Authorization` header from a page needs a CORS preflight this listener
 //! never grants.
 
+use crate::api::auth::bearer_is;
 use crate::api::ApiError;
 use crate::apps::{Launcher, OnScreen};
 use crate::sessions::Sessions;
 use axum::extract::State;
-use axum::http::header::AUTHORIZATION;
 use axum::http::HeaderMap;
 use axum::routing::post;
 use axum::{Json, Router};
 use computer_protocol::{routes, ErrorCode, LauncherRequest};
 use std::sync::Arc;
-use subtle::ConstantTimeEq;
 
 /// Variable names every program on a screen gets.
 pub const URL_VAR: &str = "COMPUTER_USE_LAUNCHER_URL";
@@ -62,12 +61,7 @@ async fn launch(
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Result<Json<Launched>, ApiError> {
-    let given = headers
-        .get(AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .unwrap_or("");
-    if !bool::from(given.as_bytes().ct_eq(app.token.as_bytes())) {
+    if !bearer_is(&headers, &app.token) {
         return Err(ApiError::new(
             ErrorCode::Unauthorized,
             format!("missing or wrong launcher token: send `Authorization: Bearer ${TOKEN_VAR}`, which programs started on a screen have"),

@@ -108,7 +108,7 @@ async fn reload_until(d: &Daemon, session: &str, want: &str, limit: Duration) {
     let reloads = std::sync::atomic::AtomicUsize::new(0);
     wait_until(&format!("a reload showing `{want}`"), limit, || async {
         let n = reloads.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let key = if n % 2 == 0 { "f5" } else { "ctrl+r" };
+        let key = if n.is_multiple_of(2) { "f5" } else { "ctrl+r" };
         let r = d
             .ok(
                 &format!("/v1/sessions/{session}/act"),

@@ -475,11 +475,11 @@ where
     let mut medians = Vec::new();
     for mode in &modes {
         let mut times = Vec::new();
-        for i in 0..5 {
+        for i in 0..5u32 {
             // F5 and Ctrl+R take turns: a reload that ends where the last
             // one did leaves the screen unchanged, and the 4th identical
             // batch of those would be refused.
-            let key = if i % 2 == 0 { "f5" } else { "ctrl+r" };
+            let key = if i.is_multiple_of(2) { "f5" } else { "ctrl+r" };
             let mut args = json!({"session_id": sid, "actions": [{"type": "key", "key": key}]});
             for (k, v) in mode.as_object().unwrap() {
                 args[k] = v.clone();

@@ -22,6 +22,8 @@ pub async fn open_path(
             "`target` is empty: give an http(s) URL or a path on the computer",
         ));
     }
+    // Bad frame options are refused before anything opens.
+    req.frame.validate().map_err(ApiError::invalid)?;
     let session = app.sessions.get(&SessionId(id))?;
     let on = on_screen(&app, &session).await?;
     let opened = app.launcher.open_path(&on, &req.target).await;
@@ -33,6 +35,7 @@ pub async fn launch_app(
     Path(id): Path<String>,
     ApiJson(req): ApiJson<LaunchAppRequest>,
 ) -> Result<Json<OpenedResponse>, ApiError> {
+    req.frame.validate().map_err(ApiError::invalid)?;
     let session = app.sessions.get(&SessionId(id))?;
     let on = on_screen(&app, &session).await?;
     let opened = app.launcher.launch(&on, &req.app, req.uri.as_deref()).await;

@@ -3,7 +3,7 @@
 //! [`error`]. Nothing below this module knows about HTTP.
 
 mod apps;
-mod auth;
+pub(crate) mod auth;
 mod desktop;
 mod devtools;
 mod error;

@@ -10,9 +10,8 @@ use super::resolve::{check_uri, resolve, window_hint, AppSpec};
 use super::target::{classify, file_url, FileKind, OpenTarget};
 use super::{desktop_entry, AppError};
 use crate::browser::{BrowserError, BrowserScreen, Browsers};
-use crate::capture::window::{active_window, window_class, window_title, Atoms};
 use crate::display::Display;
-use crate::input::{focus_window, focus_window_id, window_list};
+use crate::input::{active_is, active_matches, focus_window, focus_window_id, window_list};
 use std::collections::HashSet;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -331,37 +330,6 @@ fn wait_for_window(
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-}
-
-/// The screen's active window, per the window manager.
-fn active(display: &Display) -> Result<Option<u32>, LaunchError> {
-    let screen = |e: x11rb::errors::ReplyError| LaunchError::Screen {
-        display: display.number,
-        reason: e.to_string(),
-    };
-    let atoms = Atoms::intern(&display.conn).map_err(screen)?;
-    active_window(&display.conn, &atoms, display.root).map_err(screen)
-}
-
-fn active_is(display: &Display, window: u32) -> Result<bool, LaunchError> {
-    Ok(active(display)? == Some(window))
-}
-
-/// True when the active window's class or title contains `hint`.
-fn active_matches(display: &Display, hint: &str) -> Result<bool, LaunchError> {
-    let Some(window) = active(display)? else {
-        return Ok(false);
-    };
-    let screen = |e: x11rb::errors::ReplyError| LaunchError::Screen {
-        display: display.number,
-        reason: e.to_string(),
-    };
-    let needle = hint.to_lowercase();
-    let atoms = Atoms::intern(&display.conn).map_err(screen)?;
-    let class = window_class(&display.conn, window).map_err(screen)?;
-    let title = window_title(&display.conn, &atoms, window).map_err(screen)?;
-    Ok(class.iter().any(|c| c.to_lowercase().contains(&needle))
-        || title.is_some_and(|t| t.to_lowercase().contains(&needle)))
 }
 
 /// Runs blocking X work on a connection of its own to `:display`.

@@ -26,14 +26,8 @@ pub async fn open(
     } else {
         None
     };
-    let target_id = match blank {
-        Some(target_id) => {
-            let session = attach(cdp, &target_id).await?;
-            cdp.call_in(&session, "Page.navigate", json!({ "url": url }))
-                .await?;
-            detach(cdp, &session).await;
-            target_id
-        }
+    let target_id = match &blank {
+        Some(target_id) => target_id.clone(),
         None => {
             let created = cdp
                 .call("Target.createTarget", json!({ "url": url }))
@@ -41,11 +35,21 @@ pub async fn open(
             string_field(&created, "targetId", "Target.createTarget")?
         }
     };
-    cdp.call("Target.activateTarget", json!({ "targetId": target_id }))
-        .await?;
-    let loaded = wait_loaded(cdp, &target_id, started, deadline).await?;
+    // One session on the tab serves the navigation and the wait.
+    let session = attach(cdp, &target_id).await?;
+    let opened = async {
+        if blank.is_some() {
+            cdp.call_in(&session, "Page.navigate", json!({ "url": url }))
+                .await?;
+        }
+        cdp.call("Target.activateTarget", json!({ "targetId": target_id }))
+            .await?;
+        Ok(wait_loaded(cdp, &session, started, deadline).await)
+    }
+    .await;
+    detach(cdp, &session).await;
     Ok(PageLoad {
-        loaded,
+        loaded: opened?,
         waited: started.elapsed(),
     })
 }
@@ -85,19 +89,12 @@ async fn detach(cdp: &Cdp, session_id: &str) {
 /// Polls the tab until its document left `about:blank` and is complete,
 /// or the deadline passes (then false). A page still loading is not an
 /// error: the agent gets a screenshot of how far it got.
-async fn wait_loaded(
-    cdp: &Cdp,
-    target_id: &str,
-    started: Instant,
-    deadline: Duration,
-) -> Result<bool, CdpError> {
-    let session = attach(cdp, target_id).await?;
+async fn wait_loaded(cdp: &Cdp, session: &str, started: Instant, deadline: Duration) -> bool {
     let check = "document.readyState === 'complete' && location.href !== 'about:blank'";
-    let mut loaded = false;
     while started.elapsed() < deadline {
         let answer = cdp
             .call_in(
-                &session,
+                session,
                 "Runtime.evaluate",
                 json!({ "expression": check, "returnByValue": true }),
             )
@@ -106,14 +103,12 @@ async fn wait_loaded(
         // the next poll asks the new one.
         if let Ok(answer) = answer {
             if answer.pointer("/result/value") == Some(&Value::Bool(true)) {
-                loaded = true;
-                break;
+                return true;
             }
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    detach(cdp, &session).await;
-    Ok(loaded)
+    false
 }
 
 fn string_field(answer: &Value, field: &str, method: &str) -> Result<String, CdpError> {

@@ -117,7 +117,8 @@ impl Mcpc {
     pub fn bridge_pid(&self, bridge: &str) -> Option<i32> {
         let session = self.session(bridge)?;
         let pid = i32::try_from(session.get("pid")?.as_i64()?).ok()?;
-        (pid > 0 && is_running(pid)).then_some(pid)
+        // A zombie (exited, not reaped yet) does not count as running.
+        (pid > 0 && crate::process::process_entry(pid).is_some()).then_some(pid)
     }
 
     /// True when mcpc knows the session, running or not.
@@ -158,19 +159,6 @@ pub fn last_call_in(log: &str) -> Option<OffsetDateTime> {
         .and_then(|(stamp, _)| {
             OffsetDateTime::parse(stamp, &time::format_description::well_known::Rfc3339).ok()
         })
-}
-
-/// True while `pid` runs: a process that exited but is not reaped yet
-/// (a zombie, state `Z`) does not count.
-fn is_running(pid: i32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return false;
-    };
-    // `pid (comm) state ...`; comm may hold spaces and parentheses.
-    let state = stat
-        .rfind(')')
-        .and_then(|end| stat[end + 1..].split_whitespace().next());
-    !matches!(state, None | Some("Z") | Some("X"))
 }
 
 fn read_tail(path: &Path, bytes: u64) -> Option<String> {

@@ -22,7 +22,7 @@ use mcpc::{Mcpc, McpcError, COMMAND_DEADLINE, CONNECT_DEADLINE};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use time::OffsetDateTime;
 
 /// How often running bridges are checked for idleness.
@@ -57,8 +57,7 @@ struct Bridge {
     browser_pid: i32,
     idle: Duration,
     /// When it was (re)started by computerd; calls count from here too.
-    started: Instant,
-    started_wall: OffsetDateTime,
+    started: OffsetDateTime,
     /// The bridge process last seen running, and when it was first seen:
     /// one that `mcpc` just started again has not logged its first call
     /// yet, and must not be taken for idle meanwhile.
@@ -139,8 +138,7 @@ impl DevTools {
         let bridge = Bridge {
             browser_pid: browser.pid(),
             idle,
-            started: Instant::now(),
-            started_wall: OffsetDateTime::now_utc(),
+            started: OffsetDateTime::now_utc(),
             seen: None,
         };
         self.bridges
@@ -209,10 +207,10 @@ impl DevTools {
             let last = self
                 .mcpc
                 .last_call(&name)
-                .map_or(bridge.started_wall, |call| call.max(bridge.started_wall))
+                .map_or(bridge.started, |call| call.max(bridge.started))
                 .max(seen_since);
             let quiet = (now - last).try_into().unwrap_or(Duration::ZERO);
-            if quiet > bridge.idle && bridge.started.elapsed() > bridge.idle {
+            if quiet > bridge.idle {
                 kill_bridge(pid);
                 tracing::info!(screen = %number, idle = ?quiet, "DevTools bridge stopped after no calls; the next mcpc call starts it again");
             }
@@ -269,22 +267,10 @@ fn kill_bridge(pid: i32) {
 
 /// The processes whose parent is `pid`.
 fn children_of(pid: i32) -> Vec<i32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .filter_map(Result::ok)
-        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|child| {
-            std::fs::read_to_string(format!("/proc/{child}/stat"))
-                .ok()
-                .and_then(|stat| {
-                    // `pid (comm) state ppid ...`; comm may hold spaces.
-                    let after = &stat[stat.rfind(')')? + 1..];
-                    after.split_whitespace().nth(1)?.parse::<i32>().ok()
-                })
-                == Some(pid)
-        })
+    crate::process::process_table()
+        .into_iter()
+        .filter(|entry| entry.parent == pid)
+        .map(|entry| entry.pid)
         .collect()
 }
 

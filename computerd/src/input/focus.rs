@@ -49,6 +49,26 @@ pub fn window_list(display: &Display) -> Result<Vec<Window>, InputError> {
     client_windows(display, &atoms).map_err(&request)
 }
 
+/// True when the window manager's active window is `window`.
+pub fn active_is(display: &Display, window: Window) -> Result<bool, InputError> {
+    let request = InputError::request(display.number);
+    let atoms = Atoms::intern(&display.conn).map_err(&request)?;
+    Ok(active_window(&display.conn, &atoms, display.root).map_err(&request)? == Some(window))
+}
+
+/// True when the active window's class or title contains `target`
+/// (case-insensitive), as [`focus_window`] matches them.
+pub fn active_matches(display: &Display, target: &str) -> Result<bool, InputError> {
+    let request = InputError::request(display.number);
+    let atoms = Atoms::intern(&display.conn).map_err(&request)?;
+    match active_window(&display.conn, &atoms, display.root).map_err(&request)? {
+        Some(window) => {
+            matches(&display.conn, &atoms, window, &target.trim().to_lowercase()).map_err(&request)
+        }
+        None => Ok(false),
+    }
+}
+
 /// Raises and focuses one window of [`window_list`].
 pub fn focus_window_id(display: &Display, window: Window) -> Result<(), InputError> {
     let atoms = Atoms::intern(&display.conn).map_err(InputError::request(display.number))?;

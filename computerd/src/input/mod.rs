@@ -21,7 +21,7 @@ pub mod keysyms;
 mod pointer;
 pub mod typing;
 
-pub use focus::{focus_window, focus_window_id, window_list};
+pub use focus::{active_is, active_matches, focus_window, focus_window_id, window_list};
 pub use keyboard::{CLIENT_CATCH_UP, RELEASE_AFTER};
 
 use crate::display::Display;

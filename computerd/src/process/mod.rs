@@ -3,10 +3,14 @@
 //! holding the handle; stopping sends SIGTERM, then SIGKILL after a grace.
 //! A handle dropped without `stop` kills its child: a cancelled start must
 //! not leave an X server behind that holds its display.
+//!
+//! `table` reads the machine's process table from `/proc`.
 
 mod output_tail;
+mod table;
 
 pub use output_tail::OutputTail;
+pub use table::{process_entry, process_table, ProcessEntry};
 
 use std::future::Future;
 use std::time::Duration;

@@ -62,6 +62,9 @@ pub struct ActArgs {
     pub quality: Option<u8>,
 }
 
+// `max_side`, `format` and `quality` stand in each tool that returns a
+// screenshot: serde's `flatten` cannot share them, as it does not work with
+// `deny_unknown_fields`, which names a mistyped field to the agent.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ObserveArgs {
