@@ -172,7 +172,7 @@ fn main() {
     let mut input = Input::new(&display).expect("input");
     let per_action_lib = time_ms(200, || {
         input
-            .perform(&display, &Action::Move { x: 200, y: 200 })
+            .perform(&display, &Action::move_to(200, 200))
             .expect("move");
     });
     let xdotool = time_ms(20, || {

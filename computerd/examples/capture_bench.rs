@@ -176,20 +176,16 @@ fn main() {
         });
         println!("  {name:<24} {ms:8.3}");
     };
-    run("move", &|i| Action::Move {
-        x: 600 + (i % 50) as i32,
-        y: 300,
-    });
-    run("click (root window)", &|_| Action::Click {
-        x: 1200,
-        y: 400,
-        button: Button::Left,
+    run("move", &|i| Action::move_to(600 + (i % 50) as i32, 300));
+    run("click (root window)", &|_| {
+        Action::click_at(1200, 400, Button::Left)
     });
     run("scroll 3 steps", &|_| Action::Scroll {
         direction: ScrollDirection::Down,
         steps: 3,
         x: None,
         y: None,
+        element: None,
     });
     focus_window(&display, "sink").expect("focus");
     run("key `shift`", &|_| Action::Key {

@@ -13,7 +13,9 @@
 //! - [`screens`]: screen numbers 1..16, each an Xvnc display plus Fluxbox;
 //!   the only owner of those processes and of X connections ([`display`]).
 //! - [`desktop`]: observe and act on a session's screen, using
-//!   [`capture`] (X image to PNG) and [`input`] (XTEST mouse and keyboard).
+//!   [`capture`] (X image to PNG) and [`input`] (XTEST mouse and keyboard);
+//!   [`textview`] reads a screen as text (windows, accessibility trees) and
+//!   turns the refs of its nodes into points.
 //! - [`shell`]: `bash -lc` with deadlines that kill everything a command
 //!   started (through `sudo -n kill` for what runs as root);
 //!   [`truncate`] keeps long output's head and tail.
@@ -48,6 +50,7 @@ pub mod screens;
 pub mod server;
 pub mod sessions;
 pub mod shell;
+pub mod textview;
 pub mod transfer;
 pub mod truncate;
 pub mod viewer;

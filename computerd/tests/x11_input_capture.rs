@@ -443,7 +443,7 @@ fn key_chords_edit_the_line_and_unknown_names_are_refused() {
     // has been idle long enough.
     assert_eq!(input.borrowed_keycodes(), 1);
     wait_for("the borrowed keycode to be given back", LIMIT, || {
-        perform(&mut input, &display, Action::Move { x: 5, y: 5 });
+        perform(&mut input, &display, Action::move_to(5, 5));
         (input.borrowed_keycodes() == 0).then_some(())
     });
     assert_eq!(Keymap::fetch(&display).expect("keymap"), keymap_before);
@@ -495,7 +495,7 @@ fn pointer_actions_arrive_with_the_right_button_and_position() {
     let mut input = Input::new(&display).expect("input");
     target.events();
 
-    let click = |x, y, button| Action::Click { x, y, button };
+    let click = |x, y, button| Action::click_at(x, y, button);
     perform(&mut input, &display, click(100, 200, Button::Left));
     perform(&mut input, &display, click(640, 400, Button::Right));
     perform(&mut input, &display, click(1279, 799, Button::Middle));
@@ -519,9 +519,10 @@ fn pointer_actions_arrive_with_the_right_button_and_position() {
             button: Button::Left,
             x: Some(10),
             y: Some(20),
+            element: None,
         },
     );
-    perform(&mut input, &display, Action::Move { x: 150, y: 160 });
+    perform(&mut input, &display, Action::move_to(150, 160));
     perform(
         &mut input,
         &display,
@@ -529,6 +530,7 @@ fn pointer_actions_arrive_with_the_right_button_and_position() {
             button: Button::Left,
             x: Some(300),
             y: Some(400),
+            element: None,
         },
     );
     let events = target.events();
@@ -551,6 +553,7 @@ fn pointer_actions_arrive_with_the_right_button_and_position() {
             button: Button::Right,
             x: None,
             y: None,
+            element: None,
         },
     );
     perform(
@@ -560,6 +563,7 @@ fn pointer_actions_arrive_with_the_right_button_and_position() {
             button: Button::Right,
             x: None,
             y: None,
+            element: None,
         },
     );
     let buttons: Vec<_> = events
@@ -588,6 +592,7 @@ fn pointer_actions_arrive_with_the_right_button_and_position() {
         steps,
         x: at.map(|p| p.0),
         y: at.map(|p| p.1),
+        element: None,
     };
     perform(
         &mut input,
@@ -614,20 +619,21 @@ fn pointer_actions_arrive_with_the_right_button_and_position() {
         .collect();
     assert_eq!(target.buttons(), expected);
 
-    perform(&mut input, &display, Action::Move { x: 1279, y: 799 });
+    perform(&mut input, &display, Action::move_to(1279, 799));
     assert_eq!(cursor_position(&display).expect("cursor"), (1279, 799));
     target.events();
 
     // Off the screen: refused before anything is sent.
     for (action, point) in [
         (click(1280, 5, Button::Left), "(1280, 5)"),
-        (Action::Move { x: -1, y: 10 }, "(-1, 10)"),
+        (Action::move_to(-1, 10), "(-1, 10)"),
         (scroll(ScrollDirection::Down, 1, Some((0, 800))), "(0, 800)"),
         (
             Action::Down {
                 button: Button::Left,
                 x: Some(5000),
                 y: Some(5000),
+                element: None,
             },
             "(5000, 5000)",
         ),
@@ -652,6 +658,7 @@ fn pointer_actions_arrive_with_the_right_button_and_position() {
                 button: Button::Left,
                 x: Some(5),
                 y: None,
+                element: None,
             },
         )
         .expect_err("half a point");

@@ -39,13 +39,26 @@ fn default_steps() -> u32 {
 pub enum Action {
     /// Press and release a button at a point.
     Click {
-        x: i32,
-        y: i32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        x: Option<i32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        y: Option<i32>,
+        /// A node of the session's latest text view, in place of x/y.
+        #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+        element: Option<String>,
         #[serde(default)]
         button: Button,
     },
     /// Move the pointer.
-    Move { x: i32, y: i32 },
+    Move {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        x: Option<i32>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        y: Option<i32>,
+        /// A node of the session's latest text view, in place of x/y.
+        #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+        element: Option<String>,
+    },
     /// Press a button (for drags), optionally moving first.
     Down {
         #[serde(default)]
@@ -54,6 +67,9 @@ pub enum Action {
         x: Option<i32>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         y: Option<i32>,
+        /// A node of the session's latest text view, in place of x/y.
+        #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+        element: Option<String>,
     },
     /// Release a button, optionally moving first.
     Up {
@@ -63,6 +79,9 @@ pub enum Action {
         x: Option<i32>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         y: Option<i32>,
+        /// A node of the session's latest text view, in place of x/y.
+        #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+        element: Option<String>,
     },
     /// Type any Unicode text; `\n` presses Return.
     Type { text: String },
@@ -77,6 +96,9 @@ pub enum Action {
         x: Option<i32>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         y: Option<i32>,
+        /// A node of the session's latest text view, in place of x/y.
+        #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+        element: Option<String>,
     },
     /// Pause, 0 to 5000 ms.
     Wait { ms: u64 },
@@ -148,9 +170,106 @@ impl Action {
                     at("y")
                 ))
             }
+            _ => self.check_target(&at),
+        }
+    }
+}
+
+impl Action {
+    /// A click at a screen point.
+    pub fn click_at(x: i32, y: i32, button: Button) -> Action {
+        Action::Click {
+            x: Some(x),
+            y: Some(y),
+            element: None,
+            button,
+        }
+    }
+
+    /// A pointer move to a screen point.
+    pub fn move_to(x: i32, y: i32) -> Action {
+        Action::Move {
+            x: Some(x),
+            y: Some(y),
+            element: None,
+        }
+    }
+
+    /// The node ref of a pointer action, if it names one.
+    pub fn element(&self) -> Option<&str> {
+        match self {
+            Action::Click { element, .. }
+            | Action::Move { element, .. }
+            | Action::Down { element, .. }
+            | Action::Up { element, .. }
+            | Action::Scroll { element, .. } => element.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The point of a pointer action, when it has both x and y.
+    pub fn point(&self) -> Option<(i32, i32)> {
+        match self {
+            Action::Click { x, y, .. }
+            | Action::Move { x, y, .. }
+            | Action::Down { x, y, .. }
+            | Action::Up { x, y, .. }
+            | Action::Scroll { x, y, .. } => x.zip(*y),
+            _ => None,
+        }
+    }
+
+    /// Sets the point of a pointer action and drops its ref (the ref or
+    /// frame pixels resolved to screen pixels).
+    pub fn set_point(&mut self, point: (i32, i32)) {
+        match self {
+            Action::Click { x, y, element, .. }
+            | Action::Move { x, y, element, .. }
+            | Action::Down { x, y, element, .. }
+            | Action::Up { x, y, element, .. }
+            | Action::Scroll { x, y, element, .. } => {
+                *x = Some(point.0);
+                *y = Some(point.1);
+                *element = None;
+            }
+            _ => {}
+        }
+    }
+
+    /// A point or a ref, never both; click and move need one of them.
+    fn check_target(&self, at: &dyn Fn(&str) -> String) -> Result<(), String> {
+        let needs_target = matches!(self, Action::Click { .. } | Action::Move { .. });
+        let has_point = self.point().is_some();
+        match self.element() {
+            Some(_) if has_point => Err(format!(
+                "{} and {}/{} both name a target: give either a ref from the latest text view or x and y",
+                at("ref"),
+                at("x"),
+                at("y")
+            )),
+            Some(r) if !is_node_ref(r) => Err(format!(
+                "{} is `{}`: a ref looks like `e12`, as listed by `computer_observe` with view text",
+                at("ref"),
+                r.chars().take(20).collect::<String>()
+            )),
+            None if needs_target && !has_point => Err(format!(
+                "{} needs {} and {}, or {} (a node of the latest text view)",
+                self.kind(),
+                at("x"),
+                at("y"),
+                at("ref")
+            )),
             _ => Ok(()),
         }
     }
+}
+
+/// `e` followed by digits, as the text view writes refs.
+pub fn is_node_ref(text: &str) -> bool {
+    text.len() > 1
+        && text.len() <= 12
+        && text.starts_with('e')
+        && text[1..].bytes().all(|b| b.is_ascii_digit())
 }
 
 fn default_observe() -> bool {
@@ -289,8 +408,9 @@ mod tests {
         assert_eq!(
             req.actions[0],
             Action::Click {
-                x: 1,
-                y: 2,
+                x: Some(1),
+                y: Some(2),
+                element: None,
                 button: Button::Left
             }
         );
@@ -300,10 +420,38 @@ mod tests {
                 direction: ScrollDirection::Down,
                 steps: 3,
                 x: None,
-                y: None
+                y: None,
+                element: None
             }
         );
         assert_eq!(req.validate(), Ok(()));
+    }
+
+    #[test]
+    fn pointer_targets_are_a_point_or_a_ref() {
+        let by_ref = batch(
+            r#"{"actions":[{"type":"click","ref":"e12"},{"type":"scroll","direction":"down","ref":"e3"}]}"#,
+        );
+        assert_eq!(by_ref.validate(), Ok(()));
+        assert_eq!(by_ref.actions[0].element(), Some("e12"));
+        let mut resolved = by_ref.actions[0].clone();
+        resolved.set_point((5, 6));
+        assert_eq!((resolved.point(), resolved.element()), (Some((5, 6)), None));
+        let err = batch(r#"{"actions":[{"type":"click"}]}"#)
+            .validate()
+            .unwrap_err();
+        assert!(
+            err.contains("`actions[0].x`") && err.contains("`actions[0].ref`"),
+            "{err}"
+        );
+        let err = batch(r#"{"actions":[{"type":"move","x":1,"y":2,"ref":"e1"}]}"#)
+            .validate()
+            .unwrap_err();
+        assert!(err.contains("either"), "{err}");
+        let err = batch(r#"{"actions":[{"type":"click","ref":"button"}]}"#)
+            .validate()
+            .unwrap_err();
+        assert!(err.contains("`e12`"), "{err}");
     }
 
     #[test]

@@ -88,7 +88,7 @@ impl FrameOptions {
 }
 
 /// `computer_observe`'s request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ObserveRequest {
     #[serde(default)]
@@ -96,6 +96,12 @@ pub struct ObserveRequest {
     /// Only this part of the screen (zoom).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub region: Option<Region>,
+    /// Image, text view or both, and the text view's shape.
+    #[serde(
+        default,
+        skip_serializing_if = "crate::textview::TextViewOptions::is_image_only"
+    )]
+    pub text: crate::textview::TextViewOptions,
 }
 
 /// How a frame's pixels map to the screen's: a screen point is

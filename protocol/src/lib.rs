@@ -10,6 +10,8 @@
 //! - [`observe`]: the screenshot payload shared by observe and act.
 //! - [`frame`]: a screenshot's bound, format and region, and the transform
 //!   from a frame's pixels to the screen's.
+//! - [`textview`]: the text view of a screen (windows, accessibility
+//!   trees, refs) and its compact rendering.
 //! - [`action`]: the actions of `computer_act` and their validation.
 //! - [`shell`]: running a command.
 //! - [`apps`]: opening pages, files and applications on a screen.
@@ -44,6 +46,7 @@ pub mod paths;
 pub mod routes;
 pub mod session;
 pub mod shell;
+pub mod textview;
 pub mod transfer;
 pub mod viewer;
 
@@ -67,6 +70,10 @@ pub use session::{
     Health, HeartbeatResponse, SessionInfo, SessionSettings, SessionsResponse,
 };
 pub use shell::{ShellRequest, ShellResult};
+pub use textview::{
+    cut_field, Bounds, NodeState, PageCursor, TextNode, TextView, TextViewOptions, TreeSource,
+    View, WindowEntry,
+};
 pub use transfer::{
     Caution, CautionKind, ItemKind, SkipKind, Skipped, SourceRequest, TransferDirection,
     TransferSource, TransferSummary, UploadRequest, UploadTarget,

@@ -42,4 +42,8 @@ pub struct Observation {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "schema", schemars(skip))]
     pub image_base64: Option<String>,
+    /// The windows and one window's accessibility tree, when asked for
+    /// with `view: text` or `both`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text_view: Option<crate::textview::TextView>,
 }

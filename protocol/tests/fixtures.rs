@@ -38,6 +38,8 @@ fn fixtures_round_trip() {
     round_trip::<TransferSource>("transfer_source.json");
     round_trip::<TransferSummary>("transfer_summary.json");
     round_trip::<ObserveRequest>("observe_request.json");
+    round_trip::<ObserveRequest>("observe_request_text.json");
+    round_trip::<TextView>("text_view.json");
     round_trip::<OpenPathRequest>("open_path_request.json");
     round_trip::<LaunchAppRequest>("launch_app_request.json");
     round_trip::<OpenedResponse>("opened_response.json");

@@ -62,7 +62,7 @@ async fn answer(
     session.touch();
     let req = ObserveRequest {
         frame,
-        region: None,
+        ..ObserveRequest::default()
     };
     let observation = crate::desktop::observe(&app.sessions, session, req).await?;
     Ok(Json(OpenedResponse {

@@ -8,6 +8,7 @@ use crate::apps::{Launcher, OnScreen};
 use crate::input::focus_window;
 use crate::screens::{Screen, ScreenX};
 use crate::sessions::{Session, Sessions};
+use crate::textview::{check_window_unmoved, resolve_ref};
 use computer_protocol::limits::REPEAT_UNCHANGED_MAX;
 use computer_protocol::{
     ActRequest, ActResponse, Action, ActionOutcome, FrameTransform, ObserveRequest, Settle,
@@ -30,6 +31,9 @@ pub async fn act(
         req.actions = to_screen(&req.actions, &transform).map_err(DesktopError::InvalidInput)?;
     }
     let screen = sessions.screen_of(session).await?;
+    if req.actions.iter().any(|a| a.element().is_some()) {
+        req.actions = resolve_refs(session, &screen, req.actions).await?;
+    }
 
     // Batches of pointer, scroll and key actions are compared as JSON text.
     let repeat_key = req
@@ -80,7 +84,7 @@ pub async fn act(
         let (s, sc) = (Arc::clone(session), Arc::clone(&screen));
         let shape = ObserveRequest {
             frame: req.frame,
-            region: None,
+            ..ObserveRequest::default()
         };
         let (observation, after) = blocking(move || capture_observation(&s, &sc, &shape)).await?;
         record_repeat(session, repeat_key, before, Some(after));
@@ -201,25 +205,7 @@ fn run_one(
 
 /// Out-of-screen coordinates fail the action that has them.
 fn check_coordinates(x: &ScreenX, index: usize, action: &Action) -> Result<(), String> {
-    let point = match action {
-        Action::Click { x, y, .. } | Action::Move { x, y } => Some((*x, *y)),
-        Action::Down {
-            x: Some(x),
-            y: Some(y),
-            ..
-        }
-        | Action::Up {
-            x: Some(x),
-            y: Some(y),
-            ..
-        }
-        | Action::Scroll {
-            x: Some(x),
-            y: Some(y),
-            ..
-        } => Some((*x, *y)),
-        _ => None,
-    };
+    let point = action.point();
     match point {
         Some((px, py)) if !x.display.contains(px, py) => Err(format!(
             "`actions[{index}]` point ({px}, {py}) is off the screen: the screen is {}x{}, so x runs 0 to {} and y 0 to {}",
@@ -232,54 +218,51 @@ fn check_coordinates(x: &ScreenX, index: usize, action: &Action) -> Result<(), S
     }
 }
 
+/// The batch with every ref of the session's latest text view turned into
+/// the screen point at its node's centre; the view's window must not have
+/// moved since.
+async fn resolve_refs(
+    session: &Session,
+    screen: &Arc<Screen>,
+    actions: Vec<Action>,
+) -> Result<Vec<Action>, DesktopError> {
+    let snapshot = session.text_views().latest();
+    let mut resolved = Vec::with_capacity(actions.len());
+    for (index, mut action) in actions.into_iter().enumerate() {
+        if let Some(element) = action.element() {
+            let field = format!("`actions[{index}].ref`");
+            let point = resolve_ref(snapshot.as_deref(), element, &field)
+                .map_err(DesktopError::InvalidInput)?;
+            action.set_point(point);
+        }
+        resolved.push(action);
+    }
+    if let Some(snapshot) = snapshot {
+        let screen = Arc::clone(screen);
+        blocking(move || {
+            screen
+                .with_x(|x| check_window_unmoved(&x.display, &snapshot))?
+                .map_err(DesktopError::InvalidInput)
+        })
+        .await?;
+    }
+    Ok(resolved)
+}
+
 /// The batch with every x/y taken from frame pixels to screen pixels.
 fn to_screen(actions: &[Action], transform: &FrameTransform) -> Result<Vec<Action>, String> {
-    let map = |index: usize, x: i32, y: i32| {
-        transform
-            .to_screen(x, y)
-            .map_err(|e| format!("`actions[{index}]` {e}"))
-    };
-    let map_opt = |index: usize, x: Option<i32>, y: Option<i32>| match (x, y) {
-        (Some(x), Some(y)) => map(index, x, y).map(|(x, y)| (Some(x), Some(y))),
-        other => Ok(other),
-    };
     actions
         .iter()
         .enumerate()
         .map(|(index, action)| {
-            Ok(match action.clone() {
-                Action::Click { x, y, button } => {
-                    let (x, y) = map(index, x, y)?;
-                    Action::Click { x, y, button }
-                }
-                Action::Move { x, y } => {
-                    let (x, y) = map(index, x, y)?;
-                    Action::Move { x, y }
-                }
-                Action::Down { button, x, y } => {
-                    let (x, y) = map_opt(index, x, y)?;
-                    Action::Down { button, x, y }
-                }
-                Action::Up { button, x, y } => {
-                    let (x, y) = map_opt(index, x, y)?;
-                    Action::Up { button, x, y }
-                }
-                Action::Scroll {
-                    direction,
-                    steps,
-                    x,
-                    y,
-                } => {
-                    let (x, y) = map_opt(index, x, y)?;
-                    Action::Scroll {
-                        direction,
-                        steps,
-                        x,
-                        y,
-                    }
-                }
-                other => other,
-            })
+            let mut action = action.clone();
+            if let Some((x, y)) = action.point() {
+                let point = transform
+                    .to_screen(x, y)
+                    .map_err(|e| format!("`actions[{index}]` {e}"))?;
+                action.set_point(point);
+            }
+            Ok(action)
         })
         .collect()
 }

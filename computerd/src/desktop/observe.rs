@@ -1,14 +1,18 @@
 //! `computer_observe`: a screenshot of the session's own screen (or a
 //! region of it), shaped to the bounds asked for, and left out when nothing
-//! changed since the session's previous one.
+//! changed since the session's previous one; and, when asked, the screen's
+//! text view.
 
 use super::{blocking, DesktopError};
 use crate::capture::{active_window_title, check_region, cursor_position, shape};
 use crate::clock::now_rfc3339;
 use crate::screens::Screen;
 use crate::sessions::{Session, Sessions};
+use crate::textview::text_view;
 use base64::Engine;
-use computer_protocol::{Cursor, FrameId, Observation, ObserveRequest, Region};
+use computer_protocol::{
+    Cursor, FrameId, FrameTransform, ImageFormat, Observation, ObserveRequest, Region,
+};
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
@@ -18,9 +22,69 @@ pub async fn observe(
     req: ObserveRequest,
 ) -> Result<Observation, DesktopError> {
     req.frame.validate().map_err(DesktopError::InvalidInput)?;
+    req.text.validate().map_err(DesktopError::InvalidInput)?;
     let screen = sessions.screen_of(session).await?;
-    let session = Arc::clone(session);
-    blocking(move || capture_observation(&session, &screen, &req).map(|(o, _)| o)).await
+    let text_view = if req.text.view.wants_text() {
+        Some(
+            text_view(&screen, session, &req.text)
+                .await
+                .map_err(DesktopError::InvalidInput)?,
+        )
+    } else {
+        None
+    };
+    let (s, sc) = (Arc::clone(session), Arc::clone(&screen));
+    let mut observation = if req.text.view.wants_image() {
+        blocking(move || capture_observation(&s, &sc, &req).map(|(o, _)| o)).await?
+    } else {
+        blocking(move || describe_screen(&s, &sc)).await?
+    };
+    observation.text_view = text_view;
+    Ok(observation)
+}
+
+/// An observation without an image (a text view alone): the screen's
+/// size, pointer and active window, and a frame id whose pixels are the
+/// screen's. The unchanged-frame rule is left alone, as no image is shown.
+fn describe_screen(session: &Session, screen: &Screen) -> Result<Observation, DesktopError> {
+    screen.with_x(|x| {
+        let display = &x.display;
+        let whole = Region {
+            x: 0,
+            y: 0,
+            width: u32::from(display.width),
+            height: u32::from(display.height),
+        };
+        let (cx, cy) = cursor_position(display)?;
+        let active_window = active_window_title(display)?;
+        let frame_id = session.next_frame_id();
+        session.remember_frame(
+            frame_id,
+            FrameTransform {
+                region: whole,
+                frame_width: whole.width,
+                frame_height: whole.height,
+            },
+        );
+        Ok(Observation {
+            frame_id: FrameId(frame_id),
+            captured_at: now_rfc3339(),
+            width: whole.width,
+            height: whole.height,
+            cursor: Cursor { x: cx, y: cy },
+            active_window,
+            unchanged: false,
+            frame_width: whole.width,
+            frame_height: whole.height,
+            scale: 1.0,
+            region: whole,
+            format: ImageFormat::Png,
+            bytes: 0,
+            reduced: None,
+            image_base64: None,
+            text_view: None,
+        })
+    })?
 }
 
 /// Captures the screen now, shapes the frame and applies the
@@ -84,6 +148,7 @@ pub fn capture_observation(
             bytes,
             reduced: shaped.reduced,
             image_base64,
+            text_view: None,
         };
         Ok((observation, fingerprint))
     })?

@@ -112,15 +112,25 @@ impl Input {
     pub fn perform(&mut self, display: &Display, action: &Action) -> Result<(), InputError> {
         self.keyboard.catch_up(display)?;
         match action {
-            Action::Click { x, y, button } => pointer::click(display, *x, *y, *button),
-            Action::Move { x, y } => pointer::move_to(display, *x, *y),
-            Action::Down { button, x, y } => pointer::button(display, *button, true, *x, *y),
-            Action::Up { button, x, y } => pointer::button(display, *button, false, *x, *y),
+            Action::Click {
+                x: Some(x),
+                y: Some(y),
+                button,
+                ..
+            } => pointer::click(display, *x, *y, *button),
+            Action::Move {
+                x: Some(x),
+                y: Some(y),
+                ..
+            } => pointer::move_to(display, *x, *y),
+            Action::Down { button, x, y, .. } => pointer::button(display, *button, true, *x, *y),
+            Action::Up { button, x, y, .. } => pointer::button(display, *button, false, *x, *y),
             Action::Scroll {
                 direction,
                 steps,
                 x,
                 y,
+                ..
             } => pointer::scroll(display, *direction, *steps, *x, *y),
             Action::Type { text } => {
                 let keysyms = typing::keysyms_for_text(text)?;
@@ -130,7 +140,12 @@ impl Input {
                 let chord = chord::parse(key)?;
                 self.keyboard.press_chord(display, &chord)
             }
-            Action::Wait { .. } | Action::Focus { .. } => Err(InputError::NotInput {
+            // A click or move without a point is a ref the caller did not
+            // resolve.
+            Action::Wait { .. }
+            | Action::Focus { .. }
+            | Action::Click { .. }
+            | Action::Move { .. } => Err(InputError::NotInput {
                 kind: action.kind(),
             }),
         }

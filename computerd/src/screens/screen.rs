@@ -380,6 +380,11 @@ impl Screen {
         let _ = tokio::spawn(async move { screen.close_now().await }).await;
     }
 
+    /// This screen's browser, when one runs.
+    pub fn browser(&self) -> Option<Arc<crate::browser::Browser>> {
+        self.browsers.get(self.number)
+    }
+
     /// What the browser subsystem needs to know of this screen.
     pub fn browser_screen(&self) -> BrowserScreen {
         BrowserScreen {

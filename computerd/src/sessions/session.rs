@@ -2,6 +2,7 @@
 
 use crate::config::ScreenSize;
 use crate::screens::Screen;
+use crate::textview::TextViews;
 use computer_protocol::frame::FRAMES_REMEMBERED;
 use computer_protocol::FrameTransform;
 use computer_protocol::{OwnerId, SessionId};
@@ -53,6 +54,8 @@ pub struct Session {
     /// The transforms of the last frames shown, newest last, for
     /// `frame_id` coordinates.
     frames: Mutex<VecDeque<(u64, FrameTransform)>>,
+    /// The latest text view, which refs and cursors read.
+    text_views: Mutex<TextViews>,
 }
 
 impl Session {
@@ -80,7 +83,12 @@ impl Session {
             last_shown: Mutex::new(None),
             repeats: Mutex::new(RepeatTracker::default()),
             frames: Mutex::new(VecDeque::new()),
+            text_views: Mutex::new(TextViews::default()),
         }
+    }
+
+    pub fn text_views(&self) -> std::sync::MutexGuard<'_, TextViews> {
+        self.text_views.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub fn cwd(&self) -> PathBuf {

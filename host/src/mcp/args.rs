@@ -2,7 +2,7 @@
 //! reads, so they state units, limits and defaults. Unknown fields are
 //! refused so that a misspelt option is an error, not silently ignored.
 
-use computer_protocol::{Action, ImageFormat, Region, Settle, TimeoutArg, TransferDirection};
+use computer_protocol::{Action, ImageFormat, Region, Settle, TimeoutArg, TransferDirection, View};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -74,6 +74,18 @@ pub struct ObserveArgs {
     /// Only this part of the screen, in screen pixels (zoom): shown at up to full resolution within max_side.
     #[serde(default)]
     pub region: Option<Region>,
+    /// `image` (default): a screenshot. `text`: the screen's windows and the accessibility tree of one window, each node with a ref (e1, e2, ...) that computer_act takes instead of x/y. `both`: the two together.
+    #[serde(default)]
+    pub view: View,
+    /// Text view: the window whose tree is read, by class or title (case-insensitive substring); default the focused window.
+    #[serde(default)]
+    pub window: Option<String>,
+    /// Text view: at most this many nodes, 1 to 5000 (default 400); a longer tree is cut with a cursor.
+    #[serde(default)]
+    pub max_nodes: Option<usize>,
+    /// Text view: the cursor a cut view returned, for its next nodes.
+    #[serde(default)]
+    pub cursor: Option<String>,
     /// Longest side of the returned screenshot in pixels, 256 to 7680; a larger screen is scaled down keeping its aspect. Default COMPUTER_USE_FRAME_MAX_SIDE (1568), and then the frame also keeps to COMPUTER_USE_FRAME_MAX_PIXELS (1150000).
     #[serde(default)]
     pub max_side: Option<u32>,

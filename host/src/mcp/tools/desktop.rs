@@ -8,9 +8,11 @@ use crate::settings::{process_env, FrameDefaults};
 use computer_protocol::action::{QUIET_DEFAULT_MS, QUIET_SETTLE_DEFAULT_MS};
 use computer_protocol::limits::SETTLE_DEFAULT_MS;
 use computer_protocol::routes::{session_action, SessionRoute};
+use computer_protocol::textview::TEXT_VIEW_MAX_CHARS;
 use computer_protocol::{
     ActRequest, ActResponse, Action, FrameId, FrameOptions, ImageFormat, LaunchAppRequest,
     Observation, ObserveRequest, OpenPathRequest, OpenedResponse, SessionId, Settle,
+    TextViewOptions,
 };
 use reqwest::Method;
 use rmcp::model::{CallToolResult, JsonObject};
@@ -63,7 +65,12 @@ pub fn observation_result(
             .map(|t| format!("\"{t}\""))
             .unwrap_or_else(|| "none".into()),
     );
-    let text = if observation.unchanged {
+    let text = if observation.image_base64.is_none()
+        && observation.bytes == 0
+        && !observation.unchanged
+    {
+        format!("{prefix}Screen: {facts}.")
+    } else if observation.unchanged {
         format!("{prefix}The screen has not changed since your previous screenshot, so no image is attached ({facts}).")
     } else {
         format!("{prefix}Screenshot: {facts}.")
@@ -79,12 +86,46 @@ pub fn observation_result(
         Some(why) => format!("{text} Note: {why}."),
         None => text,
     };
+    let text = match &observation.text_view {
+        Some(view) => format!("{text}\nText view {}:\n{}", view.view_id, view.render()),
+        None => text,
+    };
     let image = observation.image_base64.clone();
     let result = structured(text, &payload);
     match image {
         Some(data) => with_image(result, data, observation.format.mime()),
         None => result,
     }
+}
+
+/// A text view from the computer is held to what was asked: at most
+/// `max_nodes` nodes and a bounded text, so a hostile computer cannot
+/// flood the agent's context.
+fn check_text_view(observation: &Observation, asked: &TextViewOptions) -> Result<(), String> {
+    let Some(view) = &observation.text_view else {
+        return if asked.view.wants_text() {
+            Err(
+                "the computer answered without the text view it was asked for; observe again"
+                    .into(),
+            )
+        } else {
+            Ok(())
+        };
+    };
+    let nodes = view.node_count();
+    if nodes > asked.max_nodes() {
+        return Err(format!(
+            "the computer sent a text view of {nodes} nodes where {} were asked for; it was refused",
+            asked.max_nodes()
+        ));
+    }
+    let chars = view.render().len();
+    if chars > TEXT_VIEW_MAX_CHARS {
+        return Err(format!(
+            "the computer sent a text view of {chars} characters, over the limit of {TEXT_VIEW_MAX_CHARS}; it was refused"
+        ));
+    }
+    Ok(())
 }
 
 /// The frame an agent asked for; without `max_side` the host's defaults
@@ -117,9 +158,17 @@ fn frame_options(
 
 pub async fn observe(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
     let a: ObserveArgs = parse(arguments)?;
+    let text = TextViewOptions {
+        view: a.view,
+        window: a.window,
+        max_nodes: a.max_nodes,
+        cursor: a.cursor,
+    };
+    text.validate()?;
     let req = ObserveRequest {
         frame: frame_options(a.max_side, a.format, a.quality)?,
         region: a.region,
+        text: text.clone(),
     };
     let conn = host.reach(&a.session_id).await?;
     let path = session_action(&SessionId(a.session_id.clone()), SessionRoute::Observe);
@@ -134,6 +183,7 @@ pub async fn observe(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
         )
         .await;
     let o: Observation = host.answer(&a.session_id, observed).await?;
+    check_text_view(&o, &text)?;
     host.announce_screen(&a.session_id);
     Ok(observation_result(String::new(), o, serde_json::json!({})))
 }

@@ -1,0 +1,371 @@
+//! The text view of a screen: its windows and the accessibility tree of
+//! one window, with refs that `computer_act` takes in place of x/y.
+//!
+//! - [`windows`]: the screen's windows from X11/EWMH, and which one a
+//!   view is about (named by class or title, else the focused one).
+//! - [`page_tree`]: the tree of the page in the screen's browser, over its
+//!   DevTools connection, placed in screen pixels.
+//! - [`atspi_tree`]: the tree of any other app, over the screen's own
+//!   AT-SPI bus ([`crate::a11y`]).
+//! - [`flat`]: both trees as one pre-order list with depths, nested again
+//!   page by page.
+//!
+//! A view flows: windows → the chosen window's tree (1 s at most) → a
+//! [`TextSnapshot`] the session keeps (refs `e{first_ref + i}`, and the
+//! pages a cursor reads) → the first page as a [`TextView`]. Refs number
+//! on across a session's views, so a ref from an older view is never
+//! mistaken for a node of the latest one.
+
+mod atspi_tree;
+mod flat;
+mod page_tree;
+mod windows;
+
+pub use flat::FlatNode;
+pub use windows::list_windows;
+
+use crate::screens::Screen;
+use crate::sessions::Session;
+use computer_protocol::textview::{MAX_NODES_MAX, TREE_DEADLINE_MS};
+use computer_protocol::{Bounds, PageCursor, TextView, TextViewOptions, TreeSource, WindowEntry};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Nodes kept of one tree; a cursor pages through them.
+const TREE_NODES_KEPT: usize = 4 * MAX_NODES_MAX;
+
+/// One text view as the session keeps it.
+#[derive(Debug)]
+pub struct TextSnapshot {
+    pub view_id: u64,
+    /// The ref number of `nodes[0]`.
+    pub first_ref: u64,
+    pub windows: Vec<WindowEntry>,
+    /// The window whose tree this is, as it was then.
+    pub window: Option<WindowEntry>,
+    pub source: Option<TreeSource>,
+    pub nodes: Vec<FlatNode>,
+    pub note: Option<String>,
+    /// What the unchanged rule compares.
+    pub key: u64,
+}
+
+/// A session's text views: the latest one and the counters.
+#[derive(Debug, Default)]
+pub struct TextViews {
+    latest: Option<Arc<TextSnapshot>>,
+    views: u64,
+    refs: u64,
+}
+
+impl TextViews {
+    pub fn latest(&self) -> Option<Arc<TextSnapshot>> {
+        self.latest.clone()
+    }
+}
+
+/// Builds the text view `options` ask for (the next page of the latest
+/// view when they carry a cursor).
+pub async fn text_view(
+    screen: &Arc<Screen>,
+    session: &Session,
+    options: &TextViewOptions,
+) -> Result<TextView, String> {
+    let max_nodes = options.max_nodes();
+    if let Some(cursor) = &options.cursor {
+        let cursor = PageCursor::parse(cursor)?;
+        let latest = session.text_views().latest();
+        return match latest {
+            Some(snapshot) if snapshot.view_id == cursor.view_id => {
+                if cursor.offset >= snapshot.nodes.len() {
+                    return Err(format!(
+                        "`cursor` {cursor} is past the end: view {} has {} nodes",
+                        snapshot.view_id,
+                        snapshot.nodes.len()
+                    ));
+                }
+                Ok(page(&snapshot, cursor.offset, max_nodes, false))
+            }
+            _ => Err(format!(
+                "`cursor` {cursor} belongs to an older text view; take a new one with `computer_observe` and view text"
+            )),
+        };
+    }
+    let listed = {
+        let screen = Arc::clone(screen);
+        tokio::task::spawn_blocking(move || {
+            screen
+                .with_x(|x| list_windows(&x.display))
+                .map_err(|e| e.to_string())?
+        })
+        .await
+        .map_err(|e| format!("listing the windows failed: {e}"))??
+    };
+    let target = windows::pick(&listed, options.window.as_deref())?.cloned();
+    let (source, nodes, note) = match &target {
+        None => (
+            None,
+            Vec::new(),
+            Some("no window has the focus: name one with `window` (class or title)".to_string()),
+        ),
+        Some(window) => read_tree(screen, window).await,
+    };
+    let key = flat::content_key(&listed, target.as_ref().map(|w| w.id), &nodes);
+    let mut views = session.text_views();
+    if let Some(latest) = views.latest.clone().filter(|l| l.key == key) {
+        return Ok(page(&latest, 0, max_nodes, true));
+    }
+    views.views += 1;
+    let snapshot = Arc::new(TextSnapshot {
+        view_id: views.views,
+        first_ref: views.refs + 1,
+        windows: listed,
+        window: target,
+        source,
+        nodes,
+        note,
+        key,
+    });
+    views.refs += snapshot.nodes.len() as u64;
+    views.latest = Some(Arc::clone(&snapshot));
+    drop(views);
+    Ok(page(&snapshot, 0, max_nodes, false))
+}
+
+/// The window's tree: the page's when it is the screen's browser, else the
+/// app's over AT-SPI; a note says why there is none.
+async fn read_tree(
+    screen: &Arc<Screen>,
+    window: &WindowEntry,
+) -> (Option<TreeSource>, Vec<FlatNode>, Option<String>) {
+    let deadline = Duration::from_millis(TREE_DEADLINE_MS);
+    let what = format!("\"{}\" ({})", window.title, window.class);
+    if let Some(browser) = screen
+        .browser()
+        .filter(|b| is_browser_window(window, b.pid()))
+    {
+        let read = page_tree::page_tree(browser.cdp(), window, TREE_NODES_KEPT);
+        return match tokio::time::timeout(deadline, read).await {
+            Ok(Ok(Some(nodes))) => (Some(TreeSource::Page), nodes, None),
+            Ok(Ok(None)) => (None, Vec::new(), Some(format!("{what} shows no page"))),
+            Ok(Err(e)) => (None, Vec::new(), Some(format!("the page tree of {what} could not be read: {e}"))),
+            Err(_) => (
+                None,
+                Vec::new(),
+                Some(format!("the page tree of {what} did not answer within {TREE_DEADLINE_MS} ms; observe again, or use the screenshot")),
+            ),
+        };
+    }
+    atspi_tree::window_tree(screen, window, TREE_NODES_KEPT, deadline).await
+}
+
+fn is_browser_window(window: &WindowEntry, browser_pid: i32) -> bool {
+    window
+        .pid
+        .is_some_and(|p| i64::from(p) == i64::from(browser_pid))
+        || window.class.to_lowercase().contains("chromium")
+}
+
+/// Nodes `offset..offset + max_nodes` of a snapshot as a view.
+fn page(snapshot: &TextSnapshot, offset: usize, max_nodes: usize, unchanged: bool) -> TextView {
+    let total = snapshot.nodes.len();
+    let shown = if unchanged {
+        0
+    } else {
+        max_nodes.min(total - offset.min(total))
+    };
+    let next = offset + shown;
+    let cut = !unchanged && next < total;
+    let cursor = cut.then(|| {
+        PageCursor {
+            view_id: snapshot.view_id,
+            offset: next,
+        }
+        .to_string()
+    });
+    let cut_note = cut.then(|| {
+        format!(
+            "the tree has {total} nodes and this view shows {}-{next}: pass `cursor` {} for the next ones",
+            offset + 1,
+            cursor.as_deref().unwrap_or_default()
+        )
+    });
+    let note = match (&snapshot.note, cut_note) {
+        (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+        (a, b) => a.clone().or(b),
+    };
+    TextView {
+        view_id: snapshot.view_id,
+        windows: snapshot.windows.clone(),
+        window: snapshot.window.as_ref().map(|w| w.id),
+        source: snapshot.source,
+        nodes: if unchanged {
+            Vec::new()
+        } else {
+            flat::nest(&snapshot.nodes, snapshot.first_ref, offset, shown)
+        },
+        total_nodes: total,
+        offset,
+        note,
+        cursor,
+        unchanged,
+    }
+}
+
+/// Where a click on `element` lands: the centre of the part of the node
+/// inside its window. Errors ask for a new text view.
+pub fn resolve_ref(
+    snapshot: Option<&TextSnapshot>,
+    element: &str,
+    field: &str,
+) -> Result<(i32, i32), String> {
+    let Some(snapshot) = snapshot else {
+        return Err(format!(
+            "{field} is `{element}` but this session has no text view yet: call `computer_observe` with view text first"
+        ));
+    };
+    let number: u64 = element.trim_start_matches('e').parse().unwrap_or(0);
+    let last = snapshot.first_ref + snapshot.nodes.len() as u64;
+    let Some(node) = number
+        .checked_sub(snapshot.first_ref)
+        .filter(|_| number < last)
+        .and_then(|i| snapshot.nodes.get(i as usize))
+    else {
+        let range = if snapshot.nodes.is_empty() {
+            "no refs".to_string()
+        } else {
+            format!("refs e{} to e{}", snapshot.first_ref, last - 1)
+        };
+        return Err(format!(
+            "{field} `{element}` is not in this session's latest text view (view {} has {range}): take a new text view with `computer_observe` and view text",
+            snapshot.view_id
+        ));
+    };
+    let area = snapshot.window.as_ref().map(WindowEntry::bounds);
+    let visible = node
+        .bounds
+        .and_then(|b| match area {
+            Some(area) => b.intersect(&area),
+            None => Some(b),
+        })
+        .filter(|b: &Bounds| b.width > 0 && b.height > 0);
+    match visible {
+        Some(b) => Ok(b.centre()),
+        None => Err(format!(
+            "{field} `{element}` ({} {:?}) has no visible area on the screen: scroll it into view, then take a new text view",
+            node.role, node.name
+        )),
+    }
+}
+
+/// Checks that the window of the latest view is still where it was, so a
+/// ref's point still lands on its node. Blocking.
+pub fn check_window_unmoved(
+    display: &crate::display::Display,
+    snapshot: &TextSnapshot,
+) -> Result<(), String> {
+    let Some(then) = &snapshot.window else {
+        return Ok(());
+    };
+    let now = list_windows(display)?;
+    match now.iter().find(|w| w.id == then.id) {
+        None => Err(format!(
+            "the window \"{}\" of text view {} is gone: take a new text view with `computer_observe`",
+            then.title, snapshot.view_id
+        )),
+        Some(w) if w.bounds() != then.bounds() => Err(format!(
+            "the window \"{}\" moved or changed size since text view {}: take a new text view with `computer_observe`",
+            then.title, snapshot.view_id
+        )),
+        Some(_) => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use computer_protocol::NodeState;
+
+    fn snapshot(nodes: Vec<FlatNode>) -> TextSnapshot {
+        TextSnapshot {
+            view_id: 2,
+            first_ref: 41,
+            windows: vec![],
+            window: Some(WindowEntry {
+                id: 9,
+                title: "w".into(),
+                class: "c".into(),
+                pid: None,
+                x: 100,
+                y: 100,
+                width: 200,
+                height: 100,
+                focused: true,
+            }),
+            source: Some(TreeSource::Atspi),
+            nodes,
+            note: None,
+            key: 0,
+        }
+    }
+
+    fn node(role: &str, bounds: Option<Bounds>, depth: usize) -> FlatNode {
+        FlatNode {
+            role: role.into(),
+            name: "n".into(),
+            value: None,
+            states: vec![NodeState::Focused],
+            bounds,
+            depth,
+        }
+    }
+
+    #[test]
+    fn refs_resolve_to_the_visible_centre_of_their_node() {
+        let b = |x, y, w, h| {
+            Some(Bounds {
+                x,
+                y,
+                width: w,
+                height: h,
+            })
+        };
+        let s = snapshot(vec![
+            node("frame", b(100, 100, 200, 100), 0),
+            node("button", b(250, 150, 100, 20), 1),
+            node("label", None, 1),
+        ]);
+        assert_eq!(resolve_ref(Some(&s), "e41", "`ref`"), Ok((200, 150)));
+        // Half outside the window: the centre of the inside half.
+        assert_eq!(resolve_ref(Some(&s), "e42", "`ref`"), Ok((275, 160)));
+        let err = resolve_ref(Some(&s), "e43", "`actions[0].ref`").unwrap_err();
+        assert!(err.contains("no visible area"), "{err}");
+        let err = resolve_ref(Some(&s), "e40", "`actions[0].ref`").unwrap_err();
+        assert!(
+            err.contains("e41 to e43") && err.contains("new text view"),
+            "{err}"
+        );
+        let err = resolve_ref(None, "e1", "`actions[0].ref`").unwrap_err();
+        assert!(err.contains("no text view yet"), "{err}");
+    }
+
+    #[test]
+    fn pages_carry_a_cursor_until_the_end() {
+        let s = snapshot(
+            (0..5)
+                .map(|i| node("item", None, usize::from(i > 0)))
+                .collect(),
+        );
+        let first = page(&s, 0, 2, false);
+        assert_eq!(
+            (first.node_count(), first.cursor.as_deref()),
+            (2, Some("2.2"))
+        );
+        assert!(first.note.as_deref().unwrap().contains("5 nodes"));
+        let last = page(&s, 4, 2, false);
+        assert_eq!((last.node_count(), last.cursor), (1, None));
+        assert_eq!(last.nodes[0].node_ref, "e45");
+        let same = page(&s, 0, 2, true);
+        assert!(same.unchanged && same.nodes.is_empty() && same.cursor.is_none());
+    }
+}

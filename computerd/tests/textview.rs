@@ -1,0 +1,285 @@
+//! The text view against a real computerd, real Xvnc screens and a real
+//! Chromium: a page's tree by name with screen bounds, a click by ref that
+//! changes the page, paging through a long tree with a cursor, stale refs
+//! and cursors refused, the unchanged rule, and a window with no tree.
+
+mod common;
+
+use common::{wait_until, Daemon};
+use serde_json::{json, Value};
+use std::time::Duration;
+
+fn require_programs() {
+    common::require_programs(&[("chromium", "chromium"), ("xterm", "xterm")]);
+}
+
+async fn text_view(d: &Daemon, session: &str, extra: Value) -> Value {
+    let mut text = json!({ "view": "text" });
+    if let (Some(t), Some(e)) = (text.as_object_mut(), extra.as_object()) {
+        t.extend(e.clone());
+    }
+    let o = d
+        .ok(
+            &format!("/v1/sessions/{session}/observe"),
+            json!({ "text": text }),
+        )
+        .await;
+    assert!(
+        o.get("image_base64").is_none(),
+        "view text has no image: {o}"
+    );
+    o["text_view"].clone()
+}
+
+/// Every node of a view, in pre-order.
+fn nodes(view: &Value) -> Vec<Value> {
+    fn walk(nodes: &Value, out: &mut Vec<Value>) {
+        for n in nodes.as_array().into_iter().flatten() {
+            out.push(n.clone());
+            walk(&n["children"], out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(&view["nodes"], &mut out);
+    out
+}
+
+fn find(view: &Value, role: &str, name: &str) -> Option<Value> {
+    nodes(view)
+        .into_iter()
+        .find(|n| n["role"] == role && n["name"].as_str().unwrap_or("").contains(name))
+}
+
+async fn act(d: &Daemon, session: &str, actions: Value) -> (u16, Value) {
+    let (status, body) = d
+        .post(
+            &format!("/v1/sessions/{session}/act"),
+            json!({ "actions": actions, "settle_ms": 100 }),
+        )
+        .await;
+    (status.as_u16(), body)
+}
+
+const PAGE: &str = r#"<!doctype html><title>Probe page</title>
+<h1 id="h">Waiting</h1>
+<button onclick="document.getElementById('h').textContent='Pressed by ref'">Press me</button>
+<a href="https://example.invalid/docs">Read the docs</a>
+<input aria-label="Your name" value="Ada">"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_page_lists_its_controls_by_name_and_a_click_by_ref_presses_the_button() {
+    require_programs();
+    let d = Daemon::start().await;
+    let s = d.create_session("text view").await;
+    std::fs::write(d.home.path().join("probe.html"), PAGE).unwrap();
+    let opened = d
+        .ok(
+            &format!("/v1/sessions/{s}/open"),
+            json!({ "target": "probe.html" }),
+        )
+        .await;
+    assert_eq!(opened["ready"], true, "{opened}");
+
+    let view = text_view(&d, &s, json!({})).await;
+    assert_eq!(view["source"], "page", "{view}");
+    let windows = view["windows"].as_array().unwrap();
+    let shown = windows
+        .iter()
+        .find(|w| Some(&w["id"]) == Some(&view["window"]))
+        .expect("the tree's window is listed");
+    assert_eq!(shown["focused"], true, "{view}");
+    let button = find(&view, "button", "Press me").unwrap_or_else(|| panic!("a button: {view:#}"));
+    assert!(
+        find(&view, "link", "Read the docs").is_some(),
+        "a link: {view:#}"
+    );
+    let field =
+        find(&view, "textbox", "Your name").unwrap_or_else(|| panic!("a text field: {view:#}"));
+    assert_eq!(field["value"], "Ada");
+    assert!(
+        field["states"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("editable")),
+        "{field}"
+    );
+    // Bounds are screen pixels inside the browser window.
+    let b = &button["bounds"];
+    let (bx, by) = (b["x"].as_i64().unwrap(), b["y"].as_i64().unwrap());
+    let (wx, wy) = (shown["x"].as_i64().unwrap(), shown["y"].as_i64().unwrap());
+    assert!(
+        bx >= wx && by > wy + 40,
+        "the button sits below the browser's toolbar: {b} in {shown}"
+    );
+
+    let (status, done) = act(&d, &s, json!([{ "type": "click", "ref": button["ref"] }])).await;
+    assert_eq!(status, 200, "{done}");
+    assert_eq!(done["outcomes"][0]["ok"], true, "{done}");
+    wait_until(
+        "the click by ref to change the page",
+        Duration::from_secs(5),
+        || async {
+            let view = text_view(&d, &s, json!({})).await;
+            find(&view, "heading", "Pressed by ref").map(|_| ())
+        },
+    )
+    .await;
+
+    // The button's old ref belongs to an older view now.
+    let (status, stale) = act(&d, &s, json!([{ "type": "click", "ref": button["ref"] }])).await;
+    assert_eq!(status, 400, "{stale}");
+    let message = stale["message"].as_str().unwrap();
+    assert!(
+        message.contains("latest text view") && message.contains("actions[0].ref"),
+        "{message}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_long_tree_pages_with_a_cursor_and_an_unchanged_view_keeps_its_refs() {
+    require_programs();
+    let d = Daemon::start().await;
+    let s = d.create_session("paging").await;
+    let buttons: String = (1..=120)
+        .map(|i| format!("<button>Item {i}</button>\n"))
+        .collect();
+    std::fs::write(
+        d.home.path().join("long.html"),
+        format!("<!doctype html><title>Long</title>{buttons}"),
+    )
+    .unwrap();
+    let opened = d
+        .ok(
+            &format!("/v1/sessions/{s}/open"),
+            json!({ "target": "long.html" }),
+        )
+        .await;
+    assert_eq!(opened["ready"], true, "{opened}");
+
+    let first = text_view(&d, &s, json!({ "max_nodes": 50 })).await;
+    let total = first["total_nodes"].as_u64().unwrap();
+    assert!(total > 120, "every button is a node: {total}");
+    let mut seen: Vec<String> = Vec::new();
+    let mut view = first.clone();
+    let mut pages = 0;
+    loop {
+        pages += 1;
+        let page = nodes(&view);
+        assert!(page.len() <= 50, "a page keeps to max_nodes");
+        assert_eq!(view["offset"].as_u64().unwrap() as usize, seen.len());
+        seen.extend(page.iter().map(|n| n["ref"].as_str().unwrap().to_string()));
+        let Some(cursor) = view["cursor"].as_str().map(str::to_string) else {
+            break;
+        };
+        assert!(view["note"].as_str().unwrap().contains(&cursor), "{view}");
+        view = text_view(&d, &s, json!({ "max_nodes": 50, "cursor": cursor })).await;
+        assert_eq!(
+            view["view_id"], first["view_id"],
+            "pages come from one view"
+        );
+    }
+    assert_eq!(seen.len() as u64, total);
+    assert_eq!(pages as u64, total.div_ceil(50));
+    let mut unique = seen.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), seen.len(), "refs are unique");
+    let labels: Vec<String> = (1..=120).map(|i| format!("Item {i}")).collect();
+    let all_names: Vec<String> = {
+        // Names of every page's buttons, read again from the first view.
+        let mut names = Vec::new();
+        let mut v = text_view(&d, &s, json!({ "max_nodes": 5000 })).await;
+        assert_eq!(
+            v["unchanged"], true,
+            "the same page again is unchanged: {v}"
+        );
+        assert!(nodes(&v).is_empty());
+        // An unchanged view keeps the refs, so the cursor still works.
+        v = text_view(
+            &d,
+            &s,
+            json!({ "max_nodes": 5000, "cursor": format!("{}.0", first["view_id"]) }),
+        )
+        .await;
+        for n in nodes(&v) {
+            if n["role"] == "button" {
+                names.push(n["name"].as_str().unwrap().to_string());
+            }
+        }
+        names
+    };
+    assert_eq!(all_names, labels);
+
+    // A cursor of another view is refused with the fix.
+    let (status, body) = d
+        .post(
+            &format!("/v1/sessions/{s}/observe"),
+            json!({ "text": { "view": "text", "cursor": "999.0" } }),
+        )
+        .await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains("`cursor`"),
+        "{body}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_window_without_a_tree_is_listed_with_a_note_and_both_gives_an_image_too() {
+    require_programs();
+    let d = Daemon::start().await;
+    let s = d.create_session("no tree").await;
+    let launched = d
+        .ok(
+            &format!("/v1/sessions/{s}/launch"),
+            json!({ "app": "xterm" }),
+        )
+        .await;
+    assert!(
+        launched["observation"]["active_window"].is_string(),
+        "{launched}"
+    );
+    let o = d
+        .ok(
+            &format!("/v1/sessions/{s}/observe"),
+            // Another size than launch_app's frame, so the image is news.
+            json!({ "frame": { "max_side": 640 }, "text": { "view": "both", "window": "xterm" } }),
+        )
+        .await;
+    assert!(o["image_base64"].is_string(), "both has the image: {o}");
+    assert_eq!(o["frame_width"], 640);
+    let view = &o["text_view"];
+    let xterm = view["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["class"] == "XTerm")
+        .unwrap_or_else(|| panic!("xterm is listed: {view}"))
+        .clone();
+    assert!(
+        xterm["pid"].as_u64().is_some() && xterm["width"].as_u64().unwrap() > 0,
+        "{xterm}"
+    );
+    assert_eq!(view["window"], xterm["id"]);
+    assert!(nodes(view).is_empty(), "{view}");
+    assert!(
+        view["note"]
+            .as_str()
+            .unwrap()
+            .contains("no accessibility tree"),
+        "{view}"
+    );
+
+    // Names of windows that do not exist are errors listing the others.
+    let (status, body) = d
+        .post(
+            &format!("/v1/sessions/{s}/observe"),
+            json!({ "text": { "view": "text", "window": "no-such-app" } }),
+        )
+        .await;
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains("XTerm"),
+        "{body}"
+    );
+}
