@@ -134,6 +134,7 @@ async fn main() {
     let devtools = devtools_rows(&call).await;
     let settle = settle_rows(&call).await;
     let frames = frame_rows(&host, &call).await;
+    let text_views = textview_rows(&client, &call).await;
     println!();
     println!("| through MCP | median ms | baseline | median ms | ratio |");
     println!("|---|---:|---|---:|---:|");
@@ -168,6 +169,20 @@ async fn main() {
     println!("|---|---|---:|---:|");
     for (name, size, bytes, tokens) in &frames.rows {
         println!("| {name} | {size} | {bytes} | {tokens:.0} |");
+    }
+    println!();
+    println!("| text view (computer_observe view text) | median ms | characters | est. tokens (chars/4) | PNG frame est. tokens (w*h/750) | PNG bytes |");
+    println!("|---|---:|---:|---:|---:|---:|");
+    for row in &text_views {
+        println!(
+            "| {} | {:.0} | {} | {:.0} | {:.0} | {} |",
+            row.name,
+            row.median_ms,
+            row.chars,
+            row.chars as f64 / 4.0,
+            row.frame_tokens,
+            row.frame_bytes
+        );
     }
     println!(
         "computer_observe of a changed 3840x2160 screen with the default bounds (capture, scale, encode, through MCP): {:.1} ms median",
@@ -583,6 +598,132 @@ where
 type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
 
 /// A host process on the bench's computer, with `env` on top.
+/// One scene's text view beside its screenshot.
+struct TextViewRow {
+    name: &'static str,
+    median_ms: f64,
+    chars: usize,
+    frame_tokens: f64,
+    frame_bytes: u64,
+}
+
+/// Text views of a page in the browser, a LibreOffice Writer window and a
+/// GTK dialog, each on a screen of its own: latency (the tree is read
+/// every time, also when the answer is "unchanged"), size of the first
+/// answer's text, and the same screen's PNG frame.
+async fn textview_rows<F, Fut>(client: &Client, call: &F) -> Vec<TextViewRow>
+where
+    F: Fn(&'static str, Value) -> Fut,
+    Fut: std::future::Future<Output = Value>,
+{
+    let page: String = std::iter::once("<!doctype html><title>Order form</title><h1>Order</h1>".to_string())
+        .chain((1..=12).map(|i| format!("<p>Line {i} of the order, with some text to read.</p><label>Item {i} <input value=\"{i}\"></label><button>Remove {i}</button>")))
+        .chain(std::iter::once("<a href=\"#terms\">Terms</a><button>Submit order</button>".to_string()))
+        .collect();
+    let scenes: [(&'static str, &'static str, Value); 3] = [
+        (
+            "page in Chromium (12 rows of a form)",
+            "Chromium",
+            json!({"tool": "open_path", "target": "/home/computer/order.html"}),
+        ),
+        (
+            "LibreOffice Writer, empty document",
+            "Writer",
+            json!({"tool": "launch_app", "app": "libreoffice-writer"}),
+        ),
+        (
+            "GTK dialog (zenity --entry)",
+            "Bench dialog",
+            json!({"tool": "shell", "command": "setsid nohup zenity --entry --title='Bench dialog' --text='Your name' >/dev/null 2>&1 </dev/null &"}),
+        ),
+    ];
+    let mut rows = Vec::new();
+    for (name, window, how) in scenes {
+        let started = call("start_computer", json!({"title": name})).await;
+        let sid = started["session_id"].as_str().expect("id").to_string();
+        call("computer_observe", json!({"session_id": sid})).await;
+        call(
+            "write_file",
+            json!({"session_id": sid, "path": "/home/computer/order.html", "content": page}),
+        )
+        .await;
+        match how["tool"].as_str() {
+            Some("open_path") => {
+                call(
+                    "open_path",
+                    json!({"session_id": sid, "target": how["target"]}),
+                )
+                .await
+            }
+            Some("launch_app") => {
+                call("launch_app", json!({"session_id": sid, "app": how["app"]})).await
+            }
+            _ => {
+                call(
+                    "shell",
+                    json!({"session_id": sid, "command": how["command"]}),
+                )
+                .await
+            }
+        };
+        // Until the tree is there (apps load their trees after the window).
+        let args = json!({"session_id": sid, "view": "text", "window": window});
+        let started = Instant::now();
+        let first = loop {
+            let r = client
+                .call_tool(
+                    CallToolRequestParams::new("computer_observe")
+                        .with_arguments(args.as_object().cloned().unwrap_or_default()),
+                )
+                .await
+                .expect("call");
+            let nodes = r
+                .structured_content
+                .as_ref()
+                .and_then(|s| s["text_view"]["total_nodes"].as_u64())
+                .unwrap_or(0);
+            if r.is_error != Some(true) && nodes > 3 {
+                break r;
+            }
+            assert!(
+                started.elapsed().as_secs() < 90,
+                "{name}: no tree: {:?}",
+                r.content
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+        };
+        let chars: usize = first
+            .content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.chars().count()))
+            .sum();
+        let mut times = Vec::new();
+        for _ in 0..10 {
+            let t = Instant::now();
+            call("computer_observe", args.clone()).await;
+            times.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
+        let frame = call(
+            "computer_observe",
+            json!({"session_id": sid, "max_side": 1279}),
+        )
+        .await;
+        let (w, h) = (
+            frame["frame_width"].as_f64().unwrap_or(0.0),
+            frame["frame_height"].as_f64().unwrap_or(0.0),
+        );
+        rows.push(TextViewRow {
+            name,
+            median_ms: median(times),
+            chars,
+            frame_tokens: w * h / 750.0,
+            frame_bytes: frame["bytes"].as_u64().unwrap_or(0),
+        });
+        call("end_session", json!({"session_id": sid})).await;
+    }
+    rows
+}
+
 async fn connect(host: &std::path::Path, env: &[(&str, &str)]) -> Client {
     let mut cmd = tokio::process::Command::new(host);
     cmd.env("COMPUTER_USE_NAME", NAME)

@@ -310,3 +310,78 @@ async fn opened<T: serde::Serialize>(
         extra,
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use computer_protocol::{Cursor, Region, TextNode, TextView, View};
+
+    fn observation(nodes: usize, name_len: usize) -> Observation {
+        let node = |i: usize| TextNode {
+            node_ref: format!("e{i}"),
+            role: "button".into(),
+            name: "x".repeat(name_len),
+            value: None,
+            states: vec![],
+            bounds: None,
+            children: vec![],
+        };
+        Observation {
+            frame_id: FrameId(1),
+            captured_at: String::new(),
+            width: 10,
+            height: 10,
+            cursor: Cursor { x: 0, y: 0 },
+            active_window: None,
+            unchanged: false,
+            frame_width: 10,
+            frame_height: 10,
+            scale: 1.0,
+            region: Region {
+                x: 0,
+                y: 0,
+                width: 10,
+                height: 10,
+            },
+            format: ImageFormat::Png,
+            bytes: 0,
+            reduced: None,
+            image_base64: None,
+            text_view: Some(TextView {
+                view_id: 1,
+                windows: vec![],
+                window: None,
+                source: None,
+                nodes: (0..nodes).map(node).collect(),
+                total_nodes: nodes,
+                offset: 0,
+                note: None,
+                cursor: None,
+                unchanged: false,
+            }),
+        }
+    }
+
+    #[test]
+    fn a_text_view_over_what_was_asked_is_refused() {
+        let asked = TextViewOptions {
+            view: View::Text,
+            max_nodes: Some(10),
+            ..Default::default()
+        };
+        assert_eq!(check_text_view(&observation(10, 5), &asked), Ok(()));
+        let err = check_text_view(&observation(11, 5), &asked).unwrap_err();
+        assert!(err.contains("11 nodes") && err.contains("10"), "{err}");
+        // Names far over the field limit: the text as a whole is bounded.
+        let many = TextViewOptions {
+            view: View::Text,
+            max_nodes: Some(5000),
+            ..Default::default()
+        };
+        let err = check_text_view(&observation(5000, 400), &many).unwrap_err();
+        assert!(err.contains("characters"), "{err}");
+        let mut missing = observation(1, 1);
+        missing.text_view = None;
+        assert!(check_text_view(&missing, &asked).is_err());
+    }
+}

@@ -1,0 +1,301 @@
+//! The text view through the real host binary, in the real image: a GTK
+//! dialog's field and buttons by name over the screen's own AT-SPI bus,
+//! typing into the field and pressing OK by ref; a LibreOffice Writer
+//! window's document area; a page's button and link from the screen's
+//! browser with a click by ref; two sessions' trees kept apart.
+
+mod support;
+
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
+use support::docker::TestComputer;
+use support::mcp::{
+    call, connect, is_error, ok, shell_ok as shell, start_session as start, text, write_files,
+    Client,
+};
+
+/// Every node of a text view, in pre-order.
+fn nodes(view: &Value) -> Vec<Value> {
+    fn walk(nodes: &Value, out: &mut Vec<Value>) {
+        for n in nodes.as_array().into_iter().flatten() {
+            out.push(n.clone());
+            walk(&n["children"], out);
+        }
+    }
+    let mut out = Vec::new();
+    walk(&view["nodes"], &mut out);
+    out
+}
+
+fn find(view: &Value, role: &str, name: &str) -> Option<Value> {
+    nodes(view).into_iter().find(|n| {
+        n["role"].as_str().unwrap_or("").contains(role)
+            && n["name"].as_str().unwrap_or("").contains(name)
+    })
+}
+
+/// Text views of `window` until `done` finds what it needs in one.
+async fn view_until<T>(
+    client: &Client,
+    sid: &str,
+    window: &str,
+    what: &str,
+    limit: Duration,
+    done: impl Fn(&Value) -> Option<T>,
+) -> (Value, T) {
+    let started = Instant::now();
+    loop {
+        let result = call(
+            client,
+            "computer_observe",
+            json!({ "session_id": sid, "view": "text", "window": window }),
+        )
+        .await;
+        let structured = result.structured_content.clone().unwrap_or(Value::Null);
+        let view = structured["text_view"].clone();
+        if !is_error(&result) {
+            if let Some(found) = done(&view) {
+                return (view, found);
+            }
+        }
+        assert!(
+            started.elapsed() < limit,
+            "{what} within {limit:?}; last: {}",
+            text(&result)
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
+async fn act(client: &Client, sid: &str, actions: Value) -> Value {
+    let (r, _) = ok(
+        client,
+        "computer_act",
+        json!({ "session_id": sid, "actions": actions, "settle_ms": 100 }),
+    )
+    .await;
+    r
+}
+
+/// Starts a zenity entry dialog titled `title` on the session's screen;
+/// what it prints goes to `out`.
+async fn zenity(client: &Client, sid: &str, title: &str, out: &str) {
+    ok(client, "computer_observe", json!({ "session_id": sid })).await;
+    shell(client, sid, &format!("setsid nohup zenity --entry --title='{title}' --text='Your name' >{out} 2>&1 </dev/null &")).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_gtk_dialog_is_filled_and_confirmed_by_ref() {
+    let computer = TestComputer::new();
+    let (client, _) = connect(&computer, &[]).await;
+    let sid = start(&client, "gtk by ref").await;
+    zenity(&client, &sid, "Probe", "/tmp/probe.out").await;
+    let (view, (field, okay)) = view_until(
+        &client,
+        &sid,
+        "Probe",
+        "the dialog's tree",
+        Duration::from_secs(30),
+        |v| {
+            let field = nodes(v).into_iter().find(|n| {
+                n["states"]
+                    .as_array()
+                    .is_some_and(|s| s.contains(&json!("editable")))
+            })?;
+            let okay = find(v, "button", "OK")?;
+            find(v, "button", "Cancel")?;
+            Some((field, okay))
+        },
+    )
+    .await;
+    assert_eq!(view["source"], "atspi", "{view}");
+    let window = view["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["id"] == view["window"])
+        .unwrap()
+        .clone();
+    let b = &okay["bounds"];
+    let inside = |v: &Value, lo: &Value, span: &Value| {
+        v.as_i64().unwrap() >= lo.as_i64().unwrap()
+            && v.as_i64().unwrap() < lo.as_i64().unwrap() + span.as_i64().unwrap()
+    };
+    assert!(
+        inside(&b["x"], &window["x"], &window["width"])
+            && inside(&b["y"], &window["y"], &window["height"]),
+        "OK {b} inside {window}"
+    );
+
+    act(&client, &sid, json!([{ "type": "click", "ref": field["ref"] }, { "type": "key", "key": "ctrl+a" }, { "type": "type", "text": "Ada Lovelace" }])).await;
+    let (_, typed) = view_until(
+        &client,
+        &sid,
+        "Probe",
+        "the typed value in the tree",
+        Duration::from_secs(10),
+        |v| {
+            nodes(v)
+                .into_iter()
+                .find(|n| n["value"] == "Ada Lovelace" || n["name"] == "Ada Lovelace")
+        },
+    )
+    .await;
+    assert!(typed["ref"].is_string());
+    // The view changed, so OK's ref comes from the latest view.
+    let (_, okay) = view_until(
+        &client,
+        &sid,
+        "Probe",
+        "OK again",
+        Duration::from_secs(5),
+        |v| find(v, "button", "OK"),
+    )
+    .await;
+    act(
+        &client,
+        &sid,
+        json!([{ "type": "click", "ref": okay["ref"] }]),
+    )
+    .await;
+    let started = Instant::now();
+    loop {
+        let out = shell(&client, &sid, "cat /tmp/probe.out").await;
+        if out["stdout"]
+            .as_str()
+            .unwrap_or("")
+            .contains("Ada Lovelace")
+        {
+            break;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "zenity printed the value: {out}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_sessions_never_see_each_others_nodes() {
+    let computer = TestComputer::new();
+    let (client, _) = connect(&computer, &[]).await;
+    let a = start(&client, "tree a").await;
+    let b = start(&client, "tree b").await;
+    zenity(&client, &a, "Dialog of A", "/tmp/a.out").await;
+    zenity(&client, &b, "Dialog of B", "/tmp/b.out").await;
+    for (sid, own, other) in [
+        (&a, "Dialog of A", "Dialog of B"),
+        (&b, "Dialog of B", "Dialog of A"),
+    ] {
+        let (view, _) = view_until(
+            &client,
+            sid,
+            own,
+            "the session's own dialog",
+            Duration::from_secs(30),
+            |v| find(v, "button", "OK"),
+        )
+        .await;
+        let all = serde_json::to_string(&view).unwrap();
+        assert!(
+            all.contains(own) && !all.contains(other),
+            "{own} only: {all}"
+        );
+        let r = call(
+            &client,
+            "computer_observe",
+            json!({ "session_id": sid, "view": "text", "window": other }),
+        )
+        .await;
+        assert!(
+            is_error(&r) && text(&r).contains("`window`"),
+            "{}",
+            text(&r)
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_writer_window_lists_its_document_area() {
+    let computer = TestComputer::new();
+    let (client, _) = connect(&computer, &[]).await;
+    let sid = start(&client, "writer").await;
+    let launched = call(
+        &client,
+        "launch_app",
+        json!({ "session_id": sid, "app": "libreoffice-writer" }),
+    )
+    .await;
+    assert!(!is_error(&launched), "{}", text(&launched));
+    let (view, document) = view_until(
+        &client,
+        &sid,
+        "Writer",
+        "Writer's document area",
+        Duration::from_secs(60),
+        |v| {
+            nodes(v)
+                .into_iter()
+                .find(|n| n["role"].as_str().unwrap_or("").starts_with("document"))
+        },
+    )
+    .await;
+    assert_eq!(view["source"], "atspi");
+    assert!(
+        document["bounds"]["width"].as_u64().unwrap_or(0) > 100,
+        "{document}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_page_in_the_browser_is_read_and_pressed_by_ref() {
+    let computer = TestComputer::new();
+    let (client, _) = connect(&computer, &[]).await;
+    let sid = start(&client, "page by ref").await;
+    write_files(
+        &client,
+        &sid,
+        &[(
+            "/home/computer/probe.html",
+            "<!doctype html><title>Probe page</title><h1 id=h>Waiting</h1><button onclick=\"h.textContent='Pressed'\">Press me</button> <a href=\"#docs\">Read the docs</a>",
+        )],
+    )
+    .await;
+    ok(
+        &client,
+        "open_path",
+        json!({ "session_id": sid, "target": "/home/computer/probe.html" }),
+    )
+    .await;
+    let result = call(
+        &client,
+        "computer_observe",
+        json!({ "session_id": sid, "view": "both" }),
+    )
+    .await;
+    assert!(!is_error(&result), "{}", text(&result));
+    let said = text(&result);
+    assert!(
+        said.contains("button \"Press me\"") && said.contains("link \"Read the docs\""),
+        "{said}"
+    );
+    let view = result.structured_content.clone().unwrap()["text_view"].clone();
+    assert_eq!(view["source"], "page");
+    let button = find(&view, "button", "Press me").unwrap();
+    act(
+        &client,
+        &sid,
+        json!([{ "type": "click", "ref": button["ref"] }]),
+    )
+    .await;
+    view_until(
+        &client,
+        &sid,
+        "Chromium",
+        "the pressed heading",
+        Duration::from_secs(5),
+        |v| find(v, "heading", "Pressed"),
+    )
+    .await;
+}
