@@ -1,5 +1,9 @@
 # Recipes for working on computer-use-mcp. `just` lists them.
 
+# On Windows, recipes run under Git Bash (Git for Windows puts `bash` on PATH),
+# so the same bash lines work on every platform.
+set windows-shell := ["bash", "-cu"]
+
 default:
     @just --list
 
@@ -45,3 +49,12 @@ repeat-tests N="5":
 # 16 sessions looping every tool for 10 minutes (`just soak --seconds 60`): failures, p50/p99, memory.
 soak *ARGS:
     bash scripts/soak.sh {{ARGS}}
+
+# Release checks CI runs: actionlint and zizmor, Windows/macOS checks, cargo package.
+release-check:
+    bash scripts/release-check.sh
+
+# Tag a pre-release from this commit and push the tag: `just tag-prerelease 0.2.0-beta.1`.
+[positional-arguments]
+tag-prerelease VERSION:
+    bash scripts/release-version.sh tag-prerelease "$1"

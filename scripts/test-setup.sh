@@ -2,11 +2,13 @@
 # Installs and builds everything the test suite drives for real, on a Debian
 # or Ubuntu machine: Xvnc, Fluxbox, xterm, Chromium, a Docker engine, the
 # debian:trixie base image, the computer-use-mcp:dev image, noVNC and
-# Playwright. Safe to re-run: each step does only what is missing.
+# Playwright, and the release checks' tools (actionlint, zizmor, the Windows
+# and macOS Rust targets). Safe to re-run: each step does only what is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/install-test-deps.sh
+bash scripts/install-release-tools.sh
 bash scripts/ensure-docker.sh
 # Behind a proxy that re-signs https, the image build must trust the host's
 # CA bundle; trusting the system store is harmless everywhere else.

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what the tests need (scripts/test-setup.sh),
-# then runs every test of the workspace against those real parts.
+# runs the release checks (workflow lint, Windows and macOS builds, crate
+# packages), builds the release host binary that host/tests/release_build.rs
+# drives, then runs every test of the workspace against those real parts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/test-setup.sh
+bash scripts/release-check.sh
+cargo build --release --locked -p computer-use-mcp
 cargo test --workspace -- --test-threads="${TEST_THREADS:-2}"

@@ -14,10 +14,19 @@ use super::docker::{inspect, TestComputer};
 
 pub type Client = RunningService<RoleClient, ()>;
 
+/// The host binary the tests drive: `COMPUTER_USE_TEST_HOST_BIN` (for
+/// example the release build, `target/release/computer-use-mcp`), or this
+/// build's.
+pub fn host_bin() -> std::path::PathBuf {
+    std::env::var_os("COMPUTER_USE_TEST_HOST_BIN")
+        .map(Into::into)
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_computer-use-mcp").into())
+}
+
 /// Starts the host binary for `computer` and connects a client to it.
 /// Returns the client and the host's pid.
 pub async fn connect(computer: &TestComputer, extra_env: &[(&str, &str)]) -> (Client, u32) {
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_computer-use-mcp"));
+    let mut cmd = tokio::process::Command::new(host_bin());
     cmd.env("COMPUTER_USE_NAME", &computer.name)
         .env("COMPUTER_USE_PORT_BASE", computer.port_base.to_string())
         .env("COMPUTER_USE_OPEN", "none")
