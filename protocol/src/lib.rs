@@ -11,6 +11,7 @@
 //! - [`frame`]: a screenshot's bound, format and region, and the transform
 //!   from a frame's pixels to the screen's.
 //! - [`action`]: the actions of `computer_act` and their validation.
+//! - [`settle`]: when an acting tool takes its screenshot (fixed or quiet).
 //! - [`shell`]: running a command.
 //! - [`apps`]: opening pages, files and applications on a screen.
 //! - [`devtools`]: the DevTools bridge of a screen's browser.
@@ -43,6 +44,7 @@ pub mod observe;
 pub mod paths;
 pub mod routes;
 pub mod session;
+pub mod settle;
 pub mod shell;
 pub mod transfer;
 pub mod viewer;
@@ -51,7 +53,7 @@ pub mod viewer;
 pub mod archive;
 
 pub use action::{ActRequest, ActResponse, Action, ActionOutcome, Button, ScrollDirection, Settle};
-pub use apps::{LaunchAppRequest, LauncherRequest, OpenPathRequest, OpenedResponse};
+pub use apps::{LaunchAppRequest, LauncherRequest, OpenPathRequest, OpenSettle, OpenedResponse};
 pub use devtools::{DevToolsStartRequest, DevToolsStarted, DevToolsStopped, DevToolsTool};
 pub use duration::{parse_duration, DurationError, TimeoutArg};
 pub use error::{ErrorCode, WireError};
@@ -66,6 +68,7 @@ pub use session::{
     ComputerInfo, CreateSessionRequest, CreateSessionResponse, EndReason, EndSessionResponse,
     Health, HeartbeatResponse, SessionInfo, SessionSettings, SessionsResponse,
 };
+pub use settle::Settling;
 pub use shell::{ShellRequest, ShellResult};
 pub use transfer::{
     Caution, CautionKind, ItemKind, SkipKind, Skipped, SourceRequest, TransferDirection,
