@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end benchmark through MCP against the real container, beside
 # `docker exec` baselines (see host/examples/mcp_bench.rs). Needs the
-# computer-use-mcp:dev image (`bash scripts/build-image.sh`).
+# computer-use-mcp:dev image (`bash scripts/build-image.sh`), or the image
+# named by COMPUTER_USE_IMAGE.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-docker.sh

@@ -12,10 +12,8 @@ fn decode_png(b64: &str) -> (u32, u32) {
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(b64)
         .expect("base64");
-    let decoder = png::Decoder::new(std::io::Cursor::new(bytes));
-    let reader = decoder.read_info().expect("a PNG");
-    let info = reader.info();
-    (info.width, info.height)
+    let (width, height, _) = common::frame_pixels::decode_png_rgb(&bytes);
+    (width, height)
 }
 
 /// The value without its image, for assertion messages.

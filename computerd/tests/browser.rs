@@ -519,3 +519,140 @@ async fn a_crashed_browser_is_replaced_by_the_next_request() {
     assert_eq!(again["ready"], true, "{again}");
     assert!(devtools_answer(&d, n).await);
 }
+
+/// A page that moves a box for 900 ms after it loads and after each click,
+/// then stops and puts the run count in its title (`still N`).
+const ANIMATED_PAGE: &str = r#"<!doctype html><title>anim</title>
+<style>body{margin:0;background:#fff}
+#box{position:absolute;left:0;top:100px;width:80px;height:80px;background:#c00}</style>
+<div id=box></div>
+<script>
+let runs = 0;
+function run(ms) {
+  const start = performance.now();
+  const id = setInterval(() => {
+    const t = Math.min((performance.now() - start) / ms, 1);
+    box.style.left = (t * 600) + 'px';
+    box.style.background = 'rgb(' + Math.round(200 * (1 - t)) + ',0,' + Math.round(200 * t) + ')';
+    if (t >= 1) { clearInterval(id); runs += 1; document.title = 'still ' + runs; }
+  }, 20);
+}
+addEventListener('load', () => run(900));
+addEventListener('click', () => { box.style.left = '0px'; run(900); });
+</script>"#;
+
+/// The frame equals one taken 2 s later: unchanged, or the same pixels.
+async fn frame_holds_for_two_seconds(d: &Daemon, s: &str, frame: &Value, what: &str) {
+    let later = d
+        .ok(
+            &format!("/v1/sessions/{s}/act"),
+            json!({"actions": [{"type": "wait", "ms": 2000}], "settle_ms": 0}),
+        )
+        .await;
+    let later = &later["observation"];
+    if later["unchanged"] == true {
+        return;
+    }
+    let (_, _, then) = common::frame_pixels::observation_rgb(frame);
+    let (_, _, now) = common::frame_pixels::observation_rgb(later);
+    let differ = then
+        .chunks(3)
+        .zip(now.chunks(3))
+        .filter(|(a, b)| a != b)
+        .count();
+    assert_eq!(
+        differ, 0,
+        "{what}: {differ} pixels changed in the 2 s after the quiet frame"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn quiet_settling_after_open_path_and_a_click_waits_for_the_animation_to_stop() {
+    require_chromium();
+    let d = Daemon::start().await;
+    let s = d.create_session("quiet open").await;
+    std::fs::write(d.home.path().join("anim.html"), ANIMATED_PAGE).unwrap();
+
+    // By default the screenshot comes as soon as the page loaded: mid-run.
+    let fixed = open(&d, &s, "anim.html").await;
+    assert_eq!(fixed["ready"], true, "{}", fixed["summary"]);
+    assert_eq!(fixed["settled"], true);
+    assert_eq!(fixed["settle_waited_ms"], 0);
+
+    // Quiet: only once the box stopped, and the frame stays the screen.
+    let quiet = d
+        .ok(
+            &format!("/v1/sessions/{s}/open"),
+            json!({"target": "anim.html", "settling": {"settle": "quiet"}}),
+        )
+        .await;
+    let waited = quiet["settle_waited_ms"].as_u64().unwrap();
+    assert_eq!(quiet["settled"], true, "waited {waited} ms");
+    assert!(
+        waited >= 600,
+        "settled after {waited} ms, while the box still moved"
+    );
+    assert!(
+        quiet["observation"]["active_window"]
+            .as_str()
+            .unwrap_or("")
+            .contains("still 1"),
+        "the frame is from before the run ended: {}",
+        quiet["observation"]["active_window"]
+    );
+    frame_holds_for_two_seconds(&d, &s, &quiet["observation"], "open_path").await;
+
+    // A click in the page starts another run: the quiet frame is its end.
+    let click = d
+        .ok(
+            &format!("/v1/sessions/{s}/act"),
+            json!({"actions": [{"type": "click", "x": 640, "y": 500}],
+                   "settle": "quiet", "settle_ms": 5000}),
+        )
+        .await;
+    let waited = click["settle_waited_ms"].as_u64().unwrap();
+    assert_eq!(click["settled"], true, "waited {waited} ms");
+    assert!(
+        waited >= 600,
+        "settled after {waited} ms, while the box still moved"
+    );
+    assert!(
+        click["observation"]["active_window"]
+            .as_str()
+            .unwrap_or("")
+            .contains("still 2"),
+        "the frame is from before the run ended: {}",
+        click["observation"]["active_window"]
+    );
+    frame_holds_for_two_seconds(&d, &s, &click["observation"], "click").await;
+
+    // launch_app settles the same way, and checks the same limits.
+    let launched = d
+        .ok(
+            &format!("/v1/sessions/{s}/launch"),
+            json!({"app": "terminal", "settling": {"settle": "quiet", "quiet_ms": 300}}),
+        )
+        .await;
+    assert_eq!(launched["ready"], true, "{}", launched["summary"]);
+    assert_eq!(launched["settled"], true);
+    assert!(launched["settle_waited_ms"].as_u64().unwrap() >= 300);
+    let (status, bad) = d
+        .post(
+            &format!("/v1/sessions/{s}/launch"),
+            json!({"app": "terminal", "settling": {"settle": "quiet", "quiet_ms": 10}}),
+        )
+        .await;
+    assert_eq!(status, 400, "{bad}");
+    assert_eq!(
+        bad["message"],
+        "`quiet_ms` is 10: use 50 to 2000 ms (default 250)"
+    );
+    let (status, bad) = d
+        .post(
+            &format!("/v1/sessions/{s}/open"),
+            json!({"target": "anim.html", "settling": {"settle_ms": 5001}}),
+        )
+        .await;
+    assert_eq!(status, 400, "{bad}");
+    assert_eq!(bad["message"], "`settle_ms` is 5001: the limit is 5000 ms");
+}

@@ -22,13 +22,7 @@ fn bytes_of(o: &Value) -> Vec<u8> {
 
 /// Decoded RGB8 pixels of a PNG frame, with its size.
 fn decode_png(o: &Value) -> (u32, u32, Vec<u8>) {
-    let mut reader = png::Decoder::new(std::io::Cursor::new(bytes_of(o)))
-        .read_info()
-        .expect("a PNG");
-    let mut buf = vec![0; reader.output_buffer_size().expect("size")];
-    let info = reader.next_frame(&mut buf).expect("frame");
-    buf.truncate(info.buffer_size());
-    (info.width, info.height, buf)
+    common::frame_pixels::observation_rgb(o)
 }
 
 async fn observe(d: &Daemon, sid: &str, body: Value) -> Value {

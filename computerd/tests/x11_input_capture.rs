@@ -113,10 +113,12 @@ fn fill(conn: &impl Connection, window: u32, gc: u32, width: u16, height: u16) {
     conn.sync().expect("sync");
 }
 
+/// The PNG as 8-bit RGB; an indexed PNG (a screen of few colours) is
+/// expanded through its palette.
 fn decode_png(png: &[u8]) -> (png::OutputInfo, Vec<u8>) {
-    let mut reader = png::Decoder::new(std::io::Cursor::new(png))
-        .read_info()
-        .expect("PNG header");
+    let mut decoder = png::Decoder::new(std::io::Cursor::new(png));
+    decoder.set_transformations(png::Transformations::EXPAND);
+    let mut reader = decoder.read_info().expect("PNG header");
     let mut buf = vec![0; reader.output_buffer_size().expect("size")];
     let info = reader.next_frame(&mut buf).expect("PNG data");
     buf.truncate(info.buffer_size());

@@ -157,9 +157,7 @@ async fn main() {
         );
     }
     println!();
-    println!(
-        "| computer_act settling (median ms of the whole call) | fixed 300 | fixed 2000 | quiet |"
-    );
+    println!("| settling (median ms of the whole call) | fixed 300 | fixed 2000 | quiet |");
     println!("|---|---:|---:|---:|");
     for (name, fixed_300, fixed_2000, quiet) in settle {
         println!("| {name} | {fixed_300:.0} | {fixed_2000:.0} | {quiet:.0} |");
@@ -424,8 +422,8 @@ where
 }
 
 /// Median time of `computer_act` for a click that changes nothing, a click
-/// that opens a menu, and `open_path`'s equivalent (a key that reloads a
-/// page), each with `fixed` 300 ms, `fixed` 2000 ms and `quiet`.
+/// that opens a menu and a key that reloads a page, and of `open_path` of
+/// that page, each with `fixed` 300 ms, `fixed` 2000 ms and `quiet`.
 async fn settle_rows<F, Fut>(call: &F) -> Vec<(&'static str, f64, f64, f64)>
 where
     F: Fn(&'static str, Value) -> Fut,
@@ -507,6 +505,27 @@ where
     }
     rows.push((
         "reload of a page that animates for 0.5 s",
+        medians[0],
+        medians[1],
+        medians[2],
+    ));
+    // open_path itself, the same page: it waits for the load, then settles.
+    let mut medians = Vec::new();
+    for mode in &modes {
+        let mut times = Vec::new();
+        for _ in 0..5 {
+            let mut args = json!({"session_id": sid, "target": "~/bench/settle.html"});
+            for (k, v) in mode.as_object().unwrap() {
+                args[k] = v.clone();
+            }
+            let t = Instant::now();
+            call("open_path", args).await;
+            times.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
+        medians.push(median(times));
+    }
+    rows.push((
+        "open_path of a page that animates for 0.5 s",
         medians[0],
         medians[1],
         medians[2],
@@ -593,6 +612,11 @@ where
         rows,
         observe_4k_ms: median(times),
     }
+}
+
+/// The image to bench: `COMPUTER_USE_IMAGE`, or the dev build.
+fn image() -> String {
+    std::env::var("COMPUTER_USE_IMAGE").unwrap_or_else(|_| "computer-use-mcp:dev".into())
 }
 
 type Client = rmcp::service::RunningService<rmcp::RoleClient, ()>;
@@ -729,7 +753,7 @@ async fn connect(host: &std::path::Path, env: &[(&str, &str)]) -> Client {
     cmd.env("COMPUTER_USE_NAME", NAME)
         .env("COMPUTER_USE_PORT_BASE", "23900")
         .env("COMPUTER_USE_OPEN", "none")
-        .env("COMPUTER_USE_IMAGE", "computer-use-mcp:dev")
+        .env("COMPUTER_USE_IMAGE", image())
         .envs(env.iter().copied());
     ().serve(TokioChildProcess::new(cmd).expect("host starts"))
         .await

@@ -303,28 +303,25 @@ pub struct ActRequest {
     pub quiet_ms: u64,
 }
 
-/// How `computer_act` waits before its screenshot.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
-#[serde(rename_all = "lowercase")]
-pub enum Settle {
-    #[default]
-    Fixed,
-    Quiet,
-}
-
-/// Quiet mode: the screen must be still this long, by default.
-pub const QUIET_DEFAULT_MS: u64 = 250;
-pub const QUIET_MIN_MS: u64 = 50;
-pub const QUIET_MAX_MS: u64 = 2000;
-/// Quiet mode's longest wait when `settle_ms` is not given.
-pub const QUIET_SETTLE_DEFAULT_MS: u64 = 3000;
+use crate::settle::{default_settled, Settling};
+pub use crate::settle::{
+    Settle, QUIET_DEFAULT_MS, QUIET_MAX_MS, QUIET_MIN_MS, QUIET_SETTLE_DEFAULT_MS,
+};
 
 fn default_quiet() -> u64 {
     QUIET_DEFAULT_MS
 }
 
 impl ActRequest {
+    /// The batch's settle options.
+    pub fn settling(&self) -> Settling {
+        Settling {
+            settle: self.settle,
+            settle_ms: self.settle_ms,
+            quiet_ms: self.quiet_ms,
+        }
+    }
+
     /// Checks the batch before any action runs.
     pub fn validate(&self) -> Result<(), String> {
         let count = self.actions.len();
@@ -338,18 +335,7 @@ impl ActRequest {
                 "`actions` has {count} actions: the limit is {ACTIONS_MAX}; split the batch into several calls"
             ));
         }
-        if self.settle_ms > WAIT_MAX_MS {
-            return Err(format!(
-                "`settle_ms` is {}: the limit is {WAIT_MAX_MS} ms",
-                self.settle_ms
-            ));
-        }
-        if !(QUIET_MIN_MS..=QUIET_MAX_MS).contains(&self.quiet_ms) {
-            return Err(format!(
-                "`quiet_ms` is {}: use {QUIET_MIN_MS} to {QUIET_MAX_MS} ms (default {QUIET_DEFAULT_MS})",
-                self.quiet_ms
-            ));
-        }
+        self.settling().validate()?;
         for (index, action) in self.actions.iter().enumerate() {
             action.validate(index)?;
         }
@@ -384,10 +370,6 @@ pub struct ActResponse {
     /// How long computerd waited after the last action.
     #[serde(default)]
     pub settle_waited_ms: u64,
-}
-
-fn default_settled() -> bool {
-    true
 }
 
 #[cfg(test)]

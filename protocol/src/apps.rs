@@ -2,7 +2,37 @@
 //! (`open_path`, `launch_app`, and the launcher behind the screen's menu).
 
 use crate::observe::Observation;
+use crate::settle::{default_settled, Settle, Settling};
 use serde::{Deserialize, Serialize};
+
+/// `settle_ms` of `open_path` and `launch_app` in fixed mode: none, as
+/// they already wait for the page to load or the window to show.
+pub const OPEN_SETTLE_DEFAULT_MS: u64 = 0;
+
+/// How `open_path` and `launch_app` wait before their screenshot, once the
+/// page loaded or the window showed; as in `computer_act`, what is left
+/// out takes its mode's default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpenSettle {
+    #[serde(default)]
+    pub settle: Settle,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settle_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quiet_ms: Option<u64>,
+}
+
+impl OpenSettle {
+    pub fn settling(&self) -> Settling {
+        Settling::resolve(
+            self.settle,
+            self.settle_ms,
+            self.quiet_ms,
+            OPEN_SETTLE_DEFAULT_MS,
+        )
+    }
+}
 
 /// `open_path`: an http(s) URL, or a path on the computer (relative paths
 /// start at the session's working folder, `~` is home).
@@ -13,6 +43,20 @@ pub struct OpenPathRequest {
     /// The shape of the screenshot taken afterwards.
     #[serde(default)]
     pub frame: crate::frame::FrameOptions,
+    /// When the screenshot is taken.
+    #[serde(default)]
+    pub settling: OpenSettle,
+}
+
+impl OpenPathRequest {
+    /// Checks the options before anything opens.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.target.trim().is_empty() {
+            return Err("`target` is empty: give an http(s) URL or a path on the computer".into());
+        }
+        self.settling.settling().validate()?;
+        self.frame.validate()
+    }
 }
 
 /// `launch_app`: `browser`, `terminal`, a `.desktop` entry name or a
@@ -26,6 +70,20 @@ pub struct LaunchAppRequest {
     /// The shape of the screenshot taken afterwards.
     #[serde(default)]
     pub frame: crate::frame::FrameOptions,
+    /// When the screenshot is taken.
+    #[serde(default)]
+    pub settling: OpenSettle,
+}
+
+impl LaunchAppRequest {
+    /// Checks the options before anything starts.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.app.trim().is_empty() {
+            return Err("`app` is empty: give `browser`, `terminal`, an installed app's name or a program on PATH".into());
+        }
+        self.settling.settling().validate()?;
+        self.frame.validate()
+    }
 }
 
 /// What `open_path` and `launch_app` did, and the screen afterwards.
@@ -37,6 +95,13 @@ pub struct OpenedResponse {
     /// True when the page loaded or the window appeared in time.
     pub ready: bool,
     pub observation: Observation,
+    /// False when the wait for a still screen ran out while it still
+    /// changed (quiet mode); true otherwise.
+    #[serde(default = "default_settled")]
+    pub settled: bool,
+    /// How long computerd waited after it opened, before the screenshot.
+    #[serde(default)]
+    pub settle_waited_ms: u64,
 }
 
 /// The launcher's request (container port 7071): the Fluxbox menu and
@@ -49,4 +114,44 @@ pub struct LauncherRequest {
     pub app: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub uri: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn open(json: &str) -> OpenPathRequest {
+        serde_json::from_str(json).expect("valid request")
+    }
+
+    #[test]
+    fn settling_defaults_to_no_extra_wait_and_quiet_to_its_own() {
+        let fixed = open(r#"{"target":"a.html"}"#).settling.settling();
+        assert_eq!((fixed.settle, fixed.settle_ms), (Settle::Fixed, 0));
+        let quiet = open(r#"{"target":"a.html","settling":{"settle":"quiet"}}"#)
+            .settling
+            .settling();
+        assert_eq!((quiet.settle_ms, quiet.quiet_ms), (3000, 250));
+    }
+
+    #[test]
+    fn settle_limits_are_computer_acts() {
+        let err = open(r#"{"target":"a","settling":{"settle_ms":5001}}"#)
+            .validate()
+            .unwrap_err();
+        assert_eq!(err, "`settle_ms` is 5001: the limit is 5000 ms");
+        let launch: LaunchAppRequest = serde_json::from_str(
+            r#"{"app":"terminal","settling":{"settle":"quiet","quiet_ms":3000}}"#,
+        )
+        .unwrap();
+        let err = launch.validate().unwrap_err();
+        assert!(
+            err.starts_with("`quiet_ms` is 3000: use 50 to 2000 ms"),
+            "{err}"
+        );
+        assert!(serde_json::from_str::<OpenPathRequest>(
+            r#"{"target":"a","settling":{"quiet":1}}"#
+        )
+        .is_err());
+    }
 }

@@ -13,6 +13,7 @@
 //! - [`textview`]: the text view of a screen (windows, accessibility
 //!   trees, refs) and its compact rendering.
 //! - [`action`]: the actions of `computer_act` and their validation.
+//! - [`settle`]: when an acting tool takes its screenshot (fixed or quiet).
 //! - [`shell`]: running a command.
 //! - [`apps`]: opening pages, files and applications on a screen.
 //! - [`devtools`]: the DevTools bridge of a screen's browser.
@@ -45,6 +46,7 @@ pub mod observe;
 pub mod paths;
 pub mod routes;
 pub mod session;
+pub mod settle;
 pub mod shell;
 pub mod textview;
 pub mod transfer;
@@ -54,7 +56,7 @@ pub mod viewer;
 pub mod archive;
 
 pub use action::{ActRequest, ActResponse, Action, ActionOutcome, Button, ScrollDirection, Settle};
-pub use apps::{LaunchAppRequest, LauncherRequest, OpenPathRequest, OpenedResponse};
+pub use apps::{LaunchAppRequest, LauncherRequest, OpenPathRequest, OpenSettle, OpenedResponse};
 pub use devtools::{DevToolsStartRequest, DevToolsStarted, DevToolsStopped, DevToolsTool};
 pub use duration::{parse_duration, DurationError, TimeoutArg};
 pub use error::{ErrorCode, WireError};
@@ -69,6 +71,7 @@ pub use session::{
     ComputerInfo, CreateSessionRequest, CreateSessionResponse, EndReason, EndSessionResponse,
     Health, HeartbeatResponse, SessionInfo, SessionSettings, SessionsResponse,
 };
+pub use settle::Settling;
 pub use shell::{ShellRequest, ShellResult};
 pub use textview::{
     cut_field, Bounds, NodeState, PageCursor, TextNode, TextView, TextViewOptions, TreeSource,

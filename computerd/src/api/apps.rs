@@ -9,6 +9,7 @@ use axum::extract::{Path, State};
 use axum::Json;
 use computer_protocol::{
     FrameOptions, LaunchAppRequest, ObserveRequest, OpenPathRequest, OpenedResponse, SessionId,
+    Settling,
 };
 use std::sync::Arc;
 
@@ -17,17 +18,12 @@ pub async fn open_path(
     Path(id): Path<String>,
     ApiJson(req): ApiJson<OpenPathRequest>,
 ) -> Result<Json<OpenedResponse>, ApiError> {
-    if req.target.trim().is_empty() {
-        return Err(ApiError::invalid(
-            "`target` is empty: give an http(s) URL or a path on the computer",
-        ));
-    }
-    // Bad frame options are refused before anything opens.
-    req.frame.validate().map_err(ApiError::invalid)?;
+    // Bad options are refused before anything opens.
+    req.validate().map_err(ApiError::invalid)?;
     let session = app.sessions.get(&SessionId(id))?;
     let on = on_screen(&app, &session).await?;
     let opened = app.launcher.open_path(&on, &req.target).await;
-    answer(&app, &session, opened, req.frame).await
+    answer(&app, &session, opened, req.frame, req.settling.settling()).await
 }
 
 pub async fn launch_app(
@@ -35,11 +31,11 @@ pub async fn launch_app(
     Path(id): Path<String>,
     ApiJson(req): ApiJson<LaunchAppRequest>,
 ) -> Result<Json<OpenedResponse>, ApiError> {
-    req.frame.validate().map_err(ApiError::invalid)?;
+    req.validate().map_err(ApiError::invalid)?;
     let session = app.sessions.get(&SessionId(id))?;
     let on = on_screen(&app, &session).await?;
     let opened = app.launcher.launch(&on, &req.app, req.uri.as_deref()).await;
-    answer(&app, &session, opened, req.frame).await
+    answer(&app, &session, opened, req.frame, req.settling.settling()).await
 }
 
 /// The session's screen, opened on first use, as the launcher needs it.
@@ -51,15 +47,19 @@ async fn on_screen(app: &AppState, session: &Arc<Session>) -> Result<OnScreen, A
     })
 }
 
-/// What opened, with a screenshot taken now.
+/// What opened, with a screenshot taken once the screen settled (a fixed
+/// wait, none by default, or until it is still).
 async fn answer(
     app: &AppState,
     session: &Arc<Session>,
     opened: Result<Opened, LaunchError>,
     frame: FrameOptions,
+    settling: Settling,
 ) -> Result<Json<OpenedResponse>, ApiError> {
     let opened = opened.map_err(|e| ApiError::new(e.code(), e.to_string()))?;
     session.touch();
+    let screen = app.sessions.screen_of(session).await?;
+    let (settled, waited) = crate::desktop::settle(&screen, settling).await?;
     let req = ObserveRequest {
         frame,
         ..ObserveRequest::default()
@@ -69,5 +69,7 @@ async fn answer(
         summary: opened.summary,
         ready: opened.ready,
         observation,
+        settled,
+        settle_waited_ms: waited.as_millis() as u64,
     }))
 }

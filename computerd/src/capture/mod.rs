@@ -6,7 +6,8 @@
 //!   the server allows it (`shm`) and plain `GetImage` otherwise.
 //! - `pixels`: the server's pixel layout and its conversion to RGB8.
 //! - `frame`: [`Frame`], one screenshot, and its fingerprint.
-//! - `encode`: PNG encoding, [`encode_png`].
+//! - `encode`: PNG encoding, [`encode_png`]: indexed when the frame has
+//!   at most 256 colours (`palette`), RGB otherwise.
 //! - `shape`: the frame an agent gets: region, scaled to its bounds,
 //!   PNG or JPEG, under 1 MB ([`shape`]).
 //! - [`window`]: pointer position and window titles (EWMH), also used by
@@ -18,6 +19,7 @@
 mod capturer;
 mod encode;
 mod frame;
+mod palette;
 mod pixels;
 mod shape;
 mod shm;
@@ -26,6 +28,7 @@ pub mod window;
 pub use capturer::Capturer;
 pub use encode::encode_png;
 pub use frame::Frame;
+pub use palette::{index_colours, Indexed};
 pub use shape::{check_region, fitted_size, shape, Shaped};
 pub use window::{active_window_title, cursor_position};
 

@@ -2,7 +2,7 @@
 //! failure, then observes the screen after `settle_ms`.
 
 use super::observe::capture_observation;
-use super::quiet::wait_quiet;
+use super::quiet::settle;
 use super::{blocking, DesktopError};
 use crate::apps::{Launcher, OnScreen};
 use crate::input::focus_window;
@@ -11,7 +11,7 @@ use crate::sessions::{Session, Sessions};
 use crate::textview::{check_window_unmoved, resolve_ref};
 use computer_protocol::limits::REPEAT_UNCHANGED_MAX;
 use computer_protocol::{
-    ActRequest, ActResponse, Action, ActionOutcome, FrameTransform, ObserveRequest, Settle,
+    ActRequest, ActResponse, Action, ActionOutcome, FrameTransform, ObserveRequest,
 };
 use std::sync::Arc;
 use std::time::Duration;
@@ -76,7 +76,7 @@ pub async fn act(
     .await?;
 
     let (settled, waited) = if req.observe {
-        settle(&screen, &req).await?
+        settle(&screen, req.settling()).await?
     } else {
         (true, Duration::ZERO)
     };
@@ -104,27 +104,6 @@ pub async fn act(
         settled,
         settle_waited_ms: waited.as_millis() as u64,
     })
-}
-
-/// Waits before the screenshot: `settle_ms` (fixed), or until the screen
-/// has been still for `quiet_ms`, at most `settle_ms` (quiet).
-async fn settle(screen: &Arc<Screen>, req: &ActRequest) -> Result<(bool, Duration), DesktopError> {
-    let longest = Duration::from_millis(req.settle_ms);
-    match req.settle {
-        Settle::Fixed => {
-            tokio::time::sleep(longest).await;
-            Ok((true, longest))
-        }
-        Settle::Quiet => {
-            let number = screen.display_number;
-            let quiet = Duration::from_millis(req.quiet_ms);
-            let settled = blocking(move || {
-                wait_quiet(number, quiet, longest).map_err(DesktopError::InvalidInput)
-            })
-            .await?;
-            Ok((settled.quiet, settled.waited))
-        }
-    }
 }
 
 fn record_repeat(session: &Session, key: Option<String>, before: Option<u64>, after: Option<u64>) {

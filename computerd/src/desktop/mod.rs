@@ -8,6 +8,7 @@ mod quiet;
 
 pub use act::act;
 pub use observe::{capture_observation, observe};
+pub use quiet::settle;
 
 use crate::capture::CaptureError;
 use crate::input::InputError;

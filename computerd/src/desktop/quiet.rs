@@ -2,7 +2,11 @@
 //! for a while (or a longest wait runs out), instead of a fixed sleep. The
 //! X DAMAGE extension tells when anything on the screen is drawn.
 
+use super::{blocking, DesktopError};
 use crate::display::Display;
+use crate::screens::Screen;
+use computer_protocol::{Settle, Settling};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use x11rb::connection::Connection;
 use x11rb::protocol::damage::{ConnectionExt as _, ReportLevel};
@@ -18,6 +22,31 @@ pub struct Settled {
     /// ran out first.
     pub quiet: bool,
     pub waited: Duration,
+}
+
+/// Waits before an acting tool's screenshot: `settle_ms` (fixed), or until
+/// the screen has been still for `quiet_ms`, at most `settle_ms` (quiet).
+/// Returns whether the screen was still, and how long it waited.
+pub async fn settle(
+    screen: &Arc<Screen>,
+    settling: Settling,
+) -> Result<(bool, Duration), DesktopError> {
+    let longest = Duration::from_millis(settling.settle_ms);
+    match settling.settle {
+        Settle::Fixed => {
+            tokio::time::sleep(longest).await;
+            Ok((true, longest))
+        }
+        Settle::Quiet => {
+            let number = screen.display_number;
+            let quiet = Duration::from_millis(settling.quiet_ms);
+            let settled = blocking(move || {
+                wait_quiet(number, quiet, longest).map_err(DesktopError::InvalidInput)
+            })
+            .await?;
+            Ok((settled.quiet, settled.waited))
+        }
+    }
 }
 
 /// Watches display `:number` until nothing was drawn for `quiet`, or

@@ -5,6 +5,7 @@
 pub mod daemon;
 #[path = "../support/fluxbox_config.rs"]
 pub mod fluxbox_config;
+pub mod frame_pixels;
 pub mod processes;
 pub mod viewer;
 pub mod wait;

@@ -63,7 +63,7 @@ pub struct ActArgs {
 }
 
 // `max_side`, `format` and `quality` stand in each tool that returns a
-// screenshot: serde's `flatten` cannot share them, as it does not work with
+// screenshot (and `settle`, `settle_ms`, `quiet_ms` in each acting tool): serde's `flatten` cannot share them, as it does not work with
 // `deny_unknown_fields`, which names a mistyped field to the agent.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -120,6 +120,15 @@ pub struct OpenPathArgs {
     pub session_id: String,
     /// An http(s) URL, or a path on the computer (absolute, `~/...`, or relative to the working folder). Pages and HTML, PDF, image, text, JSON and XML files open in the screen's browser; other files in their default app.
     pub target: String,
+    /// `fixed` (default): wait settle_ms once it opened (default 0). `quiet`: take the screenshot as soon as the screen has not changed for quiet_ms after it opened (or when settle_ms runs out), for pages and apps that keep drawing after they load; the result says `settled` and `settle_waited_ms`.
+    #[serde(default)]
+    pub settle: Settle,
+    /// Milliseconds to wait after it opened before the screenshot, 0 to 5000 (default 0); with settle `quiet`, the longest wait (default 3000).
+    #[serde(default)]
+    pub settle_ms: Option<u64>,
+    /// Quiet mode only: how long the screen must be still, 50 to 2000 ms (default 250).
+    #[serde(default)]
+    pub quiet_ms: Option<u64>,
     /// Longest side of the returned screenshot in pixels, 256 to 7680; a larger screen is scaled down keeping its aspect. Default COMPUTER_USE_FRAME_MAX_SIDE (1568), and then the frame also keeps to COMPUTER_USE_FRAME_MAX_PIXELS (1150000).
     #[serde(default)]
     pub max_side: Option<u32>,
@@ -142,6 +151,15 @@ pub struct LaunchAppArgs {
     /// Optional URL or file to open in the app; the browser opens it in a new tab.
     #[serde(default)]
     pub uri: Option<String>,
+    /// `fixed` (default): wait settle_ms once it opened (default 0). `quiet`: take the screenshot as soon as the screen has not changed for quiet_ms after it opened (or when settle_ms runs out), for pages and apps that keep drawing after they load; the result says `settled` and `settle_waited_ms`.
+    #[serde(default)]
+    pub settle: Settle,
+    /// Milliseconds to wait after it opened before the screenshot, 0 to 5000 (default 0); with settle `quiet`, the longest wait (default 3000).
+    #[serde(default)]
+    pub settle_ms: Option<u64>,
+    /// Quiet mode only: how long the screen must be still, 50 to 2000 ms (default 250).
+    #[serde(default)]
+    pub quiet_ms: Option<u64>,
     /// Longest side of the returned screenshot in pixels, 256 to 7680; a larger screen is scaled down keeping its aspect. Default COMPUTER_USE_FRAME_MAX_SIDE (1568), and then the frame also keeps to COMPUTER_USE_FRAME_MAX_PIXELS (1150000).
     #[serde(default)]
     pub max_side: Option<u32>,

@@ -64,13 +64,13 @@ pub fn tools() -> Vec<Tool> {
         tool::<OpenPathArgs>(
             "open_path",
             "Open a page or file on the screen",
-            "Open an http(s) URL or a file on this session's screen and return a screenshot once it loaded (or after 15 s, saying it was still loading). Pages and HTML, PDF, image, text, JSON and XML files open in the screen's own Chromium (started when needed, signed in wherever the other screens are); other files open in their default app. A missing file is an error that lists what the folder holds.",
+            "Open an http(s) URL or a file on this session's screen and return a screenshot once it loaded (or after 15 s, saying it was still loading). Pages and HTML, PDF, image, text, JSON and XML files open in the screen's own Chromium (started when needed, signed in wherever the other screens are); other files open in their default app. settle, settle_ms and quiet_ms as in computer_act, counted from when it opened: by default no extra wait; with settle: quiet the screenshot waits until the screen has been still for quiet_ms (for pages that animate after loading). max_side, format and quality shape the screenshot as in computer_observe. A missing file is an error that lists what the folder holds.",
             Hints { read_only: false, destructive: false, idempotent: false, open_world: true },
         ),
         tool::<LaunchAppArgs>(
             "launch_app",
             "Start or raise an app on the screen",
-            "Start an app on this session's screen, or raise its window when one is open, and return a screenshot once its window shows. app: `browser` (the screen's Chromium), `terminal`, an installed application (.desktop id or name), or a program on PATH. uri: optional, opened in the app (the browser opens it in a new tab). An unknown app is an error that lists the installed ones.",
+            "Start an app on this session's screen, or raise its window when one is open, and return a screenshot once its window shows. app: `browser` (the screen's Chromium), `terminal`, an installed application (.desktop id or name), or a program on PATH. uri: optional, opened in the app (the browser opens it in a new tab). settle, settle_ms and quiet_ms as in open_path. max_side, format and quality shape the screenshot as in computer_observe. An unknown app is an error that lists the installed ones.",
             Hints { read_only: false, destructive: false, idempotent: false, open_world: true },
         ),
         tool::<SessionArgs>(

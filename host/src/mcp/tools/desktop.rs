@@ -5,13 +5,12 @@ use crate::mcp::args::{parse, ActArgs, LaunchAppArgs, ObserveArgs, OpenPathArgs}
 use crate::mcp::result::{structured, with_image};
 use crate::mcp::state::Host;
 use crate::settings::{process_env, FrameDefaults};
-use computer_protocol::action::{QUIET_DEFAULT_MS, QUIET_SETTLE_DEFAULT_MS};
 use computer_protocol::limits::SETTLE_DEFAULT_MS;
 use computer_protocol::routes::{session_action, SessionRoute};
 use computer_protocol::textview::TEXT_VIEW_MAX_CHARS;
 use computer_protocol::{
     ActRequest, ActResponse, Action, FrameId, FrameOptions, ImageFormat, LaunchAppRequest,
-    Observation, ObserveRequest, OpenPathRequest, OpenedResponse, SessionId, Settle,
+    Observation, ObserveRequest, OpenPathRequest, OpenSettle, OpenedResponse, SessionId, Settling,
     TextViewOptions,
 };
 use reqwest::Method;
@@ -190,17 +189,15 @@ pub async fn observe(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
 
 pub async fn act(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
     let a: ActArgs = parse(arguments)?;
+    let settling = Settling::resolve(a.settle, a.settle_ms, a.quiet_ms, SETTLE_DEFAULT_MS);
     let req = ActRequest {
         actions: a.actions,
         observe: a.observe,
-        settle_ms: a.settle_ms.unwrap_or(match a.settle {
-            Settle::Fixed => SETTLE_DEFAULT_MS,
-            Settle::Quiet => QUIET_SETTLE_DEFAULT_MS,
-        }),
+        settle_ms: settling.settle_ms,
         frame_id: a.frame_id.map(FrameId),
         frame: frame_options(a.max_side, a.format, a.quality)?,
-        settle: a.settle,
-        quiet_ms: a.quiet_ms.unwrap_or(QUIET_DEFAULT_MS),
+        settle: settling.settle,
+        quiet_ms: settling.quiet_ms,
     };
     req.validate()?;
     let waits: u64 = req
@@ -239,11 +236,12 @@ pub async fn act(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
         ));
     }
     if r.observation.is_some() {
-        summary.push_str(&if r.settled {
-            format!(" Screenshot taken {} ms after the last action.", r.settle_waited_ms)
-        } else {
-            format!(" The screen was still changing when the {} ms wait ran out; this screenshot may catch it mid-change.", r.settle_waited_ms)
-        });
+        summary.push(' ');
+        summary.push_str(&settle_sentence(
+            r.settled,
+            r.settle_waited_ms,
+            "the last action",
+        ));
     }
     let outcomes = serde_json::json!({
         "outcomes": r.outcomes,
@@ -257,6 +255,15 @@ pub async fn act(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
     })
 }
 
+/// When the screenshot was taken, for the agent.
+fn settle_sentence(settled: bool, waited_ms: u64, after: &str) -> String {
+    if settled {
+        format!("Screenshot taken {waited_ms} ms after {after}.")
+    } else {
+        format!("The screen was still changing when the {waited_ms} ms wait ran out; this screenshot may catch it mid-change.")
+    }
+}
+
 /// Starting a browser, loading a page (15 s) or waiting for an app's
 /// window (20 s), plus the screenshot, fit well inside this.
 const OPEN_DEADLINE: Duration = Duration::from_secs(60);
@@ -265,27 +272,35 @@ const OPEN_MAY_RUN: &str =
 
 pub async fn open_path(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
     let a: OpenPathArgs = parse(arguments)?;
-    if a.target.trim().is_empty() {
-        return Err("`target` is empty: give an http(s) URL or a path on the computer".into());
-    }
     let req = OpenPathRequest {
         target: a.target,
         frame: frame_options(a.max_side, a.format, a.quality)?,
+        settling: OpenSettle {
+            settle: a.settle,
+            settle_ms: a.settle_ms,
+            quiet_ms: a.quiet_ms,
+        },
     };
-    opened(host, &a.session_id, SessionRoute::OpenPath, &req).await
+    req.validate()?;
+    let settling = req.settling.settling();
+    opened(host, &a.session_id, SessionRoute::OpenPath, &req, settling).await
 }
 
 pub async fn launch_app(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
     let a: LaunchAppArgs = parse(arguments)?;
-    if a.app.trim().is_empty() {
-        return Err("`app` is empty: give `browser`, `terminal`, an installed app's name or a program on PATH".into());
-    }
     let req = LaunchAppRequest {
         app: a.app,
         uri: a.uri,
         frame: frame_options(a.max_side, a.format, a.quality)?,
+        settling: OpenSettle {
+            settle: a.settle,
+            settle_ms: a.settle_ms,
+            quiet_ms: a.quiet_ms,
+        },
     };
-    opened(host, &a.session_id, SessionRoute::LaunchApp, &req).await
+    req.validate()?;
+    let settling = req.settling.settling();
+    opened(host, &a.session_id, SessionRoute::LaunchApp, &req, settling).await
 }
 
 /// Calls an opening route and shows what opened with the screenshot.
@@ -294,18 +309,26 @@ async fn opened<T: serde::Serialize>(
     session_id: &str,
     route: SessionRoute,
     req: &T,
+    settling: Settling,
 ) -> ToolResult {
     let conn = host.reach(session_id).await?;
     let path = session_action(&SessionId(session_id.to_string()), route);
+    let deadline = OPEN_DEADLINE + Duration::from_millis(settling.settle_ms);
     let answer = conn
         .client
-        .call(Method::POST, &path, Some(req), OPEN_DEADLINE, OPEN_MAY_RUN)
+        .call(Method::POST, &path, Some(req), deadline, OPEN_MAY_RUN)
         .await;
     let r: OpenedResponse = host.answer(session_id, answer).await?;
     host.announce_screen(session_id);
-    let extra = serde_json::json!({"summary": r.summary, "ready": r.ready});
+    let extra = serde_json::json!({
+        "summary": r.summary,
+        "ready": r.ready,
+        "settled": r.settled,
+        "settle_waited_ms": r.settle_waited_ms,
+    });
+    let waited = settle_sentence(r.settled, r.settle_waited_ms, "it opened");
     Ok(observation_result(
-        format!("{}\n", r.summary),
+        format!("{} {waited}\n", r.summary),
         r.observation,
         extra,
     ))
