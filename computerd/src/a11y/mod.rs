@@ -127,6 +127,7 @@ pub async fn read_tree(
     limit: usize,
     deadline: Duration,
 ) -> Result<Option<A11yTree>, A11yError> {
+    let started = std::time::Instant::now();
     let read = async {
         let conn = bus.connection();
         let Some(found) = find::find_window(conn, window).await? else {
@@ -139,6 +140,13 @@ pub async fn read_tree(
             tracing::debug!(?offset, title = %window.title, "accessible bounds were window-relative");
         }
         let (mut nodes, cut) = prune::flatten(root, limit);
+        tracing::debug!(
+            app = %found.app,
+            read = walk.read_count(),
+            kept = nodes.len(),
+            ms = started.elapsed().as_millis() as u64,
+            "accessibility tree read"
+        );
         for node in &mut nodes {
             node.bounds = placement::shift(node.bounds, offset);
         }

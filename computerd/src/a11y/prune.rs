@@ -20,6 +20,22 @@ pub(crate) struct ReadNode {
     pub children: Vec<ReadNode>,
 }
 
+impl ReadNode {
+    /// A node that is not on screen: nothing else of it is read.
+    pub fn hidden() -> ReadNode {
+        ReadNode {
+            role: String::new(),
+            name: String::new(),
+            value: None,
+            states: Vec::new(),
+            showing: false,
+            interactive: false,
+            bounds: None,
+            children: Vec::new(),
+        }
+    }
+}
+
 /// The role's AT-SPI name as the `atspi` crate spells it, as one token
 /// (the text view prints roles between other words): `check box` ->
 /// `check_box`. The crate names a push button `button`, as CDP and ARIA do.
@@ -84,8 +100,10 @@ fn prune(mut node: ReadNode, is_root: bool) -> Vec<Kept> {
         .collect();
     let named =
         !node.name.trim().is_empty() || node.value.as_deref().is_some_and(|v| !v.is_empty());
+    // LibreOffice makes toolbar separators focusable; they still say nothing.
+    let interactive = node.interactive && node.role != "separator";
     let says_something =
-        named || node.interactive || (!children.is_empty() && !is_layout_role(&node.role));
+        named || interactive || (!children.is_empty() && !is_layout_role(&node.role));
     if is_root || says_something {
         vec![Kept { node, children }]
     } else {
@@ -194,7 +212,9 @@ mod tests {
         let mut slider = node("slider", "", vec![]);
         slider.value = Some("40".to_string());
         let unnamed_label = node("label", "", vec![]);
-        let tree = node("dialog", "D", vec![entry, slider, unnamed_label]);
+        let mut separator = node("separator", "", vec![]);
+        separator.interactive = true;
+        let tree = node("dialog", "D", vec![entry, slider, unnamed_label, separator]);
         let (nodes, _) = flatten(tree, 100);
         assert_eq!(
             shape(&nodes),

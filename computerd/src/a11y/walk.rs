@@ -22,6 +22,8 @@ const VALUE_MAX_CHARS: i32 = 2000;
 
 pub(crate) struct Walk<'c> {
     conn: &'c zbus::Connection,
+    /// The budget it started with.
+    initial: usize,
     /// Nodes that may still be read.
     budget: AtomicUsize,
     /// Set when the budget ran out with nodes left unread.
@@ -32,6 +34,7 @@ impl<'c> Walk<'c> {
     pub fn new(conn: &'c zbus::Connection, budget: usize) -> Walk<'c> {
         Walk {
             conn,
+            initial: budget,
             budget: AtomicUsize::new(budget),
             cut: AtomicBool::new(false),
         }
@@ -40,6 +43,11 @@ impl<'c> Walk<'c> {
     /// True when some nodes were not read for lack of budget.
     pub fn was_cut(&self) -> bool {
         self.cut.load(Ordering::Relaxed)
+    }
+
+    /// Nodes read (or being read) so far.
+    pub fn read_count(&self) -> usize {
+        self.initial - self.budget.load(Ordering::Relaxed)
     }
 
     fn take_one(&self) -> bool {
@@ -62,60 +70,54 @@ impl<'c> Walk<'c> {
         self.read(root.clone(), true).await
     }
 
+    /// One node and (when it shows) its subtree. The state comes first:
+    /// most nodes of a big app are hidden, and for those it is the only
+    /// call. A showing node's other facts and its children's reads then go
+    /// out together.
     fn read(&self, object: ObjectRefOwned, is_root: bool) -> BoxFuture<'_, zbus::Result<ReadNode>> {
         async move {
             let proxy = accessible(self.conn, &object).await?;
-            let (role, name, state, interfaces) = futures::try_join!(
+            let state = proxy.get_state().await?;
+            let showing = state.contains(State::Showing) && state.contains(State::Visible);
+            if !showing && !is_root {
+                return Ok(ReadNode::hidden());
+            }
+            let (role, name, interfaces, children, bounds) = futures::join!(
                 proxy.get_role(),
                 proxy.name(),
-                proxy.get_state(),
-                proxy.get_interfaces()
-            )?;
-            let showing = state.contains(State::Showing) && state.contains(State::Visible);
-            let mut node = ReadNode {
-                role: role_name(role),
-                name: name.trim().to_string(),
-                value: None,
-                states: shown_states(state),
-                showing,
-                interactive: state.contains(State::Focusable) || state.contains(State::Editable),
-                bounds: None,
-                children: Vec::new(),
-            };
-            if !showing && !is_root {
-                return Ok(node);
-            }
-            let (children, bounds, value) = futures::join!(
+                proxy.get_interfaces(),
                 proxy.get_children(),
-                self.bounds(&object, interfaces),
-                self.value(&object, interfaces, state, node.name.is_empty()),
+                self.bounds(&object),
             );
-            node.bounds = bounds;
-            node.value = value;
+            let (role, name, interfaces) = (role_name(role?), name?, interfaces?);
+            let name = name.trim().to_string();
             let children: Vec<ObjectRefOwned> = children
                 .unwrap_or_default()
                 .into_iter()
                 .filter(|child| !child.is_null())
                 .take_while(|_| self.take_one())
                 .collect();
-            node.children = join_all(children.into_iter().map(|child| self.read(child, false)))
-                .await
-                .into_iter()
-                .filter_map(Result::ok)
-                .collect();
-            Ok(node)
+            let (value, children) = futures::join!(
+                self.value(&object, &role, interfaces, state, name.is_empty()),
+                join_all(children.into_iter().map(|child| self.read(child, false))),
+            );
+            Ok(ReadNode {
+                role,
+                name,
+                value,
+                states: shown_states(state),
+                showing,
+                interactive: state.contains(State::Focusable) || state.contains(State::Editable),
+                bounds,
+                children: children.into_iter().filter_map(Result::ok).collect(),
+            })
         }
         .boxed()
     }
 
-    async fn bounds(
-        &self,
-        object: &ObjectRefOwned,
-        interfaces: InterfaceSet,
-    ) -> Option<(i32, i32, u32, u32)> {
-        if !interfaces.contains(Interface::Component) {
-            return None;
-        }
+    /// The node's extents on screen; `None` for nodes without a Component
+    /// interface (their call fails), off screen or of no size.
+    async fn bounds(&self, object: &ObjectRefOwned) -> Option<(i32, i32, u32, u32)> {
         let component = ComponentProxy::builder(self.conn)
             .destination(object.name()?.to_owned())
             .ok()?
@@ -134,6 +136,7 @@ impl<'c> Walk<'c> {
     async fn value(
         &self,
         object: &ObjectRefOwned,
+        role: &str,
         interfaces: InterfaceSet,
         state: StateSet,
         unnamed: bool,
@@ -153,7 +156,7 @@ impl<'c> Walk<'c> {
             let text = text.get_text(0, count.min(VALUE_MAX_CHARS)).await.ok()?;
             return (editable || !text.trim().is_empty()).then_some(text);
         }
-        if interfaces.contains(Interface::Value) {
+        if interfaces.contains(Interface::Value) && is_range_role(role) {
             let value = ValueProxy::builder(self.conn)
                 .destination(object.name()?.to_owned())
                 .ok()?
@@ -167,6 +170,15 @@ impl<'c> Walk<'c> {
         }
         None
     }
+}
+
+/// Roles whose Value interface says something. LibreOffice gives menus,
+/// buttons and separators a Value of 0 as well.
+fn is_range_role(role: &str) -> bool {
+    matches!(
+        role,
+        "slider" | "spin_button" | "scroll_bar" | "progress_bar" | "level_bar" | "dial"
+    )
 }
 
 fn shown_states(state: StateSet) -> Vec<A11yState> {
