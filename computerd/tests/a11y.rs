@@ -104,10 +104,20 @@ impl TestScreen {
         what: &str,
         done: impl Fn(&A11yTree) -> bool,
     ) -> (A11yTree, Duration) {
+        self.tree_of_size_until(window, 400, what, done).await
+    }
+
+    async fn tree_of_size_until(
+        &self,
+        window: &WindowHint,
+        limit: usize,
+        what: &str,
+        done: impl Fn(&A11yTree) -> bool,
+    ) -> (A11yTree, Duration) {
         let started = Instant::now();
         loop {
             let read_started = Instant::now();
-            let last = match a11y::read_tree(&self.bus, window, 400, READ_DEADLINE).await {
+            let last = match a11y::read_tree(&self.bus, window, limit, READ_DEADLINE).await {
                 Ok(Some(tree)) if done(&tree) => return (tree, read_started.elapsed()),
                 Ok(Some(tree)) => format!("{tree:#?}"),
                 Ok(None) => "no tree".to_string(),
@@ -235,6 +245,7 @@ async fn a_gtk_dialog_shows_its_field_and_buttons_inside_its_window() {
     let (tree, took) = screen
         .tree_until(&window, "a text field and OK and Cancel", has_buttons)
         .await;
+    eprintln!("X window: {window:?}");
     print_tree(&tree);
     assert_eq!(tree.app, "zenity");
     assert!(!tree.truncated);
@@ -274,6 +285,50 @@ async fn a_gtk_dialog_shows_its_field_and_buttons_inside_its_window() {
             node.name
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_form_of_400_nodes_reads_well_within_the_deadline() {
+    let screen = TestScreen::start().await;
+    let mut args = vec!["--forms".to_string(), "--title=Big".to_string()];
+    args.extend((1..=200).map(|i| format!("--add-entry=Field {i}")));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let _zenity = screen.run("zenity", &args);
+    let window = screen.window("Big").await;
+    let fields = |tree: &A11yTree| {
+        tree.nodes
+            .iter()
+            .filter(|n| n.role == "text" && n.states.contains(&A11yState::Editable))
+            .count()
+    };
+    let (tree, _) = screen
+        .tree_of_size_until(&window, 1000, "200 text fields", |tree| fields(tree) == 200)
+        .await;
+    assert!(tree.nodes.len() >= 400, "{} nodes", tree.nodes.len());
+    let mut reads = Vec::new();
+    for _ in 0..5 {
+        let started = Instant::now();
+        let again = a11y::read_tree(&screen.bus, &window, 1000, READ_DEADLINE)
+            .await
+            .expect("read within the deadline")
+            .expect("a tree");
+        reads.push(started.elapsed());
+        assert_eq!(fields(&again), 200);
+    }
+    reads.sort();
+    eprintln!(
+        "zenity form: {} nodes; median of 5 reads {:?}, slowest {:?}",
+        tree.nodes.len(),
+        reads[2],
+        reads[4]
+    );
+    // The tree cut at 50 is the beginning of the whole one.
+    let cut = a11y::read_tree(&screen.bus, &window, 50, READ_DEADLINE)
+        .await
+        .expect("read")
+        .expect("a tree");
+    assert!(cut.truncated);
+    assert_eq!(cut.nodes[..], tree.nodes[..50]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

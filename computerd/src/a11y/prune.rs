@@ -100,10 +100,13 @@ fn prune(mut node: ReadNode, is_root: bool) -> Vec<Kept> {
         .collect();
     let named =
         !node.name.trim().is_empty() || node.value.as_deref().is_some_and(|v| !v.is_empty());
-    // LibreOffice makes toolbar separators focusable; they still say nothing.
-    let interactive = node.interactive && node.role != "separator";
-    let says_something =
-        named || interactive || (!children.is_empty() && !is_layout_role(&node.role));
+    // LibreOffice makes toolbar separators and panels focusable; a
+    // separator still says nothing, and a panel holding controls is only
+    // their frame.
+    let layout = is_layout_role(&node.role);
+    let interactive =
+        node.interactive && node.role != "separator" && !(layout && !children.is_empty());
+    let says_something = named || interactive || (!children.is_empty() && !layout);
     if is_root || says_something {
         vec![Kept { node, children }]
     } else {
@@ -219,6 +222,20 @@ mod tests {
         assert_eq!(
             shape(&nodes),
             [(0, "dialog", "D"), (1, "text", ""), (1, "slider", "")]
+        );
+    }
+
+    #[test]
+    fn a_focusable_unnamed_panel_gives_way_to_its_controls() {
+        let mut panel = node("panel", "", vec![node("button", "Add", vec![])]);
+        panel.interactive = true;
+        let mut canvas = node("panel", "", vec![]);
+        canvas.interactive = true;
+        let tree = node("frame", "F", vec![panel, canvas]);
+        let (nodes, _) = flatten(tree, 100);
+        assert_eq!(
+            shape(&nodes),
+            [(0, "frame", "F"), (1, "button", "Add"), (1, "panel", "")]
         );
     }
 
