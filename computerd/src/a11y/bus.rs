@@ -63,37 +63,42 @@ impl A11yBus {
             display_number,
             session_daemon_command(&session_address),
         )?;
-        let launcher = match spawn(
-            "at-spi-bus-launcher",
-            display_number,
-            launcher_command(display_number, &session_address, &folder),
-        ) {
-            Ok(launcher) => launcher,
-            Err(e) => {
-                session_daemon.stop(Duration::from_secs(1)).await;
-                let _ = std::fs::remove_dir_all(&folder);
-                return Err(e);
-            }
-        };
+        // Spawned once the session bus accepts connections: the launcher
+        // gives up at once when it cannot reach it.
+        let mut launcher = None;
         let ready = tokio::time::timeout(
             START_DEADLINE,
-            connect_a11y(display_number, &session_address, &session_daemon, &launcher),
+            connect_a11y(
+                display_number,
+                &session_address,
+                &folder,
+                &session_daemon,
+                &mut launcher,
+            ),
         )
         .await;
-        let a11y = match ready {
-            Ok(Ok(a11y)) => a11y,
-            failed => {
+        let (a11y, launcher) = match (ready, launcher) {
+            (Ok(Ok(a11y)), Some(launcher)) => (a11y, launcher),
+            (failed, launcher) => {
                 let error = match failed {
                     Ok(Err(e)) => e,
-                    _ => A11yError::NotReady {
-                        program: "at-spi-bus-launcher",
-                        display: display_number,
-                        waited: started.elapsed(),
-                        step: "no answer on the session bus".to_string(),
-                        output: said(&launcher).await,
-                    },
+                    _ => {
+                        let (program, output) = match &launcher {
+                            Some(launcher) => ("at-spi-bus-launcher", said(launcher).await),
+                            None => ("dbus-daemon", said(&session_daemon).await),
+                        };
+                        A11yError::NotReady {
+                            program,
+                            display: display_number,
+                            waited: started.elapsed(),
+                            step: "no answer on the session bus".to_string(),
+                            output,
+                        }
+                    }
                 };
-                launcher.stop(Duration::from_secs(1)).await;
+                if let Some(launcher) = launcher {
+                    launcher.stop(Duration::from_secs(1)).await;
+                }
                 session_daemon.stop(Duration::from_secs(1)).await;
                 let _ = std::fs::remove_dir_all(&folder);
                 return Err(error);
@@ -232,15 +237,17 @@ async fn said(process: &Supervised) -> String {
     }
 }
 
-/// Waits for the session bus, then for the launcher's name on it (without
+/// Waits for the session bus, starts the launcher (into `launcher_slot`,
+/// so the caller can quote and stop it after a timeout), waits for its name on it (without
 /// calling it first: a call would make the session bus start a launcher of
 /// its own from its service file, one that knows no display), switches
 /// accessibility on and connects to the AT-SPI bus.
 async fn connect_a11y(
     display: u32,
     session_address: &str,
+    folder: &Path,
     session_daemon: &Supervised,
-    launcher: &Supervised,
+    launcher_slot: &mut Option<Supervised>,
 ) -> Result<zbus::Connection, A11yError> {
     let started = Instant::now();
     let exited = |program: &'static str, process: &Supervised| {
@@ -270,6 +277,11 @@ async fn connect_a11y(
             Err(_) => tokio::time::sleep(Duration::from_millis(10)).await,
         }
     };
+    let launcher = &*launcher_slot.insert(spawn(
+        "at-spi-bus-launcher",
+        display,
+        launcher_command(display, session_address, folder),
+    )?);
     let dbus = zbus::fdo::DBusProxy::new(&session).await?;
     // Services the session bus starts (dconf, portals) draw on this screen.
     let display_env = format!(":{display}");
