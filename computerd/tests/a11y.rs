@@ -425,4 +425,59 @@ async fn the_bus_folder_is_private_and_goes_with_the_bus() {
     screen.bus.stop().await;
     assert!(!folder.exists(), "{} outlived its bus", folder.display());
     assert!(!screen.bus.is_running());
+    assert_eq!(
+        processes_naming(&folder),
+        Vec::<i32>::new(),
+        "processes outlived the bus"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_bus_leaves_no_daemon_behind() {
+    let screen = TestScreen::start().await;
+    let address = screen.bus.session_bus_address().to_string();
+    let folder = Path::new(address.strip_prefix("unix:path=").expect("a socket path"))
+        .parent()
+        .expect("its folder")
+        .to_path_buf();
+    assert!(!processes_naming(&folder).is_empty(), "the buses run");
+    drop(screen);
+    let started = Instant::now();
+    while !processes_naming(&folder).is_empty() {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "processes outlived a dropped bus: {:?}",
+            processes_naming(&folder)
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Live processes whose command line names `folder` (the AT-SPI bus's
+/// dbus-daemon does, in its `--address`).
+fn processes_naming(folder: &Path) -> Vec<i32> {
+    let needle = folder.display().to_string();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // A zombie is gone but for its reaping.
+        let zombie = stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z'));
+        if !zombie && String::from_utf8_lossy(&cmdline).contains(&needle) {
+            found.push(pid);
+        }
+    }
+    found
 }

@@ -137,16 +137,32 @@ impl A11yBus {
     /// Stops the launcher (which stops the AT-SPI bus; the registry exits
     /// with its bus), then the session bus, and removes the folder.
     pub async fn stop(&self) {
+        signal_group(&self.launcher, libc::SIGTERM);
         self.launcher.stop(Duration::from_secs(1)).await;
+        // The launcher's AT-SPI bus, when the launcher could not stop it.
+        signal_group(&self.launcher, libc::SIGKILL);
         self.session_daemon.stop(Duration::from_secs(1)).await;
         let _ = std::fs::remove_dir_all(&self.folder);
     }
 }
 
 impl Drop for A11yBus {
-    /// `Supervised` kills both daemons when dropped; the folder goes too.
+    /// The fallback when `stop` did not run: a killed launcher leaves its
+    /// AT-SPI bus behind, so its whole group goes; `Supervised` kills the
+    /// session bus. The folder goes too.
     fn drop(&mut self) {
+        signal_group(&self.launcher, libc::SIGKILL);
         let _ = std::fs::remove_dir_all(&self.folder);
+    }
+}
+
+/// Signals the process group `process` leads (it was started with a group
+/// of its own, and its children stay in it). The group outlives its
+/// leader while a child is in it, so its id is not reused meanwhile.
+fn signal_group(process: &Supervised, signal: libc::c_int) {
+    if process.pid > 0 {
+        // SAFETY: kill(2) on a group we created, with a valid signal.
+        unsafe { libc::kill(-process.pid, signal) };
     }
 }
 
