@@ -42,7 +42,7 @@ async fn main() {
         session_bus: true,
     }
     .apply_std(&mut cmd);
-    let _child = cmd.spawn().expect("start the command");
+    let mut child = cmd.spawn().expect("start the command");
     let window = WindowHint {
         pid: None,
         title: title.clone(),
@@ -103,4 +103,7 @@ async fn main() {
         a11y::app_names(&bus, DEADLINE).await
     );
     bus.stop().await;
+    // The app was started for this dump; it goes with it.
+    let _ = child.kill();
+    let _ = child.wait();
 }

@@ -105,7 +105,7 @@ fn prune(mut node: ReadNode, is_root: bool) -> Vec<Kept> {
     // their frame.
     let layout = is_layout_role(&node.role);
     let interactive =
-        node.interactive && node.role != "separator" && !(layout && !children.is_empty());
+        node.interactive && node.role != "separator" && (!layout || children.is_empty());
     let says_something = named || interactive || (!children.is_empty() && !layout);
     if is_root || says_something {
         vec![Kept { node, children }]
