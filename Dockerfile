@@ -24,10 +24,15 @@ RUN printf '%s\n' \
         tigervnc-standalone-server tigervnc-tools xfonts-base \
         fluxbox xterm x11-utils xdotool dbus-x11 xdg-utils \
         xclip xsel autocutsel \
+        # Accessibility trees: each screen's own session bus and AT-SPI bus;
+        # zenity is the small GTK dialog the text view is tested with.
+        dbus-daemon at-spi2-core zenity \
         # Fonts for Latin, CJK and emoji.
         fonts-dejavu fonts-liberation fonts-noto-cjk fonts-noto-color-emoji \
         # Apps.
         chromium libreoffice-writer libreoffice-calc libreoffice-impress \
+        # LibreOffice's GTK3 plugin: its plain X plugin exposes no tree.
+        libreoffice-gtk3 \
         imagemagick \
         # The system.
         tini sudo locales tzdata ca-certificates procps less nano \

@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
   tigervnc-standalone-server tigervnc-tools fluxbox xterm x11-utils xdotool
-  imagemagick ca-certificates curl xclip chromium
+  imagemagick ca-certificates curl xclip chromium at-spi2-core zenity
 )
 missing=()
 for p in "${packages[@]}"; do

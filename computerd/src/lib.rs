@@ -32,6 +32,7 @@
 //! A request flows `api` → `sessions` (find the session, count activity) →
 //! one subsystem → back to `api` as JSON or a [`computer_protocol::WireError`].
 
+pub mod a11y;
 pub mod api;
 pub mod apps;
 pub mod browser;

@@ -57,11 +57,30 @@ async fn shell_reports_exit_code_streams_and_working_folder() {
         )
     );
 
-    // Once the session has a screen, DISPLAY points at it.
+    // Once the session has a screen, DISPLAY points at it, and the session
+    // bus is the screen's own, whose AT-SPI bus serves that display.
     d.ok(&format!("/v1/sessions/{sid}/observe"), json!({}))
         .await;
-    let (_, v) = shell(&d, &sid, json!({"command": "echo $DISPLAY"})).await;
-    assert_eq!(v["stdout"], format!(":{}\n", d.display_base + 1));
+    let (_, v) = shell(
+        &d,
+        &sid,
+        json!({"command": "echo $DISPLAY; echo $QT_LINUX_ACCESSIBILITY_ALWAYS_ON; echo \"${NO_AT_BRIDGE:-unset}\"; dbus-send --session --print-reply=literal --dest=org.a11y.Bus /org/a11y/bus org.a11y.Bus.GetAddress"}),
+    )
+    .await;
+    let display = d.display_base + 1;
+    let stdout = v["stdout"].as_str().unwrap_or_default();
+    let lines: Vec<&str> = stdout.lines().map(str::trim).collect();
+    assert_eq!(
+        lines[..3],
+        [format!(":{display}").as_str(), "1", "unset"],
+        "{v}"
+    );
+    assert!(
+        lines
+            .get(3)
+            .is_some_and(|address| address.contains(&format!("/at-spi/bus_{display}"))),
+        "the screen's session bus names its AT-SPI bus: {v}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

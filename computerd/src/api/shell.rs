@@ -41,7 +41,7 @@ pub async fn run(
     ];
     env.extend(app.launcher.env.iter().cloned());
     if let Some(screen) = session.current_screen().await {
-        env.push(("DISPLAY".to_string(), screen.display_env()));
+        env.extend(screen.env().vars());
     }
     let _running = session.command_started();
     let running = crate::shell::run(ShellSpec {
@@ -50,7 +50,8 @@ pub async fn run(
         env,
         timeout,
     });
-    // A command must not outlive its session: its `DISPLAY` may soon be
+    // A command must not outlive its session: its `DISPLAY` (and session
+    // bus) may soon be
     // another session's screen. Dropping `run` kills everything it started.
     let ended = session.ended();
     tokio::select! {

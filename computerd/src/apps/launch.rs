@@ -12,6 +12,7 @@ use super::{desktop_entry, AppError};
 use crate::browser::{BrowserError, BrowserScreen, Browsers};
 use crate::display::Display;
 use crate::input::{active_is, active_matches, focus_window, focus_window_id, window_list};
+use crate::screens::ScreenEnv;
 use std::collections::HashSet;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -231,7 +232,7 @@ impl Launcher {
         let before: HashSet<u32> =
             x(display, |d| Ok(window_list(d)?.into_iter().collect())).await?;
         let started = Instant::now();
-        spawn_detached(&argv, display, &self.home, &on.cwd, &self.env)?;
+        spawn_detached(&argv, on.screen.env, &self.home, &on.cwd, &self.env)?;
         let wanted = hint.clone().unwrap_or_default();
         let shown = x(display, move |d| {
             wait_for_window(d, &wanted, &before, WINDOW_WAIT)
@@ -265,12 +266,12 @@ fn terminal_command() -> Vec<String> {
         .collect()
 }
 
-/// Runs `argv` on `display` in a process group of its own, detached from
+/// Runs `argv` on `screen` in a process group of its own, detached from
 /// computerd: it outlives the request, and is reaped by a thread (or by
 /// tini once computerd is gone).
 fn spawn_detached(
     argv: &[String],
-    display: u32,
+    screen: ScreenEnv,
     home: &Path,
     cwd: &Path,
     env: &[(String, String)],
@@ -280,9 +281,10 @@ fn spawn_detached(
         source: std::io::Error::other("the command line is empty"),
     })?;
     let dir = if cwd.is_dir() { cwd } else { home };
-    let mut child = Command::new(program)
+    let mut command = Command::new(program);
+    screen.apply_std(&mut command);
+    let mut child = command
         .args(args)
-        .env("DISPLAY", format!(":{display}"))
         .env("HOME", home)
         .envs(env.iter().map(|(k, v)| (k, v)))
         .current_dir(dir)

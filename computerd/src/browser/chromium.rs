@@ -4,6 +4,7 @@
 use super::cdp::{Cdp, CdpError};
 use crate::config::ScreenSize;
 use crate::process::Supervised;
+use crate::screens::ScreenEnv;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -41,7 +42,8 @@ pub enum ChromiumError {
 /// What one Chromium needs.
 pub struct ChromiumArgs<'a> {
     pub screen: u8,
-    pub display: u32,
+    /// `DISPLAY` and the screen's session bus.
+    pub screen_env: ScreenEnv,
     pub size: ScreenSize,
     pub user_data_dir: &'a Path,
     pub devtools_port: u16,
@@ -83,9 +85,9 @@ pub fn chromium_command(args: &ChromiumArgs<'_>) -> Command {
             args.size.width, args.size.height
         ))
         .arg("--start-maximized")
-        .arg("about:blank")
-        .env("DISPLAY", format!(":{}", args.display))
-        .env("HOME", args.home)
+        .arg("about:blank");
+    args.screen_env.apply(&mut cmd);
+    cmd.env("HOME", args.home)
         .envs(args.env.iter().map(|(k, v)| (k, v)))
         .current_dir(args.home)
         .stdin(Stdio::null())
@@ -309,7 +311,10 @@ mod tests {
         let dir = user_data_dir(home, 3);
         let cmd = chromium_command(&ChromiumArgs {
             screen: 3,
-            display: 3,
+            screen_env: ScreenEnv {
+                display: 3,
+                session_bus: false,
+            },
             size: ScreenSize {
                 width: 1280,
                 height: 800,

@@ -9,6 +9,7 @@ use super::jar::{BrowserView, Jar, Writes};
 use super::page::{self, PageLoad};
 use super::profile::{ProfileClone, Template};
 use crate::config::ScreenSize;
+use crate::screens::ScreenEnv;
 use computer_protocol::ScreenNumber;
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -58,6 +59,8 @@ pub struct BrowserScreen {
     /// The pid of the screen's Xvnc: a later screen with the same number
     /// is another screen, and an old browser must not serve it.
     pub xvnc_pid: i32,
+    /// What every process on the screen gets (`DISPLAY`, its session bus).
+    pub env: ScreenEnv,
 }
 
 /// One screen's running Chromium.
@@ -201,7 +204,7 @@ impl Browsers {
         })?;
         let chromium = Chromium::start(&ChromiumArgs {
             screen: screen.number.0,
-            display: screen.display,
+            screen_env: screen.env,
             size: screen.size,
             user_data_dir: &dir,
             devtools_port: self.settings.devtools_port_base + u16::from(screen.number.0),

@@ -1,8 +1,10 @@
 //! Screens: one Xvnc display plus Fluxbox each, numbered 1 to 16.
 
+mod env;
 mod pool;
 mod screen;
 mod xvnc;
 
+pub use env::ScreenEnv;
 pub use pool::{ScreenPool, ScreenSlot};
 pub use screen::{Screen, ScreenError, ScreenPaths, ScreenX};

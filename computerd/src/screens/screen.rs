@@ -1,8 +1,10 @@
 //! One screen: an Xvnc display, Fluxbox on it, and the X connection that
 //! capture and input borrow. Only this module starts or stops those processes.
 
+use super::env::ScreenEnv;
 use super::pool::{ScreenPool, ScreenSlot};
 use super::xvnc::{clear_stale_lock, fluxbox_command, lock_owner, xvnc_command, XvncArgs};
+use crate::a11y::A11yBus;
 use crate::browser::{BrowserScreen, Browsers};
 use crate::capture::Capturer;
 use crate::config::ScreenSize;
@@ -137,6 +139,8 @@ pub struct Screen {
     x: Mutex<ScreenX>,
     xvnc: Supervised,
     window_manager: Option<Supervised>,
+    /// The screen's session and AT-SPI buses, or why they did not start.
+    a11y: Result<A11yBus, String>,
     /// Held until the processes are gone, so the number is not reused early.
     slot: Mutex<Option<ScreenSlot>>,
     browsers: Arc<Browsers>,
@@ -316,11 +320,22 @@ impl Screen {
             }
         };
         let capturer = Capturer::new(&display);
+        // Before Fluxbox, whose menu starts apps with the screen's bus. A
+        // screen without one still works; its text view says why it has
+        // no trees.
+        let a11y = A11yBus::start(display_number).await.map_err(|e| {
+            tracing::warn!(screen = %number, "no accessibility bus: {e}");
+            e.to_string()
+        });
+        let screen_env = ScreenEnv {
+            display: display_number,
+            session_bus: a11y.is_ok(),
+        };
         // A screen without a window manager still works (capture, input,
         // shell), so a Fluxbox that fails to start is logged, not fatal.
         let window_manager = match Supervised::spawn(
             "fluxbox",
-            fluxbox_command(display_number, &paths.home, &paths.fluxbox_dir, &paths.env),
+            fluxbox_command(screen_env, &paths.home, &paths.fluxbox_dir, &paths.env),
         ) {
             Ok(wm) => Some(wm),
             Err(e) => {
@@ -341,6 +356,7 @@ impl Screen {
             }),
             xvnc,
             window_manager,
+            a11y,
             slot: Mutex::new(Some(slot)),
             browsers: Arc::clone(&paths.browsers),
             devtools: Arc::clone(&paths.devtools),
@@ -366,9 +382,17 @@ impl Screen {
         }
     }
 
-    /// `DISPLAY` for programs on this screen.
-    pub fn display_env(&self) -> String {
-        format!(":{}", self.display_number)
+    /// The environment every process started on this screen gets.
+    pub fn env(&self) -> ScreenEnv {
+        ScreenEnv {
+            display: self.display_number,
+            session_bus: self.a11y.is_ok(),
+        }
+    }
+
+    /// The screen's accessibility bus, or why it has none.
+    pub fn a11y(&self) -> Result<&A11yBus, &str> {
+        self.a11y.as_ref().map_err(String::as_str)
     }
 
     /// Stops Fluxbox and Xvnc, then frees the number. Runs in a task of its
@@ -392,6 +416,7 @@ impl Screen {
             display: self.display_number,
             size: self.size,
             xvnc_pid: self.xvnc.pid,
+            env: self.env(),
         }
     }
 
@@ -403,6 +428,9 @@ impl Screen {
         self.browsers.close(self.number).await;
         if let Some(wm) = &self.window_manager {
             wm.stop(Duration::from_secs(1)).await;
+        }
+        if let Ok(a11y) = &self.a11y {
+            a11y.stop().await;
         }
         self.xvnc.stop(Duration::from_secs(3)).await;
         let slot = self.slot.lock().unwrap_or_else(|e| e.into_inner()).take();

@@ -1,6 +1,7 @@
 //! The Xvnc and Fluxbox command lines, and clearing the lock a crashed X
 //! server left behind (a restarted container keeps its /tmp).
 
+use super::env::ScreenEnv;
 use crate::config::ScreenSize;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -40,7 +41,7 @@ pub fn xvnc_command(args: &XvncArgs<'_>) -> Command {
 }
 
 pub fn fluxbox_command(
-    display: u32,
+    screen: ScreenEnv,
     home: &Path,
     fluxbox_dir: &Path,
     env: &[(String, String)],
@@ -50,8 +51,8 @@ pub fn fluxbox_command(
     if init.is_file() {
         cmd.arg("-rc").arg(init);
     }
-    cmd.env("DISPLAY", format!(":{display}"))
-        .env("HOME", home)
+    screen.apply(&mut cmd);
+    cmd.env("HOME", home)
         .envs(env.iter().map(|(k, v)| (k, v)))
         .current_dir(home)
         .stdin(Stdio::null())
