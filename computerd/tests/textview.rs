@@ -283,3 +283,97 @@ async fn a_window_without_a_tree_is_listed_with_a_note_and_both_gives_an_image_t
         "{body}"
     );
 }
+
+/// Text views of `window` until `found` finds what it needs.
+async fn view_until<T>(
+    d: &Daemon,
+    session: &str,
+    window: &str,
+    what: &str,
+    found: impl Fn(&Value) -> Option<T>,
+) -> (Value, T) {
+    let mut last = Value::Null;
+    let limit = Duration::from_secs(20);
+    let started = std::time::Instant::now();
+    loop {
+        let (status, o) = d
+            .post(
+                &format!("/v1/sessions/{session}/observe"),
+                json!({ "text": { "view": "text", "window": window } }),
+            )
+            .await;
+        if status == 200 {
+            if let Some(hit) = found(&o["text_view"]) {
+                return (o["text_view"].clone(), hit);
+            }
+        }
+        last = o;
+        assert!(
+            started.elapsed() < limit,
+            "{what} within {limit:?}; last: {last}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_gtk_dialog_is_filled_in_and_confirmed_by_ref() {
+    require_programs();
+    common::require_programs(&[
+        ("zenity", "zenity"),
+        ("/usr/libexec/at-spi-bus-launcher", "at-spi2-core"),
+    ]);
+    let d = Daemon::start().await;
+    let s = d.create_session("gtk by ref").await;
+    d.open_screen(&s).await;
+    let out = d.home.path().join("zenity.out");
+    d.shell(
+        &s,
+        &format!(
+            "setsid nohup zenity --entry --title=Probe --text='Your name' >{} 2>&1 </dev/null &",
+            out.display()
+        ),
+    )
+    .await;
+    let (view, (field, _)) = view_until(&d, &s, "Probe", "the dialog's field and buttons", |v| {
+        let field = nodes(v).into_iter().find(|n| {
+            n["states"]
+                .as_array()
+                .is_some_and(|s| s.contains(&json!("editable")))
+        })?;
+        Some((
+            field,
+            (find(v, "button", "OK")?, find(v, "button", "Cancel")?),
+        ))
+    })
+    .await;
+    assert_eq!(view["source"], "atspi", "{view}");
+
+    let (status, typed) = act(
+        &d,
+        &s,
+        json!([{ "type": "click", "ref": field["ref"] }, { "type": "type", "text": "Ada Lovelace" }]),
+    )
+    .await;
+    assert_eq!(status, 200, "{typed}");
+    let (_, okay) = view_until(&d, &s, "Probe", "the typed name in the field", |v| {
+        nodes(v)
+            .iter()
+            .any(|n| n["value"] == "Ada Lovelace")
+            .then(|| find(v, "button", "OK"))?
+    })
+    .await;
+    let (status, pressed) = act(&d, &s, json!([{ "type": "click", "ref": okay["ref"] }])).await;
+    assert_eq!(status, 200, "{pressed}");
+    wait_until(
+        "zenity to print the name",
+        Duration::from_secs(10),
+        || async {
+            std::fs::read_to_string(&out)
+                .ok()
+                .filter(|t| t.contains("Ada Lovelace"))
+                .map(|_| ())
+        },
+    )
+    .await;
+}

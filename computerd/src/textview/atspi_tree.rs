@@ -1,25 +1,84 @@
 //! The accessibility tree of an app window over the screen's own AT-SPI
-//! bus.
+//! bus ([`crate::a11y`]), as the text view's flat nodes.
 
 use super::flat::FlatNode;
+use crate::a11y::{read_tree, A11yError, A11yNode, A11yState, WindowHint};
 use crate::screens::Screen;
-use computer_protocol::{TreeSource, WindowEntry};
+use computer_protocol::textview::TREE_DEADLINE_MS;
+use computer_protocol::{Bounds, NodeState, TreeSource, WindowEntry};
 use std::sync::Arc;
 use std::time::Duration;
 
 /// The tree of `window`, or a note saying why there is none.
 pub async fn window_tree(
-    _screen: &Arc<Screen>,
+    screen: &Arc<Screen>,
     window: &WindowEntry,
-    _limit: usize,
-    _deadline: Duration,
+    limit: usize,
+    deadline: Duration,
 ) -> (Option<TreeSource>, Vec<FlatNode>, Option<String>) {
-    (
-        None,
-        Vec::new(),
-        Some(format!(
-            "\"{}\" ({}) exposes no accessibility tree on this screen",
-            window.title, window.class
+    let what = format!("\"{}\" ({})", window.title, window.class);
+    let none = |note: String| (None, Vec::new(), Some(note));
+    let bus = match screen.a11y() {
+        Ok(bus) => bus,
+        Err(why) => {
+            return none(format!(
+                "this screen's accessibility bus is not running ({why}), so {what} shows no tree; use the screenshot"
+            ))
+        }
+    };
+    let hint = WindowHint {
+        pid: window.pid,
+        title: window.title.clone(),
+        class: window.class.clone(),
+        x: window.x,
+        y: window.y,
+        width: window.width,
+        height: window.height,
+    };
+    match read_tree(bus, &hint, limit, deadline).await {
+        Ok(Some(tree)) => {
+            let note = tree.truncated.then(|| {
+                format!("the tree of {what} has more than {limit} nodes; the rest is left out")
+            });
+            let nodes = tree.nodes.into_iter().map(flat_node).collect();
+            (Some(TreeSource::Atspi), nodes, note)
+        }
+        Ok(None) => none(format!(
+            "{what} exposes no accessibility tree (xterm and plain X clients have none); use the screenshot"
         )),
-    )
+        Err(A11yError::Timeout { .. }) => none(format!(
+            "the accessibility tree of {what} did not answer within {TREE_DEADLINE_MS} ms; observe again, or use the screenshot"
+        )),
+        Err(e) => none(format!(
+            "the accessibility tree of {what} could not be read: {e}"
+        )),
+    }
+}
+
+fn flat_node(node: A11yNode) -> FlatNode {
+    FlatNode {
+        role: node.role,
+        name: node.name,
+        value: node.value,
+        states: node.states.into_iter().map(state).collect(),
+        bounds: node.bounds.map(|(x, y, width, height)| Bounds {
+            x,
+            y,
+            width,
+            height,
+        }),
+        depth: node.depth,
+    }
+    .tidy()
+}
+
+fn state(state: A11yState) -> NodeState {
+    match state {
+        A11yState::Focused => NodeState::Focused,
+        A11yState::Checked => NodeState::Checked,
+        A11yState::Selected => NodeState::Selected,
+        A11yState::Disabled => NodeState::Disabled,
+        A11yState::Expanded => NodeState::Expanded,
+        A11yState::Editable => NodeState::Editable,
+    }
 }
