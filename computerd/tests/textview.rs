@@ -292,7 +292,6 @@ async fn view_until<T>(
     what: &str,
     found: impl Fn(&Value) -> Option<T>,
 ) -> (Value, T) {
-    let mut last = Value::Null;
     let limit = Duration::from_secs(20);
     let started = std::time::Instant::now();
     loop {
@@ -307,10 +306,9 @@ async fn view_until<T>(
                 return (o["text_view"].clone(), hit);
             }
         }
-        last = o;
         assert!(
             started.elapsed() < limit,
-            "{what} within {limit:?}; last: {last}"
+            "{what} within {limit:?}; last: {o}"
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
