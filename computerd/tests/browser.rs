@@ -541,6 +541,15 @@ addEventListener('load', () => run(900));
 addEventListener('click', () => { box.style.left = '0px'; run(900); });
 </script>"#;
 
+/// How long the screen must be still in the animation tests. The page
+/// moves its box every 20 ms, yet in a full parallel run of the suite on
+/// 2 cores (with an image build beside it) quiet settling at 250 ms once
+/// ended mid-run: X DAMAGE saw no change for 250 ms, so the starved
+/// renderer drew nothing that long, a true still period. The test checks
+/// that settling waits for the end of motion, so its still period must be
+/// longer than such stalls.
+const STILL_MS: u64 = 700;
+
 /// The frame equals one taken 2 s later: unchanged, or the same pixels.
 async fn frame_holds_for_two_seconds(d: &Daemon, s: &str, frame: &Value, what: &str) {
     let later = d
@@ -608,7 +617,7 @@ async fn quiet_settling_after_open_path_and_a_click_waits_for_the_animation_to_s
     let quiet = d
         .ok(
             &format!("/v1/sessions/{s}/open"),
-            json!({"target": "anim.html", "settling": {"settle": "quiet"}}),
+            json!({"target": "anim.html", "settling": {"settle": "quiet", "quiet_ms": STILL_MS}}),
         )
         .await;
     let waited = quiet["settle_waited_ms"].as_u64().unwrap();
@@ -622,7 +631,7 @@ async fn quiet_settling_after_open_path_and_a_click_waits_for_the_animation_to_s
             .as_str()
             .unwrap_or("")
             .contains("still 1"),
-        "the frame is from before the run ended: {}",
+        "the frame is from before the run ended, after {waited} ms: {}",
         quiet["observation"]["active_window"]
     );
     frame_holds_for_two_seconds(&d, &s, &quiet["observation"], "open_path").await;
@@ -632,7 +641,7 @@ async fn quiet_settling_after_open_path_and_a_click_waits_for_the_animation_to_s
         .ok(
             &format!("/v1/sessions/{s}/act"),
             json!({"actions": [{"type": "click", "x": 640, "y": 500}],
-                   "settle": "quiet", "settle_ms": 5000}),
+                   "settle": "quiet", "quiet_ms": STILL_MS, "settle_ms": 5000}),
         )
         .await;
     let waited = click["settle_waited_ms"].as_u64().unwrap();
