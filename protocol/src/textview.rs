@@ -308,19 +308,22 @@ impl TextView {
                 Some(TreeSource::Page) => "page accessibility tree",
                 None => "tree",
             };
-            let _ = writeln!(
-                out,
-                "Tree of window {id:#x} ({source}, nodes {}-{} of {}):",
-                self.offset + usize::from(self.total_nodes > 0),
-                self.offset + self.node_count(),
-                self.total_nodes
-            );
-        }
-        if self.unchanged {
-            let _ = writeln!(
-                out,
-                "  unchanged since your previous text view: its refs still hold"
-            );
+            let shown = if self.unchanged {
+                format!(
+                    "{} nodes, unchanged since your previous text view: its refs still hold",
+                    self.total_nodes
+                )
+            } else if self.total_nodes == 0 {
+                "no nodes".to_string()
+            } else {
+                format!(
+                    "nodes {}-{} of {}",
+                    self.offset + 1,
+                    self.offset + self.node_count(),
+                    self.total_nodes
+                )
+            };
+            let _ = writeln!(out, "Tree of window {id:#x} ({source}, {shown}):");
         }
         render_nodes(&mut out, &self.nodes, 1);
         if let Some(note) = &self.note {

@@ -62,8 +62,20 @@ pub struct A11yNode {
     pub states: Vec<A11yState>,
     /// x, y, width, height in screen pixels.
     pub bounds: Option<(i32, i32, u32, u32)>,
+    /// Where the node lives on the bus, to act on it without a position.
+    pub handle: Option<A11yHandle>,
     /// 0 for the window itself; left-out nodes do not count.
     pub depth: usize,
+}
+
+/// A node's address on the screen's AT-SPI bus.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct A11yHandle {
+    /// The app's unique bus name.
+    pub bus: String,
+    pub path: String,
+    /// True when the node has actions (a button's `click`).
+    pub acts: bool,
 }
 
 /// A window's tree.
@@ -75,6 +87,10 @@ pub struct A11yTree {
     pub truncated: bool,
     /// The application's accessible name (`zenity`, `soffice`).
     pub app: String,
+    /// False when the toolkit gave every node the same position (GTK 3.24
+    /// in the image reports 0,0 for all): bounds are then left out, and
+    /// refs act through the nodes' own actions.
+    pub positions_known: bool,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -150,14 +166,76 @@ pub async fn read_tree(
         for node in &mut nodes {
             node.bounds = placement::shift(node.bounds, offset);
         }
+        let positions_known = !all_at_one_point(&nodes);
+        if !positions_known {
+            for node in &mut nodes {
+                node.bounds = None;
+            }
+        }
         Ok(Some(A11yTree {
             nodes,
             truncated: cut || walk.was_cut(),
             app: found.app,
+            positions_known,
         }))
     };
     match tokio::time::timeout(deadline, read).await {
         Ok(result) => result,
+        Err(_) => Err(A11yError::Timeout { waited: deadline }),
+    }
+}
+
+/// True when three or more nodes all claim one top-left corner: a toolkit
+/// that does not know where its widgets are.
+fn all_at_one_point(nodes: &[A11yNode]) -> bool {
+    let mut corners = nodes
+        .iter()
+        .filter_map(|n| n.bounds)
+        .map(|(x, y, _, _)| (x, y));
+    let Some(first) = corners.next() else {
+        return false;
+    };
+    let mut count = 1;
+    for corner in corners {
+        if corner != first {
+            return false;
+        }
+        count += 1;
+    }
+    count >= 3
+}
+
+/// Acts on a node without a position: its first action (a button's
+/// `click`), or keyboard focus for an editable node or one without
+/// actions.
+pub async fn activate(
+    bus: &A11yBus,
+    handle: &A11yHandle,
+    focus: bool,
+    deadline: Duration,
+) -> Result<(), A11yError> {
+    let conn = bus.connection();
+    let act = async {
+        if handle.acts && !focus {
+            let action = atspi::proxy::action::ActionProxy::builder(conn)
+                .destination(handle.bus.as_str())?
+                .path(handle.path.as_str())?
+                .cache_properties(zbus::proxy::CacheProperties::No)
+                .build()
+                .await?;
+            action.do_action(0).await.map(|_| ())
+        } else {
+            let component = atspi::proxy::component::ComponentProxy::builder(conn)
+                .destination(handle.bus.as_str())?
+                .path(handle.path.as_str())?
+                .cache_properties(zbus::proxy::CacheProperties::No)
+                .build()
+                .await?;
+            component.grab_focus().await.map(|_| ())
+        }
+    };
+    match tokio::time::timeout(deadline, act).await {
+        Ok(result) => result.map_err(A11yError::from),
         Err(_) => Err(A11yError::Timeout { waited: deadline }),
     }
 }
@@ -177,5 +255,31 @@ pub async fn app_names(bus: &A11yBus, deadline: Duration) -> Result<Vec<String>,
     match tokio::time::timeout(deadline, read).await {
         Ok(result) => result,
         Err(_) => Err(A11yError::Timeout { waited: deadline }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(x: i32, y: i32) -> A11yNode {
+        A11yNode {
+            role: "button".into(),
+            name: "b".into(),
+            value: None,
+            states: vec![],
+            bounds: Some((x, y, 10, 10)),
+            handle: None,
+            depth: 0,
+        }
+    }
+
+    #[test]
+    fn a_toolkit_that_puts_every_node_at_one_corner_gives_no_positions() {
+        assert!(all_at_one_point(&[at(0, 0), at(0, 0), at(0, 0)]));
+        assert!(!all_at_one_point(&[at(0, 0), at(0, 0), at(7, 53)]));
+        // Two nodes may share a corner (a button and its label).
+        assert!(!all_at_one_point(&[at(5, 5), at(5, 5)]));
+        assert!(!all_at_one_point(&[]));
     }
 }

@@ -2,7 +2,7 @@
 //! nodes go, a dropped node's kept children take its place (one level up),
 //! and the result is flattened in pre-order and cut at a limit.
 
-use super::{A11yNode, A11yState};
+use super::{A11yHandle, A11yNode, A11yState};
 use atspi::Role;
 
 /// A node as read from the bus, before pruning.
@@ -17,6 +17,8 @@ pub(crate) struct ReadNode {
     /// Focusable or editable: worth listing even without a name.
     pub interactive: bool,
     pub bounds: Option<(i32, i32, u32, u32)>,
+    /// Where the node lives on the bus, for acting on it by its actions.
+    pub handle: Option<A11yHandle>,
     pub children: Vec<ReadNode>,
 }
 
@@ -31,6 +33,7 @@ impl ReadNode {
             showing: false,
             interactive: false,
             bounds: None,
+            handle: None,
             children: Vec::new(),
         }
     }
@@ -132,6 +135,7 @@ fn push_preorder(
         value: node.value,
         states: node.states,
         bounds: node.bounds,
+        handle: node.handle,
         depth,
     });
     for child in children {
@@ -152,6 +156,7 @@ mod tests {
             showing: true,
             interactive: false,
             bounds: None,
+            handle: None,
             children,
         }
     }

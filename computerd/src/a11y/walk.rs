@@ -7,7 +7,7 @@
 
 use super::find::accessible;
 use super::prune::{role_name, ReadNode};
-use super::A11yState;
+use super::{A11yHandle, A11yState};
 use atspi::proxy::component::ComponentProxy;
 use atspi::proxy::text::TextProxy;
 use atspi::proxy::value::ValueProxy;
@@ -109,6 +109,11 @@ impl<'c> Walk<'c> {
                 showing,
                 interactive: state.contains(State::Focusable) || state.contains(State::Editable),
                 bounds,
+                handle: object.name().map(|bus| A11yHandle {
+                    bus: bus.to_string(),
+                    path: object.path().to_string(),
+                    acts: interfaces.contains(Interface::Action),
+                }),
                 children: children.into_iter().filter_map(Result::ok).collect(),
             })
         }

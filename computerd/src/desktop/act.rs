@@ -4,15 +4,18 @@
 use super::observe::capture_observation;
 use super::quiet::settle;
 use super::{blocking, DesktopError};
+use crate::a11y::{self, A11yHandle};
 use crate::apps::{Launcher, OnScreen};
 use crate::input::focus_window;
 use crate::screens::{Screen, ScreenX};
 use crate::sessions::{Session, Sessions};
-use crate::textview::{check_window_unmoved, resolve_ref};
+use crate::textview::{check_window_unmoved, resolve_ref, RefTarget};
 use computer_protocol::limits::REPEAT_UNCHANGED_MAX;
+use computer_protocol::textview::TREE_DEADLINE_MS;
 use computer_protocol::{
     ActRequest, ActResponse, Action, ActionOutcome, FrameTransform, ObserveRequest,
 };
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -31,9 +34,13 @@ pub async fn act(
         req.actions = to_screen(&req.actions, &transform).map_err(DesktopError::InvalidInput)?;
     }
     let screen = sessions.screen_of(session).await?;
-    if req.actions.iter().any(|a| a.element().is_some()) {
-        req.actions = resolve_refs(session, &screen, req.actions).await?;
-    }
+    let accessible = if req.actions.iter().any(|a| a.element().is_some()) {
+        let (actions, accessible) = resolve_refs(session, &screen, req.actions).await?;
+        req.actions = actions;
+        accessible
+    } else {
+        HashMap::new()
+    };
 
     // Batches of pointer, scroll and key actions are compared as JSON text.
     let repeat_key = req
@@ -60,6 +67,8 @@ pub async fn act(
         launcher,
         on,
         runtime: tokio::runtime::Handle::current(),
+        screen: Arc::clone(&screen),
+        accessible,
     };
     let (outcomes, before) = blocking(move || {
         run_screen
@@ -132,6 +141,10 @@ struct AppStarter {
     on: OnScreen,
     /// The batch runs on a blocking thread; starting an app is async.
     runtime: tokio::runtime::Handle,
+    /// For clicks by ref on nodes without a position: the screen's AT-SPI
+    /// bus and, by action index, the node to act on.
+    screen: Arc<Screen>,
+    accessible: HashMap<usize, (A11yHandle, bool)>,
 }
 
 fn run_actions(x: &mut ScreenX, actions: &[Action], starter: &AppStarter) -> Vec<ActionOutcome> {
@@ -175,6 +188,15 @@ fn run_one(
                     .block_on(starter.launcher.focus_or_launch(&starter.on, target))
             }
         }
+        Action::Click { .. } if starter.accessible.contains_key(&index) => {
+            let (handle, focus) = &starter.accessible[&index];
+            let bus = starter.screen.a11y().map_err(str::to_string)?;
+            let deadline = Duration::from_millis(TREE_DEADLINE_MS);
+            starter
+                .runtime
+                .block_on(a11y::activate(bus, handle, *focus, deadline))
+                .map_err(|e| format!("`actions[{index}].ref`: {e}"))
+        }
         other => x
             .input
             .perform(&x.display, other)
@@ -198,21 +220,33 @@ fn check_coordinates(x: &ScreenX, index: usize, action: &Action) -> Result<(), S
 }
 
 /// The batch with every ref of the session's latest text view turned into
-/// the screen point at its node's centre; the view's window must not have
-/// moved since.
+/// the screen point at its node's centre, or (a click on a node of an app
+/// that gives no positions) into the node to act on over the bus, by
+/// action index. The view's window must not have moved since.
 async fn resolve_refs(
     session: &Session,
     screen: &Arc<Screen>,
     actions: Vec<Action>,
-) -> Result<Vec<Action>, DesktopError> {
+) -> Result<(Vec<Action>, HashMap<usize, (A11yHandle, bool)>), DesktopError> {
     let snapshot = session.text_views().latest();
     let mut resolved = Vec::with_capacity(actions.len());
+    let mut accessible = HashMap::new();
     for (index, mut action) in actions.into_iter().enumerate() {
         if let Some(element) = action.element() {
             let field = format!("`actions[{index}].ref`");
-            let point = resolve_ref(snapshot.as_deref(), element, &field)
-                .map_err(DesktopError::InvalidInput)?;
-            action.set_point(point);
+            match resolve_ref(snapshot.as_deref(), element, &field)
+                .map_err(DesktopError::InvalidInput)?
+            {
+                RefTarget::Point(x, y) => action.set_point((x, y)),
+                RefTarget::Accessible { handle, focus } => {
+                    if !matches!(action, Action::Click { .. }) {
+                        return Err(DesktopError::InvalidInput(format!(
+                            "{field} `{element}` has no position on the screen (its app reports none), so only a click can use it; give x and y from the screenshot instead"
+                        )));
+                    }
+                    accessible.insert(index, (handle, focus));
+                }
+            }
         }
         resolved.push(action);
     }
@@ -225,7 +259,7 @@ async fn resolve_refs(
         })
         .await?;
     }
-    Ok(resolved)
+    Ok((resolved, accessible))
 }
 
 /// The batch with every x/y taken from frame pixels to screen pixels.

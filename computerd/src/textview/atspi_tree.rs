@@ -37,9 +37,16 @@ pub async fn window_tree(
     };
     match read_tree(bus, &hint, limit, deadline).await {
         Ok(Some(tree)) => {
-            let note = tree.truncated.then(|| {
+            let cut = tree.truncated.then(|| {
                 format!("the tree of {what} has more than {limit} nodes; the rest is left out")
             });
+            let unplaced = (!tree.positions_known).then(|| {
+                format!("{what} reports no positions for its nodes, so they have no bounds: a click by ref runs a button's own action and gives a field the keyboard focus (then type), while move, down, up and scroll by ref cannot work; use the screenshot for positions")
+            });
+            let note = match (unplaced, cut) {
+                (Some(a), Some(b)) => Some(format!("{a}; {b}")),
+                (a, b) => a.or(b),
+            };
             let nodes = tree.nodes.into_iter().map(flat_node).collect();
             (Some(TreeSource::Atspi), nodes, note)
         }
@@ -67,6 +74,7 @@ fn flat_node(node: A11yNode) -> FlatNode {
             width,
             height,
         }),
+        handle: node.handle,
         depth: node.depth,
     }
     .tidy()

@@ -2,6 +2,7 @@
 //! (AT-SPI and the page's tree) produce, what a session keeps for refs and
 //! paging, and what a page of the view is nested back from.
 
+use crate::a11y::A11yHandle;
 use computer_protocol::{cut_field, Bounds, NodeState, TextNode};
 use std::hash::{Hash, Hasher};
 
@@ -13,6 +14,9 @@ pub struct FlatNode {
     pub states: Vec<NodeState>,
     /// Screen pixels.
     pub bounds: Option<Bounds>,
+    /// The node on the screen's AT-SPI bus, for a ref to act on when the
+    /// app gives no positions.
+    pub handle: Option<A11yHandle>,
     pub depth: usize,
 }
 
@@ -101,6 +105,7 @@ mod tests {
             value: None,
             states: vec![],
             bounds: None,
+            handle: None,
             depth,
         }
     }

@@ -24,10 +24,13 @@ mod windows;
 pub use flat::FlatNode;
 pub use windows::list_windows;
 
+use crate::a11y::A11yHandle;
 use crate::screens::Screen;
 use crate::sessions::Session;
 use computer_protocol::textview::{MAX_NODES_MAX, TREE_DEADLINE_MS};
-use computer_protocol::{Bounds, PageCursor, TextView, TextViewOptions, TreeSource, WindowEntry};
+use computer_protocol::{
+    Bounds, NodeState, PageCursor, TextView, TextViewOptions, TreeSource, WindowEntry,
+};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -212,13 +215,23 @@ fn page(snapshot: &TextSnapshot, offset: usize, max_nodes: usize, unchanged: boo
     }
 }
 
-/// Where a click on `element` lands: the centre of the part of the node
-/// inside its window. Errors ask for a new text view.
+/// What a ref stands for when an action runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RefTarget {
+    /// The centre of the part of the node inside its window.
+    Point(i32, i32),
+    /// A node of an app that reports no positions: a click runs its own
+    /// action, or focuses it (`focus`: editable, or without actions).
+    Accessible { handle: A11yHandle, focus: bool },
+}
+
+/// What `element` of the session's latest text view stands for. Errors
+/// ask for a new text view.
 pub fn resolve_ref(
     snapshot: Option<&TextSnapshot>,
     element: &str,
     field: &str,
-) -> Result<(i32, i32), String> {
+) -> Result<RefTarget, String> {
     let Some(snapshot) = snapshot else {
         return Err(format!(
             "{field} is `{element}` but this session has no text view yet: call `computer_observe` with view text first"
@@ -249,9 +262,16 @@ pub fn resolve_ref(
             None => Some(b),
         })
         .filter(|b: &Bounds| b.width > 0 && b.height > 0);
-    match visible {
-        Some(b) => Ok(b.centre()),
-        None => Err(format!(
+    match (visible, &node.handle) {
+        (Some(b), _) => {
+            let (x, y) = b.centre();
+            Ok(RefTarget::Point(x, y))
+        }
+        (None, Some(handle)) if node.bounds.is_none() => Ok(RefTarget::Accessible {
+            handle: handle.clone(),
+            focus: node.states.contains(&NodeState::Editable) || !handle.acts,
+        }),
+        _ => Err(format!(
             "{field} `{element}` ({} {:?}) has no visible area on the screen: scroll it into view, then take a new text view",
             node.role, node.name
         )),
@@ -316,6 +336,7 @@ mod tests {
             value: None,
             states: vec![NodeState::Focused],
             bounds,
+            handle: None,
             depth,
         }
     }
@@ -335,9 +356,15 @@ mod tests {
             node("button", b(250, 150, 100, 20), 1),
             node("label", None, 1),
         ]);
-        assert_eq!(resolve_ref(Some(&s), "e41", "`ref`"), Ok((200, 150)));
+        assert_eq!(
+            resolve_ref(Some(&s), "e41", "`ref`"),
+            Ok(RefTarget::Point(200, 150))
+        );
         // Half outside the window: the centre of the inside half.
-        assert_eq!(resolve_ref(Some(&s), "e42", "`ref`"), Ok((275, 160)));
+        assert_eq!(
+            resolve_ref(Some(&s), "e42", "`ref`"),
+            Ok(RefTarget::Point(275, 160))
+        );
         let err = resolve_ref(Some(&s), "e43", "`actions[0].ref`").unwrap_err();
         assert!(err.contains("no visible area"), "{err}");
         let err = resolve_ref(Some(&s), "e40", "`actions[0].ref`").unwrap_err();
@@ -347,6 +374,31 @@ mod tests {
         );
         let err = resolve_ref(None, "e1", "`actions[0].ref`").unwrap_err();
         assert!(err.contains("no text view yet"), "{err}");
+    }
+
+    #[test]
+    fn refs_of_unplaced_nodes_act_through_the_bus() {
+        let handle = |acts| {
+            Some(A11yHandle {
+                bus: ":1.5".into(),
+                path: "/org/a11y/atspi/accessible/7".into(),
+                acts,
+            })
+        };
+        let mut button = node("button", None, 1);
+        button.handle = handle(true);
+        let mut field = node("text", None, 1);
+        field.handle = handle(true);
+        field.states.push(NodeState::Editable);
+        let s = snapshot(vec![node("dialog", None, 0), button, field]);
+        assert!(matches!(
+            resolve_ref(Some(&s), "e42", "`ref`"),
+            Ok(RefTarget::Accessible { focus: false, .. })
+        ));
+        assert!(matches!(
+            resolve_ref(Some(&s), "e43", "`ref`"),
+            Ok(RefTarget::Accessible { focus: true, .. })
+        ));
     }
 
     #[test]

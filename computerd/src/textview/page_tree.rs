@@ -291,6 +291,7 @@ fn walk(
                 value,
                 states: states(node),
                 bounds,
+                handle: None,
                 depth,
             }
             .tidy(),
