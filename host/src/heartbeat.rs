@@ -1,10 +1,10 @@
-//! Keeps this process's sessions alive with a heartbeat every 10 s, and ends
-//! them all at once when the process shuts down. Each beat first asks Docker
-//! where the computer's API is now (see `mcp::state`), so the token never
+//! Keeps an agent's sessions alive with a heartbeat every 10 s, and ends
+//! them all at once when the agent goes away. Each beat first asks Docker
+//! where the computer's API is now (see [`crate::link`]), so the token never
 //! goes to a port a restart left behind.
 
-use crate::mcp::Host;
-use computer_protocol::{routes, HeartbeatResponse};
+use crate::link::{Link, CONFIRMED_FOR};
+use computer_protocol::{routes, HeartbeatResponse, OwnerId};
 use reqwest::Method;
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,22 +15,23 @@ pub const INTERVAL: Duration = Duration::from_secs(10);
 /// How long shutdown waits for computerd to end the sessions.
 pub const SHUTDOWN_WAIT: Duration = Duration::from_secs(3);
 
-pub async fn run(host: Arc<Host>) {
+/// Beats for `owner` until the task is aborted.
+pub async fn run(link: Arc<Link>, owner: OwnerId) {
     let mut ticker = tokio::time::interval(INTERVAL);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let path = routes::heartbeat(&owner);
     loop {
         ticker.tick().await;
-        if host.connection().is_none() {
+        if link.connection().is_none() {
             continue;
         }
-        let conn = match host.confirmed("heartbeat", Duration::ZERO).await {
+        let conn = match link.confirmed("heartbeat", Duration::ZERO).await {
             Ok(conn) => conn,
             Err(why) => {
                 tracing::warn!("no heartbeat sent: {why}");
                 continue;
             }
         };
-        let path = routes::heartbeat(&host.owner);
         let sent: Result<HeartbeatResponse, _> = conn
             .client
             .call(
@@ -47,20 +48,18 @@ pub async fn run(host: Arc<Host>) {
     }
 }
 
-/// Ends every session of this process, waiting at most [`SHUTDOWN_WAIT`].
-pub async fn end_all(host: &Host) {
-    if host.connection().is_none() {
+/// Ends every session of `owner`, waiting at most [`SHUTDOWN_WAIT`].
+pub async fn end_all(link: &Link, owner: &OwnerId) {
+    if link.connection().is_none() {
+        link.remove_owner(owner);
         return;
     }
-    let checked = tokio::time::timeout(
-        SHUTDOWN_WAIT,
-        host.confirmed("shutdown", crate::mcp::state::CONFIRMED_FOR),
-    );
+    let checked = tokio::time::timeout(SHUTDOWN_WAIT, link.confirmed("shutdown", CONFIRMED_FOR));
     let Ok(Ok(conn)) = checked.await else {
-        tracing::warn!("the sessions were not ended at exit (the computer's API could not be confirmed); they end by themselves within 30 s");
+        tracing::warn!("the sessions of `{}` were not ended (the computer's API could not be confirmed); they end by themselves within 30 s", owner.0);
         return;
     };
-    let path = routes::owner_sessions(&host.owner);
+    let path = routes::owner_sessions(owner);
     let ended: Result<HeartbeatResponse, _> = conn
         .client
         .call(
@@ -72,7 +71,16 @@ pub async fn end_all(host: &Host) {
         )
         .await;
     match ended {
-        Ok(r) => tracing::info!("ended {} session(s)", r.sessions),
-        Err(e) => tracing::warn!("could not end the sessions at exit: {e}"),
+        Ok(r) => {
+            link.remove_owner(owner);
+            tracing::info!("ended {} session(s) of `{}`", r.sessions, owner.0);
+        }
+        Err(e) => tracing::warn!("could not end the sessions of `{}`: {e}", owner.0),
     }
+}
+
+/// Ends the sessions of every agent still open, at once (process shutdown).
+pub async fn end_every_agent(link: &Link) {
+    let owners = link.owners();
+    futures::future::join_all(owners.iter().map(|owner| end_all(link, owner))).await;
 }

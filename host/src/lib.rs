@@ -3,9 +3,14 @@
 //! # Layout
 //! - [`mcp`]: the rmcp stdio server; `catalog` lists the tools, `args` reads
 //!   their arguments, `tools/` holds one file per tool area, `result` builds
-//!   their results, `state` keeps this process's connection and sessions,
-//!   and `api_port` asks Docker where the API is now before the token is
+//!   their results.
+//! - [`link`]: the process's one connection to the computer, shared by all
+//!   agents; `api_port` asks Docker where the API is now before the token is
 //!   sent anywhere (a restarted computer has a new port).
+//! - [`agent`]: one MCP client: its owner id, sessions, heartbeat and shown
+//!   screens; closing it ends its sessions.
+//! - [`serve`]: the transports: stdio, and Streamable HTTP with a bearer
+//!   token.
 //! - [`computer`]: turns `start_computer` into a running, healthy computer
 //!   (settings, Docker, health) and a [`client::ComputerdClient`] for it.
 //! - [`docker`]: the Docker endpoint, the container lifecycle, its limits
@@ -15,19 +20,22 @@
 //!   to loopback (no proxy, no redirects): the computer is not trusted.
 //! - [`transfer`]: `file_transfer`'s host side: host paths, and tar
 //!   streamed to and from computerd with bounded memory and stall limits.
-//! - [`heartbeat`]: keeps this process's sessions alive; ends them at exit.
+//! - [`heartbeat`]: keeps an agent's sessions alive; ends them when it goes.
 //! - [`info`]: the `info` command.
 //! - [`open`]: opens the viewer (browser tab or native VNC) when a screen opens.
 //!
 //! A tool call flows `mcp::server` → `mcp::tools::*` → `client` → computerd,
 //! and back as text, structured content and images.
 
+pub mod agent;
 pub mod client;
 pub mod computer;
 pub mod docker;
 pub mod heartbeat;
 pub mod info;
+pub mod link;
 pub mod mcp;
 pub mod open;
+pub mod serve;
 pub mod settings;
 pub mod transfer;

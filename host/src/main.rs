@@ -1,16 +1,24 @@
-//! `computer-use-mcp`: with no arguments, the MCP server on stdio; `info`
-//! prints the computer's state. Logs go to stderr: stdout carries MCP frames.
+//! `computer-use-mcp`: with no arguments (or `serve`), the MCP server on
+//! stdio; `serve --http ADDR`, MCP over Streamable HTTP; `info` prints the
+//! computer's state. Logs go to stderr: stdout carries MCP frames.
 
-use computer_use_mcp::heartbeat;
-use computer_use_mcp::mcp::{ComputerUseServer, Host};
-use rmcp::ServiceExt;
-use std::sync::Arc;
+use computer_use_mcp::serve;
+use serve::http::HttpOptions;
 
 const HELP: &str =
     "computer-use-mcp: an MCP server that gives AI agents a shared Linux desktop in Docker
 
 Usage:
   computer-use-mcp          serve MCP over stdio (add this command to your MCP client)
+  computer-use-mcp serve    the same
+  computer-use-mcp serve --http 127.0.0.1:PORT [--allow-remote]
+                            serve MCP over Streamable HTTP at http://127.0.0.1:PORT/mcp;
+                            each client gets its own sessions. Needs
+                            COMPUTER_USE_HTTP_TOKEN (at least 32 characters), sent by
+                            clients as `Authorization: Bearer <token>`; browser origins
+                            are refused unless listed in COMPUTER_USE_HTTP_ORIGINS
+                            (comma-separated). Listens on loopback only unless
+                            --allow-remote is given (then put a TLS proxy in front).
   computer-use-mcp info     show the version, image, Docker endpoint and the computer's state
   computer-use-mcp --help   this text
   computer-use-mcp --version
@@ -18,8 +26,8 @@ Usage:
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.first().map(String::as_str) {
-        None => {}
+    let http = match args.first().map(String::as_str) {
+        None => None,
         Some("--version" | "-V") => {
             println!("computer-use-mcp {}", env!("CARGO_PKG_VERSION"));
             return Ok(());
@@ -34,11 +42,18 @@ fn main() -> anyhow::Result<()> {
             print!("{info}");
             return Ok(());
         }
+        Some("serve") => match HttpOptions::parse(&args[1..]) {
+            Ok(http) => http,
+            Err(e) => {
+                eprint!("computer-use-mcp: {e}\n\n{HELP}");
+                std::process::exit(2);
+            }
+        },
         Some(other) => {
             eprint!("computer-use-mcp: unknown argument `{other}`\n\n{HELP}");
             std::process::exit(2);
         }
-    }
+    };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(false)
@@ -48,45 +63,14 @@ fn main() -> anyhow::Result<()> {
         )
         .init();
     let runtime = tokio::runtime::Runtime::new()?;
-    runtime.block_on(serve())
-}
-
-/// Serves until stdin closes, Ctrl+C or SIGTERM, then ends this process's
-/// sessions, waiting at most 3 s.
-async fn serve() -> anyhow::Result<()> {
-    let host = Arc::new(Host::new());
-    let beats = tokio::spawn(heartbeat::run(Arc::clone(&host)));
-    let server = ComputerUseServer::new(Arc::clone(&host));
-    let running = server.serve(rmcp::transport::stdio()).await?;
-    let cancel = running.cancellation_token();
-    let stop_signal = async {
-        #[cfg(unix)]
-        {
-            let mut term =
-                tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
-                    .expect("SIGTERM handler installs");
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = tokio::signal::ctrl_c() => {}
+    match http {
+        None => runtime.block_on(serve::stdio::serve()),
+        Some(options) => {
+            if let Err(e) = runtime.block_on(serve::http::serve(options)) {
+                eprintln!("computer-use-mcp: {e}");
+                std::process::exit(2);
             }
-        }
-        #[cfg(not(unix))]
-        {
-            let _ = tokio::signal::ctrl_c().await;
-        }
-    };
-    tokio::select! {
-        result = running.waiting() => {
-            if let Err(e) = result {
-                tracing::warn!("MCP service ended: {e}");
-            }
-        }
-        _ = stop_signal => {
-            cancel.cancel();
+            Ok(())
         }
     }
-    beats.abort();
-    heartbeat::end_all(&host).await;
-    computer_use_mcp::open::remove_password_files();
-    Ok(())
 }

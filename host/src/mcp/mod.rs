@@ -1,13 +1,10 @@
 //! The MCP side: the server, its tool catalog, arguments, results, and one
 //! file per tool area under `tools/`.
 
-mod api_port;
 pub mod args;
 pub mod catalog;
 pub mod result;
 pub mod server;
-pub mod state;
 pub mod tools;
 
 pub use server::ComputerUseServer;
-pub use state::Host;

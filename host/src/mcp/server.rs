@@ -2,9 +2,9 @@
 
 use super::catalog;
 use super::result::error;
-use super::state::Host;
 use super::tools::ToolResult;
 use super::tools::{desktop, devtools, files, session, shell, transfer};
+use crate::agent::Agent;
 use futures::FutureExt;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
@@ -19,12 +19,12 @@ use std::sync::Arc;
 
 #[derive(Clone)]
 pub struct ComputerUseServer {
-    pub host: Arc<Host>,
+    pub host: Arc<Agent>,
     tools: Arc<Vec<Tool>>,
 }
 
 impl ComputerUseServer {
-    pub fn new(host: Arc<Host>) -> ComputerUseServer {
+    pub fn new(host: Arc<Agent>) -> ComputerUseServer {
         ComputerUseServer {
             host,
             tools: Arc::new(catalog::tools()),

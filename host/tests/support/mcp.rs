@@ -1,5 +1,5 @@
-//! The real `computer-use-mcp` binary driven over stdio by rmcp's client,
-//! plus a direct look at computerd's session list for checks that the agent
+//! The real `computer-use-mcp` binary driven by rmcp's client, over stdio
+//! or, with `COMPUTER_USE_TEST_TRANSPORT=http`, over Streamable HTTP, plus a direct look at computerd's session list for checks that the agent
 //! cannot make (sessions ended after the host died).
 
 use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
@@ -23,9 +23,24 @@ pub fn host_bin() -> std::path::PathBuf {
         .unwrap_or_else(|| env!("CARGO_BIN_EXE_computer-use-mcp").into())
 }
 
-/// Starts the host binary for `computer` and connects a client to it.
-/// Returns the client and the host's pid.
-pub async fn connect(computer: &TestComputer, extra_env: &[(&str, &str)]) -> (Client, u32) {
+/// The bearer token the tests give an HTTP host.
+pub const HTTP_TOKEN: &str = "test-token-0123456789abcdef0123456789";
+
+/// Whether the MCP tests run over HTTP (`COMPUTER_USE_TEST_TRANSPORT=http`)
+/// instead of stdio.
+pub fn over_http() -> bool {
+    match std::env::var("COMPUTER_USE_TEST_TRANSPORT").as_deref() {
+        Ok("http") => true,
+        Ok("stdio") | Err(_) => false,
+        Ok(other) => panic!("COMPUTER_USE_TEST_TRANSPORT={other}: use `stdio` or `http`"),
+    }
+}
+
+/// The host command for `computer`, with the test's settings.
+pub fn host_command(
+    computer: &TestComputer,
+    extra_env: &[(&str, &str)],
+) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new(host_bin());
     cmd.env("COMPUTER_USE_NAME", &computer.name)
         .env("COMPUTER_USE_PORT_BASE", computer.port_base.to_string())
@@ -34,6 +49,21 @@ pub async fn connect(computer: &TestComputer, extra_env: &[(&str, &str)]) -> (Cl
     for (k, v) in extra_env {
         cmd.env(k, v);
     }
+    cmd
+}
+
+/// Starts the host binary for `computer` and connects a client to it, over
+/// the transport [`over_http`] picks. Returns the client and the host's pid.
+pub async fn connect(computer: &TestComputer, extra_env: &[(&str, &str)]) -> (Client, u32) {
+    if over_http() {
+        let host = HttpHost::start(computer, extra_env).await;
+        let client = host.client().await;
+        let pid = host.pid;
+        // The host lives as long as the test's runtime, like a stdio child.
+        tokio::spawn(host.wait());
+        return (client, pid);
+    }
+    let cmd = host_command(computer, extra_env);
     let (transport, _stderr) = TokioChildProcess::builder(cmd)
         .stderr(Stdio::inherit())
         .spawn()
@@ -164,4 +194,74 @@ pub async fn write_files(client: &Client, session: &str, files: &[(&str, &str)])
         )
         .await;
     }
+}
+
+/// A host serving MCP over HTTP on a free loopback port.
+pub struct HttpHost {
+    pub child: tokio::process::Child,
+    pub pid: u32,
+    /// `http://127.0.0.1:PORT/mcp`
+    pub url: String,
+}
+
+impl HttpHost {
+    /// Starts `computer-use-mcp serve --http 127.0.0.1:0` with
+    /// [`HTTP_TOKEN`] and waits for the address it listens on.
+    pub async fn start(computer: &TestComputer, extra_env: &[(&str, &str)]) -> HttpHost {
+        use tokio::io::AsyncBufReadExt;
+        let mut cmd = host_command(computer, &[("COMPUTER_USE_HTTP_TOKEN", HTTP_TOKEN)]);
+        for (k, v) in extra_env {
+            cmd.env(k, v);
+        }
+        cmd.args(["serve", "--http", "127.0.0.1:0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = cmd.spawn().expect("computer-use-mcp starts");
+        let pid = child.id().expect("child pid");
+        let mut lines = tokio::io::BufReader::new(child.stderr.take().expect("stderr")).lines();
+        let url = tokio::time::timeout(Duration::from_secs(30), async {
+            while let Some(line) = lines.next_line().await.expect("host stderr") {
+                eprintln!("{line}");
+                if let Some(url) = line.strip_prefix("computer-use-mcp: MCP over HTTP at ") {
+                    return url.trim().to_string();
+                }
+            }
+            panic!("computer-use-mcp exited before listening");
+        })
+        .await
+        .expect("computer-use-mcp listens within 30 s");
+        // The rest of its log goes where a stdio host's goes.
+        tokio::spawn(async move {
+            while let Ok(Some(line)) = lines.next_line().await {
+                eprintln!("{line}");
+            }
+        });
+        HttpHost { child, pid, url }
+    }
+
+    /// A new MCP client (one MCP session) with the right token.
+    pub async fn client(&self) -> Client {
+        http_client(&self.url, Some(HTTP_TOKEN))
+            .await
+            .expect("MCP handshake over HTTP")
+    }
+
+    /// Waits for the host to exit; dropping this future kills it.
+    pub async fn wait(mut self) {
+        let _ = self.child.wait().await;
+    }
+}
+
+/// An rmcp client over Streamable HTTP to `url`.
+pub async fn http_client(url: &str, token: Option<&str>) -> Result<Client, String> {
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    use rmcp::transport::StreamableHttpClientTransport;
+    let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
+    if let Some(token) = token {
+        config = config.auth_header(token.to_string());
+    }
+    let transport = StreamableHttpClientTransport::from_config(config);
+    ().serve(transport).await.map_err(|e| e.to_string())
 }

@@ -1,9 +1,9 @@
 //! computer_observe, computer_act, open_path and launch_app.
 
 use super::ToolResult;
+use crate::agent::Agent;
 use crate::mcp::args::{parse, ActArgs, LaunchAppArgs, ObserveArgs, OpenPathArgs};
 use crate::mcp::result::{structured, with_image};
-use crate::mcp::state::Host;
 use crate::settings::{process_env, FrameDefaults};
 use computer_protocol::limits::SETTLE_DEFAULT_MS;
 use computer_protocol::routes::{session_action, SessionRoute};
@@ -155,7 +155,7 @@ fn frame_options(
     Ok(options)
 }
 
-pub async fn observe(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
+pub async fn observe(host: &Agent, arguments: Option<JsonObject>) -> ToolResult {
     let a: ObserveArgs = parse(arguments)?;
     let text = TextViewOptions {
         view: a.view,
@@ -187,7 +187,7 @@ pub async fn observe(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
     Ok(observation_result(String::new(), o, serde_json::json!({})))
 }
 
-pub async fn act(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
+pub async fn act(host: &Agent, arguments: Option<JsonObject>) -> ToolResult {
     let a: ActArgs = parse(arguments)?;
     let settling = Settling::resolve(a.settle, a.settle_ms, a.quiet_ms, SETTLE_DEFAULT_MS);
     let req = ActRequest {
@@ -270,7 +270,7 @@ const OPEN_DEADLINE: Duration = Duration::from_secs(60);
 const OPEN_MAY_RUN: &str =
     "what was being opened may still appear; observe the screen to see where things stand";
 
-pub async fn open_path(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
+pub async fn open_path(host: &Agent, arguments: Option<JsonObject>) -> ToolResult {
     let a: OpenPathArgs = parse(arguments)?;
     let req = OpenPathRequest {
         target: a.target,
@@ -286,7 +286,7 @@ pub async fn open_path(host: &Host, arguments: Option<JsonObject>) -> ToolResult
     opened(host, &a.session_id, SessionRoute::OpenPath, &req, settling).await
 }
 
-pub async fn launch_app(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
+pub async fn launch_app(host: &Agent, arguments: Option<JsonObject>) -> ToolResult {
     let a: LaunchAppArgs = parse(arguments)?;
     let req = LaunchAppRequest {
         app: a.app,
@@ -305,7 +305,7 @@ pub async fn launch_app(host: &Host, arguments: Option<JsonObject>) -> ToolResul
 
 /// Calls an opening route and shows what opened with the screenshot.
 async fn opened<T: serde::Serialize>(
-    host: &Host,
+    host: &Agent,
     session_id: &str,
     route: SessionRoute,
     req: &T,

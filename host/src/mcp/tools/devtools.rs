@@ -2,9 +2,9 @@
 //! tools for the session's browser, which the agent calls through `shell`.
 
 use super::ToolResult;
+use crate::agent::Agent;
 use crate::mcp::args::{parse, SessionArgs};
 use crate::mcp::result::structured;
-use crate::mcp::state::Host;
 use crate::settings::{process_env, DevtoolsSettings};
 use computer_protocol::routes::{session_action, SessionRoute};
 use computer_protocol::{DevToolsStartRequest, DevToolsStarted, DevToolsStopped, SessionId};
@@ -17,7 +17,7 @@ use std::time::Duration;
 const START_DEADLINE: Duration = Duration::from_secs(180);
 const STOP_DEADLINE: Duration = Duration::from_secs(60);
 
-pub async fn start(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
+pub async fn start(host: &Agent, arguments: Option<JsonObject>) -> ToolResult {
     let a: SessionArgs = parse(arguments)?;
     let settings =
         DevtoolsSettings::for_start_chrome_devtools(&process_env()).map_err(|e| e.to_string())?;
@@ -44,7 +44,7 @@ pub async fn start(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
     Ok(structured(instructions(&started), &started))
 }
 
-pub async fn stop(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
+pub async fn stop(host: &Agent, arguments: Option<JsonObject>) -> ToolResult {
     let a: SessionArgs = parse(arguments)?;
     let conn = host.reach(&a.session_id).await?;
     let path = session_action(&SessionId(a.session_id.clone()), SessionRoute::DevToolsStop);

@@ -1,9 +1,9 @@
 //! set_cwd, list_files, read_file, write_file.
 
 use super::ToolResult;
+use crate::agent::Agent;
 use crate::mcp::args::{parse, ListFilesArgs, ReadFileArgs, SetCwdArgs, WriteFileArgs};
 use crate::mcp::result::{structured, with_image};
-use crate::mcp::state::Host;
 use computer_protocol::routes::{session_action, SessionRoute};
 use computer_protocol::{
     FileType, ListFilesRequest, ListFilesResponse, ReadFileRequest, ReadFileResponse, SessionId,
@@ -19,7 +19,7 @@ const FILE_DEADLINE: Duration = Duration::from_secs(60);
 const NOTHING_RUNS: &str = "nothing keeps running; try again";
 
 async fn post<B: Serialize, T: DeserializeOwned>(
-    host: &Host,
+    host: &Agent,
     session_id: &str,
     route: SessionRoute,
     body: &B,
@@ -33,7 +33,7 @@ async fn post<B: Serialize, T: DeserializeOwned>(
     host.answer(session_id, answered).await
 }
 
-pub async fn set_cwd(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
+pub async fn set_cwd(host: &Agent, arguments: Option<JsonObject>) -> ToolResult {
     let a: SetCwdArgs = parse(arguments)?;
     let r: SetCwdResponse = post(
         host,
@@ -45,7 +45,7 @@ pub async fn set_cwd(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
     Ok(structured(format!("Working folder is now {}", r.path), &r))
 }
 
-pub async fn list_files(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
+pub async fn list_files(host: &Agent, arguments: Option<JsonObject>) -> ToolResult {
     let a: ListFilesArgs = parse(arguments)?;
     let r: ListFilesResponse = post(
         host,
@@ -73,7 +73,7 @@ pub async fn list_files(host: &Host, arguments: Option<JsonObject>) -> ToolResul
     Ok(structured(text, &r))
 }
 
-pub async fn read_file(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
+pub async fn read_file(host: &Agent, arguments: Option<JsonObject>) -> ToolResult {
     let a: ReadFileArgs = parse(arguments)?;
     let req = ReadFileRequest {
         path: a.path,
@@ -112,7 +112,7 @@ pub async fn read_file(host: &Host, arguments: Option<JsonObject>) -> ToolResult
     })
 }
 
-pub async fn write_file(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
+pub async fn write_file(host: &Agent, arguments: Option<JsonObject>) -> ToolResult {
     let a: WriteFileArgs = parse(arguments)?;
     let req = WriteFileRequest {
         path: a.path,
@@ -137,7 +137,7 @@ mod tests {
     async fn oversized_content_is_refused_before_any_request() {
         // No computer is connected: reaching the client would fail with
         // "call start_computer first" instead.
-        let host = Host::new();
+        let host = Agent::new(std::sync::Arc::new(crate::link::Link::new()));
         let args = serde_json::json!({
             "session_id": "0b8a3c1e-5f2d-4e7a-9c61-2d4f8e9a7b30",
             "path": "big.txt",

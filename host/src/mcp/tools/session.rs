@@ -1,9 +1,9 @@
 //! start_computer and end_session.
 
 use super::ToolResult;
+use crate::agent::Agent;
 use crate::mcp::args::{parse, SessionArgs, StartComputerArgs};
 use crate::mcp::result::structured;
-use crate::mcp::state::Host;
 use computer_protocol::{
     check_viewer_key, routes, ComputerInfo, CreateSessionRequest, CreateSessionResponse,
     EndSessionResponse, SessionId,
@@ -14,9 +14,9 @@ use std::time::Duration;
 
 const API_DEADLINE: Duration = Duration::from_secs(30);
 
-pub async fn start_computer(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
+pub async fn start_computer(host: &Agent, arguments: Option<JsonObject>) -> ToolResult {
     let a: StartComputerArgs = parse(arguments)?;
-    let _one_at_a_time = host.starting.lock().await;
+    let _one_at_a_time = host.link().starting.lock().await;
     let started = crate::computer::start(&host.owner).await?;
     let settings = started.session_settings.clone();
     let request = CreateSessionRequest {
@@ -53,7 +53,7 @@ pub async fn start_computer(host: &Host, arguments: Option<JsonObject>) -> ToolR
         "http://127.0.0.1:{}/#key={}",
         started.port_base, info.viewer_key
     );
-    let conn = host.set_connection(crate::mcp::state::Connection {
+    let conn = host.set_connection(crate::link::Connection {
         client: started.client.clone(),
         viewer_url: viewer_url.clone(),
         container: started.container.clone(),
@@ -82,7 +82,7 @@ pub async fn start_computer(host: &Host, arguments: Option<JsonObject>) -> ToolR
     Ok(structured(text, &payload))
 }
 
-pub async fn end_session(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
+pub async fn end_session(host: &Agent, arguments: Option<JsonObject>) -> ToolResult {
     let a: SessionArgs = parse(arguments)?;
     let conn = host.reach(&a.session_id).await?;
     let id = SessionId(a.session_id.clone());

@@ -1,9 +1,9 @@
 //! shell.
 
 use super::ToolResult;
+use crate::agent::Agent;
 use crate::mcp::args::{parse, ShellArgs};
 use crate::mcp::result::structured;
-use crate::mcp::state::Host;
 use computer_protocol::routes::{session_action, SessionRoute};
 use computer_protocol::{SessionId, ShellRequest, ShellResult};
 use reqwest::Method;
@@ -14,7 +14,7 @@ use std::time::Duration;
 /// and answer.
 const MARGIN: Duration = Duration::from_secs(30);
 
-pub async fn shell(host: &Host, arguments: Option<JsonObject>) -> ToolResult {
+pub async fn shell(host: &Agent, arguments: Option<JsonObject>) -> ToolResult {
     let a: ShellArgs = parse(arguments)?;
     let conn = host.reach(&a.session_id).await?;
     let default_max = conn.shell_timeout_max;

@@ -1,9 +1,9 @@
 //! file_transfer.
 
 use super::ToolResult;
+use crate::agent::Agent;
 use crate::mcp::args::{parse, TransferArgs};
 use crate::mcp::result::structured;
-use crate::mcp::state::Host;
 use crate::settings::process_env;
 use crate::transfer::{self, StallLimit, TransferError, TransferRequest};
 use computer_protocol::archive::{human_bytes, Progress};
@@ -18,7 +18,7 @@ use std::time::Duration;
 const PROGRESS_EVERY: Duration = Duration::from_millis(500);
 
 pub async fn file_transfer(
-    host: &Host,
+    host: &Agent,
     arguments: Option<JsonObject>,
     context: &RequestContext<RoleServer>,
 ) -> ToolResult {

@@ -1,6 +1,7 @@
-//! What this MCP server process knows: its owner id, the computer it is
-//! connected to, and the sessions it started (with the computerd boot they
-//! belong to, so "unknown session" after a restart can say why).
+//! The process's one link to the computer: where its API is, its token,
+//! the computerd boot it runs, and who may start it. Every agent (MCP
+//! client) of this process shares it; what each agent owns lives in
+//! [`crate::agent`].
 //!
 //! The token goes only to the API port Docker publishes for the computer
 //! now: the connection is checked with Docker before each heartbeat, before
@@ -9,10 +10,12 @@
 //! to its new port; while it is stopped or removed, nothing is sent and
 //! every call says so.
 
-use super::api_port::{recheck, Recheck};
+mod api_port;
+
 use crate::client::{ClientError, ComputerdClient};
-use computer_protocol::{ComputerInfo, ErrorCode, OwnerId, SessionId};
-use std::collections::HashMap;
+use api_port::{recheck, Recheck};
+use computer_protocol::{ComputerInfo, OwnerId};
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -23,11 +26,6 @@ use std::time::{Duration, Instant};
 pub const CONFIRMED_FOR: Duration = Duration::from_secs(2);
 /// How long a computer restarted elsewhere gets to answer on its new port.
 const NEW_PORT_DEADLINE: Duration = Duration::from_secs(5);
-/// After a call failed to connect while Docker still lists the container as
-/// running, Docker may just not have seen it stop yet: look again this often,
-/// this long.
-const SETTLE_EVERY: Duration = Duration::from_millis(250);
-const SETTLE_FOR: Duration = Duration::from_secs(3);
 
 /// A computer this process reached through `start_computer`.
 #[derive(Debug, Clone)]
@@ -87,46 +85,64 @@ impl Lost {
 }
 
 /// The message for a session made under an earlier computerd boot.
-fn restarted(id: &str, name: &str) -> String {
+pub(crate) fn restarted(id: &str, name: &str) -> String {
     format!("session `{id}` has ended because the computer `{name}` restarted: its sessions, screens and running programs are gone, files in its home are kept. The computer runs again, so call start_computer only to get a new session (it does not start the computer again)")
 }
 
-pub struct Host {
-    /// Identifies this process to computerd for heartbeats; unique per run.
-    pub owner: OwnerId,
+pub struct Link {
     connection: Mutex<Option<Arc<Connection>>>,
     /// When Docker last confirmed the connection's API port.
     confirmed_at: Mutex<Option<Instant>>,
     /// One Docker check at a time; calls waiting on it reuse its answer.
     checking: tokio::sync::Mutex<()>,
-    /// Sessions this process started, with the boot id they were made under.
-    sessions: Mutex<HashMap<SessionId, String>>,
     /// Serialises start_computer so two concurrent calls create one container.
     pub starting: tokio::sync::Mutex<()>,
-    /// Sessions whose screen this process has already shown to the person.
-    announced: Mutex<std::collections::HashSet<SessionId>>,
-    opener: Arc<crate::open::Opener>,
+    pub(crate) opener: Arc<crate::open::Opener>,
+    /// The agents whose sessions are not known to have ended yet, so a
+    /// shutting-down process can end them all.
+    owners: Mutex<HashSet<OwnerId>>,
 }
 
-impl Default for Host {
+impl Default for Link {
     fn default() -> Self {
-        Host::new()
+        Link::new()
     }
 }
 
-impl Host {
-    pub fn new() -> Host {
-        let short = uuid::Uuid::new_v4().simple().to_string();
-        Host {
-            owner: OwnerId(format!("host-{}-{}", std::process::id(), &short[..8])),
+impl Link {
+    pub fn new() -> Link {
+        Link {
             connection: Mutex::new(None),
             confirmed_at: Mutex::new(None),
             checking: tokio::sync::Mutex::new(()),
-            sessions: Mutex::new(HashMap::new()),
             starting: tokio::sync::Mutex::new(()),
-            announced: Mutex::new(std::collections::HashSet::new()),
             opener: Arc::new(crate::open::Opener::default()),
+            owners: Mutex::new(HashSet::new()),
         }
+    }
+
+    pub(crate) fn add_owner(&self, owner: &OwnerId) {
+        self.owners
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(owner.clone());
+    }
+
+    pub(crate) fn remove_owner(&self, owner: &OwnerId) {
+        self.owners
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(owner);
+    }
+
+    /// The agents whose sessions may still run.
+    pub fn owners(&self) -> Vec<OwnerId> {
+        self.owners
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .cloned()
+            .collect()
     }
 
     pub fn connection(&self) -> Option<Arc<Connection>> {
@@ -164,7 +180,7 @@ impl Host {
     /// the messages.
     pub async fn confirmed(&self, id: &str, fresh: Duration) -> Result<Arc<Connection>, String> {
         let _one_check = self.checking.lock().await;
-        let conn = self.connection().ok_or_else(|| Host::not_connected(id))?;
+        let conn = self.connection().ok_or_else(|| Link::not_connected(id))?;
         let last = *self.confirmed_at.lock().unwrap_or_else(|e| e.into_inner());
         if last.is_some_and(|at| at.elapsed() < fresh) {
             return Ok(conn);
@@ -235,156 +251,14 @@ impl Host {
         Ok(self.set_connection(moved))
     }
 
-    /// The connection for a tool call on session `id`: confirmed with Docker
-    /// (see [`CONFIRMED_FOR`]), and refused for a session made before the
-    /// computer restarted.
-    pub async fn reach(&self, id: &str) -> Result<Arc<Connection>, String> {
-        let conn = self.confirmed(id, CONFIRMED_FOR).await?;
-        self.made_in_this_boot(id, &conn)?;
-        Ok(conn)
-    }
-
-    /// The computerd boot session `id` was made under, when this process
-    /// made it.
-    fn boot_of(&self, id: &str) -> Option<String> {
-        self.sessions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&SessionId(id.to_string()))
-            .cloned()
-    }
-
-    fn made_in_this_boot(&self, id: &str, conn: &Connection) -> Result<(), String> {
-        match self.boot_of(id) {
-            Some(boot) if boot != conn.boot_id => Err(restarted(id, &conn.container)),
-            _ => Ok(()),
-        }
-    }
-
-    fn not_connected(id: &str) -> String {
+    pub(crate) fn not_connected(id: &str) -> String {
         format!("there is no session `{id}` in this MCP server: call start_computer first and use the session_id it returns")
-    }
-
-    pub fn remember(&self, id: SessionId, boot_id: String) {
-        self.sessions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(id, boot_id);
-    }
-
-    pub fn forget(&self, id: &SessionId) {
-        self.sessions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(id);
-    }
-
-    pub fn session_count(&self) -> usize {
-        self.sessions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .len()
-    }
-
-    /// Called after a successful observe or act: the first time for a
-    /// session, opens the viewer on its screen in the background.
-    pub fn announce_screen(&self, id: &str) {
-        let sid = SessionId(id.to_string());
-        let first = self
-            .announced
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(sid.clone());
-        let Some(conn) = self.connection() else {
-            return;
-        };
-        if !first || conn.open == crate::settings::OpenMode::None {
-            return;
-        }
-        let opener = Arc::clone(&self.opener);
-        tokio::spawn(async move {
-            let listed: Result<computer_protocol::SessionsResponse, _> = conn
-                .client
-                .call(
-                    reqwest::Method::GET,
-                    computer_protocol::routes::SESSIONS,
-                    None::<&()>,
-                    std::time::Duration::from_secs(5),
-                    "nothing",
-                )
-                .await;
-            let screen = listed
-                .ok()
-                .and_then(|l| l.sessions.into_iter().find(|s| s.session_id == sid))
-                .and_then(|s| s.screen);
-            if let Some(screen) = screen {
-                let target = crate::open::Target {
-                    client: conn.client.clone(),
-                    port_base: conn.port_base,
-                    key: conn.viewer_key.clone(),
-                };
-                opener.screen_opened(conn.open, target, screen.0, conn.vnc_viewer.clone());
-            }
-        });
-    }
-
-    /// A call's result for the agent, its error explained (see
-    /// [`Host::explain`]).
-    pub async fn answer<T>(&self, id: &str, result: Result<T, ClientError>) -> Result<T, String> {
-        match result {
-            Ok(value) => Ok(value),
-            Err(error) => Err(self.explain(id, error).await),
-        }
-    }
-
-    /// Turns a client error into the agent's message. A call that could not
-    /// reach computerd asks Docker why (stopped, removed, restarted on
-    /// another port); an unknown session that this process started under an
-    /// earlier computerd boot ended because the computer restarted.
-    pub async fn explain(&self, id: &str, error: ClientError) -> String {
-        match &error {
-            ClientError::Unreachable { url, reason, .. } => {
-                self.explain_unreachable(id, url, reason).await
-            }
-            ClientError::Api(e) if e.code == ErrorCode::UnknownSession => self
-                .explain_unknown(id)
-                .await
-                .unwrap_or_else(|| error.to_string()),
-            _ => error.to_string(),
-        }
-    }
-
-    async fn explain_unreachable(&self, id: &str, url: &str, reason: &str) -> String {
-        let settle_by = Instant::now() + SETTLE_FOR;
-        loop {
-            let conn = match self.confirmed(id, Duration::ZERO).await {
-                Ok(conn) => conn,
-                Err(why) => return why,
-            };
-            if let Err(restarted) = self.made_in_this_boot(id, &conn) {
-                return restarted;
-            }
-            if Instant::now() >= settle_by {
-                return format!("cannot reach the computer `{}` at {url} ({reason}), although Docker says it runs: computerd inside it may be starting or stuck. Try again in a few seconds; if this persists, see `docker logs {}` and call start_computer", conn.container, conn.container);
-            }
-            tokio::time::sleep(SETTLE_EVERY).await;
-        }
-    }
-
-    /// `Some(message)` when session `id` was made here under an earlier
-    /// computerd boot; the boot is read again, since a restart can keep the
-    /// same port.
-    async fn explain_unknown(&self, id: &str) -> Option<String> {
-        let made_in = self.boot_of(id)?;
-        let conn = self.confirmed(id, CONFIRMED_FOR).await.ok()?;
-        let info = computer_info(&conn.client).await.ok()?;
-        (info.boot_id != made_in).then(|| restarted(id, &conn.container))
     }
 }
 
 /// computerd's facts (its boot id above all), asked of a computer that may
 /// just have restarted.
-async fn computer_info(client: &ComputerdClient) -> Result<ComputerInfo, ClientError> {
+pub(crate) async fn computer_info(client: &ComputerdClient) -> Result<ComputerInfo, ClientError> {
     client
         .call(
             reqwest::Method::GET,

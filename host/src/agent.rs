@@ -1,0 +1,242 @@
+//! One agent: an MCP client of this process (the stdio peer, or one HTTP
+//! MCP session). It has its own owner id at computerd, its own sessions
+//! (with the computerd boot each was made under, so "unknown session" after
+//! a restart can say why), its own heartbeat, and the screens already shown.
+//! When the agent closes (stdio ends, the HTTP session is deleted or
+//! expires), its sessions end and its heartbeat stops; the link to the
+//! computer stays for the other agents.
+
+use crate::client::ClientError;
+use crate::link::{Connection, Link, CONFIRMED_FOR};
+use computer_protocol::{ErrorCode, OwnerId, SessionId};
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// After a call failed to connect while Docker still lists the container as
+/// running, Docker may just not have seen it stop yet: look again this often,
+/// this long.
+const SETTLE_EVERY: Duration = Duration::from_millis(250);
+const SETTLE_FOR: Duration = Duration::from_secs(3);
+
+pub struct Agent {
+    link: Arc<Link>,
+    /// Identifies this agent to computerd for heartbeats; unique per agent.
+    pub owner: OwnerId,
+    /// Sessions this agent started, with the boot id they were made under.
+    sessions: Mutex<HashMap<SessionId, String>>,
+    /// Sessions whose screen this agent has already shown to the person.
+    announced: Mutex<HashSet<SessionId>>,
+    /// The heartbeat task, when a runtime was there to run it.
+    beat: Option<tokio::task::AbortHandle>,
+    closed: AtomicBool,
+}
+
+impl Agent {
+    /// A new agent on `link`; its heartbeat starts at once (it sends
+    /// nothing until the link is connected).
+    pub fn new(link: Arc<Link>) -> Agent {
+        let short = uuid::Uuid::new_v4().simple().to_string();
+        let owner = OwnerId(format!("host-{}-{}", std::process::id(), &short[..8]));
+        link.add_owner(&owner);
+        let beat = tokio::runtime::Handle::try_current().ok().map(|rt| {
+            rt.spawn(crate::heartbeat::run(Arc::clone(&link), owner.clone()))
+                .abort_handle()
+        });
+        Agent {
+            link,
+            owner,
+            sessions: Mutex::new(HashMap::new()),
+            announced: Mutex::new(HashSet::new()),
+            beat,
+            closed: AtomicBool::new(false),
+        }
+    }
+
+    /// The process's link to the computer.
+    pub fn link(&self) -> &Arc<Link> {
+        &self.link
+    }
+
+    pub fn connection(&self) -> Option<Arc<Connection>> {
+        self.link.connection()
+    }
+
+    /// See [`Link::set_connection`].
+    pub fn set_connection(&self, connection: Connection) -> Arc<Connection> {
+        self.link.set_connection(connection)
+    }
+
+    /// Stops the heartbeat and ends this agent's sessions, waiting at most
+    /// [`crate::heartbeat::SHUTDOWN_WAIT`]. Later calls do nothing.
+    pub async fn close(&self) {
+        if self.closed.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        if let Some(beat) = &self.beat {
+            beat.abort();
+        }
+        crate::heartbeat::end_all(&self.link, &self.owner).await;
+    }
+
+    /// The connection for a tool call on session `id`: confirmed with Docker
+    /// (see [`CONFIRMED_FOR`]), and refused for a session made before the
+    /// computer restarted.
+    pub async fn reach(&self, id: &str) -> Result<Arc<Connection>, String> {
+        let conn = self.link.confirmed(id, CONFIRMED_FOR).await?;
+        self.made_in_this_boot(id, &conn)?;
+        Ok(conn)
+    }
+
+    /// The computerd boot session `id` was made under, when this process
+    /// made it.
+    fn boot_of(&self, id: &str) -> Option<String> {
+        self.sessions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&SessionId(id.to_string()))
+            .cloned()
+    }
+
+    fn made_in_this_boot(&self, id: &str, conn: &Connection) -> Result<(), String> {
+        match self.boot_of(id) {
+            Some(boot) if boot != conn.boot_id => Err(crate::link::restarted(id, &conn.container)),
+            _ => Ok(()),
+        }
+    }
+
+    pub fn remember(&self, id: SessionId, boot_id: String) {
+        self.sessions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(id, boot_id);
+    }
+
+    pub fn forget(&self, id: &SessionId) {
+        self.sessions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(id);
+    }
+
+    pub fn session_count(&self) -> usize {
+        self.sessions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .len()
+    }
+
+    /// Called after a successful observe or act: the first time for a
+    /// session, opens the viewer on its screen in the background.
+    pub fn announce_screen(&self, id: &str) {
+        let sid = SessionId(id.to_string());
+        let first = self
+            .announced
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(sid.clone());
+        let Some(conn) = self.link.connection() else {
+            return;
+        };
+        if !first || conn.open == crate::settings::OpenMode::None {
+            return;
+        }
+        let opener = Arc::clone(&self.link.opener);
+        tokio::spawn(async move {
+            let listed: Result<computer_protocol::SessionsResponse, _> = conn
+                .client
+                .call(
+                    reqwest::Method::GET,
+                    computer_protocol::routes::SESSIONS,
+                    None::<&()>,
+                    std::time::Duration::from_secs(5),
+                    "nothing",
+                )
+                .await;
+            let screen = listed
+                .ok()
+                .and_then(|l| l.sessions.into_iter().find(|s| s.session_id == sid))
+                .and_then(|s| s.screen);
+            if let Some(screen) = screen {
+                let target = crate::open::Target {
+                    client: conn.client.clone(),
+                    port_base: conn.port_base,
+                    key: conn.viewer_key.clone(),
+                };
+                opener.screen_opened(conn.open, target, screen.0, conn.vnc_viewer.clone());
+            }
+        });
+    }
+
+    /// A call's result for the agent, its error explained (see
+    /// [`Agent::explain`]).
+    pub async fn answer<T>(&self, id: &str, result: Result<T, ClientError>) -> Result<T, String> {
+        match result {
+            Ok(value) => Ok(value),
+            Err(error) => Err(self.explain(id, error).await),
+        }
+    }
+
+    /// Turns a client error into the agent's message. A call that could not
+    /// reach computerd asks Docker why (stopped, removed, restarted on
+    /// another port); an unknown session that this process started under an
+    /// earlier computerd boot ended because the computer restarted.
+    pub async fn explain(&self, id: &str, error: ClientError) -> String {
+        match &error {
+            ClientError::Unreachable { url, reason, .. } => {
+                self.explain_unreachable(id, url, reason).await
+            }
+            ClientError::Api(e) if e.code == ErrorCode::UnknownSession => self
+                .explain_unknown(id)
+                .await
+                .unwrap_or_else(|| error.to_string()),
+            _ => error.to_string(),
+        }
+    }
+
+    async fn explain_unreachable(&self, id: &str, url: &str, reason: &str) -> String {
+        let settle_by = Instant::now() + SETTLE_FOR;
+        loop {
+            let conn = match self.link.confirmed(id, Duration::ZERO).await {
+                Ok(conn) => conn,
+                Err(why) => return why,
+            };
+            if let Err(restarted) = self.made_in_this_boot(id, &conn) {
+                return restarted;
+            }
+            if Instant::now() >= settle_by {
+                return format!("cannot reach the computer `{}` at {url} ({reason}), although Docker says it runs: computerd inside it may be starting or stuck. Try again in a few seconds; if this persists, see `docker logs {}` and call start_computer", conn.container, conn.container);
+            }
+            tokio::time::sleep(SETTLE_EVERY).await;
+        }
+    }
+
+    /// `Some(message)` when session `id` was made here under an earlier
+    /// computerd boot; the boot is read again, since a restart can keep the
+    /// same port.
+    async fn explain_unknown(&self, id: &str) -> Option<String> {
+        let made_in = self.boot_of(id)?;
+        let conn = self.link.confirmed(id, CONFIRMED_FOR).await.ok()?;
+        let info = crate::link::computer_info(&conn.client).await.ok()?;
+        (info.boot_id != made_in).then(|| crate::link::restarted(id, &conn.container))
+    }
+}
+
+impl Drop for Agent {
+    /// An agent dropped without [`Agent::close`] (its HTTP session ended)
+    /// still ends its sessions, in the background.
+    fn drop(&mut self) {
+        if let Some(beat) = &self.beat {
+            beat.abort();
+        }
+        if self.closed.load(Ordering::SeqCst) {
+            return;
+        }
+        if let Ok(rt) = tokio::runtime::Handle::try_current() {
+            let link = Arc::clone(&self.link);
+            let owner = self.owner.clone();
+            rt.spawn(async move { crate::heartbeat::end_all(&link, &owner).await });
+        }
+    }
+}

@@ -1,0 +1,207 @@
+//! Who may talk to the HTTP transport: a bearer token (compared in constant
+//! time), an `Origin` from the allow-list or none (browsers send one, so a
+//! web page cannot drive the computer), and a `Host` naming the address the
+//! server listens on (a DNS-rebinding page names its own host).
+
+use axum::http::{header, HeaderMap, StatusCode};
+use subtle::ConstantTimeEq;
+
+/// The variable holding the bearer token.
+pub const TOKEN_VAR: &str = "COMPUTER_USE_HTTP_TOKEN";
+/// Extra allowed `Origin`s, comma-separated.
+pub const ORIGINS_VAR: &str = "COMPUTER_USE_HTTP_ORIGINS";
+/// The shortest token accepted: guessing 32 random characters is hopeless.
+pub const TOKEN_MIN_CHARS: usize = 32;
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum GuardError {
+    #[error("`{TOKEN_VAR}` is not set: `serve --http` needs a bearer token of at least {TOKEN_MIN_CHARS} characters that clients send as `Authorization: Bearer <token>`; set it, for example `export {TOKEN_VAR}=$(openssl rand -hex 32)`")]
+    MissingToken,
+    #[error("`{TOKEN_VAR}` has {0} characters, fewer than the {TOKEN_MIN_CHARS} required; set a longer one, for example `export {TOKEN_VAR}=$(openssl rand -hex 32)`")]
+    ShortToken(usize),
+}
+
+/// The checks every HTTP request passes before it reaches MCP.
+#[derive(Debug, Clone)]
+pub struct Guard {
+    expected_authorization: Vec<u8>,
+    origins: Vec<String>,
+    hosts: Vec<String>,
+}
+
+impl Guard {
+    /// `token` from [`TOKEN_VAR`], `origins` from [`ORIGINS_VAR`], `hosts`
+    /// the `host:port` authorities the server is reached under.
+    pub fn new(
+        token: Option<&str>,
+        origins: Option<&str>,
+        hosts: Vec<String>,
+    ) -> Result<Guard, GuardError> {
+        let token = token
+            .filter(|t| !t.is_empty())
+            .ok_or(GuardError::MissingToken)?;
+        let chars = token.chars().count();
+        if chars < TOKEN_MIN_CHARS {
+            return Err(GuardError::ShortToken(chars));
+        }
+        let origins = origins
+            .unwrap_or("")
+            .split(',')
+            .map(|o| o.trim().trim_end_matches('/').to_ascii_lowercase())
+            .filter(|o| !o.is_empty())
+            .collect();
+        Ok(Guard {
+            expected_authorization: format!("Bearer {token}").into_bytes(),
+            origins,
+            hosts: hosts.into_iter().map(|h| h.to_ascii_lowercase()).collect(),
+        })
+    }
+
+    /// `Err` with the status and a short reason when the request must not
+    /// pass. `Host` and `Origin` come first: a refused page learns nothing
+    /// about the token.
+    pub fn check(&self, headers: &HeaderMap) -> Result<(), (StatusCode, &'static str)> {
+        let host = headers
+            .get(header::HOST)
+            .and_then(|h| h.to_str().ok())
+            .map(str::to_ascii_lowercase);
+        if !host.is_some_and(|h| self.hosts.contains(&h)) {
+            return Err((
+                StatusCode::FORBIDDEN,
+                "forbidden: the Host header does not name this server",
+            ));
+        }
+        if let Some(origin) = headers.get(header::ORIGIN) {
+            let origin = origin
+                .to_str()
+                .unwrap_or("")
+                .trim_end_matches('/')
+                .to_ascii_lowercase();
+            if !self.origins.contains(&origin) {
+                return Err((
+                    StatusCode::FORBIDDEN,
+                    "forbidden: this Origin is not allowed (COMPUTER_USE_HTTP_ORIGINS)",
+                ));
+            }
+        }
+        let given = headers
+            .get(header::AUTHORIZATION)
+            .map(|v| v.as_bytes())
+            .unwrap_or_default();
+        if !bool::from(given.ct_eq(&self.expected_authorization)) {
+            return Err((
+                StatusCode::UNAUTHORIZED,
+                "unauthorized: send `Authorization: Bearer <COMPUTER_USE_HTTP_TOKEN>`",
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    const TOKEN: &str = "0123456789abcdef0123456789abcdef";
+
+    fn guard() -> Guard {
+        Guard::new(
+            Some(TOKEN),
+            Some("https://app.example:8443/, http://localhost:3000"),
+            vec!["127.0.0.1:8931".into(), "localhost:8931".into()],
+        )
+        .unwrap()
+    }
+
+    fn headers(pairs: &[(header::HeaderName, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(k.clone(), HeaderValue::from_str(v).unwrap());
+        }
+        h
+    }
+
+    fn bearer() -> (header::HeaderName, &'static str) {
+        (
+            header::AUTHORIZATION,
+            "Bearer 0123456789abcdef0123456789abcdef",
+        )
+    }
+
+    #[test]
+    fn a_missing_or_short_token_names_the_variable() {
+        for token in [None, Some("")] {
+            let e = Guard::new(token, None, vec![]).unwrap_err();
+            assert_eq!(e, GuardError::MissingToken);
+            assert!(e
+                .to_string()
+                .contains("`COMPUTER_USE_HTTP_TOKEN` is not set"));
+        }
+        let e = Guard::new(Some("short"), None, vec![]).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("`COMPUTER_USE_HTTP_TOKEN` has 5 characters, fewer than the 32"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn the_right_token_host_and_no_origin_pass() {
+        let g = guard();
+        assert!(g
+            .check(&headers(&[(header::HOST, "127.0.0.1:8931"), bearer()]))
+            .is_ok());
+        assert!(g
+            .check(&headers(&[(header::HOST, "LOCALHOST:8931"), bearer()]))
+            .is_ok());
+        let listed = headers(&[
+            (header::HOST, "localhost:8931"),
+            (header::ORIGIN, "http://localhost:3000"),
+            bearer(),
+        ]);
+        assert!(g.check(&listed).is_ok());
+    }
+
+    #[test]
+    fn a_wrong_or_missing_token_is_401() {
+        let g = guard();
+        let none = headers(&[(header::HOST, "127.0.0.1:8931")]);
+        assert_eq!(g.check(&none).unwrap_err().0, StatusCode::UNAUTHORIZED);
+        let wrong = headers(&[
+            (header::HOST, "127.0.0.1:8931"),
+            (
+                header::AUTHORIZATION,
+                "Bearer 0123456789abcdef0123456789abcdeX",
+            ),
+        ]);
+        assert_eq!(g.check(&wrong).unwrap_err().0, StatusCode::UNAUTHORIZED);
+        let prefix = headers(&[
+            (header::HOST, "127.0.0.1:8931"),
+            (header::AUTHORIZATION, "Bearer 0123"),
+        ]);
+        assert_eq!(g.check(&prefix).unwrap_err().0, StatusCode::UNAUTHORIZED);
+    }
+
+    #[test]
+    fn a_foreign_host_or_origin_is_403_even_with_the_token() {
+        let g = guard();
+        for h in [
+            headers(&[(header::HOST, "evil.example:8931"), bearer()]),
+            headers(&[(header::HOST, "127.0.0.1:9999"), bearer()]),
+            headers(&[bearer()]),
+            headers(&[
+                (header::HOST, "127.0.0.1:8931"),
+                (header::ORIGIN, "https://evil.example"),
+                bearer(),
+            ]),
+            headers(&[
+                (header::HOST, "127.0.0.1:8931"),
+                (header::ORIGIN, "null"),
+                bearer(),
+            ]),
+        ] {
+            assert_eq!(g.check(&h).unwrap_err().0, StatusCode::FORBIDDEN, "{h:?}");
+        }
+    }
+}

@@ -1,0 +1,212 @@
+//! MCP over Streamable HTTP: the real host binary serving `/mcp` with a
+//! bearer token, driven by rmcp's HTTP client against a real computer.
+//! Several clients share one host, each with its own sessions; a client
+//! that goes away ends only its own.
+
+mod support;
+
+use serde_json::{json, Value};
+use std::time::Duration;
+use support::docker::TestComputer;
+use support::mcp::{
+    host_command, http_client, live_sessions, ok, start_session, text, wait_session_gone, HttpHost,
+    HTTP_TOKEN,
+};
+
+/// What is sent, the headers, the status expected.
+type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, u16);
+
+/// A plain HTTP POST of an `initialize` to the host, with `headers`.
+async fn raw_initialize(url: &str, headers: &[(&str, &str)]) -> reqwest::StatusCode {
+    let mut request = reqwest::Client::new()
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .body(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"}}})
+            .to_string(),
+        )
+        .timeout(Duration::from_secs(10));
+    for (k, v) in headers {
+        request = request.header(*k, *v);
+    }
+    request.send().await.expect("the host answers").status()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn requests_without_the_token_or_from_a_foreign_origin_or_host_are_refused() {
+    let computer = TestComputer::new();
+    let host = HttpHost::start(
+        &computer,
+        &[("COMPUTER_USE_HTTP_ORIGINS", "http://allowed.example:3000")],
+    )
+    .await;
+    let bearer = format!("Bearer {HTTP_TOKEN}");
+    let port = host
+        .url
+        .trim_start_matches("http://127.0.0.1:")
+        .trim_end_matches("/mcp")
+        .to_string();
+    let foreign_host = format!("evil.example:{port}");
+    let cases: [Case; 5] = [
+        ("no token", vec![], 401),
+        (
+            "a wrong token",
+            vec![(
+                "authorization",
+                "Bearer test-token-0123456789abcdef012345678X",
+            )],
+            401,
+        ),
+        (
+            "a token prefix",
+            vec![("authorization", "Bearer test-token")],
+            401,
+        ),
+        (
+            "a foreign Origin",
+            vec![
+                ("authorization", &bearer),
+                ("origin", "https://evil.example"),
+            ],
+            403,
+        ),
+        (
+            "a foreign Host",
+            vec![("authorization", &bearer), ("host", &foreign_host)],
+            403,
+        ),
+    ];
+    for (what, headers, status) in &cases {
+        let got = raw_initialize(&host.url, headers).await;
+        assert_eq!(got.as_u16(), *status, "{what}: {got}");
+    }
+    // The right token passes, with no Origin or with a listed one.
+    assert!(raw_initialize(&host.url, &[("authorization", &bearer)])
+        .await
+        .is_success());
+    let listed = [
+        ("authorization", bearer.as_str()),
+        ("origin", "http://allowed.example:3000"),
+    ];
+    assert!(raw_initialize(&host.url, &listed).await.is_success());
+    // rmcp's client without the token cannot connect.
+    assert!(http_client(&host.url, None).await.is_err());
+    assert!(
+        http_client(&host.url, Some("test-token-0123456789abcdef01234567XX"))
+            .await
+            .is_err()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_missing_or_short_token_refuses_to_start_naming_the_variable() {
+    let computer = TestComputer::new();
+    for token in [None, Some("too-short-0123456789")] {
+        let mut cmd = host_command(&computer, &[]);
+        cmd.env_remove("COMPUTER_USE_HTTP_TOKEN");
+        if let Some(token) = token {
+            cmd.env("COMPUTER_USE_HTTP_TOKEN", token);
+        }
+        let out = tokio::time::timeout(
+            Duration::from_secs(20),
+            cmd.args(["serve", "--http", "127.0.0.1:0"]).output(),
+        )
+        .await
+        .expect("the host exits at once")
+        .expect("the host runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{token:?}: started anyway");
+        assert!(
+            stderr.contains("`COMPUTER_USE_HTTP_TOKEN`") && stderr.contains("32"),
+            "{token:?}: {stderr}"
+        );
+        assert!(!stderr.contains("MCP over HTTP at"), "{stderr}");
+    }
+    // Not loopback without --allow-remote.
+    let out = host_command(&computer, &[("COMPUTER_USE_HTTP_TOKEN", HTTP_TOKEN)])
+        .args(["serve", "--http", "0.0.0.0:0"])
+        .output()
+        .await
+        .expect("the host runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success() && stderr.contains("--allow-remote"),
+        "{stderr}"
+    );
+}
+
+/// The owner computerd lists for `session`.
+async fn owner_of(computer: &TestComputer, session: &str) -> Value {
+    live_sessions(computer)
+        .await
+        .into_iter()
+        .find(|s| s["session_id"] == json!(session))
+        .map(|s| s["owner"].clone())
+        .unwrap_or(Value::Null)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_clients_have_their_own_sessions_and_one_leaving_ends_only_its_own() {
+    let computer = TestComputer::new();
+    let host = HttpHost::start(&computer, &[]).await;
+    let a = host.client().await;
+    let b = host.client().await;
+    let sa = start_session(&a, "client a").await;
+    let sb = start_session(&b, "client b").await;
+    // Each is its own owner at computerd.
+    let (owner_a, owner_b) = (
+        owner_of(&computer, &sa).await,
+        owner_of(&computer, &sb).await,
+    );
+    assert!(
+        owner_a.is_string() && owner_b.is_string(),
+        "{owner_a} {owner_b}"
+    );
+    assert_ne!(owner_a, owner_b, "both clients share one owner");
+    // Both drive their screens, at once.
+    let (oa, ob) = tokio::join!(
+        ok(&a, "computer_observe", json!({"session_id": sa})),
+        ok(&b, "computer_observe", json!({"session_id": sb})),
+    );
+    assert!(
+        oa.1.content.len() > 1 && ob.1.content.len() > 1,
+        "no screenshots"
+    );
+    let (ra, rb) = tokio::join!(
+        ok(
+            &a,
+            "shell",
+            json!({"session_id": sa, "command": "echo from-a"})
+        ),
+        ok(
+            &b,
+            "shell",
+            json!({"session_id": sb, "command": "echo from-b"})
+        ),
+    );
+    assert!(text(&ra.1).contains("from-a") && text(&rb.1).contains("from-b"));
+    // Client a cancels: its MCP session ends and with it its sessions; b's
+    // stays and still works.
+    a.cancel().await.ok();
+    let took = wait_session_gone(&computer, &sa, Duration::from_secs(10)).await;
+    assert!(took <= Duration::from_secs(5), "took {took:?}");
+    assert_eq!(
+        owner_of(&computer, &sb).await,
+        owner_b,
+        "b's session ended too"
+    );
+    ok(&b, "shell", json!({"session_id": sb, "command": "true"})).await;
+    // Heartbeats keep b's session alive past computerd's 30 s limit.
+    tokio::time::sleep(Duration::from_secs(35)).await;
+    assert_eq!(
+        owner_of(&computer, &sb).await,
+        owner_b,
+        "b's heartbeat stopped"
+    );
+    b.cancel().await.ok();
+    wait_session_gone(&computer, &sb, Duration::from_secs(10)).await;
+    drop(host);
+}
