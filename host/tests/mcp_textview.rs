@@ -74,6 +74,13 @@ async fn act(client: &Client, sid: &str, actions: Value) -> Value {
         json!({ "session_id": sid, "actions": actions, "settle_ms": 100 }),
     )
     .await;
+    let outcomes = r["outcomes"].as_array().cloned().unwrap_or_default();
+    assert!(
+        outcomes.iter().all(|o| o["ok"] == true)
+            && outcomes.len() == r["requested"].as_u64().unwrap_or(0) as usize,
+        "every action ran: {}",
+        serde_json::to_string(&outcomes).unwrap()
+    );
     r
 }
 
@@ -121,15 +128,23 @@ async fn a_gtk_dialog_is_filled_and_confirmed_by_ref() {
         v.as_i64().unwrap() >= lo.as_i64().unwrap()
             && v.as_i64().unwrap() < lo.as_i64().unwrap() + span.as_i64().unwrap()
     };
-    assert!(
-        inside(&b["x"], &window["x"], &window["width"])
-            && inside(&b["y"], &window["y"], &window["height"]),
-        "OK {b} inside {window}"
-    );
+    // GTK in the image reports every node at 0,0: bounds are then left
+    // out with a note, and refs act through the bus. Where a toolkit
+    // gives positions, they lie inside the window.
+    if b.is_null() {
+        let note = view["note"].as_str().unwrap_or("");
+        assert!(note.contains("reports no positions"), "{view}");
+    } else {
+        assert!(
+            inside(&b["x"], &window["x"], &window["width"])
+                && inside(&b["y"], &window["y"], &window["height"]),
+            "OK {b} inside {window}"
+        );
+    }
 
     act(&client, &sid, json!([{ "type": "click", "ref": field["ref"] }, { "type": "key", "key": "ctrl+a" }, { "type": "type", "text": "Ada Lovelace" }])).await;
     // OK's ref comes from the latest view, the one that shows the value.
-    let (latest, okay) = view_until(
+    let (_, okay) = view_until(
         &client,
         &sid,
         "Probe",
@@ -149,14 +164,6 @@ async fn a_gtk_dialog_is_filled_and_confirmed_by_ref() {
         json!([{ "type": "click", "ref": okay["ref"] }]),
     )
     .await;
-    eprintln!("DEBUG {latest:#}");
-    let (o, _) = ok(
-        &client,
-        "computer_observe",
-        json!({"session_id": sid, "view": "text"}),
-    )
-    .await;
-    eprintln!("DEBUG after {:#}", o["text_view"]);
     let started = Instant::now();
     loop {
         let out = shell(&client, &sid, "cat /tmp/probe.out").await;

@@ -6,7 +6,7 @@ use super::quiet::settle;
 use super::{blocking, DesktopError};
 use crate::a11y::{self, A11yHandle};
 use crate::apps::{Launcher, OnScreen};
-use crate::input::focus_window;
+use crate::input::{focus_window, focus_window_id};
 use crate::screens::{Screen, ScreenX};
 use crate::sessions::{Session, Sessions};
 use crate::textview::{check_window_unmoved, resolve_ref, RefTarget};
@@ -144,7 +144,16 @@ struct AppStarter {
     /// For clicks by ref on nodes without a position: the screen's AT-SPI
     /// bus and, by action index, the node to act on.
     screen: Arc<Screen>,
-    accessible: HashMap<usize, (A11yHandle, bool)>,
+    accessible: HashMap<usize, Accessible>,
+}
+
+/// A click by ref on a node without a position.
+struct Accessible {
+    handle: A11yHandle,
+    /// Focus the node rather than run its action (fields).
+    focus: bool,
+    /// Its window, raised and focused first as a click on it would.
+    window: Option<u32>,
 }
 
 fn run_actions(x: &mut ScreenX, actions: &[Action], starter: &AppStarter) -> Vec<ActionOutcome> {
@@ -189,12 +198,15 @@ fn run_one(
             }
         }
         Action::Click { .. } if starter.accessible.contains_key(&index) => {
-            let (handle, focus) = &starter.accessible[&index];
+            let target = &starter.accessible[&index];
+            if let Some(window) = target.window {
+                focus_window_id(&x.display, window).map_err(|e| e.to_string())?;
+            }
             let bus = starter.screen.a11y().map_err(str::to_string)?;
             let deadline = Duration::from_millis(TREE_DEADLINE_MS);
             starter
                 .runtime
-                .block_on(a11y::activate(bus, handle, *focus, deadline))
+                .block_on(a11y::activate(bus, &target.handle, target.focus, deadline))
                 .map_err(|e| format!("`actions[{index}].ref`: {e}"))
         }
         other => x
@@ -227,7 +239,7 @@ async fn resolve_refs(
     session: &Session,
     screen: &Arc<Screen>,
     actions: Vec<Action>,
-) -> Result<(Vec<Action>, HashMap<usize, (A11yHandle, bool)>), DesktopError> {
+) -> Result<(Vec<Action>, HashMap<usize, Accessible>), DesktopError> {
     let snapshot = session.text_views().latest();
     let mut resolved = Vec::with_capacity(actions.len());
     let mut accessible = HashMap::new();
@@ -244,7 +256,18 @@ async fn resolve_refs(
                             "{field} `{element}` has no position on the screen (its app reports none), so only a click can use it; give x and y from the screenshot instead"
                         )));
                     }
-                    accessible.insert(index, (handle, focus));
+                    let window = snapshot
+                        .as_ref()
+                        .and_then(|s| s.window.as_ref())
+                        .map(|w| w.id);
+                    accessible.insert(
+                        index,
+                        Accessible {
+                            handle,
+                            focus,
+                            window,
+                        },
+                    );
                 }
             }
         }
