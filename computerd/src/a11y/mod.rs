@@ -125,6 +125,11 @@ pub enum A11yError {
     Timeout { waited: Duration },
     #[error("reading the accessibility tree failed: {0}")]
     Bus(#[from] zbus::Error),
+    #[error("the app refused `{method}` on this node ({source}); click it by its position in the screenshot instead")]
+    Refused {
+        method: &'static str,
+        source: Box<zbus::Error>,
+    },
 }
 
 /// Nodes read at most for a limit of `limit` kept nodes: empty containers
@@ -234,8 +239,16 @@ pub async fn activate(
             component.grab_focus().await.map(|_| ())
         }
     };
+    let method = if handle.acts && !focus {
+        "DoAction"
+    } else {
+        "GrabFocus"
+    };
     match tokio::time::timeout(deadline, act).await {
-        Ok(result) => result.map_err(A11yError::from),
+        Ok(result) => result.map_err(|source| A11yError::Refused {
+            method,
+            source: Box::new(source),
+        }),
         Err(_) => Err(A11yError::Timeout { waited: deadline }),
     }
 }

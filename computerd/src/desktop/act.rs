@@ -152,6 +152,8 @@ struct Accessible {
     handle: A11yHandle,
     /// Focus the node rather than run its action (fields).
     focus: bool,
+    /// It has the focus already: GTK refuses `GrabFocus` on entries.
+    focused: bool,
     /// Its window, raised and focused first as a click on it would.
     window: Option<u32>,
 }
@@ -202,6 +204,9 @@ fn run_one(
             if let Some(window) = target.window {
                 focus_window_id(&x.display, window).map_err(|e| e.to_string())?;
             }
+            if target.focus && target.focused {
+                return Ok(());
+            }
             let bus = starter.screen.a11y().map_err(str::to_string)?;
             let deadline = Duration::from_millis(TREE_DEADLINE_MS);
             starter
@@ -250,7 +255,11 @@ async fn resolve_refs(
                 .map_err(DesktopError::InvalidInput)?
             {
                 RefTarget::Point(x, y) => action.set_point((x, y)),
-                RefTarget::Accessible { handle, focus } => {
+                RefTarget::Accessible {
+                    handle,
+                    focus,
+                    focused,
+                } => {
                     if !matches!(action, Action::Click { .. }) {
                         return Err(DesktopError::InvalidInput(format!(
                             "{field} `{element}` has no position on the screen (its app reports none), so only a click can use it; give x and y from the screenshot instead"
@@ -265,6 +274,7 @@ async fn resolve_refs(
                         Accessible {
                             handle,
                             focus,
+                            focused,
                             window,
                         },
                     );

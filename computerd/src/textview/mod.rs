@@ -221,8 +221,13 @@ pub enum RefTarget {
     /// The centre of the part of the node inside its window.
     Point(i32, i32),
     /// A node of an app that reports no positions: a click runs its own
-    /// action, or focuses it (`focus`: editable, or without actions).
-    Accessible { handle: A11yHandle, focus: bool },
+    /// action, or focuses it (`focus`: editable, or without actions;
+    /// nothing to do when it has the focus already).
+    Accessible {
+        handle: A11yHandle,
+        focus: bool,
+        focused: bool,
+    },
 }
 
 /// What `element` of the session's latest text view stands for. Errors
@@ -270,6 +275,7 @@ pub fn resolve_ref(
         (None, Some(handle)) if node.bounds.is_none() => Ok(RefTarget::Accessible {
             handle: handle.clone(),
             focus: node.states.contains(&NodeState::Editable) || !handle.acts,
+            focused: node.states.contains(&NodeState::Focused),
         }),
         _ => Err(format!(
             "{field} `{element}` ({} {:?}) has no visible area on the screen: scroll it into view, then take a new text view",
