@@ -24,6 +24,11 @@ pub struct OpenSettle {
 }
 
 impl OpenSettle {
+    /// Nothing asked for (what an older host sends).
+    pub fn is_default(&self) -> bool {
+        *self == OpenSettle::default()
+    }
+
     pub fn settling(&self) -> Settling {
         Settling::resolve(
             self.settle,
@@ -44,7 +49,7 @@ pub struct OpenPathRequest {
     #[serde(default)]
     pub frame: crate::frame::FrameOptions,
     /// When the screenshot is taken.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "OpenSettle::is_default")]
     pub settling: OpenSettle,
 }
 
@@ -71,7 +76,7 @@ pub struct LaunchAppRequest {
     #[serde(default)]
     pub frame: crate::frame::FrameOptions,
     /// When the screenshot is taken.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "OpenSettle::is_default")]
     pub settling: OpenSettle,
 }
 
