@@ -103,12 +103,31 @@ async fn wait_loaded(cdp: &Cdp, session: &str, started: Instant, deadline: Durat
         // the next poll asks the new one.
         if let Ok(answer) = answer {
             if answer.pointer("/result/value") == Some(&Value::Bool(true)) {
+                wait_painted(cdp, session).await;
                 return true;
             }
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     false
+}
+
+/// Waits for two animation frames of the tab, so the loaded page has
+/// reached the screen before the caller's screenshot: a small file loads
+/// before Chromium paints its new tab, and the frame would still show the
+/// tab before it. A tab that does not paint (hidden) gives up after 1 s.
+async fn wait_painted(cdp: &Cdp, session: &str) {
+    let painted =
+        "new Promise(done => requestAnimationFrame(() => requestAnimationFrame(() => done(true))))";
+    let _ = tokio::time::timeout(
+        Duration::from_secs(1),
+        cdp.call_in(
+            session,
+            "Runtime.evaluate",
+            json!({ "expression": painted, "awaitPromise": true, "returnByValue": true }),
+        ),
+    )
+    .await;
 }
 
 fn string_field(answer: &Value, field: &str, method: &str) -> Result<String, CdpError> {
