@@ -8,7 +8,7 @@
 //! with [`A11yBus::session_bus_address`] register on this screen's bus only.
 
 use super::A11yError;
-use crate::process::Supervised;
+use crate::process::{one_line, Supervised};
 use atspi::proxy::bus::{BusProxy, StatusProxy};
 use std::collections::HashMap;
 use std::os::unix::fs::DirBuilderExt;
@@ -241,16 +241,7 @@ async fn said(process: &Supervised) -> String {
     } else {
         process.stderr_tail(OUTPUT_LINES)
     };
-    let lines: Vec<&str> = tail
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    if lines.is_empty() {
-        "nothing".to_string()
-    } else {
-        lines.join(" | ")
-    }
+    one_line(&tail)
 }
 
 /// Waits for the session bus, starts the launcher (into `launcher_slot`,

@@ -40,9 +40,23 @@ pub(crate) async fn accessible<'c>(
             "a null accessible reference".to_string(),
         ));
     };
-    AccessibleProxy::builder(conn)
-        .destination(name.to_owned())?
-        .path(object.path().to_owned())?
+    proxy(conn, name.as_str(), object.path().as_str()).await
+}
+
+/// Any AT-SPI interface proxy (`AccessibleProxy`, `ComponentProxy`, ...)
+/// of the node at `path` of the app with unique bus name `bus`, uncached:
+/// a tree is read once.
+pub(crate) async fn proxy<'c, P>(
+    conn: &'c zbus::Connection,
+    bus: &str,
+    path: &str,
+) -> zbus::Result<P>
+where
+    P: From<zbus::Proxy<'c>> + zbus::proxy::Defaults,
+{
+    zbus::proxy::Builder::<P>::new(conn)
+        .destination(bus.to_owned())?
+        .path(path.to_owned())?
         .cache_properties(CacheProperties::No)
         .build()
         .await

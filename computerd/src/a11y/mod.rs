@@ -222,20 +222,12 @@ pub async fn activate(
     let conn = bus.connection();
     let act = async {
         if handle.acts && !focus {
-            let action = atspi::proxy::action::ActionProxy::builder(conn)
-                .destination(handle.bus.as_str())?
-                .path(handle.path.as_str())?
-                .cache_properties(zbus::proxy::CacheProperties::No)
-                .build()
-                .await?;
+            let action: atspi::proxy::action::ActionProxy =
+                find::proxy(conn, &handle.bus, &handle.path).await?;
             action.do_action(0).await.map(|_| ())
         } else {
-            let component = atspi::proxy::component::ComponentProxy::builder(conn)
-                .destination(handle.bus.as_str())?
-                .path(handle.path.as_str())?
-                .cache_properties(zbus::proxy::CacheProperties::No)
-                .build()
-                .await?;
+            let component: atspi::proxy::component::ComponentProxy =
+                find::proxy(conn, &handle.bus, &handle.path).await?;
             component.grab_focus().await.map(|_| ())
         }
     };

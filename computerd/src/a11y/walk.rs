@@ -5,7 +5,7 @@
 //! ancestors are on screen, and hidden menus and tabs are most of a big
 //! app's tree. A budget caps the nodes read.
 
-use super::find::accessible;
+use super::find::{accessible, proxy};
 use super::prune::{role_name, ReadNode};
 use super::{A11yHandle, A11yState};
 use atspi::proxy::component::ComponentProxy;
@@ -15,7 +15,6 @@ use atspi::{CoordType, Interface, InterfaceSet, ObjectRefOwned, State, StateSet}
 use futures::future::{join_all, BoxFuture};
 use futures::FutureExt;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use zbus::proxy::CacheProperties;
 
 /// Longest value (characters) read from a text node.
 const VALUE_MAX_CHARS: i32 = 2000;
@@ -120,18 +119,21 @@ impl<'c> Walk<'c> {
         .boxed()
     }
 
+    /// A proxy of `object` for one of its interfaces; `None` for a null
+    /// reference or one that cannot be addressed.
+    async fn proxy<P>(&self, object: &ObjectRefOwned) -> Option<P>
+    where
+        P: From<zbus::Proxy<'c>> + zbus::proxy::Defaults,
+    {
+        proxy(self.conn, object.name()?.as_str(), object.path().as_str())
+            .await
+            .ok()
+    }
+
     /// The node's extents on screen; `None` for nodes without a Component
     /// interface (their call fails), off screen or of no size.
     async fn bounds(&self, object: &ObjectRefOwned) -> Option<(i32, i32, u32, u32)> {
-        let component = ComponentProxy::builder(self.conn)
-            .destination(object.name()?.to_owned())
-            .ok()?
-            .path(object.path().to_owned())
-            .ok()?
-            .cache_properties(CacheProperties::No)
-            .build()
-            .await
-            .ok()?;
+        let component: ComponentProxy = self.proxy(object).await?;
         let (x, y, width, height) = component.get_extents(CoordType::Screen).await.ok()?;
         let off_screen = x <= -(1 << 20) || y <= -(1 << 20);
         (width > 0 && height > 0 && !off_screen).then_some((x, y, width as u32, height as u32))
@@ -148,29 +150,13 @@ impl<'c> Walk<'c> {
     ) -> Option<String> {
         let editable = state.contains(State::Editable);
         if interfaces.contains(Interface::Text) && (editable || unnamed) {
-            let text = TextProxy::builder(self.conn)
-                .destination(object.name()?.to_owned())
-                .ok()?
-                .path(object.path().to_owned())
-                .ok()?
-                .cache_properties(CacheProperties::No)
-                .build()
-                .await
-                .ok()?;
+            let text: TextProxy = self.proxy(object).await?;
             let count = text.character_count().await.ok()?;
             let text = text.get_text(0, count.min(VALUE_MAX_CHARS)).await.ok()?;
             return (editable || !text.trim().is_empty()).then_some(text);
         }
         if interfaces.contains(Interface::Value) && is_range_role(role) {
-            let value = ValueProxy::builder(self.conn)
-                .destination(object.name()?.to_owned())
-                .ok()?
-                .path(object.path().to_owned())
-                .ok()?
-                .cache_properties(CacheProperties::No)
-                .build()
-                .await
-                .ok()?;
+            let value: ValueProxy = self.proxy(object).await?;
             return value.current_value().await.ok().map(format_number);
         }
         None

@@ -3,7 +3,7 @@
 
 use super::cdp::{Cdp, CdpError};
 use crate::config::ScreenSize;
-use crate::process::Supervised;
+use crate::process::{one_line, Supervised};
 use crate::screens::ScreenEnv;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -254,19 +254,6 @@ async fn stop_group(process: &Supervised) {
         // SAFETY: killpg(2) on the group Chromium leads (process_group(0)
         // made its pid the group id); a group with no members fails harmlessly.
         unsafe { libc::killpg(process.pid, libc::SIGKILL) };
-    }
-}
-
-fn one_line(output: &str) -> String {
-    let lines: Vec<&str> = output
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    if lines.is_empty() {
-        "nothing".to_string()
-    } else {
-        lines.join(" | ")
     }
 }
 

@@ -9,7 +9,7 @@
 mod output_tail;
 mod table;
 
-pub use output_tail::OutputTail;
+pub use output_tail::{one_line, OutputTail};
 pub use table::{process_entry, process_table, ProcessEntry};
 
 use std::future::Future;

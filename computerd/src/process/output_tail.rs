@@ -80,6 +80,21 @@ impl OutputTail {
     }
 }
 
+/// What a child said, as one line for an error: its non-empty lines
+/// joined with ` | `, or `nothing`.
+pub fn one_line(output: &str) -> String {
+    let lines: Vec<&str> = output
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if lines.is_empty() {
+        "nothing".to_string()
+    } else {
+        lines.join(" | ")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
