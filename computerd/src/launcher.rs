@@ -18,7 +18,7 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::routing::post;
 use axum::{Json, Router};
-use computer_protocol::{routes, ErrorCode, LauncherRequest};
+use computer_protocol::{endpoints, ErrorCode, LauncherRequest};
 use std::sync::Arc;
 
 /// Variable names every program on a screen gets.
@@ -46,7 +46,7 @@ pub fn environment(address: std::net::SocketAddr, token: &str) -> Vec<(String, S
 
 pub fn router(app: Arc<LauncherApp>) -> Router {
     Router::new()
-        .route(routes::LAUNCH, post(launch))
+        .route(endpoints::LAUNCH, post(launch))
         .fallback(crate::api::not_found)
         .with_state(app)
 }

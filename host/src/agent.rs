@@ -8,6 +8,7 @@
 
 use crate::client::ClientError;
 use crate::link::{Connection, Link, CONFIRMED_FOR};
+use computer_protocol::endpoints::{ListSessions, NoBody};
 use computer_protocol::{ErrorCode, OwnerId, SessionId};
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -144,15 +145,9 @@ impl Agent {
         }
         let opener = Arc::clone(&self.link.opener);
         tokio::spawn(async move {
-            let listed: Result<computer_protocol::SessionsResponse, _> = conn
+            let listed = conn
                 .client
-                .call(
-                    reqwest::Method::GET,
-                    computer_protocol::routes::SESSIONS,
-                    None::<&()>,
-                    std::time::Duration::from_secs(5),
-                    "nothing",
-                )
+                .send::<ListSessions>(&(), &NoBody {}, Duration::from_secs(5), "nothing")
                 .await;
             let screen = listed
                 .ok()

@@ -2,10 +2,10 @@
 //! become [`ClientError`]s that say what happened and what may still be
 //! running, so the agent is never left waiting on a hung call.
 
+use computer_protocol::endpoints::Endpoint;
 use computer_protocol::{ErrorCode, WireError};
 use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
-use serde::Serialize;
 use std::fmt;
 use std::time::Duration;
 
@@ -131,9 +131,12 @@ impl ComputerdClient {
     /// that streams for as long as it takes. The caller watches for stalls
     /// instead, and turns failures into errors with [`Self::transport_error`]
     /// and [`Self::error_of`].
-    pub fn streaming(&self, method: Method, path: &str) -> reqwest::RequestBuilder {
+    pub fn streaming<E: Endpoint>(&self, key: &E::Key) -> reqwest::RequestBuilder {
         self.http
-            .request(method, format!("{}{path}", self.base_url))
+            .request(
+                method_of::<E>(),
+                format!("{}{}", self.base_url, E::path(key)),
+            )
             .bearer_auth(&self.token)
     }
 
@@ -219,27 +222,27 @@ impl ComputerdClient {
         }
     }
 
-    /// Sends `body` (if any) to `path` and reads the JSON answer, giving up
-    /// after `deadline`. `still_running` tells the agent what a timeout leaves
-    /// behind.
-    pub async fn call<B: Serialize, T: DeserializeOwned>(
+    /// Calls endpoint `E` on `key`, sending `body` when the method carries
+    /// one, and reads its JSON answer, giving up after `deadline`.
+    /// `still_running` tells the agent what a timeout leaves behind.
+    pub async fn send<E: Endpoint>(
         &self,
-        method: Method,
-        path: &str,
-        body: Option<&B>,
+        key: &E::Key,
+        body: &E::Request,
         deadline: Duration,
         still_running: &'static str,
-    ) -> Result<T, ClientError> {
+    ) -> Result<E::Response, ClientError> {
+        let path = E::path(key);
         let url = format!("{}{path}", self.base_url);
         let mut request = self
             .http
-            .request(method, &url)
+            .request(method_of::<E>(), &url)
             .bearer_auth(&self.token)
             .timeout(deadline);
-        if let Some(body) = body {
+        if E::METHOD == computer_protocol::endpoints::Method::Post {
             request = request.json(body);
         }
-        let what = path.to_string();
+        let what = path;
         let response = request
             .send()
             .await
@@ -283,6 +286,15 @@ impl ComputerdClient {
                 reason,
             }
         }
+    }
+}
+
+/// reqwest's method for endpoint `E`.
+fn method_of<E: Endpoint>() -> Method {
+    match E::METHOD {
+        computer_protocol::endpoints::Method::Get => Method::GET,
+        computer_protocol::endpoints::Method::Post => Method::POST,
+        computer_protocol::endpoints::Method::Delete => Method::DELETE,
     }
 }
 

@@ -4,8 +4,8 @@
 //! goes to a port a restart left behind.
 
 use crate::link::{Link, CONFIRMED_FOR};
-use computer_protocol::{routes, HeartbeatResponse, OwnerId};
-use reqwest::Method;
+use computer_protocol::endpoints::{EndOwnerSessions, Heartbeat, NoBody};
+use computer_protocol::OwnerId;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -19,7 +19,6 @@ pub const SHUTDOWN_WAIT: Duration = Duration::from_secs(3);
 pub async fn run(link: Arc<Link>, owner: OwnerId) {
     let mut ticker = tokio::time::interval(INTERVAL);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let path = routes::heartbeat(&owner);
     loop {
         ticker.tick().await;
         if link.connection().is_none() {
@@ -32,15 +31,9 @@ pub async fn run(link: Arc<Link>, owner: OwnerId) {
                 continue;
             }
         };
-        let sent: Result<HeartbeatResponse, _> = conn
+        let sent = conn
             .client
-            .call(
-                Method::POST,
-                &path,
-                Some(&serde_json::json!({})),
-                INTERVAL,
-                "nothing",
-            )
+            .send::<Heartbeat>(&owner, &NoBody {}, INTERVAL, "nothing")
             .await;
         if let Err(e) = sent {
             tracing::warn!("heartbeat failed: {e}");
@@ -59,13 +52,11 @@ pub async fn end_all(link: &Link, owner: &OwnerId) {
         tracing::warn!("the sessions of `{}` were not ended (the computer's API could not be confirmed); they end by themselves within 30 s", owner.0);
         return;
     };
-    let path = routes::owner_sessions(owner);
-    let ended: Result<HeartbeatResponse, _> = conn
+    let ended = conn
         .client
-        .call(
-            Method::DELETE,
-            &path,
-            None::<&()>,
+        .send::<EndOwnerSessions>(
+            owner,
+            &NoBody {},
             SHUTDOWN_WAIT,
             "the sessions end by themselves within 30 s",
         )

@@ -1,9 +1,10 @@
 //! computer-use-mcp: the MCP server on the host.
 //!
 //! # Layout
-//! - [`mcp`]: the rmcp stdio server; `catalog` lists the tools, `args` reads
-//!   their arguments, `tools/` holds one file per tool area, `result` builds
-//!   their results.
+//! - [`mcp`]: the MCP server on rmcp's tool router: `tools/` declares each
+//!   tool (name, description, annotations, arguments) beside its body, one
+//!   file per tool area; `args` reads arguments naming the field at fault,
+//!   `result` builds results, `error` is the one [`mcp::ToolError`].
 //! - [`link`]: the process's one connection to the computer, shared by all
 //!   agents; `api_port` asks Docker where the API is now before the token is
 //!   sent anywhere (a restarted computer has a new port).
@@ -24,7 +25,8 @@
 //! - [`info`]: the `info` command.
 //! - [`open`]: opens the viewer (browser tab or native VNC) when a screen opens.
 //!
-//! A tool call flows `mcp::server` → `mcp::tools::*` → `client` → computerd,
+//! A tool call flows `mcp::server` (rmcp's router) → `mcp::tools::*` →
+//! `client` (one typed call per `computer_protocol::endpoints` route) → computerd,
 //! and back as text, structured content and images.
 
 pub mod agent;

@@ -10,7 +10,8 @@ use axum::routing::{get, post};
 use axum::Router;
 use bytes::Bytes;
 use computer_protocol::archive::{pack, Progress};
-use computer_protocol::{ItemKind, SessionId, TransferDirection};
+use computer_protocol::endpoints::{GetComputer, NoBody, Observe};
+use computer_protocol::{ItemKind, ObserveRequest, SessionId, TransferDirection};
 use computer_use_mcp::client::ComputerdClient;
 use computer_use_mcp::transfer::{self, StallLimit, TransferError, TransferRequest};
 use futures::StreamExt;
@@ -139,23 +140,15 @@ async fn an_endless_answer_stops_at_the_limit() {
 
     let started = Instant::now();
     let e = client
-        .call::<(), serde_json::Value>(
-            reqwest::Method::GET,
-            "/v1/computer",
-            None,
-            deadline,
-            "nothing",
-        )
+        .send::<GetComputer>(&(), &NoBody {}, deadline, "nothing")
         .await
         .unwrap_err();
     assert!(e.to_string().contains("over the limit of 1 MiB"), "{e}");
 
-    let observe = format!("/v1/sessions/{SESSION}/observe");
     let e = client
-        .call::<_, serde_json::Value>(
-            reqwest::Method::POST,
-            &observe,
-            Some(&json!({})),
+        .send::<Observe>(
+            &SessionId(SESSION.into()),
+            &ObserveRequest::default(),
             deadline,
             "nothing",
         )
@@ -244,12 +237,10 @@ async fn redirects_are_not_followed() {
         }),
     );
     let url = stub(router).await;
-    let observe = format!("/v1/sessions/{SESSION}/observe");
     let e = client(url)
-        .call::<_, serde_json::Value>(
-            reqwest::Method::POST,
-            &observe,
-            Some(&json!({})),
+        .send::<Observe>(
+            &SessionId(SESSION.into()),
+            &ObserveRequest::default(),
             Duration::from_secs(3),
             "nothing",
         )

@@ -5,6 +5,7 @@
 
 use axum::routing::get;
 use axum::Router;
+use computer_protocol::endpoints::{Endpoint, GetViewer, NoBody};
 use computer_use_mcp::client::ComputerdClient;
 use serde_json::json;
 use std::time::Duration;
@@ -24,27 +25,21 @@ async fn the_computer_is_called_directly_whatever_the_proxy_settings() {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let router = Router::new().route(
-        "/v1/computer",
-        get(|| async { axum::Json(json!({"answered": "directly"})) }),
+        GetViewer::PATH,
+        get(|| async { axum::Json(json!({"pages": 7})) }),
     );
     tokio::spawn(async move { axum::serve(listener, router).await });
 
     let client = ComputerdClient::new(url.clone(), "secret-token".into(), "cu-stub".into());
     let answer = client
-        .call::<(), serde_json::Value>(
-            reqwest::Method::GET,
-            "/v1/computer",
-            None,
-            Duration::from_secs(3),
-            "nothing",
-        )
+        .send::<GetViewer>(&(), &NoBody {}, Duration::from_secs(3), "nothing")
         .await;
     // The call has returned: a proxied request would have connected by now.
     assert!(
         matches!(proxy.accept(), Err(ref e) if e.kind() == std::io::ErrorKind::WouldBlock),
         "the proxy received a connection (and the token)"
     );
-    assert_eq!(answer.unwrap()["answered"], "directly");
+    assert_eq!(answer.unwrap().pages, 7);
 
     // The Docker side's probe too.
     let e = computer_use_mcp::docker::viewer_key("cu-stub", &url, "secret-token")

@@ -2,6 +2,8 @@
 //! (`computer-use-mcp`) and the daemon inside the computer (`computerd`).
 //!
 //! # Layout
+//! - [`endpoints`]: every route of the API: method, path, request and
+//!   response, used by computerd's router and the host's client alike.
 //! - [`ids`]: newtypes for session, owner, frame and screen identifiers.
 //! - [`error`]: the one wire error `{code, message}` every failing route returns.
 //! - [`duration`]: the `90`, `90s`, `2m`, `1h` duration forms used by timeouts.
@@ -26,7 +28,7 @@
 //!   and reads that archive on real files.
 //!
 //! Data flows one way: the host builds a request type, serialises it as JSON to a
-//! `/v1/...` route (see [`routes`]), and computerd answers with the matching
+//! `/v1/...` route (each described once in [`endpoints`]), and computerd answers with the matching
 //! response type or a [`WireError`]. Requests refuse unknown fields so that a typo
 //! in a field name is an error, not a silently ignored option.
 //!
@@ -37,6 +39,7 @@ pub mod action;
 pub mod apps;
 pub mod devtools;
 pub mod duration;
+pub mod endpoints;
 pub mod error;
 pub mod files;
 pub mod frame;
@@ -44,7 +47,6 @@ pub mod ids;
 pub mod limits;
 pub mod observe;
 pub mod paths;
-pub mod routes;
 pub mod session;
 pub mod settle;
 pub mod shell;

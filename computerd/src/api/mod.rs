@@ -19,9 +19,11 @@ use crate::config::Config;
 use crate::devtools::DevTools;
 use crate::sessions::Sessions;
 use crate::viewer::ViewerHub;
-use axum::routing::{delete, get, post};
+use axum::handler::Handler;
+use axum::routing::{on, MethodFilter};
 use axum::Router;
-use computer_protocol::{routes, ComputerInfo, Health};
+use computer_protocol::endpoints::{self as ep, Endpoint, Method};
+use computer_protocol::{ComputerInfo, Health};
 use std::sync::Arc;
 
 pub use error::{not_found, ApiError};
@@ -42,38 +44,35 @@ pub struct App {
 pub type AppState = Arc<App>;
 
 pub fn router(app: AppState) -> Router {
-    let v1 = Router::new()
-        .route(routes::COMPUTER, get(sessions::computer_info))
-        .route(routes::SESSIONS, get(sessions::list).post(sessions::create))
-        .route("/v1/sessions/{id}", delete(sessions::end))
-        .route("/v1/owners/{owner}/heartbeat", post(sessions::heartbeat))
-        .route("/v1/owners/{owner}/sessions", delete(sessions::end_owner))
-        .route("/v1/sessions/{id}/observe", post(desktop::observe))
-        .route("/v1/sessions/{id}/act", post(desktop::act))
-        .route("/v1/sessions/{id}/open", post(apps::open_path))
-        .route("/v1/sessions/{id}/launch", post(apps::launch_app))
-        .route("/v1/sessions/{id}/devtools/start", post(devtools::start))
-        .route("/v1/sessions/{id}/devtools/stop", post(devtools::stop))
-        .route("/v1/sessions/{id}/shell", post(shell::run))
-        .route("/v1/sessions/{id}/cwd", post(files::set_cwd))
-        .route("/v1/sessions/{id}/files/list", post(files::list))
-        .route("/v1/sessions/{id}/files/read", post(files::read))
-        .route("/v1/sessions/{id}/files/write", post(files::write))
-        .route("/v1/sessions/{id}/transfer/check", post(transfer::check))
-        .route("/v1/sessions/{id}/transfer/source", post(transfer::source))
-        .route("/v1/sessions/{id}/transfer/upload", post(transfer::upload))
-        .route(
-            "/v1/sessions/{id}/transfer/download",
-            post(transfer::download),
-        )
-        .route(routes::VIEWER, get(viewer::status))
-        .route(routes::VIEWER_FOCUS, post(viewer::focus))
-        .route_layer(axum::middleware::from_fn_with_state(
-            Arc::clone(&app),
-            auth::require_token,
-        ));
-    Router::new()
-        .route(routes::HEALTH, get(health))
+    let v1 = Router::new();
+    let v1 = mount::<ep::GetComputer, _, _>(v1, sessions::computer_info);
+    let v1 = mount::<ep::ListSessions, _, _>(v1, sessions::list);
+    let v1 = mount::<ep::CreateSession, _, _>(v1, sessions::create);
+    let v1 = mount::<ep::EndSession, _, _>(v1, sessions::end);
+    let v1 = mount::<ep::Heartbeat, _, _>(v1, sessions::heartbeat);
+    let v1 = mount::<ep::EndOwnerSessions, _, _>(v1, sessions::end_owner);
+    let v1 = mount::<ep::Observe, _, _>(v1, desktop::observe);
+    let v1 = mount::<ep::Act, _, _>(v1, desktop::act);
+    let v1 = mount::<ep::OpenPath, _, _>(v1, apps::open_path);
+    let v1 = mount::<ep::LaunchApp, _, _>(v1, apps::launch_app);
+    let v1 = mount::<ep::DevToolsStart, _, _>(v1, devtools::start);
+    let v1 = mount::<ep::DevToolsStop, _, _>(v1, devtools::stop);
+    let v1 = mount::<ep::Shell, _, _>(v1, shell::run);
+    let v1 = mount::<ep::SetCwd, _, _>(v1, files::set_cwd);
+    let v1 = mount::<ep::ListFiles, _, _>(v1, files::list);
+    let v1 = mount::<ep::ReadFile, _, _>(v1, files::read);
+    let v1 = mount::<ep::WriteFile, _, _>(v1, files::write);
+    let v1 = mount::<ep::TransferCheck, _, _>(v1, transfer::check);
+    let v1 = mount::<ep::TransferSource, _, _>(v1, transfer::source);
+    let v1 = mount::<ep::TransferUpload, _, _>(v1, transfer::upload);
+    let v1 = mount::<ep::TransferDownload, _, _>(v1, transfer::download);
+    let v1 = mount::<ep::GetViewer, _, _>(v1, viewer::status);
+    let v1 = mount::<ep::FocusViewer, _, _>(v1, viewer::focus);
+    let v1 = v1.route_layer(axum::middleware::from_fn_with_state(
+        Arc::clone(&app),
+        auth::require_token,
+    ));
+    mount::<ep::GetHealth, _, _>(Router::new(), health)
         .merge(v1)
         .fallback(error::not_found)
         .method_not_allowed_fallback(error::method_not_allowed)
@@ -81,6 +80,22 @@ pub fn router(app: AppState) -> Router {
         // Transfer uploads stream their body and are not limited by this.
         .layer(axum::extract::DefaultBodyLimit::max(24 * 1024 * 1024))
         .with_state(app)
+}
+
+/// Adds `handler` at endpoint `E`'s path for `E`'s method; routes sharing a
+/// path (list and create sessions) merge.
+fn mount<E, H, T>(router: Router<AppState>, handler: H) -> Router<AppState>
+where
+    E: Endpoint,
+    H: Handler<T, AppState>,
+    T: 'static,
+{
+    let method = match E::METHOD {
+        Method::Get => MethodFilter::GET,
+        Method::Post => MethodFilter::POST,
+        Method::Delete => MethodFilter::DELETE,
+    };
+    router.route(E::PATH, on(method, handler))
 }
 
 async fn health() -> axum::Json<Health> {

@@ -7,7 +7,8 @@ use super::container::{find_computer, ComputerState};
 use super::error::{describe, DockerError};
 use crate::client::{loopback_http, read_limited, Limited};
 use bollard::Docker;
-use computer_protocol::{check_viewer_key, routes, ComputerInfo};
+use computer_protocol::endpoints::{Endpoint, GetComputer, GetHealth};
+use computer_protocol::{check_viewer_key, ComputerInfo};
 use std::time::{Duration, Instant};
 
 /// Between health polls; computerd usually answers within a few polls.
@@ -41,7 +42,7 @@ pub(crate) async fn wait_healthy(
     limit: Duration,
 ) -> Result<(), DockerError> {
     let client = client();
-    let url = format!("{api_url}{}", routes::HEALTH);
+    let url = format!("{api_url}{}", GetHealth::PATH);
     let started = Instant::now();
     let mut next_state_check = started + STATE_CHECK_EVERY;
     let mut ticks = tokio::time::interval(POLL_EVERY);
@@ -83,7 +84,7 @@ pub(crate) async fn wait_healthy(
 
 /// The viewer key computerd keeps in home (also the VNC password).
 pub async fn viewer_key(name: &str, api_url: &str, token: &str) -> Result<String, DockerError> {
-    let url = format!("{api_url}{}", routes::COMPUTER);
+    let url = format!("{api_url}{}", GetComputer::PATH);
     let failed = |reason: String| DockerError::ViewerKey {
         name: name.to_string(),
         url: url.clone(),

@@ -14,6 +14,7 @@ mod api_port;
 
 use crate::client::{ClientError, ComputerdClient};
 use api_port::{recheck, Recheck};
+use computer_protocol::endpoints::{GetComputer, NoBody};
 use computer_protocol::{ComputerInfo, OwnerId};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
@@ -260,12 +261,6 @@ impl Link {
 /// just have restarted.
 pub(crate) async fn computer_info(client: &ComputerdClient) -> Result<ComputerInfo, ClientError> {
     client
-        .call(
-            reqwest::Method::GET,
-            computer_protocol::routes::COMPUTER,
-            None::<&()>,
-            NEW_PORT_DEADLINE,
-            "nothing keeps running",
-        )
+        .send::<GetComputer>(&(), &NoBody {}, NEW_PORT_DEADLINE, "nothing keeps running")
         .await
 }

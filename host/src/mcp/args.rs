@@ -2,6 +2,7 @@
 //! reads, so they state units, limits and defaults. Unknown fields are
 //! refused so that a misspelt option is an error, not silently ignored.
 
+use super::error::ToolError;
 use computer_protocol::{Action, ImageFormat, Region, Settle, TimeoutArg, TransferDirection, View};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -260,7 +261,10 @@ fn session_id<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Strin
 pub fn parse<T: DeserializeOwned>(
     arguments: Option<serde_json::Map<String, serde_json::Value>>,
 ) -> Result<T, String> {
-    let value = serde_json::Value::Object(arguments.unwrap_or_default());
+    read(serde_json::Value::Object(arguments.unwrap_or_default()))
+}
+
+fn read<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, String> {
     serde_path_to_error::deserialize(value).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
@@ -270,6 +274,38 @@ pub fn parse<T: DeserializeOwned>(
             format!("`{path}`: {inner}")
         }
     })
+}
+
+/// A tool's arguments as rmcp's `Parameters<Args<T>>` hands them over:
+/// `T`, or the error naming the field at fault.
+///
+/// rmcp's own `Parameters<T>` would report a bad field with serde_json's
+/// message, which says neither where nor which field. Reading never fails
+/// here; the tool turns the error into [`ToolError::Arguments`] with `?`,
+/// and the published schema is `T`'s.
+pub struct Args<T>(Result<T, String>);
+
+impl<T> Args<T> {
+    pub fn read(self) -> Result<T, ToolError> {
+        self.0.map_err(ToolError::Arguments)
+    }
+}
+
+impl<'de, T: DeserializeOwned> Deserialize<'de> for Args<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = serde_json::Value::deserialize(deserializer)?;
+        Ok(Args(read(value)))
+    }
+}
+
+impl<T: JsonSchema> JsonSchema for Args<T> {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        T::schema_name()
+    }
+
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        T::json_schema(generator)
+    }
 }
 
 #[cfg(test)]
@@ -345,6 +381,25 @@ mod tests {
         assert!(e.starts_with("`session_id`:"), "{e}");
         let a = parse::<SessionArgs>(args(json!({ "session_id": SID }))).unwrap();
         assert_eq!(a.session_id, SID);
+    }
+
+    #[test]
+    fn wrapped_arguments_keep_the_field_and_the_schema() {
+        let bad: Args<ActArgs> = serde_json::from_value(
+            json!({"session_id": SID, "actions": [{"type": "click", "x": "a", "y": 1}]}),
+        )
+        .unwrap();
+        let e = bad.read().unwrap_err();
+        assert!(
+            matches!(&e, ToolError::Arguments(m) if m.contains("actions[0]")),
+            "{e}"
+        );
+        let good: Args<SessionArgs> = serde_json::from_value(json!({"session_id": SID})).unwrap();
+        assert_eq!(good.read().unwrap().session_id, SID);
+        assert_eq!(
+            rmcp::handler::server::common::schema_for_type::<Args<ShellArgs>>(),
+            rmcp::handler::server::common::schema_for_type::<ShellArgs>()
+        );
     }
 
     #[test]

@@ -1,10 +1,12 @@
-//! The MCP side: the server, its tool catalog, arguments, results, and one
-//! file per tool area under `tools/`.
+//! The MCP side: the server and its tool router, the arguments, the
+//! results, the one tool error, and one file per tool area under `tools/`
+//! (each declares its tools with `#[tool_router]`).
 
 pub mod args;
-pub mod catalog;
+pub mod error;
 pub mod result;
 pub mod server;
 pub mod tools;
 
+pub use error::ToolError;
 pub use server::ComputerUseServer;

@@ -1,14 +1,15 @@
-//! The MCP server: lists the tools and routes each call to its tool.
+//! The MCP server: rmcp's tool router, built from the `#[tool_router]`
+//! blocks in `tools/` (one per tool area, each tool declared once beside
+//! its body), and the guard every call runs under.
 
-use super::catalog;
-use super::result::error;
-use super::tools::ToolResult;
-use super::tools::{desktop, devtools, files, session, shell, transfer};
+use super::error::ToolError;
 use crate::agent::Agent;
+use crate::link::Connection;
 use futures::FutureExt;
+use rmcp::handler::server::tool::{ToolCallContext, ToolRouter};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, IntoContents,
+    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -17,18 +18,70 @@ use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
+/// The order `tools/list` gives: how an agent meets them.
+const ORDER: [&str; 14] = [
+    "start_computer",
+    "end_session",
+    "computer_observe",
+    "computer_act",
+    "open_path",
+    "launch_app",
+    "start_chrome_devtools",
+    "stop_chrome_devtools",
+    "shell",
+    "set_cwd",
+    "list_files",
+    "read_file",
+    "write_file",
+    "file_transfer",
+];
+
 #[derive(Clone)]
 pub struct ComputerUseServer {
-    pub host: Arc<Agent>,
+    pub agent: Arc<Agent>,
+    router: Arc<ToolRouter<ComputerUseServer>>,
     tools: Arc<Vec<Tool>>,
 }
 
 impl ComputerUseServer {
-    pub fn new(host: Arc<Agent>) -> ComputerUseServer {
+    pub fn new(agent: Arc<Agent>) -> ComputerUseServer {
+        let router = Self::router();
+        let tools = ORDER
+            .iter()
+            .filter_map(|name| router.get(name).cloned())
+            .collect();
         ComputerUseServer {
-            host,
-            tools: Arc::new(catalog::tools()),
+            agent,
+            router: Arc::new(router),
+            tools: Arc::new(tools),
         }
+    }
+
+    /// Every tool of every area.
+    pub fn router() -> ToolRouter<ComputerUseServer> {
+        Self::session_tools()
+            + Self::desktop_tools()
+            + Self::devtools_tools()
+            + Self::shell_tools()
+            + Self::file_tools()
+            + Self::transfer_tools()
+    }
+
+    /// The connection for a call on session `id`, see [`Agent::reach`].
+    pub(super) async fn reach(&self, id: &str) -> Result<Arc<Connection>, ToolError> {
+        self.agent.reach(id).await.map_err(ToolError::Computer)
+    }
+
+    /// A computerd answer for the agent, see [`Agent::answer`].
+    pub(super) async fn answer<T>(
+        &self,
+        id: &str,
+        result: Result<T, crate::client::ClientError>,
+    ) -> Result<T, ToolError> {
+        self.agent
+            .answer(id, result)
+            .await
+            .map_err(ToolError::Computer)
     }
 }
 
@@ -56,7 +109,7 @@ impl ServerHandler for ComputerUseServer {
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.tools.iter().find(|t| t.name == name).cloned()
+        self.router.get(name).cloned()
     }
 
     async fn call_tool(
@@ -64,37 +117,24 @@ impl ServerHandler for ComputerUseServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let host = &self.host;
-        let args = request.arguments;
         let name = request.name.to_string();
-        let run = async {
-            match name.as_str() {
-                "start_computer" => session::start_computer(host, args).await,
-                "end_session" => session::end_session(host, args).await,
-                "computer_observe" => desktop::observe(host, args).await,
-                "computer_act" => desktop::act(host, args).await,
-                "shell" => shell::shell(host, args).await,
-                "open_path" => desktop::open_path(host, args).await,
-                "launch_app" => desktop::launch_app(host, args).await,
-                "start_chrome_devtools" => devtools::start(host, args).await,
-                "stop_chrome_devtools" => devtools::stop(host, args).await,
-                "set_cwd" => files::set_cwd(host, args).await,
-                "list_files" => files::list_files(host, args).await,
-                "read_file" => files::read_file(host, args).await,
-                "write_file" => files::write_file(host, args).await,
-                "file_transfer" => transfer::file_transfer(host, args, &context).await,
-                other => Err(format!(
-                    "there is no tool `{other}`; the tools are: {}",
-                    self.tools
-                        .iter()
-                        .map(|t| t.name.as_ref())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )),
-            }
-        };
-        Ok(settle(&name, run, context.ct.cancelled()).await.into())
+        // An agent that misspells a tool reads the list and tries again,
+        // as with any other mistake in a call.
+        if !self.router.has_route(&name) {
+            return Ok(failed(ToolError::UnknownTool {
+                known: ORDER.join(", "),
+                name,
+            }));
+        }
+        let cancelled = context.ct.clone();
+        let call = ToolCallContext::new(self, request, context);
+        guard(&name, self.router.call(call), cancelled.cancelled()).await
     }
+}
+
+/// An `isError` result with the error's message.
+fn failed(error: ToolError) -> CallToolResponse {
+    CallToolResult::error(error.into_contents()).into()
 }
 
 /// Runs one tool call to its result. A cancelled call drops `run`, which
@@ -102,22 +142,18 @@ impl ServerHandler for ComputerUseServer {
 /// temporary files. A panic inside the tool becomes a tool error: rmcp
 /// sends no answer for a request whose handler panicked, so the call would
 /// otherwise hang.
-async fn settle(
+async fn guard(
     name: &str,
-    run: impl Future<Output = ToolResult>,
+    run: impl Future<Output = Result<CallToolResponse, ErrorData>>,
     cancelled: impl Future<Output = ()>,
-) -> CallToolResult {
+) -> Result<CallToolResponse, ErrorData> {
     let run = AssertUnwindSafe(run).catch_unwind();
-    let outcome = tokio::select! {
-        outcome = run => outcome.unwrap_or_else(|panic| Err(format!(
-            "`{name}` failed inside computer-use-mcp ({}); this is a bug, please report it. The MCP server keeps running; call the tool again or try another way",
-            panic_text(panic.as_ref())
-        ))),
-        _ = cancelled => Err(format!("`{name}` was cancelled")),
-    };
-    match outcome {
-        Ok(result) => result,
-        Err(message) => error(message),
+    tokio::select! {
+        outcome = run => outcome.unwrap_or_else(|panic| Ok(failed(ToolError::Panicked {
+            tool: name.to_string(),
+            reason: panic_text(panic.as_ref()).to_string(),
+        }))),
+        _ = cancelled => Ok(failed(ToolError::Cancelled { tool: name.to_string() })),
     }
 }
 
@@ -135,8 +171,14 @@ mod tests {
     use super::*;
     use std::future::pending;
 
-    fn text(result: &CallToolResult) -> String {
-        serde_json::to_value(&result.content).unwrap().to_string()
+    fn text(response: &Result<CallToolResponse, ErrorData>) -> String {
+        match response {
+            Ok(CallToolResponse::Complete(result)) => {
+                assert_eq!(result.is_error, Some(true));
+                serde_json::to_value(&result.content).unwrap().to_string()
+            }
+            other => panic!("not a tool result: {other:?}"),
+        }
     }
 
     #[tokio::test]
@@ -144,15 +186,14 @@ mod tests {
         let run = async {
             let mtime = u64::MAX;
             let _ = std::time::UNIX_EPOCH + std::time::Duration::from_secs(mtime);
-            Ok(error("unreachable"))
+            Ok(failed(ToolError::Invalid("unreachable".into())))
         };
         let result = tokio::time::timeout(
             std::time::Duration::from_secs(10),
-            settle("file_transfer", run, pending()),
+            guard("file_transfer", run, pending()),
         )
         .await
         .expect("a panicking tool answers at once");
-        assert_eq!(result.is_error, Some(true));
         let shown = text(&result);
         assert!(
             shown.contains("`file_transfer` failed inside computer-use-mcp")
@@ -164,11 +205,13 @@ mod tests {
     #[tokio::test]
     async fn a_panic_on_a_blocking_thread_is_caught_too() {
         let run = async {
-            tokio::task::spawn_blocking(|| -> ToolResult { panic!("unpacking blew up") })
-                .await
-                .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+            tokio::task::spawn_blocking(|| -> Result<CallToolResponse, ErrorData> {
+                panic!("unpacking blew up")
+            })
+            .await
+            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
         };
-        let result = settle("file_transfer", run, pending()).await;
+        let result = guard("file_transfer", run, pending()).await;
         assert!(
             text(&result).contains("unpacking blew up"),
             "{}",
@@ -178,13 +221,40 @@ mod tests {
 
     #[tokio::test]
     async fn results_and_cancellation_pass_through() {
-        let ok = settle("shell", async { Ok(error("e")) }, pending()).await;
+        let ok = guard(
+            "shell",
+            async { Ok(failed(ToolError::Invalid("e".into()))) },
+            pending(),
+        )
+        .await;
         assert!(text(&ok).contains('e'));
-        let cancelled = settle("shell", pending(), async {}).await;
+        let cancelled = guard("shell", pending(), async {}).await;
         assert!(
             text(&cancelled).contains("`shell` was cancelled"),
             "{}",
             text(&cancelled)
         );
+    }
+
+    #[test]
+    fn every_tool_is_listed_once_in_order() {
+        let router = ComputerUseServer::router();
+        let mut routed: Vec<_> = router.list_all().into_iter().map(|t| t.name).collect();
+        routed.sort();
+        let mut ordered: Vec<_> = ORDER.iter().map(|n| n.to_string()).collect();
+        ordered.sort();
+        assert_eq!(
+            routed.iter().map(|n| n.to_string()).collect::<Vec<_>>(),
+            ordered
+        );
+        for tool in router.list_all() {
+            let annotations = tool.annotations.as_ref().expect("annotations");
+            assert!(annotations.title.is_some(), "{} has a title", tool.name);
+            assert!(tool.title.is_some(), "{} has a title", tool.name);
+            assert!(annotations.read_only_hint.is_some());
+            assert!(annotations.destructive_hint.is_some());
+            assert!(annotations.idempotent_hint.is_some());
+            assert!(annotations.open_world_hint.is_some());
+        }
     }
 }

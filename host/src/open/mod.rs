@@ -13,8 +13,8 @@ pub mod vnc_password;
 
 use crate::client::ComputerdClient;
 use crate::settings::OpenMode;
-use reqwest::Method;
-use serde_json::json;
+use computer_protocol::endpoints::{FocusViewer, GetViewer, NoBody};
+use computer_protocol::{FocusRequest, ScreenNumber};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -83,27 +83,18 @@ impl Opener {
     async fn open_in_browser(&self, target: &Target, screen: u8) -> Result<(), String> {
         // A viewer page already open switches to the screen; the count is a
         // best guess, so the link from start_computer stays the fallback.
-        let pages: serde_json::Value = target
+        let status = target
             .client
-            .call(
-                Method::GET,
-                "/v1/viewer",
-                None::<&()>,
-                VIEWER_DEADLINE,
-                "nothing",
-            )
+            .send::<GetViewer>(&(), &NoBody {}, VIEWER_DEADLINE, "nothing")
             .await
             .map_err(|e| e.to_string())?;
-        if pages["pages"].as_u64().unwrap_or(0) > 0 {
-            let _: serde_json::Value = target
+        if status.pages > 0 {
+            let focus = FocusRequest {
+                screen: ScreenNumber(screen),
+            };
+            target
                 .client
-                .call(
-                    Method::POST,
-                    "/v1/viewer/focus",
-                    Some(&json!({"screen": screen})),
-                    VIEWER_DEADLINE,
-                    "nothing",
-                )
+                .send::<FocusViewer>(&(), &focus, VIEWER_DEADLINE, "nothing")
                 .await
                 .map_err(|e| e.to_string())?;
             return Ok(());

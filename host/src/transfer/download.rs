@@ -7,9 +7,10 @@ use super::Job;
 use computer_protocol::archive::{
     feed_pipe, plan, unpack, ChunkFeeder, Destination, UnpackOptions,
 };
-use computer_protocol::routes::{session_action, SessionRoute};
+use computer_protocol::endpoints::{
+    Endpoint, TransferDownload, TransferSource as TransferSourceRoute,
+};
 use computer_protocol::{SourceRequest, TransferSource, TransferSummary};
-use reqwest::Method;
 use std::io;
 
 /// What a failed request leaves behind.
@@ -23,13 +24,7 @@ pub(super) async fn from_computer(
     };
     let source: TransferSource = job
         .client
-        .call(
-            Method::POST,
-            &session_action(job.session, SessionRoute::TransferSource),
-            Some(&asked),
-            job.stall.0,
-            NOTHING_WRITTEN,
-        )
+        .send::<TransferSourceRoute>(job.session, &asked, job.stall.0, NOTHING_WRITTEN)
         .await?;
 
     // Refusals come before any data moves. Only the name the agent typed
@@ -58,7 +53,7 @@ pub(super) async fn from_computer(
         .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))?
     };
 
-    let route = session_action(job.session, SessionRoute::TransferDownload);
+    let route = TransferDownload::path(job.session);
     // The absolute path, so a working folder changed meanwhile cannot
     // change what is sent.
     let exact = SourceRequest {
@@ -66,7 +61,7 @@ pub(super) async fn from_computer(
     };
     let request = job
         .client
-        .streaming(Method::POST, &route)
+        .streaming::<TransferDownload>(job.session)
         .json(&exact)
         .send();
     let response = match tokio::time::timeout(job.stall.0, request).await {
@@ -114,7 +109,7 @@ pub(super) async fn from_computer(
             done: job.progress.done(),
         }),
         (Err(Pumped::Broken(e)), _) => Err(job
-            .broken(SessionRoute::TransferSource, &exact, NOTHING_WRITTEN, e)
+            .broken::<TransferSourceRoute>(&exact, NOTHING_WRITTEN, e)
             .await),
         (Ok(()), Err(e)) => Err(e.into()),
     }

@@ -36,12 +36,9 @@ pub use stall::{Movement, StallLimit, STALL_SECS_VAR};
 
 use crate::client::{ClientError, ComputerdClient};
 use computer_protocol::archive::Progress;
-use computer_protocol::routes::{session_action, SessionRoute};
+use computer_protocol::endpoints::Endpoint;
 use computer_protocol::{SessionId, TransferDirection};
 use error::{chain, session_gone};
-use reqwest::Method;
-use serde::de::IgnoredAny;
-use serde::Serialize;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -94,28 +91,20 @@ struct Job<'a> {
 
 impl Job<'_> {
     /// The stream broke off with `e`. When the session ended meanwhile,
-    /// asking `route` about `asked` again says so and why; otherwise the
+    /// asking route `E` about `asked` again says so and why; otherwise the
     /// broken connection is the answer. `left` says what a timeout of that
-    /// question leaves behind, as for [`ComputerdClient::call`].
-    async fn broken<B: Serialize>(
+    /// question leaves behind, as for [`ComputerdClient::send`].
+    async fn broken<E: Endpoint<Key = SessionId>>(
         &self,
-        route: SessionRoute,
-        asked: &B,
+        asked: &E::Request,
         left: &'static str,
         e: reqwest::Error,
     ) -> TransferError {
         // Only a refusal naming the session matters; whatever else comes
-        // back, the broken connection is the story, so the answer's fields
-        // are not decoded.
-        let again: Result<IgnoredAny, ClientError> = self
+        // back, the broken connection is the story.
+        let again = self
             .client
-            .call(
-                Method::POST,
-                &session_action(self.session, route),
-                Some(asked),
-                self.stall.0,
-                left,
-            )
+            .send::<E>(self.session, asked, self.stall.0, left)
             .await;
         match again {
             Err(ClientError::Api(wire)) if session_gone(wire.code) => ClientError::Api(wire).into(),

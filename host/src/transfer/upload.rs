@@ -7,10 +7,9 @@ use super::Job;
 use crate::client::ClientError;
 use bytes::Bytes;
 use computer_protocol::archive::{chunk_pipe, describe_source, pack, ArchiveError};
-use computer_protocol::routes::{session_action, SessionRoute};
+use computer_protocol::endpoints::{Endpoint, TransferCheck, TransferUpload};
 use computer_protocol::{TransferSummary, UploadRequest, UploadTarget};
 use futures::{Stream, StreamExt};
-use reqwest::Method;
 use std::io;
 use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
@@ -38,13 +37,7 @@ pub(super) async fn to_computer(job: &Job<'_>) -> Result<(String, TransferSummar
     // Refusals come before any data moves.
     let _: UploadTarget = job
         .client
-        .call(
-            Method::POST,
-            &session_action(job.session, SessionRoute::TransferCheck),
-            Some(&upload),
-            job.stall.0,
-            NOTHING_WRITTEN,
-        )
+        .send::<TransferCheck>(job.session, &upload, job.stall.0, NOTHING_WRITTEN)
         .await?;
 
     // Stops the packing however this future ends: finished, failed, or
@@ -63,10 +56,10 @@ pub(super) async fn to_computer(job: &Job<'_>) -> Result<(String, TransferSummar
     });
     let movement = Arc::new(Movement::default());
     let body = reqwest::Body::wrap_stream(watched(chunks, Arc::clone(&movement)));
-    let route = session_action(job.session, SessionRoute::TransferUpload);
+    let route = TransferUpload::path(job.session);
     let send = job
         .client
-        .streaming(Method::POST, &route)
+        .streaming::<TransferUpload>(job.session)
         .query(&upload)
         .body(body)
         .send();
@@ -95,7 +88,7 @@ pub(super) async fn to_computer(job: &Job<'_>) -> Result<(String, TransferSummar
                 }
             }
             return Err(job
-                .broken(SessionRoute::TransferCheck, &upload, NOTHING_WRITTEN, e)
+                .broken::<TransferCheck>(&upload, NOTHING_WRITTEN, e)
                 .await);
         }
     };

@@ -1,20 +1,21 @@
 //! computer_observe, computer_act, open_path and launch_app.
 
 use super::ToolResult;
-use crate::agent::Agent;
-use crate::mcp::args::{parse, ActArgs, LaunchAppArgs, ObserveArgs, OpenPathArgs};
+use crate::mcp::args::{ActArgs, Args, LaunchAppArgs, ObserveArgs, OpenPathArgs};
 use crate::mcp::result::{structured, with_image};
+use crate::mcp::{ComputerUseServer, ToolError};
 use crate::settings::{process_env, FrameDefaults};
+use computer_protocol::endpoints::{self, Endpoint};
 use computer_protocol::limits::SETTLE_DEFAULT_MS;
-use computer_protocol::routes::{session_action, SessionRoute};
 use computer_protocol::textview::TEXT_VIEW_MAX_CHARS;
 use computer_protocol::{
-    ActRequest, ActResponse, Action, FrameId, FrameOptions, ImageFormat, LaunchAppRequest,
-    Observation, ObserveRequest, OpenPathRequest, OpenSettle, OpenedResponse, SessionId, Settling,
+    ActRequest, Action, FrameId, FrameOptions, ImageFormat, LaunchAppRequest, Observation,
+    ObserveRequest, OpenPathRequest, OpenSettle, OpenedResponse, SessionId, Settling,
     TextViewOptions,
 };
-use reqwest::Method;
-use rmcp::model::{CallToolResult, JsonObject};
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::CallToolResult;
+use rmcp::{tool, tool_router};
 use std::time::Duration;
 
 /// Opening a screen and capturing it fits well inside this.
@@ -100,29 +101,29 @@ pub fn observation_result(
 /// A text view from the computer is held to what was asked: at most
 /// `max_nodes` nodes and a bounded text, so a hostile computer cannot
 /// flood the agent's context.
-fn check_text_view(observation: &Observation, asked: &TextViewOptions) -> Result<(), String> {
+fn check_text_view(observation: &Observation, asked: &TextViewOptions) -> Result<(), ToolError> {
     let Some(view) = &observation.text_view else {
         return if asked.view.wants_text() {
-            Err(
+            Err(ToolError::Refused(
                 "the computer answered without the text view it was asked for; observe again"
                     .into(),
-            )
+            ))
         } else {
             Ok(())
         };
     };
     let nodes = view.node_count();
     if nodes > asked.max_nodes() {
-        return Err(format!(
+        return Err(ToolError::Refused(format!(
             "the computer sent a text view of {nodes} nodes where {} were asked for; it was refused",
             asked.max_nodes()
-        ));
+        )));
     }
     let chars = view.render().len();
     if chars > TEXT_VIEW_MAX_CHARS {
-        return Err(format!(
+        return Err(ToolError::Refused(format!(
             "the computer sent a text view of {chars} characters, over the limit of {TEXT_VIEW_MAX_CHARS}; it was refused"
-        ));
+        )));
     }
     Ok(())
 }
@@ -133,7 +134,7 @@ fn frame_options(
     max_side: Option<u32>,
     format: Option<ImageFormat>,
     quality: Option<u8>,
-) -> Result<FrameOptions, String> {
+) -> Result<FrameOptions, ToolError> {
     let options = match max_side {
         Some(side) => FrameOptions {
             max_side: Some(side),
@@ -142,7 +143,8 @@ fn frame_options(
             quality,
         },
         None => {
-            let defaults = FrameDefaults::from_env(&process_env()).map_err(|e| e.to_string())?;
+            let defaults = FrameDefaults::from_env(&process_env())
+                .map_err(|e| ToolError::Invalid(e.to_string()))?;
             FrameOptions {
                 max_side: Some(defaults.max_side),
                 max_pixels: Some(defaults.max_pixels),
@@ -151,108 +153,193 @@ fn frame_options(
             }
         }
     };
-    options.validate()?;
+    options.validate().map_err(ToolError::Invalid)?;
     Ok(options)
 }
 
-pub async fn observe(host: &Agent, arguments: Option<JsonObject>) -> ToolResult {
-    let a: ObserveArgs = parse(arguments)?;
-    let text = TextViewOptions {
-        view: a.view,
-        window: a.window,
-        max_nodes: a.max_nodes,
-        cursor: a.cursor,
-    };
-    text.validate()?;
-    let req = ObserveRequest {
-        frame: frame_options(a.max_side, a.format, a.quality)?,
-        region: a.region,
-        text: text.clone(),
-    };
-    let conn = host.reach(&a.session_id).await?;
-    let path = session_action(&SessionId(a.session_id.clone()), SessionRoute::Observe);
-    let observed = conn
-        .client
-        .call(
-            Method::POST,
-            &path,
-            Some(&req),
-            OBSERVE_DEADLINE,
-            NOTHING_RUNS,
+#[tool_router(router = desktop_tools, vis = "pub(crate)")]
+impl ComputerUseServer {
+    #[tool(
+        name = "computer_observe",
+        title = "Screenshot the session's screen",
+        description = "Take a screenshot of this session's own screen with frame_id, captured_at, screen size, cursor position and active window title. The frame keeps to max_side (default 1568 px) and about 1.15 megapixels, so a large screen comes scaled down: the result gives frame_width, frame_height and scale, and computer_act takes that frame_id to click in the frame's own pixels. region {x,y,width,height} (screen pixels) returns only that part, at up to full resolution (zoom). format png (default) or jpeg with quality. Frames stay under 1 MB. The first call opens the screen. When nothing changed since this session's previous screenshot of the same region and size, the image is left out and unchanged is true. view text (or both) returns the screen as text: its windows (title, class, pid, geometry, focus; topmost first) and the accessibility tree of the focused window or of window (class or title), one line per node such as `e7 button \"Save\" [focused] @ 412,300 80x28`; pages in the browser come from the page itself, other apps (GTK, Qt, LibreOffice) from the screen's accessibility bus, and apps that expose nothing (xterm) are listed with a note. A tree over max_nodes (default 400) is cut with a cursor for the next page; an unchanged view leaves its nodes out and its refs stay valid.",
+        annotations(
+            title = "Screenshot the session's screen",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = true
         )
-        .await;
-    let o: Observation = host.answer(&a.session_id, observed).await?;
-    check_text_view(&o, &text)?;
-    host.announce_screen(&a.session_id);
-    Ok(observation_result(String::new(), o, serde_json::json!({})))
-}
+    )]
+    async fn computer_observe(
+        &self,
+        Parameters(args): Parameters<Args<ObserveArgs>>,
+    ) -> ToolResult {
+        let a = args.read()?;
+        let text = TextViewOptions {
+            view: a.view,
+            window: a.window,
+            max_nodes: a.max_nodes,
+            cursor: a.cursor,
+        };
+        text.validate().map_err(ToolError::Invalid)?;
+        let req = ObserveRequest {
+            frame: frame_options(a.max_side, a.format, a.quality)?,
+            region: a.region,
+            text: text.clone(),
+        };
+        let conn = self.reach(&a.session_id).await?;
+        let observed = conn
+            .client
+            .send::<endpoints::Observe>(
+                &SessionId(a.session_id.clone()),
+                &req,
+                OBSERVE_DEADLINE,
+                NOTHING_RUNS,
+            )
+            .await;
+        let o = self.answer(&a.session_id, observed).await?;
+        check_text_view(&o, &text)?;
+        self.agent.announce_screen(&a.session_id);
+        Ok(observation_result(String::new(), o, serde_json::json!({})))
+    }
 
-pub async fn act(host: &Agent, arguments: Option<JsonObject>) -> ToolResult {
-    let a: ActArgs = parse(arguments)?;
-    let settling = Settling::resolve(a.settle, a.settle_ms, a.quiet_ms, SETTLE_DEFAULT_MS);
-    let req = ActRequest {
-        actions: a.actions,
-        observe: a.observe,
-        settle_ms: settling.settle_ms,
-        frame_id: a.frame_id.map(FrameId),
-        frame: frame_options(a.max_side, a.format, a.quality)?,
-        settle: settling.settle,
-        quiet_ms: settling.quiet_ms,
-    };
-    req.validate()?;
-    let waits: u64 = req
-        .actions
-        .iter()
-        .map(|action| match action {
-            Action::Wait { ms } => *ms,
-            // A focus may start an app and wait for its window.
-            Action::Focus { .. } => 20_000,
-            _ => 0,
-        })
-        .sum();
-    let deadline = OBSERVE_DEADLINE + Duration::from_millis(waits + req.settle_ms);
-    let conn = host.reach(&a.session_id).await?;
-    let path = session_action(&SessionId(a.session_id.clone()), SessionRoute::Act);
-    let acted = conn
-        .client
-        .call(
-            Method::POST,
-            &path,
-            Some(&req),
-            deadline,
-            "some actions may have run; observe the screen to see where things stand",
+    #[tool(
+        name = "computer_act",
+        title = "Act on the session's screen",
+        description = "Run 1 to 24 mouse and keyboard actions in order on this session's screen, then (observe=true, default) return a screenshot taken settle_ms (default 300, max 5000) after the last action, or with settle: quiet as soon as the screen has been still for quiet_ms (default 250; settle_ms then the longest wait, default 3000). x/y are screen pixels, or the pixels of a recent frame when frame_id is given; click, move, down, up and scroll take ref instead (a node of this session's latest text view: the action lands on the centre of its visible part). max_side, format and quality shape the screenshot as in computer_observe. Actions: click {x,y or ref, button}, move {x,y or ref}, down/up {button, optional x,y}, type {text: any Unicode up to 10000 characters, \\n presses Enter}, key {key: chord such as enter, esc, f5, ctrl+shift+t, cmd+a; modifiers ctrl, alt (option), shift, super (cmd, meta, win)}, scroll {direction up|down|left|right, steps 1..20 default 3, optional x,y}, wait {ms 0..5000}, focus {target: window class or title; starts the app when none matches}. The first failing action stops the batch. The 4th identical batch of pointer, scroll or key actions in a row that leaves the screen unchanged is refused.",
+        annotations(
+            title = "Act on the session's screen",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = true
         )
-        .await;
-    let r: ActResponse = host.answer(&a.session_id, acted).await?;
-    host.announce_screen(&a.session_id);
-    let done = r.outcomes.iter().filter(|o| o.ok).count();
-    let mut summary = format!("{done} of {} actions done.", r.requested);
-    if let Some(failed) = r.outcomes.iter().find(|o| !o.ok) {
-        summary.push_str(&format!(
-            " Action {} ({}) failed: {}. The actions after it did not run.",
-            failed.index,
-            failed.kind,
-            failed.error.as_deref().unwrap_or("unknown error")
-        ));
+    )]
+    async fn computer_act(&self, Parameters(args): Parameters<Args<ActArgs>>) -> ToolResult {
+        let a = args.read()?;
+        let settling = Settling::resolve(a.settle, a.settle_ms, a.quiet_ms, SETTLE_DEFAULT_MS);
+        let req = ActRequest {
+            actions: a.actions,
+            observe: a.observe,
+            settle_ms: settling.settle_ms,
+            frame_id: a.frame_id.map(FrameId),
+            frame: frame_options(a.max_side, a.format, a.quality)?,
+            settle: settling.settle,
+            quiet_ms: settling.quiet_ms,
+        };
+        req.validate().map_err(ToolError::Invalid)?;
+        let waits: u64 = req
+            .actions
+            .iter()
+            .map(|action| match action {
+                Action::Wait { ms } => *ms,
+                // A focus may start an app and wait for its window.
+                Action::Focus { .. } => 20_000,
+                _ => 0,
+            })
+            .sum();
+        let deadline = OBSERVE_DEADLINE + Duration::from_millis(waits + req.settle_ms);
+        let conn = self.reach(&a.session_id).await?;
+        let acted = conn
+            .client
+            .send::<endpoints::Act>(
+                &SessionId(a.session_id.clone()),
+                &req,
+                deadline,
+                "some actions may have run; observe the screen to see where things stand",
+            )
+            .await;
+        let r = self.answer(&a.session_id, acted).await?;
+        self.agent.announce_screen(&a.session_id);
+        let done = r.outcomes.iter().filter(|o| o.ok).count();
+        let mut summary = format!("{done} of {} actions done.", r.requested);
+        if let Some(failed) = r.outcomes.iter().find(|o| !o.ok) {
+            summary.push_str(&format!(
+                " Action {} ({}) failed: {}. The actions after it did not run.",
+                failed.index,
+                failed.kind,
+                failed.error.as_deref().unwrap_or("unknown error")
+            ));
+        }
+        if r.observation.is_some() {
+            summary.push(' ');
+            summary.push_str(&settle_sentence(
+                r.settled,
+                r.settle_waited_ms,
+                "the last action",
+            ));
+        }
+        let outcomes = serde_json::json!({
+            "outcomes": r.outcomes,
+            "requested": r.requested,
+            "settled": r.settled,
+            "settle_waited_ms": r.settle_waited_ms,
+        });
+        Ok(match r.observation {
+            Some(o) => observation_result(format!("{summary}\n"), o, outcomes),
+            None => structured(summary, &outcomes),
+        })
     }
-    if r.observation.is_some() {
-        summary.push(' ');
-        summary.push_str(&settle_sentence(
-            r.settled,
-            r.settle_waited_ms,
-            "the last action",
-        ));
+
+    #[tool(
+        name = "open_path",
+        title = "Open a page or file on the screen",
+        description = "Open an http(s) URL or a file on this session's screen and return a screenshot once it loaded (or after 15 s, saying it was still loading). Pages and HTML, PDF, image, text, JSON and XML files open in the screen's own Chromium (started when needed, signed in wherever the other screens are); other files open in their default app. settle, settle_ms and quiet_ms as in computer_act, counted from when it opened: by default no extra wait; with settle: quiet the screenshot waits until the screen has been still for quiet_ms (for pages that animate after loading). max_side, format and quality shape the screenshot as in computer_observe. A missing file is an error that lists what the folder holds.",
+        annotations(
+            title = "Open a page or file on the screen",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    async fn open_path(&self, Parameters(args): Parameters<Args<OpenPathArgs>>) -> ToolResult {
+        let a = args.read()?;
+        let req = OpenPathRequest {
+            target: a.target,
+            frame: frame_options(a.max_side, a.format, a.quality)?,
+            settling: OpenSettle {
+                settle: a.settle,
+                settle_ms: a.settle_ms,
+                quiet_ms: a.quiet_ms,
+            },
+        };
+        req.validate().map_err(ToolError::Invalid)?;
+        let settling = req.settling.settling();
+        self.opened::<endpoints::OpenPath>(&a.session_id, &req, settling)
+            .await
     }
-    let outcomes = serde_json::json!({
-        "outcomes": r.outcomes,
-        "requested": r.requested,
-        "settled": r.settled,
-        "settle_waited_ms": r.settle_waited_ms,
-    });
-    Ok(match r.observation {
-        Some(o) => observation_result(format!("{summary}\n"), o, outcomes),
-        None => structured(summary, &outcomes),
-    })
+
+    #[tool(
+        name = "launch_app",
+        title = "Start or raise an app on the screen",
+        description = "Start an app on this session's screen, or raise its window when one is open, and return a screenshot once its window shows. app: `browser` (the screen's Chromium), `terminal`, an installed application (.desktop id or name), or a program on PATH. uri: optional, opened in the app (the browser opens it in a new tab). settle, settle_ms and quiet_ms as in open_path. max_side, format and quality shape the screenshot as in computer_observe. An unknown app is an error that lists the installed ones.",
+        annotations(
+            title = "Start or raise an app on the screen",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    async fn launch_app(&self, Parameters(args): Parameters<Args<LaunchAppArgs>>) -> ToolResult {
+        let a = args.read()?;
+        let req = LaunchAppRequest {
+            app: a.app,
+            uri: a.uri,
+            frame: frame_options(a.max_side, a.format, a.quality)?,
+            settling: OpenSettle {
+                settle: a.settle,
+                settle_ms: a.settle_ms,
+                quiet_ms: a.quiet_ms,
+            },
+        };
+        req.validate().map_err(ToolError::Invalid)?;
+        let settling = req.settling.settling();
+        self.opened::<endpoints::LaunchApp>(&a.session_id, &req, settling)
+            .await
+    }
 }
 
 /// When the screenshot was taken, for the agent.
@@ -270,68 +357,36 @@ const OPEN_DEADLINE: Duration = Duration::from_secs(60);
 const OPEN_MAY_RUN: &str =
     "what was being opened may still appear; observe the screen to see where things stand";
 
-pub async fn open_path(host: &Agent, arguments: Option<JsonObject>) -> ToolResult {
-    let a: OpenPathArgs = parse(arguments)?;
-    let req = OpenPathRequest {
-        target: a.target,
-        frame: frame_options(a.max_side, a.format, a.quality)?,
-        settling: OpenSettle {
-            settle: a.settle,
-            settle_ms: a.settle_ms,
-            quiet_ms: a.quiet_ms,
-        },
-    };
-    req.validate()?;
-    let settling = req.settling.settling();
-    opened(host, &a.session_id, SessionRoute::OpenPath, &req, settling).await
-}
-
-pub async fn launch_app(host: &Agent, arguments: Option<JsonObject>) -> ToolResult {
-    let a: LaunchAppArgs = parse(arguments)?;
-    let req = LaunchAppRequest {
-        app: a.app,
-        uri: a.uri,
-        frame: frame_options(a.max_side, a.format, a.quality)?,
-        settling: OpenSettle {
-            settle: a.settle,
-            settle_ms: a.settle_ms,
-            quiet_ms: a.quiet_ms,
-        },
-    };
-    req.validate()?;
-    let settling = req.settling.settling();
-    opened(host, &a.session_id, SessionRoute::LaunchApp, &req, settling).await
-}
-
-/// Calls an opening route and shows what opened with the screenshot.
-async fn opened<T: serde::Serialize>(
-    host: &Agent,
-    session_id: &str,
-    route: SessionRoute,
-    req: &T,
-    settling: Settling,
-) -> ToolResult {
-    let conn = host.reach(session_id).await?;
-    let path = session_action(&SessionId(session_id.to_string()), route);
-    let deadline = OPEN_DEADLINE + Duration::from_millis(settling.settle_ms);
-    let answer = conn
-        .client
-        .call(Method::POST, &path, Some(req), deadline, OPEN_MAY_RUN)
-        .await;
-    let r: OpenedResponse = host.answer(session_id, answer).await?;
-    host.announce_screen(session_id);
-    let extra = serde_json::json!({
-        "summary": r.summary,
-        "ready": r.ready,
-        "settled": r.settled,
-        "settle_waited_ms": r.settle_waited_ms,
-    });
-    let waited = settle_sentence(r.settled, r.settle_waited_ms, "it opened");
-    Ok(observation_result(
-        format!("{} {waited}\n", r.summary),
-        r.observation,
-        extra,
-    ))
+impl ComputerUseServer {
+    /// Calls an opening route and shows what opened with the screenshot.
+    async fn opened<E: Endpoint<Key = SessionId, Response = OpenedResponse>>(
+        &self,
+        session_id: &str,
+        req: &E::Request,
+        settling: Settling,
+    ) -> ToolResult {
+        let conn = self.reach(session_id).await?;
+        let id = SessionId(session_id.to_string());
+        let deadline = OPEN_DEADLINE + Duration::from_millis(settling.settle_ms);
+        let answer = conn
+            .client
+            .send::<E>(&id, req, deadline, OPEN_MAY_RUN)
+            .await;
+        let r = self.answer(session_id, answer).await?;
+        self.agent.announce_screen(session_id);
+        let extra = serde_json::json!({
+            "summary": r.summary,
+            "ready": r.ready,
+            "settled": r.settled,
+            "settle_waited_ms": r.settle_waited_ms,
+        });
+        let waited = settle_sentence(r.settled, r.settle_waited_ms, "it opened");
+        Ok(observation_result(
+            format!("{} {waited}\n", r.summary),
+            r.observation,
+            extra,
+        ))
+    }
 }
 
 #[cfg(test)]
@@ -393,7 +448,9 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(check_text_view(&observation(10, 5), &asked), Ok(()));
-        let err = check_text_view(&observation(11, 5), &asked).unwrap_err();
+        let err = check_text_view(&observation(11, 5), &asked)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("11 nodes") && err.contains("10"), "{err}");
         // Names far over the field limit: the text as a whole is bounded.
         let many = TextViewOptions {
@@ -401,7 +458,9 @@ mod tests {
             max_nodes: Some(5000),
             ..Default::default()
         };
-        let err = check_text_view(&observation(5000, 400), &many).unwrap_err();
+        let err = check_text_view(&observation(5000, 400), &many)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("characters"), "{err}");
         let mut missing = observation(1, 1);
         missing.text_view = None;

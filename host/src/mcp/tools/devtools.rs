@@ -2,14 +2,14 @@
 //! tools for the session's browser, which the agent calls through `shell`.
 
 use super::ToolResult;
-use crate::agent::Agent;
-use crate::mcp::args::{parse, SessionArgs};
+use crate::mcp::args::{Args, SessionArgs};
 use crate::mcp::result::structured;
+use crate::mcp::{ComputerUseServer, ToolError};
 use crate::settings::{process_env, DevtoolsSettings};
-use computer_protocol::routes::{session_action, SessionRoute};
-use computer_protocol::{DevToolsStartRequest, DevToolsStarted, DevToolsStopped, SessionId};
-use reqwest::Method;
-use rmcp::model::JsonObject;
+use computer_protocol::endpoints::{DevToolsStart, DevToolsStop, NoBody};
+use computer_protocol::{DevToolsStartRequest, DevToolsStarted, SessionId};
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::{tool, tool_router};
 use std::time::Duration;
 
 /// A browser start (30 s), `mcpc connect` (60 s) and the tool list (60 s)
@@ -17,57 +17,85 @@ use std::time::Duration;
 const START_DEADLINE: Duration = Duration::from_secs(180);
 const STOP_DEADLINE: Duration = Duration::from_secs(60);
 
-pub async fn start(host: &Agent, arguments: Option<JsonObject>) -> ToolResult {
-    let a: SessionArgs = parse(arguments)?;
-    let settings =
-        DevtoolsSettings::for_start_chrome_devtools(&process_env()).map_err(|e| e.to_string())?;
-    let conn = host.reach(&a.session_id).await?;
-    let path = session_action(
-        &SessionId(a.session_id.clone()),
-        SessionRoute::DevToolsStart,
-    );
-    let req = DevToolsStartRequest {
-        idle_secs: settings.idle.as_secs().max(1),
-    };
-    let answer = conn
-        .client
-        .call(
-            Method::POST,
-            &path,
-            Some(&req),
-            START_DEADLINE,
-            "the browser or the bridge may still be starting; call start_chrome_devtools again",
+#[tool_router(router = devtools_tools, vis = "pub(crate)")]
+impl ComputerUseServer {
+    #[tool(
+        name = "start_chrome_devtools",
+        title = "Start Chrome DevTools for the screen's browser",
+        description = "Start Chrome DevTools' MCP tools (DOM snapshot, console, network log, script evaluation, screenshots, performance traces) for this session's browser, starting the browser when none runs. You then call them through the shell tool: `mcpc @cdt-N tools-call <tool> '<json>'` (N is the screen number; the reply says it and lists the tools). Calling it again returns the same bridge. It stops by itself after COMPUTER_USE_DEVTOOLS_IDLE (default 10m) without calls; the next mcpc call starts it again with the pages kept. Needs COMPUTER_USE_SHELL_TIMEOUT_MAX of 60 or more.",
+        annotations(
+            title = "Start Chrome DevTools for the screen's browser",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = true
         )
-        .await;
-    let started: DevToolsStarted = host.answer(&a.session_id, answer).await?;
-    host.announce_screen(&a.session_id);
-    Ok(structured(instructions(&started), &started))
-}
+    )]
+    async fn start_chrome_devtools(
+        &self,
+        Parameters(args): Parameters<Args<SessionArgs>>,
+    ) -> ToolResult {
+        let a = args.read()?;
+        let settings = DevtoolsSettings::for_start_chrome_devtools(&process_env())
+            .map_err(|e| ToolError::Invalid(e.to_string()))?;
+        let conn = self.reach(&a.session_id).await?;
+        let id = SessionId(a.session_id.clone());
+        let req = DevToolsStartRequest {
+            idle_secs: settings.idle.as_secs().max(1),
+        };
+        let answer = conn
+            .client
+            .send::<DevToolsStart>(
+                &id,
+                &req,
+                START_DEADLINE,
+                "the browser or the bridge may still be starting; call start_chrome_devtools again",
+            )
+            .await;
+        let started = self.answer(&a.session_id, answer).await?;
+        self.agent.announce_screen(&a.session_id);
+        Ok(structured(instructions(&started), &started))
+    }
 
-pub async fn stop(host: &Agent, arguments: Option<JsonObject>) -> ToolResult {
-    let a: SessionArgs = parse(arguments)?;
-    let conn = host.reach(&a.session_id).await?;
-    let path = session_action(&SessionId(a.session_id.clone()), SessionRoute::DevToolsStop);
-    let answer = conn
-        .client
-        .call(
-            Method::POST,
-            &path,
-            Some(&serde_json::json!({})),
-            STOP_DEADLINE,
-            "the bridge may still be stopping",
+    #[tool(
+        name = "stop_chrome_devtools",
+        title = "Stop Chrome DevTools for the screen's browser",
+        description = "Stop this session's DevTools bridge at once and free its memory (about 300 MB). The browser and its pages stay.",
+        annotations(
+            title = "Stop Chrome DevTools for the screen's browser",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = true
         )
-        .await;
-    let stopped: DevToolsStopped = host.answer(&a.session_id, answer).await?;
-    let text = if stopped.was_running {
-        format!("Stopped the DevTools bridge {} and freed its memory. `mcpc {} ...` now fails until start_chrome_devtools runs again.", stopped.bridge, stopped.bridge)
-    } else {
-        format!(
-            "No DevTools bridge was running for this session ({}); nothing to stop.",
-            stopped.bridge
-        )
-    };
-    Ok(structured(text, &stopped))
+    )]
+    async fn stop_chrome_devtools(
+        &self,
+        Parameters(args): Parameters<Args<SessionArgs>>,
+    ) -> ToolResult {
+        let a = args.read()?;
+        let conn = self.reach(&a.session_id).await?;
+        let id = SessionId(a.session_id.clone());
+        let answer = conn
+            .client
+            .send::<DevToolsStop>(
+                &id,
+                &NoBody {},
+                STOP_DEADLINE,
+                "the bridge may still be stopping",
+            )
+            .await;
+        let stopped = self.answer(&a.session_id, answer).await?;
+        let text = if stopped.was_running {
+            format!("Stopped the DevTools bridge {} and freed its memory. `mcpc {} ...` now fails until start_chrome_devtools runs again.", stopped.bridge, stopped.bridge)
+        } else {
+            format!(
+                "No DevTools bridge was running for this session ({}); nothing to stop.",
+                stopped.bridge
+            )
+        };
+        Ok(structured(text, &stopped))
+    }
 }
 
 /// How to call the bridge, written for the agent.

@@ -1,132 +1,200 @@
 //! set_cwd, list_files, read_file, write_file.
 
 use super::ToolResult;
-use crate::agent::Agent;
-use crate::mcp::args::{parse, ListFilesArgs, ReadFileArgs, SetCwdArgs, WriteFileArgs};
+use crate::mcp::args::{Args, ListFilesArgs, ReadFileArgs, SetCwdArgs, WriteFileArgs};
 use crate::mcp::result::{structured, with_image};
-use computer_protocol::routes::{session_action, SessionRoute};
+use crate::mcp::{ComputerUseServer, ToolError};
+use computer_protocol::endpoints::{Endpoint, ListFiles, ReadFile, SetCwd, WriteFile};
 use computer_protocol::{
-    FileType, ListFilesRequest, ListFilesResponse, ReadFileRequest, ReadFileResponse, SessionId,
-    SetCwdRequest, SetCwdResponse, WriteFileRequest, WriteFileResponse,
+    FileType, ListFilesRequest, ReadFileRequest, ReadFileResponse, SessionId, SetCwdRequest,
+    WriteFileRequest,
 };
-use reqwest::Method;
-use rmcp::model::JsonObject;
-use serde::de::DeserializeOwned;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::{tool, tool_router};
 use serde::Serialize;
 use std::time::Duration;
 
 const FILE_DEADLINE: Duration = Duration::from_secs(60);
 const NOTHING_RUNS: &str = "nothing keeps running; try again";
 
-async fn post<B: Serialize, T: DeserializeOwned>(
-    host: &Agent,
-    session_id: &str,
-    route: SessionRoute,
-    body: &B,
-) -> Result<T, String> {
-    let conn = host.reach(session_id).await?;
-    let path = session_action(&SessionId(session_id.to_string()), route);
-    let answered = conn
-        .client
-        .call(Method::POST, &path, Some(body), FILE_DEADLINE, NOTHING_RUNS)
-        .await;
-    host.answer(session_id, answered).await
+/// read_file's structured result for text.
+#[derive(Serialize)]
+struct TextRead {
+    path: String,
+    total_lines: u64,
+    note: Option<String>,
+    text: String,
 }
 
-pub async fn set_cwd(host: &Agent, arguments: Option<JsonObject>) -> ToolResult {
-    let a: SetCwdArgs = parse(arguments)?;
-    let r: SetCwdResponse = post(
-        host,
-        &a.session_id,
-        SessionRoute::Cwd,
-        &SetCwdRequest { path: a.path },
-    )
-    .await?;
-    Ok(structured(format!("Working folder is now {}", r.path), &r))
+/// read_file's structured result beside an image.
+#[derive(Serialize)]
+struct ImageRead {
+    path: String,
+    mime: String,
 }
 
-pub async fn list_files(host: &Agent, arguments: Option<JsonObject>) -> ToolResult {
-    let a: ListFilesArgs = parse(arguments)?;
-    let r: ListFilesResponse = post(
-        host,
-        &a.session_id,
-        SessionRoute::ListFiles,
-        &ListFilesRequest { path: a.path },
-    )
-    .await?;
-    let mut text = format!("{} ({} entries)\n", r.path, r.entries.len());
-    for e in &r.entries {
-        let kind = match e.file_type {
-            FileType::Dir => "dir ",
-            FileType::File => "file",
-            FileType::Symlink => "link",
-            FileType::Other => "other",
-        };
-        text.push_str(&format!(
-            "{kind} {:>12} {} {}\n",
-            e.size, e.modified, e.name
-        ));
+impl ComputerUseServer {
+    /// Calls file route `E` of session `session_id`.
+    async fn file_call<E: Endpoint<Key = SessionId>>(
+        &self,
+        session_id: &str,
+        body: &E::Request,
+    ) -> Result<E::Response, ToolError> {
+        let conn = self.reach(session_id).await?;
+        let id = SessionId(session_id.to_string());
+        let answered = conn
+            .client
+            .send::<E>(&id, body, FILE_DEADLINE, NOTHING_RUNS)
+            .await;
+        self.answer(session_id, answered).await
     }
-    if r.more > 0 {
-        text.push_str(&format!("... and {} more entries not listed (the limit is 1000); list a subfolder or use shell with `ls`/`find`\n", r.more));
-    }
-    Ok(structured(text, &r))
 }
 
-pub async fn read_file(host: &Agent, arguments: Option<JsonObject>) -> ToolResult {
-    let a: ReadFileArgs = parse(arguments)?;
-    let req = ReadFileRequest {
-        path: a.path,
-        offset: a.offset,
-        limit: a.limit,
-    };
-    let r: ReadFileResponse = post(host, &a.session_id, SessionRoute::ReadFile, &req).await?;
-    Ok(match r {
-        ReadFileResponse::Text {
-            path,
-            text,
-            total_lines,
-            note,
-        } => {
-            let mut shown = text.clone();
-            if let Some(note) = &note {
-                shown = format!("{shown}\n\n[{note}]");
-            }
-            structured(
-                shown,
-                &serde_json::json!({"path": path, "total_lines": total_lines, "note": note, "text": text}),
-            )
+#[tool_router(router = file_tools, vis = "pub(crate)")]
+impl ComputerUseServer {
+    #[tool(
+        name = "set_cwd",
+        title = "Change the working folder",
+        description = "Change the session's working folder (used by shell and the file tools). Relative paths start at the current one; `~` is home. Returns the new absolute path.",
+        annotations(
+            title = "Change the working folder",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn set_cwd(&self, Parameters(args): Parameters<Args<SetCwdArgs>>) -> ToolResult {
+        let a = args.read()?;
+        let r = self
+            .file_call::<SetCwd>(&a.session_id, &SetCwdRequest { path: a.path })
+            .await?;
+        Ok(structured(format!("Working folder is now {}", r.path), &r))
+    }
+
+    #[tool(
+        name = "list_files",
+        title = "List a folder",
+        description = "List one folder (default: the working folder), folders first, each entry with name, type (file, dir, symlink, other), size and modified time. At most 1000 entries, with a note of how many more exist.",
+        annotations(
+            title = "List a folder",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn list_files(&self, Parameters(args): Parameters<Args<ListFilesArgs>>) -> ToolResult {
+        let a = args.read()?;
+        let r = self
+            .file_call::<ListFiles>(&a.session_id, &ListFilesRequest { path: a.path })
+            .await?;
+        let mut text = format!("{} ({} entries)\n", r.path, r.entries.len());
+        for e in &r.entries {
+            let kind = match e.file_type {
+                FileType::Dir => "dir ",
+                FileType::File => "file",
+                FileType::Symlink => "link",
+                FileType::Other => "other",
+            };
+            text.push_str(&format!(
+                "{kind} {:>12} {} {}\n",
+                e.size, e.modified, e.name
+            ));
         }
-        ReadFileResponse::Image {
-            path,
-            mime,
-            data_base64,
-        } => with_image(
-            structured(
-                format!("{path} ({mime})"),
-                &serde_json::json!({"path": path, "mime": mime}),
-            ),
-            data_base64,
-            &mime,
-        ),
-    })
-}
-
-pub async fn write_file(host: &Agent, arguments: Option<JsonObject>) -> ToolResult {
-    let a: WriteFileArgs = parse(arguments)?;
-    let req = WriteFileRequest {
-        path: a.path,
-        content: a.content,
-    };
-    // Refused here, before 10 MB or more cross the wire.
-    if let Some(problem) = req.size_problem() {
-        return Err(problem);
+        if r.more > 0 {
+            text.push_str(&format!("... and {} more entries not listed (the limit is 1000); list a subfolder or use shell with `ls`/`find`\n", r.more));
+        }
+        Ok(structured(text, &r))
     }
-    let r: WriteFileResponse = post(host, &a.session_id, SessionRoute::WriteFile, &req).await?;
-    Ok(structured(
-        format!("Wrote {} bytes to {}", r.bytes, r.path),
-        &r,
-    ))
+
+    #[tool(
+        name = "read_file",
+        title = "Read a file",
+        description = "Read a UTF-8 text file (optionally a range: offset = first line from 1, limit = line count), or a PNG/JPEG image up to 1 MB as an image. Long text keeps its first and last 15000 bytes with a note on reading a range. Other binary files are refused: use shell or file_transfer.",
+        annotations(
+            title = "Read a file",
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn read_file(&self, Parameters(args): Parameters<Args<ReadFileArgs>>) -> ToolResult {
+        let a = args.read()?;
+        let req = ReadFileRequest {
+            path: a.path,
+            offset: a.offset,
+            limit: a.limit,
+        };
+        let r = self.file_call::<ReadFile>(&a.session_id, &req).await?;
+        Ok(match r {
+            ReadFileResponse::Text {
+                path,
+                text,
+                total_lines,
+                note,
+            } => {
+                let mut shown = text.clone();
+                if let Some(note) = &note {
+                    shown = format!("{shown}\n\n[{note}]");
+                }
+                structured(
+                    shown,
+                    &TextRead {
+                        path,
+                        total_lines,
+                        note,
+                        text,
+                    },
+                )
+            }
+            ReadFileResponse::Image {
+                path,
+                mime,
+                data_base64,
+            } => with_image(
+                structured(
+                    format!("{path} ({mime})"),
+                    &ImageRead {
+                        path: path.clone(),
+                        mime: mime.clone(),
+                    },
+                ),
+                data_base64,
+                &mime,
+            ),
+        })
+    }
+
+    #[tool(
+        name = "write_file",
+        title = "Write a file",
+        description = "Replace or create a file with UTF-8 content up to 10 MB. Creates missing folders, writes atomically, keeps an existing file's permissions, refuses a folder. Returns the absolute path and byte count.",
+        annotations(
+            title = "Write a file",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn write_file(&self, Parameters(args): Parameters<Args<WriteFileArgs>>) -> ToolResult {
+        let a = args.read()?;
+        let req = WriteFileRequest {
+            path: a.path,
+            content: a.content,
+        };
+        // Refused here, before 10 MB or more cross the wire.
+        if let Some(problem) = req.size_problem() {
+            return Err(ToolError::Invalid(problem));
+        }
+        let r = self.file_call::<WriteFile>(&a.session_id, &req).await?;
+        Ok(structured(
+            format!("Wrote {} bytes to {}", r.bytes, r.path),
+            &r,
+        ))
+    }
 }
 
 #[cfg(test)]
@@ -137,15 +205,20 @@ mod tests {
     async fn oversized_content_is_refused_before_any_request() {
         // No computer is connected: reaching the client would fail with
         // "call start_computer first" instead.
-        let host = Agent::new(std::sync::Arc::new(crate::link::Link::new()));
+        let agent = crate::agent::Agent::new(std::sync::Arc::new(crate::link::Link::new()));
+        let server = ComputerUseServer::new(std::sync::Arc::new(agent));
         let args = serde_json::json!({
             "session_id": "0b8a3c1e-5f2d-4e7a-9c61-2d4f8e9a7b30",
             "path": "big.txt",
             "content": "x".repeat(computer_protocol::limits::WRITE_MAX_BYTES + 1),
         });
-        let e = write_file(&host, args.as_object().cloned())
+        let e = server
+            .write_file(Parameters(serde_json::from_value(args).unwrap()))
             .await
             .unwrap_err();
-        assert!(e.contains("(10 MB) limit of `write_file`"), "{e}");
+        assert!(
+            matches!(&e, ToolError::Invalid(m) if m.contains("(10 MB) limit of `write_file`")),
+            "{e}"
+        );
     }
 }

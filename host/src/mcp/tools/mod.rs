@@ -1,6 +1,9 @@
-//! One file per tool area. Each tool reads its arguments, calls computerd,
-//! and builds the result; failures come back as `Err(message)`, which the
-//! server turns into an `isError` result.
+//! One file per tool area. Each declares its tools with rmcp's
+//! `#[tool_router]` on [`crate::mcp::ComputerUseServer`]: name, title,
+//! description, annotations and the argument type beside the body. A tool
+//! reads its arguments, calls computerd through the typed endpoints, and
+//! builds the result; failures are [`crate::mcp::ToolError`]s, which rmcp
+//! turns into `isError` results.
 
 pub mod desktop;
 pub mod devtools;
@@ -9,6 +12,7 @@ pub mod session;
 pub mod shell;
 pub mod transfer;
 
+use crate::mcp::ToolError;
 use rmcp::model::CallToolResult;
 
-pub type ToolResult = Result<CallToolResult, String>;
+pub type ToolResult = Result<CallToolResult, ToolError>;

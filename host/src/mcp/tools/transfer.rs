@@ -1,52 +1,70 @@
 //! file_transfer.
 
 use super::ToolResult;
-use crate::agent::Agent;
-use crate::mcp::args::{parse, TransferArgs};
+use crate::mcp::args::{Args, TransferArgs};
 use crate::mcp::result::structured;
+use crate::mcp::{ComputerUseServer, ToolError};
 use crate::settings::process_env;
 use crate::transfer::{self, StallLimit, TransferError, TransferRequest};
 use computer_protocol::archive::{human_bytes, Progress};
 use computer_protocol::SessionId;
-use rmcp::model::{JsonObject, ProgressNotificationParam, ProgressToken};
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::RequestContext;
-use rmcp::{Peer, RoleServer};
+use rmcp::{tool, tool_router, Peer, RoleServer};
 use std::sync::Arc;
 use std::time::Duration;
 
 /// How often progress is reported while a transfer runs.
 const PROGRESS_EVERY: Duration = Duration::from_millis(500);
 
-pub async fn file_transfer(
-    host: &Agent,
-    arguments: Option<JsonObject>,
-    context: &RequestContext<RoleServer>,
-) -> ToolResult {
-    let a: TransferArgs = parse(arguments)?;
-    let conn = host.reach(&a.session_id).await?;
-    let session = SessionId(a.session_id.clone());
-    let req = TransferRequest {
-        direction: a.direction,
-        host_path: a.host_path,
-        computer_path: a.computer_path,
-        overwrite: a.overwrite,
-    };
-    let progress = Arc::new(Progress::default());
-    let stall = StallLimit::from_env(&process_env());
-    let run = transfer::run(&conn.client, &session, &req, Arc::clone(&progress), stall);
-    let reporting = report_progress(
-        context.peer.clone(),
-        context.meta.get_progress_token(),
-        &progress,
-    );
-    let outcome = tokio::select! {
-        outcome = run => outcome,
-        never = reporting => match never {},
-    };
-    match outcome {
-        Ok(report) => Ok(structured(report.text(), &report)),
-        Err(TransferError::Computer(e)) => Err(host.explain(&a.session_id, e).await),
-        Err(e) => Err(e.to_string()),
+#[tool_router(router = transfer_tools, vis = "pub(crate)")]
+impl ComputerUseServer {
+    #[tool(
+        name = "file_transfer",
+        title = "Copy files between this machine and the computer",
+        description = "Copy one file, or a folder with everything below it, from this machine to the computer (direction to_computer: host_path -> computer_path) or back (from_computer: computer_path -> host_path). Sizes are unlimited and content may be binary; empty folders, permission bits (such as executables) and symlinks survive the copy, and a symlink given as the path itself is followed. Destination as with `cp -r`: if it is an existing folder, the copy is placed inside it under its own name (copying ~/notes.txt to an existing ~/Desktop gives ~/Desktop/notes.txt); if not, the path names the copy and missing parent folders are created. overwrite=false (default) refuses, before writing anything, when the final path exists; overwrite=true replaces files and merges into folders, keeping what else is there, but files and folders never replace each other, and such a conflict found partway stops the copy, keeping what was already copied. No overall time limit; fails after 60 s with no progress. Returns path, files, folders, symlinks, bytes, duration_ms and skipped entries with reasons (pipes, sockets, devices, unreadable or unsafe entries, names invalid on Windows). Sends progress notifications (bytes and files so far) when the request has a progress token.",
+        annotations(
+            title = "Copy files between this machine and the computer",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    async fn file_transfer(
+        &self,
+        Parameters(args): Parameters<Args<TransferArgs>>,
+        context: RequestContext<RoleServer>,
+    ) -> ToolResult {
+        let a = args.read()?;
+        let conn = self.reach(&a.session_id).await?;
+        let session = SessionId(a.session_id.clone());
+        let req = TransferRequest {
+            direction: a.direction,
+            host_path: a.host_path,
+            computer_path: a.computer_path,
+            overwrite: a.overwrite,
+        };
+        let progress = Arc::new(Progress::default());
+        let stall = StallLimit::from_env(&process_env());
+        let run = transfer::run(&conn.client, &session, &req, Arc::clone(&progress), stall);
+        let reporting = report_progress(
+            context.peer.clone(),
+            context.meta.get_progress_token(),
+            &progress,
+        );
+        let outcome = tokio::select! {
+            outcome = run => outcome,
+            never = reporting => match never {},
+        };
+        match outcome {
+            Ok(report) => Ok(structured(report.text(), &report)),
+            Err(TransferError::Computer(e)) => Err(ToolError::Computer(
+                self.agent.explain(&a.session_id, e).await,
+            )),
+            Err(e) => Err(ToolError::Transfer(e.to_string())),
+        }
     }
 }
 
