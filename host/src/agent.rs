@@ -26,6 +26,8 @@ pub struct Agent {
     /// Identifies this agent to computerd for heartbeats; unique per agent.
     pub owner: OwnerId,
     /// Sessions this agent started, with the boot id they were made under.
+    /// Ended ones stay, so that a call on one gets computerd's "ended by
+    /// end_session" rather than "no such session".
     sessions: Mutex<HashMap<SessionId, String>>,
     /// Sessions whose screen this agent has already shown to the person.
     announced: Mutex<HashSet<SessionId>>,
@@ -82,10 +84,18 @@ impl Agent {
     }
 
     /// The connection for a tool call on session `id`: confirmed with Docker
-    /// (see [`CONFIRMED_FOR`]), and refused for a session made before the
-    /// computer restarted.
+    /// (see [`CONFIRMED_FOR`]), and refused for a session this agent did not
+    /// start or made before the computer restarted.
     pub async fn reach(&self, id: &str) -> Result<Arc<Connection>, String> {
         let conn = self.link.confirmed(id, CONFIRMED_FOR).await?;
+        // Several agents share one computerd token; a session id another
+        // agent started is, to this one, a session that does not exist
+        // (computerd's own words), so no agent can drive or end another's.
+        if self.boot_of(id).is_none() {
+            return Err(format!(
+                "there is no session `{id}`; call start_computer to get a session id"
+            ));
+        }
         self.made_in_this_boot(id, &conn)?;
         Ok(conn)
     }
@@ -112,20 +122,6 @@ impl Agent {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(id, boot_id);
-    }
-
-    pub fn forget(&self, id: &SessionId) {
-        self.sessions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(id);
-    }
-
-    pub fn session_count(&self) -> usize {
-        self.sessions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .len()
     }
 
     /// Called after a successful observe or act: the first time for a

@@ -9,8 +9,8 @@ use serde_json::{json, Value};
 use std::time::Duration;
 use support::docker::TestComputer;
 use support::mcp::{
-    host_command, http_client, live_sessions, ok, start_session, text, wait_session_gone, HttpHost,
-    HTTP_TOKEN,
+    call, host_command, http_client, is_error, live_sessions, ok, start_session, text,
+    wait_session_gone, HttpHost, HTTP_TOKEN,
 };
 
 /// What is sent, the headers, the status expected.
@@ -188,6 +188,27 @@ async fn two_clients_have_their_own_sessions_and_one_leaving_ends_only_its_own()
         ),
     );
     assert!(text(&ra.1).contains("from-a") && text(&rb.1).contains("from-b"));
+    // One client cannot reach the other's session by its id: to b, a's
+    // session does not exist, and a's survives b's attempts.
+    for (tool, args) in [
+        ("shell", json!({"session_id": sa, "command": "echo from-b"})),
+        ("computer_observe", json!({"session_id": sa})),
+        ("end_session", json!({"session_id": sa})),
+    ] {
+        let refused = call(&b, tool, args).await;
+        assert!(is_error(&refused), "b's {tool} on a's session ran");
+        assert!(
+            text(&refused).contains(&format!("there is no session `{sa}`")),
+            "{tool}: {}",
+            text(&refused)
+        );
+    }
+    assert_eq!(
+        owner_of(&computer, &sa).await,
+        owner_a,
+        "b ended a's session"
+    );
+    ok(&a, "shell", json!({"session_id": sa, "command": "true"})).await;
     // Client a cancels: its MCP session ends and with it its sessions; b's
     // stays and still works.
     a.cancel().await.ok();

@@ -148,7 +148,6 @@ impl ComputerUseServer {
             )
             .await;
         let r = self.answer(&a.session_id, ended).await?;
-        self.agent.forget(&id);
         let text = match r.screen {
             Some(n) => format!(
                 "Session {} ended; screen {n} closed. Files are untouched.",

@@ -45,24 +45,24 @@ impl ComputerUseServer {
             timeout: a.timeout,
         };
         let ran = conn
-        .client
-        .send::<Shell>(
-            &SessionId(a.session_id.clone()),
-            &req,
-            timeout + MARGIN,
-            "the command may still be running inside the computer; check with `ps` through shell",
-        )
-        .await;
+            .client
+            .send::<Shell>(
+                &SessionId(a.session_id.clone()),
+                &req,
+                timeout + MARGIN,
+                "the command may still be running inside the computer; check with `ps` through shell",
+            )
+            .await;
         let r = self.answer(&a.session_id, ran).await?;
         let status = match (r.timed_out, r.exit_code) {
-        (true, _) if r.survivors > 0 => format!(
-            "timed out and was killed, but {} of the processes it started run as another user and could not be killed; find them with `ps -ef`",
-            r.survivors
-        ),
-        (true, _) => "timed out and was killed with everything it started".to_string(),
-        (false, Some(code)) => format!("exit code {code}"),
-        (false, None) => "killed by a signal".to_string(),
-    };
+            (true, _) if r.survivors > 0 => format!(
+                "timed out and was killed, but {} of the processes it started run as another user and could not be killed; find them with `ps -ef`",
+                r.survivors
+            ),
+            (true, _) => "timed out and was killed with everything it started".to_string(),
+            (false, Some(code)) => format!("exit code {code}"),
+            (false, None) => "killed by a signal".to_string(),
+        };
         let mut text = format!("{status} after {} ms\n", r.duration_ms);
         if !r.stdout.is_empty() {
             text.push_str(&format!(
