@@ -231,3 +231,48 @@ async fn two_clients_have_their_own_sessions_and_one_leaving_ends_only_its_own()
     wait_session_gone(&computer, &sb, Duration::from_secs(10)).await;
     drop(host);
 }
+
+/// An rmcp client of the 2026-07-28 revision: `server/discover` instead
+/// of `initialize`, so no MCP session; every request stands alone.
+async fn sessionless_client(url: &str) -> support::mcp::Client {
+    use rmcp::model::ProtocolVersion;
+    use rmcp::service::{serve_client_with_lifecycle, ClientLifecycleMode};
+    use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+    use rmcp::transport::StreamableHttpClientTransport;
+    let config = StreamableHttpClientTransportConfig::with_uri(url.to_string())
+        .auth_header(HTTP_TOKEN.to_string());
+    serve_client_with_lifecycle(
+        (),
+        StreamableHttpClientTransport::from_config(config),
+        ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        },
+    )
+    .await
+    .expect("server/discover over HTTP")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_client_without_an_mcp_session_keeps_its_computer_session_across_requests() {
+    let computer = TestComputer::new();
+    let host = HttpHost::start(&computer, &[]).await;
+    let client = sessionless_client(&host.url).await;
+    let sid = start_session(&client, "sessionless").await;
+    let owner = owner_of(&computer, &sid).await;
+    assert!(owner.is_string(), "the session ended with its request");
+    let (observed, _) = ok(&client, "computer_observe", json!({"session_id": sid})).await;
+    assert!(observed["frame_id"].is_u64(), "{observed}");
+    let ran = ok(
+        &client,
+        "shell",
+        json!({"session_id": sid, "command": "echo still-here"}),
+    )
+    .await;
+    assert!(text(&ran.1).contains("still-here"), "{}", text(&ran.1));
+    // The process's agent beats for it past computerd's 30 s limit.
+    tokio::time::sleep(Duration::from_secs(35)).await;
+    assert_eq!(owner_of(&computer, &sid).await, owner, "no heartbeat");
+    ok(&client, "end_session", json!({"session_id": sid})).await;
+    wait_session_gone(&computer, &sid, Duration::from_secs(10)).await;
+    drop(host);
+}

@@ -4,19 +4,20 @@
 
 use super::error::ToolError;
 use crate::agent::Agent;
-use crate::link::Connection;
+use crate::link::{Connection, Link};
 use futures::FutureExt;
 use rmcp::handler::server::tool::{ToolCallContext, ToolRouter};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, IntoContents,
-    ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation,
+    InitializeRequestParams, InitializeResult, IntoContents, ListToolsResult,
+    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use std::any::Any;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// The order `tools/list` gives: how an agent meets them.
 const ORDER: [&str; 14] = [
@@ -38,22 +39,62 @@ const ORDER: [&str; 14] = [
 
 #[derive(Clone)]
 pub struct ComputerUseServer {
-    pub agent: Arc<Agent>,
+    caller: Arc<Caller>,
     router: Arc<ToolRouter<ComputerUseServer>>,
     tools: Arc<Vec<Tool>>,
 }
 
+/// Whose calls a server answers, and so which agent's sessions they reach.
+enum Caller {
+    /// The one agent of a stdio process.
+    Fixed(Arc<Agent>),
+    /// An HTTP service. One that serves an MCP session (an `initialize`
+    /// came) gets its own agent, which ends with the session. Requests
+    /// without a session (the 2026-07-28 revision has none; each request
+    /// stands alone and the session_id is the only handle) share one agent
+    /// that lives as long as the process.
+    Http {
+        link: Arc<Link>,
+        own: OnceLock<Arc<Agent>>,
+        sessionless: Arc<Agent>,
+    },
+}
+
 impl ComputerUseServer {
+    /// A server for one agent, as stdio has.
     pub fn new(agent: Arc<Agent>) -> ComputerUseServer {
+        Self::with_caller(Caller::Fixed(agent))
+    }
+
+    /// A server for one HTTP service; see [`Caller::Http`].
+    pub fn for_http(link: Arc<Link>, sessionless: Arc<Agent>) -> ComputerUseServer {
+        Self::with_caller(Caller::Http {
+            link,
+            own: OnceLock::new(),
+            sessionless,
+        })
+    }
+
+    fn with_caller(caller: Caller) -> ComputerUseServer {
         let router = Self::router();
         let tools = ORDER
             .iter()
             .filter_map(|name| router.get(name).cloned())
             .collect();
         ComputerUseServer {
-            agent,
+            caller: Arc::new(caller),
             router: Arc::new(router),
             tools: Arc::new(tools),
+        }
+    }
+
+    /// The agent this call belongs to.
+    pub fn agent(&self) -> &Arc<Agent> {
+        match self.caller.as_ref() {
+            Caller::Fixed(agent) => agent,
+            Caller::Http {
+                own, sessionless, ..
+            } => own.get().unwrap_or(sessionless),
         }
     }
 
@@ -69,7 +110,7 @@ impl ComputerUseServer {
 
     /// The connection for a call on session `id`, see [`Agent::reach`].
     pub(super) async fn reach(&self, id: &str) -> Result<Arc<Connection>, ToolError> {
-        self.agent.reach(id).await.map_err(ToolError::Computer)
+        self.agent().reach(id).await.map_err(ToolError::Computer)
     }
 
     /// A computerd answer for the agent, see [`Agent::answer`].
@@ -78,7 +119,7 @@ impl ComputerUseServer {
         id: &str,
         result: Result<T, crate::client::ClientError>,
     ) -> Result<T, ToolError> {
-        self.agent
+        self.agent()
             .answer(id, result)
             .await
             .map_err(ToolError::Computer)
@@ -95,6 +136,19 @@ impl ServerHandler for ComputerUseServer {
                 env!("CARGO_PKG_VERSION"),
             ))
             .with_instructions(INSTRUCTIONS)
+    }
+
+    /// An MCP session starts: over HTTP it gets its own agent here.
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        if let Caller::Http { link, own, .. } = self.caller.as_ref() {
+            own.get_or_init(|| Arc::new(Agent::new(Arc::clone(link))));
+        }
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
     }
 
     async fn list_tools(

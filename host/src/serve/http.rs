@@ -1,8 +1,11 @@
-//! MCP over Streamable HTTP at `/mcp`, with rmcp's server in session mode:
-//! each MCP session (one `initialize`) gets its own [`Agent`], so several
-//! clients share one computer, each with its own sessions and heartbeat.
-//! A session that ends (the client's DELETE, or no request for
-//! [`IDLE_SESSION_END`]) drops its agent, which ends its computer sessions.
+//! MCP over Streamable HTTP at `/mcp`, with rmcp's server. A client of the
+//! revisions before 2026-07-28 opens an MCP session (one `initialize`),
+//! which gets its own [`Agent`], so several clients share one computer,
+//! each with its own sessions and heartbeat; a session that ends (the
+//! client's DELETE, or no request for [`IDLE_SESSION_END`]) drops its
+//! agent, which ends its computer sessions. A 2026-07-28 client has no MCP
+//! session: rmcp serves each request statelessly, and all such requests
+//! share one agent for the process, the session_id being their handle.
 
 use super::guard::{Guard, ORIGINS_VAR, TOKEN_VAR};
 use crate::agent::Agent;
@@ -89,11 +92,13 @@ pub async fn serve(options: HttpOptions) -> anyhow::Result<()> {
         .with_allowed_hosts(hosts)
         .with_cancellation_token(stop.child_token());
     let factory_link = Arc::clone(&link);
+    let sessionless = Arc::new(Agent::new(Arc::clone(&link)));
     let mcp = StreamableHttpService::new(
         move || {
-            Ok(ComputerUseServer::new(Arc::new(Agent::new(Arc::clone(
-                &factory_link,
-            )))))
+            Ok(ComputerUseServer::for_http(
+                Arc::clone(&factory_link),
+                Arc::clone(&sessionless),
+            ))
         },
         Arc::new(sessions),
         config,

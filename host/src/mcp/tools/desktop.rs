@@ -200,7 +200,7 @@ impl ComputerUseServer {
             .await;
         let o = self.answer(&a.session_id, observed).await?;
         check_text_view(&o, &text)?;
-        self.agent.announce_screen(&a.session_id);
+        self.agent().announce_screen(&a.session_id);
         Ok(observation_result(String::new(), o, serde_json::json!({})))
     }
 
@@ -251,7 +251,7 @@ impl ComputerUseServer {
             )
             .await;
         let r = self.answer(&a.session_id, acted).await?;
-        self.agent.announce_screen(&a.session_id);
+        self.agent().announce_screen(&a.session_id);
         let done = r.outcomes.iter().filter(|o| o.ok).count();
         let mut summary = format!("{done} of {} actions done.", r.requested);
         if let Some(failed) = r.outcomes.iter().find(|o| !o.ok) {
@@ -373,7 +373,7 @@ impl ComputerUseServer {
             .send::<E>(&id, req, deadline, OPEN_MAY_RUN)
             .await;
         let r = self.answer(session_id, answer).await?;
-        self.agent.announce_screen(session_id);
+        self.agent().announce_screen(session_id);
         let extra = serde_json::json!({
             "summary": r.summary,
             "ready": r.ready,

@@ -53,7 +53,7 @@ impl ComputerUseServer {
             )
             .await;
         let started = self.answer(&a.session_id, answer).await?;
-        self.agent.announce_screen(&a.session_id);
+        self.agent().announce_screen(&a.session_id);
         Ok(structured(instructions(&started), &started))
     }
 

@@ -56,7 +56,7 @@ impl ComputerUseServer {
         Parameters(args): Parameters<Args<StartComputerArgs>>,
     ) -> ToolResult {
         let a = args.read()?;
-        let host = &self.agent;
+        let host = self.agent();
         let _one_at_a_time = host.link().starting.lock().await;
         let started = crate::computer::start(&host.owner)
             .await
