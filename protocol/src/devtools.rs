@@ -14,6 +14,7 @@ pub struct DevToolsStartRequest {
 
 /// One tool the bridge offers.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DevToolsTool {
     pub name: String,
     /// The first line of its description.
@@ -24,6 +25,7 @@ pub struct DevToolsTool {
 
 /// A running bridge for the session's screen.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DevToolsStarted {
     /// The screen number N; the bridge is `@cdt-N`.
     pub screen: u8,
@@ -40,6 +42,7 @@ pub struct DevToolsStarted {
 
 /// What `stop_chrome_devtools` did.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DevToolsStopped {
     pub bridge: String,
     /// False when no bridge ran.

@@ -9,6 +9,7 @@ pub struct SetCwdRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SetCwdResponse {
     /// The new absolute working folder.
     pub path: String,
@@ -109,6 +110,7 @@ impl WriteFileRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WriteFileResponse {
     /// The absolute path written.
     pub path: String,

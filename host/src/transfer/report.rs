@@ -10,7 +10,7 @@ use std::time::Duration;
 /// limit) are in the structured content.
 const SKIPPED_IN_TEXT: usize = 20;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct TransferReport {
     pub direction: TransferDirection,
     /// The absolute path that was copied.

@@ -76,10 +76,14 @@ pub async fn connect(computer: &TestComputer, extra_env: &[(&str, &str)]) -> (Cl
 /// Calls a tool with JSON arguments.
 pub async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
     let args = args.as_object().cloned().unwrap_or_default();
-    client
+    let result = client
         .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(args))
         .await
-        .unwrap_or_else(|e| panic!("{tool} call failed at the protocol level: {e}"))
+        .unwrap_or_else(|e| panic!("{tool} call failed at the protocol level: {e}"));
+    if let Some(structured) = &result.structured_content {
+        super::schema::assert_fits_output_schema(client, tool, structured).await;
+    }
+    result
 }
 
 /// The text content of a result, joined.

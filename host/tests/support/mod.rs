@@ -3,3 +3,4 @@
 
 pub mod docker;
 pub mod mcp;
+pub mod schema;

@@ -9,25 +9,57 @@ use computer_protocol::endpoints::{self, Endpoint};
 use computer_protocol::limits::SETTLE_DEFAULT_MS;
 use computer_protocol::textview::TEXT_VIEW_MAX_CHARS;
 use computer_protocol::{
-    ActRequest, Action, FrameId, FrameOptions, ImageFormat, LaunchAppRequest, Observation,
-    ObserveRequest, OpenPathRequest, OpenSettle, OpenedResponse, SessionId, Settling,
+    ActRequest, Action, ActionOutcome, FrameId, FrameOptions, ImageFormat, LaunchAppRequest,
+    Observation, ObserveRequest, OpenPathRequest, OpenSettle, OpenedResponse, SessionId, Settling,
     TextViewOptions,
 };
+use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
 use rmcp::{tool, tool_router};
+use schemars::JsonSchema;
+use serde::Serialize;
 use std::time::Duration;
 
 /// Opening a screen and capturing it fits well inside this.
 const OBSERVE_DEADLINE: Duration = Duration::from_secs(30);
 const NOTHING_RUNS: &str = "nothing keeps running; observe again";
 
-/// The result of an observation: a line of facts, the structured payload,
-/// and the PNG unless the frame is unchanged.
-pub fn observation_result(
+/// computer_act's structured result: what ran, and the screenshot's facts
+/// when one was taken.
+#[derive(Serialize, JsonSchema)]
+pub struct Acted {
+    /// One outcome per action that ran, in order; the first failure ends them.
+    pub outcomes: Vec<ActionOutcome>,
+    /// How many actions the batch held.
+    pub requested: usize,
+    /// False when the screen was still changing as the wait ran out.
+    pub settled: bool,
+    pub settle_waited_ms: u64,
+    #[serde(flatten)]
+    pub observation: Option<Observation>,
+}
+
+/// open_path's and launch_app's structured result.
+#[derive(Serialize, JsonSchema)]
+pub struct Opened {
+    /// What opened, in a sentence.
+    pub summary: String,
+    /// False when the page was still loading at the deadline.
+    pub ready: bool,
+    pub settled: bool,
+    pub settle_waited_ms: u64,
+    #[serde(flatten)]
+    pub observation: Observation,
+}
+
+/// The result of an observation: a line of facts, the structured payload
+/// that `payload` builds from the observation (its image left out), and
+/// the image unless the frame is unchanged.
+pub fn observation_result<P: Serialize>(
     prefix: String,
-    observation: Observation,
-    extra: serde_json::Value,
+    mut observation: Observation,
+    payload: impl FnOnce(Observation) -> P,
 ) -> CallToolResult {
     let shown = if observation.frame_width == observation.region.width
         && observation.frame_height == observation.region.height
@@ -75,13 +107,6 @@ pub fn observation_result(
     } else {
         format!("{prefix}Screenshot: {facts}.")
     };
-    let mut payload = serde_json::to_value(&observation).unwrap_or_default();
-    if let (Some(map), Some(extra)) = (payload.as_object_mut(), extra.as_object()) {
-        map.remove("image_base64");
-        for (k, v) in extra {
-            map.insert(k.clone(), v.clone());
-        }
-    }
     let text = match &observation.reduced {
         Some(why) => format!("{text} Note: {why}."),
         None => text,
@@ -90,10 +115,11 @@ pub fn observation_result(
         Some(view) => format!("{text}\nText view {}:\n{}", view.view_id, view.render()),
         None => text,
     };
-    let image = observation.image_base64.clone();
-    let result = structured(text, &payload);
+    let image = observation.image_base64.take();
+    let mime = observation.format.mime();
+    let result = structured(text, &payload(observation));
     match image {
-        Some(data) => with_image(result, data, observation.format.mime()),
+        Some(data) => with_image(result, data, mime),
         None => result,
     }
 }
@@ -161,6 +187,7 @@ fn frame_options(
 impl ComputerUseServer {
     #[tool(
         name = "computer_observe",
+        output_schema = schema_for_output::<Observation>(),
         title = "Screenshot the session's screen",
         description = "Take a screenshot of this session's own screen with frame_id, captured_at, screen size, cursor position and active window title. The frame keeps to max_side (default 1568 px) and about 1.15 megapixels, so a large screen comes scaled down: the result gives frame_width, frame_height and scale, and computer_act takes that frame_id to click in the frame's own pixels. region {x,y,width,height} (screen pixels) returns only that part, at up to full resolution (zoom). format png (default) or jpeg with quality. Frames stay under 1 MB. The first call opens the screen. When nothing changed since this session's previous screenshot of the same region and size, the image is left out and unchanged is true. view text (or both) returns the screen as text: its windows (title, class, pid, geometry, focus; topmost first) and the accessibility tree of the focused window or of window (class or title), one line per node such as `e7 button \"Save\" [focused] @ 412,300 80x28`; pages in the browser come from the page itself, other apps (GTK, Qt, LibreOffice) from the screen's accessibility bus, and apps that expose nothing (xterm) are listed with a note. A tree over max_nodes (default 400) is cut with a cursor for the next page; an unchanged view leaves its nodes out and its refs stay valid.",
         annotations(
@@ -201,11 +228,12 @@ impl ComputerUseServer {
         let o = self.answer(&a.session_id, observed).await?;
         check_text_view(&o, &text)?;
         self.agent().announce_screen(&a.session_id);
-        Ok(observation_result(String::new(), o, serde_json::json!({})))
+        Ok(observation_result(String::new(), o, |o| o))
     }
 
     #[tool(
         name = "computer_act",
+        output_schema = schema_for_output::<Acted>(),
         title = "Act on the session's screen",
         description = "Run 1 to 24 mouse and keyboard actions in order on this session's screen, then (observe=true, default) return a screenshot taken settle_ms (default 300, max 5000) after the last action, or with settle: quiet as soon as the screen has been still for quiet_ms (default 250; settle_ms then the longest wait, default 3000). x/y are screen pixels, or the pixels of a recent frame when frame_id is given; click, move, down, up and scroll take ref instead (a node of this session's latest text view: the action lands on the centre of its visible part). max_side, format and quality shape the screenshot as in computer_observe. Actions: click {x,y or ref, button}, move {x,y or ref}, down/up {button, optional x,y}, type {text: any Unicode up to 10000 characters, \\n presses Enter}, key {key: chord such as enter, esc, f5, ctrl+shift+t, cmd+a; modifiers ctrl, alt (option), shift, super (cmd, meta, win)}, scroll {direction up|down|left|right, steps 1..20 default 3, optional x,y}, wait {ms 0..5000}, focus {target: window class or title; starts the app when none matches}. The first failing action stops the batch. The 4th identical batch of pointer, scroll or key actions in a row that leaves the screen unchanged is refused.",
         annotations(
@@ -270,20 +298,22 @@ impl ComputerUseServer {
                 "the last action",
             ));
         }
-        let outcomes = serde_json::json!({
-            "outcomes": r.outcomes,
-            "requested": r.requested,
-            "settled": r.settled,
-            "settle_waited_ms": r.settle_waited_ms,
-        });
+        let acted = |observation| Acted {
+            outcomes: r.outcomes,
+            requested: r.requested,
+            settled: r.settled,
+            settle_waited_ms: r.settle_waited_ms,
+            observation,
+        };
         Ok(match r.observation {
-            Some(o) => observation_result(format!("{summary}\n"), o, outcomes),
-            None => structured(summary, &outcomes),
+            Some(o) => observation_result(format!("{summary}\n"), o, |o| acted(Some(o))),
+            None => structured(summary, &acted(None)),
         })
     }
 
     #[tool(
         name = "open_path",
+        output_schema = schema_for_output::<Opened>(),
         title = "Open a page or file on the screen",
         description = "Open an http(s) URL or a file on this session's screen and return a screenshot once it loaded (or after 15 s, saying it was still loading). Pages and HTML, PDF, image, text, JSON and XML files open in the screen's own Chromium (started when needed, signed in wherever the other screens are); other files open in their default app. settle, settle_ms and quiet_ms as in computer_act, counted from when it opened: by default no extra wait; with settle: quiet the screenshot waits until the screen has been still for quiet_ms (for pages that animate after loading). max_side, format and quality shape the screenshot as in computer_observe. A missing file is an error that lists what the folder holds.",
         annotations(
@@ -313,6 +343,7 @@ impl ComputerUseServer {
 
     #[tool(
         name = "launch_app",
+        output_schema = schema_for_output::<Opened>(),
         title = "Start or raise an app on the screen",
         description = "Start an app on this session's screen, or raise its window when one is open, and return a screenshot once its window shows. app: `browser` (the screen's Chromium), `terminal`, an installed application (.desktop id or name), or a program on PATH. uri: optional, opened in the app (the browser opens it in a new tab). settle, settle_ms and quiet_ms as in open_path. max_side, format and quality shape the screenshot as in computer_observe. An unknown app is an error that lists the installed ones.",
         annotations(
@@ -374,17 +405,17 @@ impl ComputerUseServer {
             .await;
         let r = self.answer(session_id, answer).await?;
         self.agent().announce_screen(session_id);
-        let extra = serde_json::json!({
-            "summary": r.summary,
-            "ready": r.ready,
-            "settled": r.settled,
-            "settle_waited_ms": r.settle_waited_ms,
-        });
         let waited = settle_sentence(r.settled, r.settle_waited_ms, "it opened");
         Ok(observation_result(
             format!("{} {waited}\n", r.summary),
             r.observation,
-            extra,
+            |observation| Opened {
+                summary: r.summary,
+                ready: r.ready,
+                settled: r.settled,
+                settle_waited_ms: r.settle_waited_ms,
+                observation,
+            },
         ))
     }
 }

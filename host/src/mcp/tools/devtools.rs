@@ -7,7 +7,8 @@ use crate::mcp::result::structured;
 use crate::mcp::{ComputerUseServer, ToolError};
 use crate::settings::{process_env, DevtoolsSettings};
 use computer_protocol::endpoints::{DevToolsStart, DevToolsStop, NoBody};
-use computer_protocol::{DevToolsStartRequest, DevToolsStarted, SessionId};
+use computer_protocol::{DevToolsStartRequest, DevToolsStarted, DevToolsStopped, SessionId};
+use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
 use std::time::Duration;
@@ -21,6 +22,7 @@ const STOP_DEADLINE: Duration = Duration::from_secs(60);
 impl ComputerUseServer {
     #[tool(
         name = "start_chrome_devtools",
+        output_schema = schema_for_output::<DevToolsStarted>(),
         title = "Start Chrome DevTools for the screen's browser",
         description = "Start Chrome DevTools' MCP tools (DOM snapshot, console, network log, script evaluation, screenshots, performance traces) for this session's browser, starting the browser when none runs. You then call them through the shell tool: `mcpc @cdt-N tools-call <tool> '<json>'` (N is the screen number; the reply says it and lists the tools). Calling it again returns the same bridge. It stops by itself after COMPUTER_USE_DEVTOOLS_IDLE (default 10m) without calls; the next mcpc call starts it again with the pages kept. Needs COMPUTER_USE_SHELL_TIMEOUT_MAX of 60 or more.",
         annotations(
@@ -59,6 +61,7 @@ impl ComputerUseServer {
 
     #[tool(
         name = "stop_chrome_devtools",
+        output_schema = schema_for_output::<DevToolsStopped>(),
         title = "Stop Chrome DevTools for the screen's browser",
         description = "Stop this session's DevTools bridge at once and free its memory (about 300 MB). The browser and its pages stay.",
         annotations(

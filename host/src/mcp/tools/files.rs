@@ -6,31 +6,37 @@ use crate::mcp::result::{structured, with_image};
 use crate::mcp::{ComputerUseServer, ToolError};
 use computer_protocol::endpoints::{Endpoint, ListFiles, ReadFile, SetCwd, WriteFile};
 use computer_protocol::{
-    FileType, ListFilesRequest, ReadFileRequest, ReadFileResponse, SessionId, SetCwdRequest,
-    WriteFileRequest,
+    FileType, ListFilesRequest, ListFilesResponse, ReadFileRequest, ReadFileResponse, SessionId,
+    SetCwdRequest, SetCwdResponse, WriteFileRequest, WriteFileResponse,
 };
+use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
+use schemars::JsonSchema;
 use serde::Serialize;
 use std::time::Duration;
 
 const FILE_DEADLINE: Duration = Duration::from_secs(60);
 const NOTHING_RUNS: &str = "nothing keeps running; try again";
 
-/// read_file's structured result for text.
-#[derive(Serialize)]
-struct TextRead {
+/// read_file's structured result: a text (with its line count and any
+/// note on what was left out), or the facts of the image sent beside it.
+#[derive(Serialize, JsonSchema)]
+struct FileRead {
+    /// The absolute path read.
     path: String,
-    total_lines: u64,
+    /// Text files: the lines read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    text: Option<String>,
+    /// Text files: how many lines the whole file has.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    total_lines: Option<u64>,
+    /// Text files: what was left out and how to read it.
+    #[serde(skip_serializing_if = "Option::is_none")]
     note: Option<String>,
-    text: String,
-}
-
-/// read_file's structured result beside an image.
-#[derive(Serialize)]
-struct ImageRead {
-    path: String,
-    mime: String,
+    /// Images: `image/png` or `image/jpeg`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    mime: Option<String>,
 }
 
 impl ComputerUseServer {
@@ -54,6 +60,7 @@ impl ComputerUseServer {
 impl ComputerUseServer {
     #[tool(
         name = "set_cwd",
+        output_schema = schema_for_output::<SetCwdResponse>(),
         title = "Change the working folder",
         description = "Change the session's working folder (used by shell and the file tools). Relative paths start at the current one; `~` is home. Returns the new absolute path.",
         annotations(
@@ -74,6 +81,7 @@ impl ComputerUseServer {
 
     #[tool(
         name = "list_files",
+        output_schema = schema_for_output::<ListFilesResponse>(),
         title = "List a folder",
         description = "List one folder (default: the working folder), folders first, each entry with name, type (file, dir, symlink, other), size and modified time. At most 1000 entries, with a note of how many more exist.",
         annotations(
@@ -110,6 +118,7 @@ impl ComputerUseServer {
 
     #[tool(
         name = "read_file",
+        output_schema = schema_for_output::<FileRead>(),
         title = "Read a file",
         description = "Read a UTF-8 text file (optionally a range: offset = first line from 1, limit = line count), or a PNG/JPEG image up to 1 MB as an image. Long text keeps its first and last 15000 bytes with a note on reading a range. Other binary files are refused: use shell or file_transfer.",
         annotations(
@@ -141,11 +150,12 @@ impl ComputerUseServer {
                 }
                 structured(
                     shown,
-                    &TextRead {
+                    &FileRead {
                         path,
-                        total_lines,
+                        text: Some(text),
+                        total_lines: Some(total_lines),
                         note,
-                        text,
+                        mime: None,
                     },
                 )
             }
@@ -156,9 +166,12 @@ impl ComputerUseServer {
             } => with_image(
                 structured(
                     format!("{path} ({mime})"),
-                    &ImageRead {
+                    &FileRead {
                         path: path.clone(),
-                        mime: mime.clone(),
+                        text: None,
+                        total_lines: None,
+                        note: None,
+                        mime: Some(mime.clone()),
                     },
                 ),
                 data_base64,
@@ -169,6 +182,7 @@ impl ComputerUseServer {
 
     #[tool(
         name = "write_file",
+        output_schema = schema_for_output::<WriteFileResponse>(),
         title = "Write a file",
         description = "Replace or create a file with UTF-8 content up to 10 MB. Creates missing folders, writes atomically, keeps an existing file's permissions, refuses a folder. Returns the absolute path and byte count.",
         annotations(

@@ -6,15 +6,17 @@ use crate::mcp::result::structured;
 use crate::mcp::{ComputerUseServer, ToolError};
 use computer_protocol::endpoints::{CreateSession, EndSession, GetComputer, NoBody};
 use computer_protocol::{check_viewer_key, CreateSessionRequest, ScreenNumber, SessionId};
+use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
+use schemars::JsonSchema;
 use serde::Serialize;
 use std::time::Duration;
 
 const API_DEADLINE: Duration = Duration::from_secs(30);
 
 /// start_computer's structured result.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct Started {
     session_id: SessionId,
     viewer_url: String,
@@ -22,7 +24,7 @@ struct Started {
     cwd: String,
 }
 
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct ComputerFacts {
     name: String,
     image: String,
@@ -30,7 +32,7 @@ struct ComputerFacts {
 }
 
 /// end_session's structured result.
-#[derive(Serialize)]
+#[derive(Serialize, JsonSchema)]
 struct Ended {
     session_id: SessionId,
     screen: Option<ScreenNumber>,
@@ -41,6 +43,7 @@ struct Ended {
 impl ComputerUseServer {
     #[tool(
         name = "start_computer",
+        output_schema = schema_for_output::<Started>(),
         title = "Start a computer session",
         description = "Start a session on the shared Linux desktop (Debian 13 in Docker), creating or starting the computer when needed. Returns the session_id every other tool takes, and a viewer_url a person can open to watch. Each session gets its own screen on its first computer_observe.",
         annotations(
@@ -124,6 +127,7 @@ impl ComputerUseServer {
 
     #[tool(
         name = "end_session",
+        output_schema = schema_for_output::<Ended>(),
         title = "End a session",
         description = "End a session: closes its screen (and the screen's Chromium, which saves its logins and bookmarks first) and frees the screen number. Files are never touched.",
         annotations(

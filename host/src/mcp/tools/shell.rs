@@ -5,7 +5,8 @@ use crate::mcp::args::{Args, ShellArgs};
 use crate::mcp::result::structured;
 use crate::mcp::ComputerUseServer;
 use computer_protocol::endpoints::Shell;
-use computer_protocol::{SessionId, ShellRequest};
+use computer_protocol::{SessionId, ShellRequest, ShellResult};
+use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
 use std::time::Duration;
@@ -18,6 +19,7 @@ const MARGIN: Duration = Duration::from_secs(30);
 impl ComputerUseServer {
     #[tool(
         name = "shell",
+        output_schema = schema_for_output::<ShellResult>(),
         title = "Run a shell command",
         description = "Run a command with `bash -lc` as the user `computer` in the session's working folder, with no input; DISPLAY points at the session's screen once it has one. Returns exit_code, duration_ms, timed_out, stdout and stderr (each keeps its first and last 15000 bytes). A non-zero exit is a normal result. The call returns when the command exits: start long jobs in the background with output redirected, e.g. `setsid nohup server >log 2>&1 &`. On timeout the command and everything it started are killed.",
         annotations(

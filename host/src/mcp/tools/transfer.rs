@@ -5,9 +5,10 @@ use crate::mcp::args::{Args, TransferArgs};
 use crate::mcp::result::structured;
 use crate::mcp::{ComputerUseServer, ToolError};
 use crate::settings::process_env;
-use crate::transfer::{self, StallLimit, TransferError, TransferRequest};
+use crate::transfer::{self, StallLimit, TransferError, TransferReport, TransferRequest};
 use computer_protocol::archive::{human_bytes, Progress};
 use computer_protocol::SessionId;
+use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::RequestContext;
@@ -22,6 +23,7 @@ const PROGRESS_EVERY: Duration = Duration::from_millis(500);
 impl ComputerUseServer {
     #[tool(
         name = "file_transfer",
+        output_schema = schema_for_output::<TransferReport>(),
         title = "Copy files between this machine and the computer",
         description = "Copy one file, or a folder with everything below it, from this machine to the computer (direction to_computer: host_path -> computer_path) or back (from_computer: computer_path -> host_path). Sizes are unlimited and content may be binary; empty folders, permission bits (such as executables) and symlinks survive the copy, and a symlink given as the path itself is followed. Destination as with `cp -r`: if it is an existing folder, the copy is placed inside it under its own name (copying ~/notes.txt to an existing ~/Desktop gives ~/Desktop/notes.txt); if not, the path names the copy and missing parent folders are created. overwrite=false (default) refuses, before writing anything, when the final path exists; overwrite=true replaces files and merges into folders, keeping what else is there, but files and folders never replace each other, and such a conflict found partway stops the copy, keeping what was already copied. No overall time limit; fails after 60 s with no progress. Returns path, files, folders, symlinks, bytes, duration_ms and skipped entries with reasons (pipes, sockets, devices, unreadable or unsafe entries, names invalid on Windows). Sends progress notifications (bytes and files so far) when the request has a progress token.",
         annotations(
