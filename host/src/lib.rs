@@ -17,6 +17,7 @@
 //! - [`docker`]: the Docker endpoint, the container lifecycle, its limits
 //!   (pids, logs, capabilities) and the image.
 //! - [`settings`]: the `COMPUTER_USE_*` variables, read when the spec says.
+//! - [`version`]: this build's version and its default image.
 //! - [`client`]: computerd's HTTP API with deadlines and size caps, straight
 //!   to loopback (no proxy, no redirects): the computer is not trusted.
 //! - [`transfer`]: `file_transfer`'s host side: host paths, and tar
@@ -41,3 +42,4 @@ pub mod open;
 pub mod serve;
 pub mod settings;
 pub mod transfer;
+pub mod version;

@@ -7,7 +7,7 @@
 //! so tests never touch global state. An empty value counts as unset, because
 //! MCP clients often write `"VAR": ""` for "no value".
 
-use crate::docker::image::default_image;
+use crate::version::default_image;
 use computer_protocol::duration::{format_duration, parse_duration, DurationError};
 use computer_protocol::limits::{SCREEN_SIDE_MAX, SCREEN_SIDE_MIN};
 use std::collections::HashMap;

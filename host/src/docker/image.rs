@@ -1,9 +1,6 @@
-//! The computer's image: which one this binary uses, its version label, how
-//! versions compare, and pulling it when a release build lacks it.
-//!
-//! Release builds use the image of their own version and pull it when it is
-//! missing. Dev builds use `computer-use-mcp:dev` and never pull, so a dev
-//! binary is never paired with a stale published image by accident.
+//! The computer's image: its version label, how versions compare, and
+//! pulling it when a release build lacks it. Which image a build uses is
+//! [`crate::version`]'s, re-exported here.
 
 use super::call::{status_of, Call};
 use super::credentials;
@@ -17,31 +14,13 @@ use std::time::Duration;
 
 /// Label on the image and the container: the version of the image.
 pub const VERSION_LABEL: &str = "computer-use.version";
-pub const DEV_IMAGE: &str = "computer-use-mcp:dev";
-pub const RELEASE_REPOSITORY: &str = "ghcr.io/falleng0d/computer-use-mcp";
+pub use crate::version::{
+    binary_version, default_image, pulls_missing_image, DEV_IMAGE, RELEASE_REPOSITORY,
+};
 
 const INSPECT_DEADLINE: Duration = Duration::from_secs(15);
 /// A pull of a few GB has no sensible total limit; one that stops moving does.
 const PULL_STALL: Duration = Duration::from_secs(120);
-
-/// This binary's version, which the image and container labels are held to.
-pub fn binary_version() -> &'static str {
-    env!("CARGO_PKG_VERSION")
-}
-
-/// Release builds pull their image when it is missing; dev builds never do.
-pub fn pulls_missing_image() -> bool {
-    !cfg!(debug_assertions)
-}
-
-/// The image when `COMPUTER_USE_IMAGE` is unset.
-pub fn default_image() -> String {
-    if cfg!(debug_assertions) {
-        DEV_IMAGE.to_string()
-    } else {
-        format!("{RELEASE_REPOSITORY}:{}", binary_version())
-    }
-}
 
 /// Orders two image versions by semver precedence (a pre-release comes
 /// before its release; build metadata is ignored). `None` when either is not
