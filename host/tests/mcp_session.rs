@@ -278,7 +278,7 @@ async fn bad_input_is_a_tool_error_naming_the_field() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn closing_stdin_ends_the_sessions_within_three_seconds() {
+async fn the_client_going_away_ends_the_sessions_within_three_seconds() {
     let computer = TestComputer::new();
     let (client, _) = connect(&computer, &[]).await;
     let (s, _) = ok(&client, "start_computer", json!({"title": "stdin close"})).await;
@@ -287,7 +287,8 @@ async fn closing_stdin_ends_the_sessions_within_three_seconds() {
         .await
         .iter()
         .any(|x| x["session_id"] == json!(sid)));
-    // Cancelling the client closes the host's stdin.
+    // Cancelling the client closes the host's stdin (stdio), or deletes its
+    // MCP session (HTTP).
     client.cancel().await.ok();
     let took = wait_session_gone(&computer, &sid, Duration::from_secs(5)).await;
     assert!(took <= Duration::from_secs(3), "took {took:?}");
