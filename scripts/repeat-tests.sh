@@ -21,10 +21,22 @@ bash scripts/test-setup.sh
 # One build for every run: the runs below only execute what this compiled.
 cargo test --workspace --no-run
 
+# One run, as scripts/test.sh runs it: the workspace, then the MCP tests over
+# HTTP, whose binaries are named NAME@http in the log so the table keeps the
+# two transports apart.
+run_once() {
+    set -o pipefail
+    local threads=${TEST_THREADS:-2} status=0
+    cargo test --workspace --no-fail-fast -- --test-threads="$threads" || status=1
+    bash scripts/test-http.sh --no-fail-fast -- --test-threads="$threads" 2>&1 |
+        sed -E 's#^( *Running .*/[a-z0-9_]+)(-[0-9a-f]+\))$#\1@http\2#' || status=1
+    return $status
+}
+
 failed_runs=0
 for i in $(seq 1 "$runs"); do
     started=$SECONDS
-    if timeout "${REPEAT_RUN_LIMIT:-2700}" cargo test --workspace --no-fail-fast -- --test-threads="${TEST_THREADS:-2}" \
+    if timeout "${REPEAT_RUN_LIMIT:-2700}" bash -c "$(declare -f run_once); run_once" \
         >"$logs/run-$i.log" 2>&1; then
         verdict=green
     else

@@ -2,7 +2,8 @@
 # The whole test suite: installs what the tests need (scripts/test-setup.sh),
 # runs the release checks (workflow lint, Windows and macOS builds, crate
 # packages), builds the release host binary that host/tests/release_build.rs
-# drives, then runs every test of the workspace against those real parts.
+# drives, then runs every test of the workspace against those real parts, and
+# the MCP tests a second time over Streamable HTTP (scripts/test-http.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,3 +11,4 @@ bash scripts/test-setup.sh
 bash scripts/release-check.sh
 cargo build --release --locked -p computer-use-mcp
 cargo test --workspace -- --test-threads="${TEST_THREADS:-2}"
+bash scripts/test-http.sh -- --test-threads="${TEST_THREADS:-2}"

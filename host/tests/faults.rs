@@ -1,5 +1,6 @@
-//! Faults the host survives, end to end: the real host binary over stdio with
-//! rmcp's client, a real Docker engine and the real image. Each fault leaves
+//! Faults the host survives, end to end: the real host binary with rmcp's
+//! client (over stdio, or HTTP with `COMPUTER_USE_TEST_TRANSPORT=http`), a
+//! real Docker engine and the real image. Each fault leaves
 //! the agent a message that says what happened and what to do, and
 //! `start_computer` brings the computer back with its home intact.
 //!

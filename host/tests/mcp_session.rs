@@ -1,14 +1,18 @@
-//! The real host binary over stdio with rmcp's client, against a real Docker
-//! engine and the real image.
+//! The real host binary with rmcp's client (over stdio, or HTTP with
+//! `COMPUTER_USE_TEST_TRANSPORT=http`), against a real Docker engine and the
+//! real image.
 
 mod support;
 
 use base64::Engine;
-use rmcp::model::ContentBlock;
+use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ContentBlock};
+use rmcp::service::PeerRequestOptions;
 use serde_json::json;
 use std::time::{Duration, Instant};
 use support::docker::TestComputer;
-use support::mcp::{call, connect, is_error, live_sessions, ok, text, wait_session_gone};
+use support::mcp::{
+    call, connect, is_error, live_sessions, ok, shell_ok, start_session, text, wait_session_gone,
+};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn tools_are_listed_at_once_without_touching_docker() {
@@ -274,7 +278,7 @@ async fn bad_input_is_a_tool_error_naming_the_field() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn closing_stdin_ends_the_sessions_within_three_seconds() {
+async fn the_client_going_away_ends_the_sessions_within_three_seconds() {
     let computer = TestComputer::new();
     let (client, _) = connect(&computer, &[]).await;
     let (s, _) = ok(&client, "start_computer", json!({"title": "stdin close"})).await;
@@ -283,7 +287,8 @@ async fn closing_stdin_ends_the_sessions_within_three_seconds() {
         .await
         .iter()
         .any(|x| x["session_id"] == json!(sid)));
-    // Cancelling the client closes the host's stdin.
+    // Cancelling the client closes the host's stdin (stdio), or deletes its
+    // MCP session (HTTP).
     client.cancel().await.ok();
     let took = wait_session_gone(&computer, &sid, Duration::from_secs(5)).await;
     assert!(took <= Duration::from_secs(3), "took {took:?}");
@@ -330,4 +335,60 @@ async fn a_killed_host_loses_its_sessions_by_heartbeat_and_their_screens_are_fre
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     drop(client);
+}
+
+/// Whether a process whose whole command line is `command` runs in the
+/// computer, asked through a second `shell` call.
+async fn runs(client: &support::mcp::Client, sid: &str, command: &str) -> bool {
+    // `[s]leep` keeps the pattern from matching this call's own bash.
+    let pattern = format!("^[{}]{}$", &command[..1], &command[1..]);
+    let r = shell_ok(client, sid, &format!("pgrep -f '{pattern}'")).await;
+    r["exit_code"] == json!(0)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn cancelling_a_shell_call_stops_its_command_and_the_session_carries_on() {
+    let computer = TestComputer::new();
+    let (client, _) = connect(&computer, &[]).await;
+    let sid = start_session(&client, "cancel shell").await;
+    // A duration no other test uses, so the process is this call's.
+    let command = "sleep 37";
+    let handle = client
+        .send_cancellable_request(
+            ClientRequest::CallToolRequest(CallToolRequest::new(
+                CallToolRequestParams::new("shell").with_arguments(
+                    json!({"session_id": sid, "command": command, "timeout": 120})
+                        .as_object()
+                        .cloned()
+                        .unwrap(),
+                ),
+            )),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .expect("request sent");
+    let running_by = Instant::now() + Duration::from_secs(30);
+    while !runs(&client, &sid, command).await {
+        assert!(Instant::now() < running_by, "`{command}` never started");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let cancelled = Instant::now();
+    handle
+        .cancel(Some("test cancels".into()))
+        .await
+        .expect("cancellation sent");
+    // The command stops long before its 37 s are up.
+    let stopped_by = cancelled + Duration::from_secs(5);
+    while runs(&client, &sid, command).await {
+        assert!(
+            Instant::now() < stopped_by,
+            "`{command}` still runs {:?} after the call was cancelled",
+            cancelled.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // The session carries on.
+    let r = shell_ok(&client, &sid, "echo still-here").await;
+    assert_eq!(r["stdout"], "still-here\n", "{r}");
+    client.cancel().await.ok();
 }

@@ -1,8 +1,9 @@
-//! `file_transfer` through the real host binary over stdio with rmcp's
-//! client, against a real container: trees round trip both ways with
-//! checksums, modes, symlinks and empty folders; the destination and
-//! overwrite rules; conflicts partway; progress notifications; cancelling
-//! leaves no temporary files; a stalled transfer fails.
+//! `file_transfer` through the real host binary with rmcp's client (over
+//! stdio, or HTTP with `COMPUTER_USE_TEST_TRANSPORT=http`), against a real
+//! container: trees round trip both ways with checksums, modes, symlinks
+//! and empty folders; the destination and overwrite rules; conflicts
+//! partway; progress notifications; cancelling leaves no temporary files;
+//! a stalled transfer fails.
 
 mod support;
 #[path = "../../protocol/tests/support/tree.rs"]
@@ -14,19 +15,17 @@ use rmcp::model::{
     ProgressNotificationParam,
 };
 use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
-use rmcp::transport::TokioChildProcess;
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use rmcp::{ClientHandler, RoleClient};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use support::docker::{docker, docker_output, TestComputer};
-use support::mcp::{is_error, text};
+use support::mcp::{connect_with, host_command, is_error, text};
 use tree::{build, temp_files};
 
 /// A client that keeps the progress notifications it receives.
@@ -48,32 +47,17 @@ impl ClientHandler for Recorder {
 type Client = RunningService<RoleClient, Recorder>;
 
 /// The host binary for `computer`, with its working folder and home in
-/// `host_dir`, so relative and `~` host paths land there.
+/// `host_dir`, so relative and `~` host paths land there; over the
+/// transport `COMPUTER_USE_TEST_TRANSPORT` picks.
 async fn connect(
     computer: &TestComputer,
     host_dir: &Path,
     env: &[(&str, &str)],
 ) -> (Client, Recorder) {
-    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_computer-use-mcp"));
-    cmd.env("COMPUTER_USE_NAME", &computer.name)
-        .env("COMPUTER_USE_PORT_BASE", computer.port_base.to_string())
-        .env("COMPUTER_USE_OPEN", "none")
-        .env("HOME", host_dir)
-        .env("COMPUTER_USE_IMAGE", support::docker::image())
-        .current_dir(host_dir);
-    for (k, v) in env {
-        cmd.env(k, v);
-    }
-    let (transport, _) = TokioChildProcess::builder(cmd)
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("computer-use-mcp starts");
+    let mut cmd = host_command(computer, env);
+    cmd.env("HOME", host_dir).current_dir(host_dir);
     let recorder = Recorder::default();
-    let client = recorder
-        .clone()
-        .serve(transport)
-        .await
-        .expect("MCP handshake");
+    let (client, _) = connect_with(cmd, recorder.clone()).await;
     (client, recorder)
 }
 

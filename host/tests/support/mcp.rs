@@ -1,11 +1,12 @@
 //! The real `computer-use-mcp` binary driven by rmcp's client, over stdio
-//! or, with `COMPUTER_USE_TEST_TRANSPORT=http`, over Streamable HTTP, plus a direct look at computerd's session list for checks that the agent
+//! or, with `COMPUTER_USE_TEST_TRANSPORT=http`, over Streamable HTTP, plus
+//! a direct look at computerd's session list for checks that the agent
 //! cannot make (sessions ended after the host died).
 
 use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock};
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{json, Value};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -55,21 +56,30 @@ pub fn host_command(
 /// Starts the host binary for `computer` and connects a client to it, over
 /// the transport [`over_http`] picks. Returns the client and the host's pid.
 pub async fn connect(computer: &TestComputer, extra_env: &[(&str, &str)]) -> (Client, u32) {
+    connect_with(host_command(computer, extra_env), ()).await
+}
+
+/// Starts the host as `cmd` (from [`host_command`], with whatever else the
+/// test sets, such as its working folder) and connects `handler` to it, over
+/// the transport [`over_http`] picks. Returns the client and the host's pid.
+pub async fn connect_with<H: ClientHandler>(
+    cmd: tokio::process::Command,
+    handler: H,
+) -> (RunningService<RoleClient, H>, u32) {
     if over_http() {
-        let host = HttpHost::start(computer, extra_env).await;
-        let client = host.client().await;
+        let host = HttpHost::spawn(cmd).await;
+        let client = host.client_with(handler).await;
         let pid = host.pid;
         // The host lives as long as the test's runtime, like a stdio child.
         tokio::spawn(host.wait());
         return (client, pid);
     }
-    let cmd = host_command(computer, extra_env);
     let (transport, _stderr) = TokioChildProcess::builder(cmd)
         .stderr(Stdio::inherit())
         .spawn()
         .expect("computer-use-mcp starts");
     let pid = transport.id().expect("child pid");
-    let client = ().serve(transport).await.expect("MCP handshake");
+    let client = handler.serve(transport).await.expect("MCP handshake");
     (client, pid)
 }
 
@@ -212,12 +222,15 @@ impl HttpHost {
     /// Starts `computer-use-mcp serve --http 127.0.0.1:0` with
     /// [`HTTP_TOKEN`] and waits for the address it listens on.
     pub async fn start(computer: &TestComputer, extra_env: &[(&str, &str)]) -> HttpHost {
+        HttpHost::spawn(host_command(computer, extra_env)).await
+    }
+
+    /// Starts `cmd` (from [`host_command`]) as `serve --http 127.0.0.1:0`
+    /// with [`HTTP_TOKEN`] and waits for the address it listens on.
+    pub async fn spawn(mut cmd: tokio::process::Command) -> HttpHost {
         use tokio::io::AsyncBufReadExt;
-        let mut cmd = host_command(computer, &[("COMPUTER_USE_HTTP_TOKEN", HTTP_TOKEN)]);
-        for (k, v) in extra_env {
-            cmd.env(k, v);
-        }
-        cmd.args(["serve", "--http", "127.0.0.1:0"])
+        cmd.env("COMPUTER_USE_HTTP_TOKEN", HTTP_TOKEN)
+            .args(["serve", "--http", "127.0.0.1:0"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -247,7 +260,13 @@ impl HttpHost {
 
     /// A new MCP client (one MCP session) with the right token.
     pub async fn client(&self) -> Client {
-        http_client(&self.url, Some(HTTP_TOKEN))
+        self.client_with(()).await
+    }
+
+    /// A new MCP client (one MCP session) with the right token, whose
+    /// notifications go to `handler`.
+    pub async fn client_with<H: ClientHandler>(&self, handler: H) -> RunningService<RoleClient, H> {
+        http_client_with(&self.url, Some(HTTP_TOKEN), handler)
             .await
             .expect("MCP handshake over HTTP")
     }
@@ -260,6 +279,15 @@ impl HttpHost {
 
 /// An rmcp client over Streamable HTTP to `url`.
 pub async fn http_client(url: &str, token: Option<&str>) -> Result<Client, String> {
+    http_client_with(url, token, ()).await
+}
+
+/// The same, with `handler` for what the server sends.
+pub async fn http_client_with<H: ClientHandler>(
+    url: &str,
+    token: Option<&str>,
+    handler: H,
+) -> Result<RunningService<RoleClient, H>, String> {
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
     use rmcp::transport::StreamableHttpClientTransport;
     let mut config = StreamableHttpClientTransportConfig::with_uri(url.to_string());
@@ -267,5 +295,5 @@ pub async fn http_client(url: &str, token: Option<&str>) -> Result<Client, Strin
         config = config.auth_header(token.to_string());
     }
     let transport = StreamableHttpClientTransport::from_config(config);
-    ().serve(transport).await.map_err(|e| e.to_string())
+    handler.serve(transport).await.map_err(|e| e.to_string())
 }
