@@ -5,6 +5,8 @@
 use super::error::ToolError;
 use crate::agent::Agent;
 use crate::link::{Connection, Link};
+use computer_protocol::endpoints::Endpoint;
+use computer_protocol::SessionId;
 use futures::FutureExt;
 use rmcp::handler::server::tool::{ToolCallContext, ToolRouter};
 use rmcp::model::{
@@ -18,6 +20,7 @@ use std::any::Any;
 use std::future::Future;
 use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 /// The order `tools/list` gives: how an agent meets them.
 const ORDER: [&str; 14] = [
@@ -40,8 +43,26 @@ const ORDER: [&str; 14] = [
 #[derive(Clone)]
 pub struct ComputerUseServer {
     caller: Arc<Caller>,
-    router: Arc<ToolRouter<ComputerUseServer>>,
-    tools: Arc<Vec<Tool>>,
+}
+
+/// The tools, routed and listed, built once per process: over HTTP rmcp
+/// builds a server for every request that has no MCP session.
+struct Catalog {
+    router: ToolRouter<ComputerUseServer>,
+    /// In [`ORDER`].
+    listed: Vec<Tool>,
+}
+
+fn catalog() -> &'static Catalog {
+    static CATALOG: OnceLock<Catalog> = OnceLock::new();
+    CATALOG.get_or_init(|| {
+        let router = ComputerUseServer::router();
+        let listed = ORDER
+            .iter()
+            .filter_map(|name| router.get(name).cloned())
+            .collect();
+        Catalog { router, listed }
+    })
 }
 
 /// Whose calls a server answers, and so which agent's sessions they reach.
@@ -76,15 +97,8 @@ impl ComputerUseServer {
     }
 
     fn with_caller(caller: Caller) -> ComputerUseServer {
-        let router = Self::router();
-        let tools = ORDER
-            .iter()
-            .filter_map(|name| router.get(name).cloned())
-            .collect();
         ComputerUseServer {
             caller: Arc::new(caller),
-            router: Arc::new(router),
-            tools: Arc::new(tools),
         }
     }
 
@@ -106,6 +120,24 @@ impl ComputerUseServer {
             + Self::shell_tools()
             + Self::file_tools()
             + Self::transfer_tools()
+    }
+
+    /// Calls route `E` of session `id` and reads its answer, every failure
+    /// explained for the agent (see [`Agent::reach`], [`Agent::answer`]).
+    /// `still_running` says what a timeout after `deadline` leaves behind.
+    pub(super) async fn session_call<E: Endpoint<Key = SessionId>>(
+        &self,
+        id: &str,
+        body: &E::Request,
+        deadline: Duration,
+        still_running: &'static str,
+    ) -> Result<E::Response, ToolError> {
+        let conn = self.reach(id).await?;
+        let answered = conn
+            .client
+            .send::<E>(&SessionId(id.to_string()), body, deadline, still_running)
+            .await;
+        self.answer(id, answered).await
     }
 
     /// The connection for a call on session `id`, see [`Agent::reach`].
@@ -157,13 +189,13 @@ impl ServerHandler for ComputerUseServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         Ok(ListToolsResult {
-            tools: self.tools.as_ref().clone(),
+            tools: catalog().listed.clone(),
             ..Default::default()
         })
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.router.get(name).cloned()
+        catalog().router.get(name).cloned()
     }
 
     async fn call_tool(
@@ -174,7 +206,8 @@ impl ServerHandler for ComputerUseServer {
         let name = request.name.to_string();
         // An agent that misspells a tool reads the list and tries again,
         // as with any other mistake in a call.
-        if !self.router.has_route(&name) {
+        let router = &catalog().router;
+        if !router.has_route(&name) {
             return Ok(failed(ToolError::UnknownTool {
                 known: ORDER.join(", "),
                 name,
@@ -182,7 +215,7 @@ impl ServerHandler for ComputerUseServer {
         }
         let cancelled = context.ct.clone();
         let call = ToolCallContext::new(self, request, context);
-        guard(&name, self.router.call(call), cancelled.cancelled()).await
+        guard(&name, router.call(call), cancelled.cancelled()).await
     }
 }
 

@@ -215,17 +215,9 @@ impl ComputerUseServer {
             region: a.region,
             text: text.clone(),
         };
-        let conn = self.reach(&a.session_id).await?;
-        let observed = conn
-            .client
-            .send::<endpoints::Observe>(
-                &SessionId(a.session_id.clone()),
-                &req,
-                OBSERVE_DEADLINE,
-                NOTHING_RUNS,
-            )
-            .await;
-        let o = self.answer(&a.session_id, observed).await?;
+        let o = self
+            .session_call::<endpoints::Observe>(&a.session_id, &req, OBSERVE_DEADLINE, NOTHING_RUNS)
+            .await?;
         check_text_view(&o, &text)?;
         self.agent().announce_screen(&a.session_id);
         Ok(observation_result(String::new(), o, |o| o))
@@ -268,17 +260,14 @@ impl ComputerUseServer {
             })
             .sum();
         let deadline = OBSERVE_DEADLINE + Duration::from_millis(waits + req.settle_ms);
-        let conn = self.reach(&a.session_id).await?;
-        let acted = conn
-            .client
-            .send::<endpoints::Act>(
-                &SessionId(a.session_id.clone()),
+        let r = self
+            .session_call::<endpoints::Act>(
+                &a.session_id,
                 &req,
                 deadline,
                 "some actions may have run; observe the screen to see where things stand",
             )
-            .await;
-        let r = self.answer(&a.session_id, acted).await?;
+            .await?;
         self.agent().announce_screen(&a.session_id);
         let done = r.outcomes.iter().filter(|o| o.ok).count();
         let mut summary = format!("{done} of {} actions done.", r.requested);
@@ -396,14 +385,10 @@ impl ComputerUseServer {
         req: &E::Request,
         settling: Settling,
     ) -> ToolResult {
-        let conn = self.reach(session_id).await?;
-        let id = SessionId(session_id.to_string());
         let deadline = OPEN_DEADLINE + Duration::from_millis(settling.settle_ms);
-        let answer = conn
-            .client
-            .send::<E>(&id, req, deadline, OPEN_MAY_RUN)
-            .await;
-        let r = self.answer(session_id, answer).await?;
+        let r = self
+            .session_call::<E>(session_id, req, deadline, OPEN_MAY_RUN)
+            .await?;
         self.agent().announce_screen(session_id);
         let waited = settle_sentence(r.settled, r.settle_waited_ms, "it opened");
         Ok(observation_result(

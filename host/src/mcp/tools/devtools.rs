@@ -7,7 +7,7 @@ use crate::mcp::result::structured;
 use crate::mcp::{ComputerUseServer, ToolError};
 use crate::settings::{process_env, DevtoolsSettings};
 use computer_protocol::endpoints::{DevToolsStart, DevToolsStop, NoBody};
-use computer_protocol::{DevToolsStartRequest, DevToolsStarted, DevToolsStopped, SessionId};
+use computer_protocol::{DevToolsStartRequest, DevToolsStarted, DevToolsStopped};
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
@@ -40,21 +40,17 @@ impl ComputerUseServer {
         let a = args.read()?;
         let settings = DevtoolsSettings::for_start_chrome_devtools(&process_env())
             .map_err(|e| ToolError::Invalid(e.to_string()))?;
-        let conn = self.reach(&a.session_id).await?;
-        let id = SessionId(a.session_id.clone());
         let req = DevToolsStartRequest {
             idle_secs: settings.idle.as_secs().max(1),
         };
-        let answer = conn
-            .client
-            .send::<DevToolsStart>(
-                &id,
+        let started = self
+            .session_call::<DevToolsStart>(
+                &a.session_id,
                 &req,
                 START_DEADLINE,
                 "the browser or the bridge may still be starting; call start_chrome_devtools again",
             )
-            .await;
-        let started = self.answer(&a.session_id, answer).await?;
+            .await?;
         self.agent().announce_screen(&a.session_id);
         Ok(structured(instructions(&started), &started))
     }
@@ -77,18 +73,14 @@ impl ComputerUseServer {
         Parameters(args): Parameters<Args<SessionArgs>>,
     ) -> ToolResult {
         let a = args.read()?;
-        let conn = self.reach(&a.session_id).await?;
-        let id = SessionId(a.session_id.clone());
-        let answer = conn
-            .client
-            .send::<DevToolsStop>(
-                &id,
+        let stopped = self
+            .session_call::<DevToolsStop>(
+                &a.session_id,
                 &NoBody {},
                 STOP_DEADLINE,
                 "the bridge may still be stopping",
             )
-            .await;
-        let stopped = self.answer(&a.session_id, answer).await?;
+            .await?;
         let text = if stopped.was_running {
             format!("Stopped the DevTools bridge {} and freed its memory. `mcpc {} ...` now fails until start_chrome_devtools runs again.", stopped.bridge, stopped.bridge)
         } else {

@@ -46,13 +46,8 @@ impl ComputerUseServer {
         session_id: &str,
         body: &E::Request,
     ) -> Result<E::Response, ToolError> {
-        let conn = self.reach(session_id).await?;
-        let id = SessionId(session_id.to_string());
-        let answered = conn
-            .client
-            .send::<E>(&id, body, FILE_DEADLINE, NOTHING_RUNS)
-            .await;
-        self.answer(session_id, answered).await
+        self.session_call::<E>(session_id, body, FILE_DEADLINE, NOTHING_RUNS)
+            .await
     }
 }
 

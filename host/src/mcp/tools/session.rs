@@ -140,18 +140,14 @@ impl ComputerUseServer {
     )]
     async fn end_session(&self, Parameters(args): Parameters<Args<SessionArgs>>) -> ToolResult {
         let a = args.read()?;
-        let conn = self.reach(&a.session_id).await?;
-        let id = SessionId(a.session_id.clone());
-        let ended = conn
-            .client
-            .send::<EndSession>(
-                &id,
+        let r = self
+            .session_call::<EndSession>(
+                &a.session_id,
                 &NoBody {},
                 API_DEADLINE,
                 "the session may still be ending; it ends by itself within a minute",
             )
-            .await;
-        let r = self.answer(&a.session_id, ended).await?;
+            .await?;
         let text = match r.screen {
             Some(n) => format!(
                 "Session {} ended; screen {n} closed. Files are untouched.",
