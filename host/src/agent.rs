@@ -88,15 +88,7 @@ impl Agent {
     /// start or made before the computer restarted.
     pub async fn reach(&self, id: &str) -> Result<Arc<Connection>, String> {
         let conn = self.link.confirmed(id, CONFIRMED_FOR).await?;
-        // Several agents share one computerd token; a session id another
-        // agent started is, to this one, a session that does not exist
-        // (computerd's own words), so no agent can drive or end another's.
-        if self.boot_of(id).is_none() {
-            return Err(format!(
-                "there is no session `{id}`; call start_computer to get a session id"
-            ));
-        }
-        self.made_in_this_boot(id, &conn)?;
+        self.started_in_this_boot(id, &conn)?;
         Ok(conn)
     }
 
@@ -110,10 +102,17 @@ impl Agent {
             .cloned()
     }
 
-    fn made_in_this_boot(&self, id: &str, conn: &Connection) -> Result<(), String> {
+    /// Refuses session `id` unless this agent started it under the boot
+    /// `conn` reaches. Several agents share one computerd token; a session
+    /// another agent started is, to this one, a session that does not
+    /// exist (computerd's own words), so no agent can drive or end another's.
+    fn started_in_this_boot(&self, id: &str, conn: &Connection) -> Result<(), String> {
         match self.boot_of(id) {
+            None => Err(computer_protocol::no_such_session(&SessionId(
+                id.to_string(),
+            ))),
             Some(boot) if boot != conn.boot_id => Err(crate::link::restarted(id, &conn.container)),
-            _ => Ok(()),
+            Some(_) => Ok(()),
         }
     }
 
@@ -193,8 +192,8 @@ impl Agent {
                 Ok(conn) => conn,
                 Err(why) => return why,
             };
-            if let Err(restarted) = self.made_in_this_boot(id, &conn) {
-                return restarted;
+            if let Err(refused) = self.started_in_this_boot(id, &conn) {
+                return refused;
             }
             if Instant::now() >= settle_by {
                 return format!("cannot reach the computer `{}` at {url} ({reason}), although Docker says it runs: computerd inside it may be starting or stuck. Try again in a few seconds; if this persists, see `docker logs {}` and call start_computer", conn.container, conn.container);

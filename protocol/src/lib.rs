@@ -70,8 +70,8 @@ pub use frame::{FrameOptions, FrameTransform, ImageFormat, ObserveRequest, Regio
 pub use ids::{FrameId, OwnerId, ScreenNumber, SessionId};
 pub use observe::{Cursor, Observation};
 pub use session::{
-    ComputerInfo, CreateSessionRequest, CreateSessionResponse, EndReason, EndSessionResponse,
-    Health, HeartbeatResponse, SessionInfo, SessionSettings, SessionsResponse,
+    no_such_session, ComputerInfo, CreateSessionRequest, CreateSessionResponse, EndReason,
+    EndSessionResponse, Health, HeartbeatResponse, SessionInfo, SessionSettings, SessionsResponse,
 };
 pub use settle::Settling;
 pub use shell::{ShellRequest, ShellResult};

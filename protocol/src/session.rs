@@ -83,6 +83,13 @@ pub enum EndReason {
     ComputerRestarted,
 }
 
+/// A sentence for the agent about a session id that names no session. A
+/// host says the same of a session another of its clients started, so the
+/// two cannot be told apart.
+pub fn no_such_session(id: &SessionId) -> String {
+    format!("there is no session `{id}`; call start_computer to get a session id")
+}
+
 impl EndReason {
     /// A sentence for the agent: why the session ended and what to do.
     pub fn explain(self, id: &SessionId) -> String {

@@ -22,7 +22,7 @@ const ENDED_REMEMBERED: usize = 10_000;
 pub enum SessionError {
     #[error("{0}")]
     InvalidInput(String),
-    #[error("there is no session `{0}`; call start_computer to get a session id")]
+    #[error("{}", computer_protocol::no_such_session(.0))]
     Unknown(SessionId),
     #[error("{}", .1.explain(.0))]
     Ended(SessionId, EndReason),
