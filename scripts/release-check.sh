@@ -47,7 +47,17 @@ done
 # computer-protocol archive it just made, so the path dependency needs no
 # registry and no --no-verify. --allow-dirty lets a work tree with
 # uncommitted changes run the check; the archive then carries them.
+#
+# Cargo takes a registry crate as fixed by its name and version: it reuses
+# an unpacked copy under $CARGO_HOME/registry/src/-<hash>/ (the hash names
+# the target directory) and the compiled artifacts of that version without
+# looking at their contents. On a machine that ran this check on an older
+# commit from the same path (CI does), the host would be verified against
+# that older computer-protocol, so both go first. `cargo clean -p` drops
+# the artifacts of every computer-protocol, the workspace's own included.
 step "cargo package -p computer-protocol -p computer-use-mcp"
+rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/computer-protocol-*
+cargo clean --quiet -p computer-protocol
 cargo package --quiet --locked --allow-dirty -p computer-protocol -p computer-use-mcp
 took
 
