@@ -8,6 +8,7 @@
 
 use crate::client::ClientError;
 use crate::link::{Connection, Link, CONFIRMED_FOR};
+use crate::tenant::Tenant;
 use computer_protocol::endpoints::{ListSessions, NoBody};
 use computer_protocol::{ErrorCode, OwnerId, SessionId};
 use std::collections::{HashMap, HashSet};
@@ -22,6 +23,9 @@ const SETTLE_EVERY: Duration = Duration::from_millis(250);
 const SETTLE_FOR: Duration = Duration::from_secs(3);
 
 pub struct Agent {
+    /// Whose computer this agent drives; its link is shared by the
+    /// tenant's agents.
+    tenant: Arc<Tenant>,
     link: Arc<Link>,
     /// Identifies this agent to computerd for heartbeats; unique per agent.
     pub owner: OwnerId,
@@ -37,9 +41,10 @@ pub struct Agent {
 }
 
 impl Agent {
-    /// A new agent on `link`; its heartbeat starts at once (it sends
-    /// nothing until the link is connected).
-    pub fn new(link: Arc<Link>) -> Agent {
+    /// A new agent on `tenant`'s computer; its heartbeat starts at once (it
+    /// sends nothing until the link is connected).
+    pub fn new(tenant: Arc<Tenant>) -> Agent {
+        let link = Arc::clone(&tenant.link);
         let short = uuid::Uuid::new_v4().simple().to_string();
         let owner = OwnerId(format!("host-{}-{}", std::process::id(), &short[..8]));
         link.add_owner(&owner);
@@ -48,6 +53,7 @@ impl Agent {
                 .abort_handle()
         });
         Agent {
+            tenant,
             link,
             owner,
             sessions: Mutex::new(HashMap::new()),
@@ -57,9 +63,13 @@ impl Agent {
         }
     }
 
-    /// The process's link to the computer.
+    /// The link to the tenant's computer.
     pub fn link(&self) -> &Arc<Link> {
         &self.link
+    }
+
+    pub fn tenant(&self) -> &Arc<Tenant> {
+        &self.tenant
     }
 
     pub fn connection(&self) -> Option<Arc<Connection>> {

@@ -7,7 +7,9 @@ use crate::docker::{
     binary_version, find_computer, resolve_endpoint, viewer_key, viewer_url, ComputerState,
     DockerEndpoint, DockerError, EndpointError, FoundComputer, ImageFacts,
 };
+use crate::serve::tenants::{read_tenants, TenantsError, TENANTS_VAR};
 use crate::settings::{process_env, ComputerSettings, Env, SettingsError};
+use crate::tenant::computer_name;
 use std::fmt;
 
 /// Everything `info` prints.
@@ -19,6 +21,17 @@ pub struct Info {
     pub endpoint: Result<DockerEndpoint, EndpointError>,
     /// The image on the engine; `None` when the engine was not asked.
     pub image: Option<Result<Option<ImageFacts>, DockerError>>,
+    pub computer: ComputerReport,
+    /// With `COMPUTER_USE_HTTP_TENANTS`: each tenant's computer, or why the
+    /// file cannot be used.
+    pub tenants: Option<Result<Vec<TenantReport>, TenantsError>>,
+}
+
+/// One tenant's computer.
+#[derive(Debug)]
+pub struct TenantReport {
+    pub tenant: String,
+    pub container: String,
     pub computer: ComputerReport,
 }
 
@@ -61,12 +74,56 @@ pub async fn gather_from(env: &Env) -> Info {
         (Ok(settings), Ok(endpoint)) => look(settings, endpoint).await,
         _ => (None, ComputerReport::NotChecked),
     };
+    let tenants = match env.get(TENANTS_VAR).filter(|v| !v.is_empty()) {
+        None => None,
+        Some(path) => Some(match read_tenants(std::path::Path::new(path)) {
+            Err(e) => Err(e),
+            Ok(entries) => {
+                let mut reports = Vec::new();
+                for entry in entries {
+                    let base = settings
+                        .as_ref()
+                        .map(|s| s.name.as_str())
+                        .unwrap_or("computer-use");
+                    let container = computer_name(base, &entry.name);
+                    let computer = match &endpoint {
+                        Ok(endpoint) => find(&container, endpoint).await,
+                        Err(_) => ComputerReport::NotChecked,
+                    };
+                    reports.push(TenantReport {
+                        tenant: entry.name,
+                        container,
+                        computer,
+                    });
+                }
+                Ok(reports)
+            }
+        }),
+    };
     Info {
         version: binary_version(),
         settings,
         endpoint,
         image,
         computer,
+        tenants,
+    }
+}
+
+/// A tenant's computer, state and ports only: its viewer key is the
+/// tenant's to share.
+async fn find(container: &str, endpoint: &DockerEndpoint) -> ComputerReport {
+    let docker = match endpoint.connect().await {
+        Ok(docker) => docker,
+        Err(e) => return ComputerReport::Unknown(e),
+    };
+    match find_computer(&docker, container).await {
+        Err(e) => ComputerReport::Unknown(e),
+        Ok(None) => ComputerReport::Missing,
+        Ok(Some(found)) => ComputerReport::Present {
+            found,
+            viewer: None,
+        },
     }
 }
 
@@ -154,7 +211,43 @@ impl fmt::Display for Info {
                 }
             }
         }
+        match &self.tenants {
+            None => {}
+            Some(Err(e)) => writeln!(f, "tenants:  {e}")?,
+            Some(Ok(tenants)) => {
+                writeln!(
+                    f,
+                    "tenants:  {} ({TENANTS_VAR}), each with a computer of its own",
+                    tenants.len()
+                )?;
+                for t in tenants {
+                    writeln!(
+                        f,
+                        "  {}: {}",
+                        t.tenant,
+                        tenant_line(&t.container, &t.computer)
+                    )?;
+                }
+            }
+        }
         Ok(())
+    }
+}
+
+fn tenant_line(container: &str, computer: &ComputerReport) -> String {
+    match computer {
+        ComputerReport::NotChecked => format!("`{container}` not checked"),
+        ComputerReport::Unknown(e) => format!("`{container}` unknown: {e}"),
+        ComputerReport::Missing => format!(
+            "`{container}` does not exist yet; the tenant's first start_computer creates it"
+        ),
+        ComputerReport::Present { found, .. } => {
+            let ports = found
+                .port_base
+                .map(|b| format!(", ports {b}-{}", b + 16))
+                .unwrap_or_default();
+            format!("`{container}` is {}{ports}", found.state)
+        }
     }
 }
 

@@ -10,8 +10,11 @@
 //!   sent anywhere (a restarted computer has a new port).
 //! - [`agent`]: one MCP client: its owner id, sessions, heartbeat and shown
 //!   screens; closing it ends its sessions.
+//! - [`tenant`]: whose computer an agent drives: one for stdio and a
+//!   one-token HTTP server, one per tenant with a tenants file, each with
+//!   its own link and the host files its agents may reach.
 //! - [`serve`]: the transports: stdio, and Streamable HTTP with a bearer
-//!   token.
+//!   token or a tenants file.
 //! - [`computer`]: turns `start_computer` into a running, healthy computer
 //!   (settings, Docker, health) and a [`client::ComputerdClient`] for it.
 //! - [`docker`]: the Docker endpoint, the container lifecycle, its limits
@@ -41,5 +44,6 @@ pub mod mcp;
 pub mod open;
 pub mod serve;
 pub mod settings;
+pub mod tenant;
 pub mod transfer;
 pub mod version;

@@ -72,6 +72,7 @@ async fn run_transfer(
         &client(url),
         &SessionId(SESSION.into()),
         req,
+        &transfer::HostFiles::Anywhere,
         Arc::new(Progress::default()),
         StallLimit(stall),
     )

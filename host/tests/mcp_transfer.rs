@@ -25,7 +25,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use support::docker::{docker, docker_output, TestComputer};
-use support::mcp::{connect_with, host_command, is_error, text};
+use support::mcp::{connect_with, host_command, is_error, over_http, text};
 use tree::{build, temp_files};
 
 /// A client that keeps the progress notifications it receives.
@@ -48,7 +48,8 @@ type Client = RunningService<RoleClient, Recorder>;
 
 /// The host binary for `computer`, with its working folder and home in
 /// `host_dir`, so relative and `~` host paths land there; over the
-/// transport `COMPUTER_USE_TEST_TRANSPORT` picks.
+/// transport `COMPUTER_USE_TEST_TRANSPORT` picks. Over HTTP `host_dir` is
+/// the transfer root, so relative paths land there too.
 async fn connect(
     computer: &TestComputer,
     host_dir: &Path,
@@ -56,6 +57,9 @@ async fn connect(
 ) -> (Client, Recorder) {
     let mut cmd = host_command(computer, env);
     cmd.env("HOME", host_dir).current_dir(host_dir);
+    if over_http() {
+        cmd.env("COMPUTER_USE_TRANSFER_ROOT", host_dir);
+    }
     let recorder = Recorder::default();
     let (client, _) = connect_with(cmd, recorder.clone()).await;
     (client, recorder)
@@ -288,7 +292,11 @@ async fn trees_round_trip_both_ways_under_the_destination_and_overwrite_rules() 
         "file_transfer",
         json!({
             "session_id": sid, "direction": "from_computer",
-            "host_path": "~/Downloads", "computer_path": "proj/data.bin"
+            // Over HTTP the server's home is not the client's: `~` is
+            // refused there (mcp_http_trust.rs), relative paths start at
+            // the transfer root.
+            "host_path": if over_http() { "Downloads" } else { "~/Downloads" },
+            "computer_path": "proj/data.bin"
         }),
     )
     .await;

@@ -115,6 +115,8 @@ pub enum DockerError {
     PortTaken { port: u16, base: u16 },
     #[error("host port {port} on 127.0.0.1 is taken, and the stopped computer `{name}` keeps the ports it was created with ({base}-{}); stop what uses the port, or remove the computer with `docker rm {name}` (its home volume stays) and set COMPUTER_USE_PORT_BASE to another first port", base + 16)]
     ExistingPortTaken { port: u16, base: u16, name: String },
+    #[error("no 17 free host ports above {first} for a tenant's computer: every slot is held by another computer or program; remove computers no longer used (`docker ps -a`), or set COMPUTER_USE_PORT_BASE lower")]
+    NoPortSlot { first: u16 },
     #[error("a container named `{name}` exists but was not made by computer-use-mcp (it has no COMPUTERD_TOKEN); set COMPUTER_USE_NAME to another name, or remove that container")]
     NotOurs { name: String },
     #[error("the computer `{name}` is {status}; {fix}")]

@@ -1,6 +1,7 @@
 //! The Docker side of the host: which engine to talk to ([`endpoint`]), the
 //! computer's container ([`container`]), its image ([`image`]), published
-//! ports ([`ports`]) and limits ([`limits`]), and what can go wrong ([`error`]).
+//! ports ([`ports`]), tenants' port slots ([`slots`]) and limits ([`limits`]),
+//! and what can go wrong ([`error`]).
 //!
 //! Nothing here calls Docker until [`ensure_computer`] (for `start_computer`)
 //! or [`find_computer`] (for `info`) runs: resolving the endpoint only reads
@@ -15,6 +16,7 @@ pub mod image;
 pub mod limits;
 pub mod ports;
 pub mod probe;
+pub mod slots;
 
 pub use container::{
     ensure_computer, find_computer, viewer_url, Computer, ComputerState, FoundComputer, Startup,

@@ -4,7 +4,8 @@
 
 use super::error::ToolError;
 use crate::agent::Agent;
-use crate::link::{Connection, Link};
+use crate::link::Connection;
+use crate::tenant::Tenant;
 use computer_protocol::endpoints::Endpoint;
 use computer_protocol::SessionId;
 use futures::FutureExt;
@@ -75,7 +76,7 @@ enum Caller {
     /// stands alone and the session_id is the only handle) share one agent
     /// that lives as long as the process.
     Http {
-        link: Arc<Link>,
+        tenant: Arc<Tenant>,
         own: OnceLock<Arc<Agent>>,
         sessionless: Arc<Agent>,
     },
@@ -87,10 +88,10 @@ impl ComputerUseServer {
         Self::with_caller(Caller::Fixed(agent))
     }
 
-    /// A server for one HTTP service; see [`Caller::Http`].
-    pub fn for_http(link: Arc<Link>, sessionless: Arc<Agent>) -> ComputerUseServer {
+    /// A server for one tenant's HTTP service; see [`Caller::Http`].
+    pub fn for_http(tenant: Arc<Tenant>, sessionless: Arc<Agent>) -> ComputerUseServer {
         Self::with_caller(Caller::Http {
-            link,
+            tenant,
             own: OnceLock::new(),
             sessionless,
         })
@@ -176,8 +177,8 @@ impl ServerHandler for ComputerUseServer {
         request: InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
-        if let Caller::Http { link, own, .. } = self.caller.as_ref() {
-            own.get_or_init(|| Arc::new(Agent::new(Arc::clone(link))));
+        if let Caller::Http { tenant, own, .. } = self.caller.as_ref() {
+            own.get_or_init(|| Arc::new(Agent::new(Arc::clone(tenant))));
         }
         context.peer.set_peer_info(request.clone());
         self.negotiate_initialize(&request)

@@ -22,9 +22,11 @@ pub enum GuardError {
 }
 
 /// The checks every HTTP request passes before it reaches MCP.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Guard {
-    expected_authorization: Vec<u8>,
+    /// The bearer tokens that pass, one per tenant in tenant order (one
+    /// alone without tenants).
+    tokens: Vec<Vec<u8>>,
     origins: Vec<String>,
     hosts: Vec<String>,
 }
@@ -44,23 +46,29 @@ impl Guard {
         if chars < TOKEN_MIN_CHARS {
             return Err(GuardError::ShortToken(chars));
         }
+        Ok(Guard::for_tokens(vec![token.to_string()], origins, hosts))
+    }
+
+    /// One token per tenant, already checked by the tenants file's reader;
+    /// [`Guard::check`] answers with the index of the one that passed.
+    pub fn for_tokens(tokens: Vec<String>, origins: Option<&str>, hosts: Vec<String>) -> Guard {
         let origins = origins
             .unwrap_or("")
             .split(',')
             .map(|o| o.trim().trim_end_matches('/').to_ascii_lowercase())
             .filter(|o| !o.is_empty())
             .collect();
-        Ok(Guard {
-            expected_authorization: format!("Bearer {token}").into_bytes(),
+        Guard {
+            tokens: tokens.into_iter().map(String::into_bytes).collect(),
             origins,
             hosts: hosts.into_iter().map(|h| h.to_ascii_lowercase()).collect(),
-        })
+        }
     }
 
-    /// `Err` with the status and a short reason when the request must not
-    /// pass. `Host` and `Origin` come first: a refused page learns nothing
-    /// about the token.
-    pub fn check(&self, headers: &HeaderMap) -> Result<(), (StatusCode, &'static str)> {
+    /// The index of the token the request carries, or `Err` with the status
+    /// and a short reason when it must not pass. `Host` and `Origin` come
+    /// first: a refused page learns nothing about the tokens.
+    pub fn check(&self, headers: &HeaderMap) -> Result<usize, (StatusCode, &'static str)> {
         let host = headers
             .get(header::HOST)
             .and_then(|h| h.to_str().ok())
@@ -87,15 +95,38 @@ impl Guard {
         let given = headers
             .get(header::AUTHORIZATION)
             .map(|v| v.as_bytes())
+            .and_then(bearer_token)
             .unwrap_or_default();
-        if !bool::from(given.ct_eq(&self.expected_authorization)) {
-            return Err((
-                StatusCode::UNAUTHORIZED,
-                "unauthorized: send `Authorization: Bearer <COMPUTER_USE_HTTP_TOKEN>`",
-            ));
+        // Every token is compared, whichever matches, so the time taken
+        // says nothing about which one came close.
+        let mut matched = None;
+        for (index, token) in self.tokens.iter().enumerate() {
+            if bool::from(given.ct_eq(token)) {
+                matched = Some(index);
+            }
         }
-        Ok(())
+        matched.ok_or((
+            StatusCode::UNAUTHORIZED,
+            "unauthorized: send `Authorization: Bearer <token>`",
+        ))
     }
+}
+
+impl std::fmt::Debug for Guard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Guard")
+            .field("tokens", &self.tokens.len())
+            .field("origins", &self.origins)
+            .field("hosts", &self.hosts)
+            .finish()
+    }
+}
+
+/// The token of an `Authorization: Bearer <token>` value; the scheme's
+/// name is case-insensitive (RFC 9110).
+fn bearer_token(value: &[u8]) -> Option<&[u8]> {
+    let (scheme, rest) = value.split_at_checked(7)?;
+    scheme.eq_ignore_ascii_case(b"bearer ").then_some(rest)
 }
 
 #[cfg(test)]
@@ -161,6 +192,39 @@ mod tests {
             bearer(),
         ]);
         assert!(g.check(&listed).is_ok());
+    }
+
+    #[test]
+    fn the_scheme_is_case_insensitive() {
+        let lower = headers(&[
+            (header::HOST, "127.0.0.1:8931"),
+            (header::AUTHORIZATION, &format!("bearer {TOKEN}")),
+        ]);
+        assert_eq!(guard().check(&lower), Ok(0));
+        let basic = headers(&[
+            (header::HOST, "127.0.0.1:8931"),
+            (header::AUTHORIZATION, &format!("Basic {TOKEN}")),
+        ]);
+        assert!(guard().check(&basic).is_err());
+    }
+
+    #[test]
+    fn each_tenant_token_passes_as_its_own_index() {
+        let a = "a".repeat(32);
+        let b = "b".repeat(40);
+        let g = Guard::for_tokens(vec![a.clone(), b.clone()], None, vec!["127.0.0.1:1".into()]);
+        for (token, index) in [(&a, 0), (&b, 1)] {
+            let h = headers(&[
+                (header::HOST, "127.0.0.1:1"),
+                (header::AUTHORIZATION, &format!("Bearer {token}")),
+            ]);
+            assert_eq!(g.check(&h), Ok(index));
+        }
+        let neither = headers(&[
+            (header::HOST, "127.0.0.1:1"),
+            (header::AUTHORIZATION, &format!("Bearer {a}{b}")),
+        ]);
+        assert_eq!(g.check(&neither).unwrap_err().0, StatusCode::UNAUTHORIZED);
     }
 
     #[test]

@@ -4,15 +4,23 @@
 //! each with its own sessions and heartbeat; a session that ends (the
 //! client's DELETE, or no request for [`IDLE_SESSION_END`]) drops its
 //! agent, which ends its computer sessions. A 2026-07-28 client has no MCP
-//! session: rmcp serves each request statelessly, and all such requests
-//! share one agent for the process, the session_id being their handle.
+//! session: rmcp serves each request statelessly, and all such requests of
+//! one tenant share one agent for the process, the session_id being their
+//! handle.
+//!
+//! Who may connect: one bearer token (`COMPUTER_USE_HTTP_TOKEN`, one
+//! computer), or a tenants file (`COMPUTER_USE_HTTP_TENANTS`, a computer
+//! per tenant, see [`crate::tenant`]). Each tenant has its own rmcp service
+//! and MCP session store, so no request of one reaches another's sessions.
+//! Host files are confined beneath `COMPUTER_USE_TRANSFER_ROOT`.
 
 use super::guard::{Guard, ORIGINS_VAR, TOKEN_VAR};
+use super::tenants::{read_tenants, TENANTS_VAR};
 use crate::agent::Agent;
-use crate::link::Link;
 use crate::mcp::ComputerUseServer;
+use crate::tenant::Tenant;
+use crate::transfer::{HostFiles, TRANSFER_ROOT_VAR};
 use axum::extract::{Request, State};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -24,6 +32,11 @@ use tokio_util::sync::CancellationToken;
 /// An MCP session with no request for this long is ended, with its agent's
 /// computer sessions: the client went away without saying so.
 pub const IDLE_SESSION_END: Duration = Duration::from_secs(30 * 60);
+/// The largest request body: MCP requests are JSON-RPC messages, the
+/// largest a `write_file` of 10 MiB in base64 or escaped text.
+pub const BODY_LIMIT_BYTES: usize = 32 * 1024 * 1024;
+
+type McpService = StreamableHttpService<ComputerUseServer, LocalSessionManager>;
 
 /// `serve --http ADDR [--allow-remote]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,62 +75,113 @@ impl HttpOptions {
 }
 
 /// Serves MCP over HTTP until Ctrl+C or SIGTERM, then ends every agent's
-/// sessions. Refuses to start without a good token, or on a non-loopback
-/// address without `--allow-remote`.
+/// sessions. Refuses to start without a good token or tenants file, or on a
+/// non-loopback address without `--allow-remote`.
 pub async fn serve(options: HttpOptions) -> anyhow::Result<()> {
     if !options.addr.ip().is_loopback() && !options.allow_remote {
         anyhow::bail!("`--http {}` is not a loopback address: MCP over HTTP drives a computer with passwordless sudo, so it listens on 127.0.0.1 unless `--allow-remote` is given (and then put a TLS proxy in front)", options.addr);
     }
-    let token = std::env::var(TOKEN_VAR).ok();
     let origins = std::env::var(ORIGINS_VAR).ok();
-    // Checked before binding: a bad token must not leave a port open.
-    Guard::new(token.as_deref(), None, vec![])?;
+    // Checked before binding: bad access settings must not leave a port open.
+    let (tokens, tenants) = access_from_env()?;
     let listener = tokio::net::TcpListener::bind(options.addr).await?;
     let bound = listener.local_addr()?;
     let hosts = allowed_hosts(bound);
-    let guard = Arc::new(Guard::new(
-        token.as_deref(),
-        origins.as_deref(),
-        hosts.clone(),
-    )?);
+    let guard = Guard::for_tokens(tokens, origins.as_deref(), hosts.clone());
     if options.allow_remote {
         tracing::warn!("`--allow-remote`: MCP over plain HTTP on {bound}. The bearer token and everything the agents do cross the network unencrypted: put a TLS proxy in front, and let only it reach this port");
     }
 
-    let link = Arc::new(Link::new());
     let stop = CancellationToken::new();
-    let mut sessions = LocalSessionManager::default();
-    sessions.session_config.keep_alive = Some(IDLE_SESSION_END);
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
         .with_cancellation_token(stop.child_token());
-    let factory_link = Arc::clone(&link);
-    let sessionless = Arc::new(Agent::new(Arc::clone(&link)));
-    let mcp = StreamableHttpService::new(
+    let services = tenants
+        .iter()
+        .map(|tenant| mcp_service(tenant, config.clone()))
+        .collect();
+    let served = Arc::new(Served { guard, services });
+    let app = axum::Router::new()
+        .route("/mcp", axum::routing::any(dispatch))
+        .with_state(served)
+        .layer(tower_http::limit::RequestBodyLimitLayer::new(
+            BODY_LIMIT_BYTES,
+        ));
+    // Tests and scripts read the port from this line (`--http 127.0.0.1:0`).
+    eprintln!("computer-use-mcp: MCP over HTTP at http://{bound}/mcp");
+    let shutdown = stop.clone();
+    super::listener::serve(listener, app, async move {
+        super::stop_signal().await;
+        shutdown.cancel();
+    })
+    .await?;
+    for tenant in &tenants {
+        crate::heartbeat::end_every_agent(&tenant.link).await;
+    }
+    crate::open::remove_password_files();
+    Ok(())
+}
+
+/// The tokens that pass and the tenant each one belongs to, in the same
+/// order: [`TOKEN_VAR`] alone for one computer, or [`TENANTS_VAR`]'s file.
+fn access_from_env() -> anyhow::Result<(Vec<String>, Vec<Arc<Tenant>>)> {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let files = HostFiles::for_http(var(TRANSFER_ROOT_VAR).as_deref())?;
+    match (var(TOKEN_VAR), var(TENANTS_VAR)) {
+        (Some(_), Some(_)) => anyhow::bail!("both `{TOKEN_VAR}` and `{TENANTS_VAR}` are set: use `{TOKEN_VAR}` for one computer, or `{TENANTS_VAR}` for a computer per tenant, and unset the other"),
+        (None, Some(path)) => {
+            let entries = read_tenants(std::path::Path::new(&path))?;
+            let mut tokens = Vec::new();
+            let mut tenants = Vec::new();
+            for entry in entries {
+                let files = files.for_tenant(&entry.name)?;
+                tenants.push(Tenant::new(Some(entry.name), files));
+                tokens.push(entry.token);
+            }
+            Ok((tokens, tenants))
+        }
+        (token, None) => {
+            // Checks the token's presence and length.
+            Guard::new(token.as_deref(), None, vec![])?;
+            let token = token.unwrap_or_default();
+            Ok((vec![token], vec![Tenant::new(None, files)]))
+        }
+    }
+}
+
+/// One tenant's MCP endpoint, with its own MCP sessions.
+fn mcp_service(tenant: &Arc<Tenant>, config: StreamableHttpServerConfig) -> McpService {
+    let mut sessions = LocalSessionManager::default();
+    sessions.session_config.keep_alive = Some(IDLE_SESSION_END);
+    let sessionless = Arc::new(Agent::new(Arc::clone(tenant)));
+    let tenant = Arc::clone(tenant);
+    StreamableHttpService::new(
         move || {
             Ok(ComputerUseServer::for_http(
-                Arc::clone(&factory_link),
+                Arc::clone(&tenant),
                 Arc::clone(&sessionless),
             ))
         },
         Arc::new(sessions),
         config,
-    );
-    let app = axum::Router::new()
-        .nest_service("/mcp", mcp)
-        .layer(axum::middleware::from_fn_with_state(guard, check_request));
-    // Tests and scripts read the port from this line (`--http 127.0.0.1:0`).
-    eprintln!("computer-use-mcp: MCP over HTTP at http://{bound}/mcp");
-    let shutdown = stop.clone();
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            super::stop_signal().await;
-            shutdown.cancel();
-        })
-        .await?;
-    crate::heartbeat::end_every_agent(&link).await;
-    crate::open::remove_password_files();
-    Ok(())
+    )
+}
+
+/// What every request goes through: the guard, then its tenant's service.
+struct Served {
+    guard: Guard,
+    /// In the guard's token order.
+    services: Vec<McpService>,
+}
+
+async fn dispatch(State(served): State<Arc<Served>>, request: Request) -> Response {
+    match served.guard.check(request.headers()) {
+        Ok(tenant) => served.services[tenant]
+            .handle(request)
+            .await
+            .map(axum::body::Body::new),
+        Err((status, reason)) => (status, reason).into_response(),
+    }
 }
 
 /// The `Host` values a request may carry: the bound address, and
@@ -133,13 +197,6 @@ fn allowed_hosts(bound: SocketAddr) -> Vec<String> {
         }
     }
     hosts
-}
-
-async fn check_request(State(guard): State<Arc<Guard>>, request: Request, next: Next) -> Response {
-    match guard.check(request.headers()) {
-        Ok(()) => next.run(request).await,
-        Err((status, reason)) => (status, reason).into_response(),
-    }
 }
 
 #[cfg(test)]

@@ -1,10 +1,14 @@
 //! The transports: MCP over stdio (one agent, the process's peer) and over
-//! Streamable HTTP (one agent per MCP session). Both share one
-//! [`crate::link::Link`] to the computer.
+//! Streamable HTTP (one agent per MCP session, one computer per tenant):
+//! `guard` checks each HTTP request's token, Host and Origin, `tenants`
+//! reads the tenants file, `listener` accepts connections with a header
+//! deadline and a cap.
 
 pub mod guard;
 pub mod http;
+mod listener;
 pub mod stdio;
+pub mod tenants;
 
 /// Resolves on Ctrl+C or SIGTERM.
 pub async fn stop_signal() {

@@ -1,7 +1,7 @@
 //! `from_computer`: computerd's tar stream unpacked into host files.
 
 use super::error::{chain, TransferError};
-use super::paths::{ends_with_separator, home, resolve_host_path, working_folder};
+use super::paths::ends_with_separator;
 use super::source_name::check_source_name;
 use super::Job;
 use computer_protocol::archive::{
@@ -31,7 +31,7 @@ pub(super) async fn from_computer(
     // may decide what is written on the host.
     check_source_name(&job.req.computer_path, &source)?;
     let typed = &job.req.host_path;
-    let destination = resolve_host_path(typed, home().as_deref(), &working_folder(typed)?)?;
+    let destination = job.host_files.resolve(typed)?;
     let target = {
         let (source, trailing_slash, overwrite) = (
             source.clone(),

@@ -15,6 +15,23 @@ pub enum TransferError {
     #[error("`host_path` `{path}` is relative, but the MCP server's working folder cannot be read ({reason}): give an absolute path")]
     NoWorkingFolder { path: String, reason: String },
 
+    #[error("`host_path` `{path}` is refused: over HTTP this server's files are not the client's, and {path} is not beneath `COMPUTER_USE_TRANSFER_ROOT` ({root}) because {why}. Give a path relative to that folder (for example `notes.txt` or `reports/`); nothing was read or written")]
+    OutsideRoot {
+        path: String,
+        root: String,
+        why: &'static str,
+    },
+
+    #[error("`host_path` `{path}` cannot be looked up beneath `COMPUTER_USE_TRANSFER_ROOT` ({root}): {reason}; nothing was read or written")]
+    RootUnreadable {
+        path: String,
+        root: String,
+        reason: String,
+    },
+
+    #[error("file_transfer is off over HTTP: this server's files belong to the machine it runs on, not to its HTTP clients, and `COMPUTER_USE_TRANSFER_ROOT` is not set. The server's operator can set it to a folder (for example `COMPUTER_USE_TRANSFER_ROOT=/srv/computer-use/files`); clients then copy to and from that folder only, with `host_path` relative to it. Nothing was read or written")]
+    NoRoot,
+
     /// The host side of the archive: reading or writing host files.
     #[error(transparent)]
     Archive(#[from] ArchiveError),

@@ -5,6 +5,8 @@
 //! # Layout
 //! - `paths`: host paths as the agent writes them (absolute, `~`, or
 //!   relative to this process's working folder).
+//! - `root`: which host files a transfer may touch: any over stdio, only
+//!   those beneath `COMPUTER_USE_TRANSFER_ROOT` over HTTP.
 //! - `upload`: `to_computer`: check on the computer, pack the host files,
 //!   stream them up.
 //! - `download`: `from_computer`: ask what the computer would send, check
@@ -25,6 +27,7 @@ mod download;
 mod error;
 mod paths;
 mod report;
+mod root;
 mod source_name;
 mod stall;
 mod upload;
@@ -32,6 +35,7 @@ mod upload;
 pub use error::TransferError;
 pub use paths::resolve_host_path;
 pub use report::TransferReport;
+pub use root::{HostFiles, Root, RootError, TRANSFER_ROOT_VAR};
 pub use stall::{Movement, StallLimit, STALL_SECS_VAR};
 
 use crate::client::{ClientError, ComputerdClient};
@@ -57,6 +61,7 @@ pub async fn run(
     client: &ComputerdClient,
     session: &SessionId,
     req: &TransferRequest,
+    host_files: &HostFiles,
     progress: Arc<Progress>,
     stall: StallLimit,
 ) -> Result<TransferReport, TransferError> {
@@ -65,6 +70,7 @@ pub async fn run(
         client,
         session,
         req,
+        host_files,
         progress,
         stall,
     };
@@ -85,6 +91,8 @@ struct Job<'a> {
     client: &'a ComputerdClient,
     session: &'a SessionId,
     req: &'a TransferRequest,
+    /// Where `req.host_path` may lead.
+    host_files: &'a HostFiles,
     progress: Arc<Progress>,
     stall: StallLimit,
 }

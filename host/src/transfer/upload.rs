@@ -1,7 +1,6 @@
 //! `to_computer`: host files packed as tar and streamed up to computerd.
 
 use super::error::TransferError;
-use super::paths::{home, resolve_host_path, working_folder};
 use super::stall::{Movement, Stall};
 use super::Job;
 use crate::client::ClientError;
@@ -19,7 +18,7 @@ const NOTHING_WRITTEN: &str = "nothing was written; try again";
 
 pub(super) async fn to_computer(job: &Job<'_>) -> Result<(String, TransferSummary), TransferError> {
     let typed = &job.req.host_path;
-    let source = resolve_host_path(typed, home().as_deref(), &working_folder(typed)?)?;
+    let source = job.host_files.resolve(typed)?;
     let described = {
         let source = source.clone();
         tokio::task::spawn_blocking(move || describe_source(&source, "host_path"))

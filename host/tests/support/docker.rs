@@ -103,21 +103,29 @@ pub fn exists(name: &str) -> bool {
 /// A first port whose block of 17 is free on 127.0.0.1 now and was handed to
 /// no other test of this binary.
 pub fn free_port_base() -> u16 {
+    free_port_blocks(1)
+}
+
+/// The first of `blocks` consecutive blocks of 17 ports, all free now and
+/// handed to no other test of this binary: room for a server's tenants,
+/// whose computers take the blocks after the base.
+pub fn free_port_blocks(blocks: u16) -> u16 {
     static GIVEN: Mutex<Option<HashSet<u16>>> = Mutex::new(None);
     let mut given = GIVEN.lock().unwrap();
     let given = given.get_or_insert_with(HashSet::new);
+    let span = 17 * blocks;
     for _ in 0..200 {
         // Below Linux's ephemeral range (32768 on), where Docker's random API
         // ports and outgoing connections land.
-        let base = 20000 + (rand::random::<u16>() % 700) * 17;
-        let clash = given.iter().any(|g| g.abs_diff(base) < 17);
-        let free = (base..base + 17).all(|p| TcpListener::bind((Ipv4Addr::LOCALHOST, p)).is_ok());
+        let base = 20000 + (rand::random::<u16>() % 690) * 17;
+        let clash = given.iter().any(|&g| g < base + span && base < g + 17);
+        let free = (base..base + span).all(|p| TcpListener::bind((Ipv4Addr::LOCALHOST, p)).is_ok());
         if !clash && free {
-            given.insert(base);
+            given.extend((0..blocks).map(|k| base + 17 * k));
             return base;
         }
     }
-    panic!("no free block of 17 ports on 127.0.0.1 between 20000 and 31917");
+    panic!("no {blocks} free blocks of 17 ports on 127.0.0.1 between 20000 and 31917");
 }
 
 /// A computer name of this test's own, and the guard that removes its
@@ -129,13 +137,28 @@ pub struct TestComputer {
 
 impl TestComputer {
     pub fn new() -> TestComputer {
+        TestComputer::with_port_blocks(1)
+    }
+
+    /// A computer whose port base is followed by `blocks - 1` more free
+    /// blocks of 17, for the computers of a server's tenants.
+    pub fn with_port_blocks(blocks: u16) -> TestComputer {
         require_docker();
         let suffix: String = (0..8)
             .map(|_| char::from(b'a' + rand::random::<u8>() % 26))
             .collect();
         TestComputer {
             name: format!("cu-test-{suffix}"),
-            port_base: free_port_base(),
+            port_base: free_port_blocks(blocks),
+        }
+    }
+
+    /// The guard for tenant `tenant`'s computer of a server named after
+    /// this one (`<name>-<tenant>`), so its container and home go at the end.
+    pub fn tenant(&self, tenant: &str) -> TestComputer {
+        TestComputer {
+            name: format!("{}-{tenant}", self.name),
+            port_base: 0,
         }
     }
 

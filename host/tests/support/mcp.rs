@@ -226,11 +226,24 @@ impl HttpHost {
     }
 
     /// Starts `cmd` (from [`host_command`]) as `serve --http 127.0.0.1:0`
-    /// with [`HTTP_TOKEN`] and waits for the address it listens on.
+    /// and waits for the address it listens on. Unless `cmd` says otherwise,
+    /// the host takes [`HTTP_TOKEN`] and confines transfers to the temporary
+    /// folder, where the tests keep their host files.
     pub async fn spawn(mut cmd: tokio::process::Command) -> HttpHost {
         use tokio::io::AsyncBufReadExt;
-        cmd.env("COMPUTER_USE_HTTP_TOKEN", HTTP_TOKEN)
-            .args(["serve", "--http", "127.0.0.1:0"])
+        let given: Vec<String> = cmd
+            .as_std()
+            .get_envs()
+            .map(|(k, _)| k.to_string_lossy().into_owned())
+            .collect();
+        let has = |name: &str| given.iter().any(|g| g == name);
+        if !has("COMPUTER_USE_HTTP_TENANTS") && !has("COMPUTER_USE_HTTP_TOKEN") {
+            cmd.env("COMPUTER_USE_HTTP_TOKEN", HTTP_TOKEN);
+        }
+        if !has("COMPUTER_USE_TRANSFER_ROOT") {
+            cmd.env("COMPUTER_USE_TRANSFER_ROOT", std::env::temp_dir());
+        }
+        cmd.args(["serve", "--http", "127.0.0.1:0"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -261,6 +274,13 @@ impl HttpHost {
     /// A new MCP client (one MCP session) with the right token.
     pub async fn client(&self) -> Client {
         self.client_with(()).await
+    }
+
+    /// A new MCP client (one MCP session) with `token`.
+    pub async fn client_as(&self, token: &str) -> Client {
+        http_client_with(&self.url, Some(token), ())
+            .await
+            .expect("MCP handshake over HTTP")
     }
 
     /// A new MCP client (one MCP session) with the right token, whose

@@ -214,7 +214,7 @@ mod tests {
     async fn oversized_content_is_refused_before_any_request() {
         // No computer is connected: reaching the client would fail with
         // "call start_computer first" instead.
-        let agent = crate::agent::Agent::new(std::sync::Arc::new(crate::link::Link::new()));
+        let agent = crate::agent::Agent::new(crate::tenant::Tenant::local());
         let server = ComputerUseServer::new(std::sync::Arc::new(agent));
         let args = serde_json::json!({
             "session_id": "0b8a3c1e-5f2d-4e7a-9c61-2d4f8e9a7b30",

@@ -61,7 +61,7 @@ impl ComputerUseServer {
         let a = args.read()?;
         let host = self.agent();
         let _one_at_a_time = host.link().starting.lock().await;
-        let started = crate::computer::start(&host.owner)
+        let started = crate::computer::start(host.tenant())
             .await
             .map_err(ToolError::Computer)?;
         let settings = started.session_settings.clone();

@@ -25,7 +25,7 @@ impl ComputerUseServer {
         name = "file_transfer",
         output_schema = schema_for_output::<TransferReport>(),
         title = "Copy files between this machine and the computer",
-        description = "Copy one file, or a folder with everything below it, from this machine to the computer (direction to_computer: host_path -> computer_path) or back (from_computer: computer_path -> host_path). Sizes are unlimited and content may be binary; empty folders, permission bits (such as executables) and symlinks survive the copy, and a symlink given as the path itself is followed. Destination as with `cp -r`: if it is an existing folder, the copy is placed inside it under its own name (copying ~/notes.txt to an existing ~/Desktop gives ~/Desktop/notes.txt); if not, the path names the copy and missing parent folders are created. overwrite=false (default) refuses, before writing anything, when the final path exists; overwrite=true replaces files and merges into folders, keeping what else is there, but files and folders never replace each other, and such a conflict found partway stops the copy, keeping what was already copied. No overall time limit; fails after 60 s with no progress. Returns path, files, folders, symlinks, bytes, duration_ms and skipped entries with reasons (pipes, sockets, devices, unreadable or unsafe entries, names invalid on Windows). Sends progress notifications (bytes and files so far) when the request has a progress token.",
+        description = "Copy one file, or a folder with everything below it, from this machine to the computer (direction to_computer: host_path -> computer_path) or back (from_computer: computer_path -> host_path). Sizes are unlimited and content may be binary; empty folders, permission bits (such as executables) and symlinks survive the copy, and a symlink given as the path itself is followed. Destination as with `cp -r`: if it is an existing folder, the copy is placed inside it under its own name (copying ~/notes.txt to an existing ~/Desktop gives ~/Desktop/notes.txt); if not, the path names the copy and missing parent folders are created. overwrite=false (default) refuses, before writing anything, when the final path exists; overwrite=true replaces files and merges into folders, keeping what else is there, but files and folders never replace each other, and such a conflict found partway stops the copy, keeping what was already copied. No overall time limit; fails after 60 s with no progress. Returns path, files, folders, symlinks, bytes, duration_ms and skipped entries with reasons (pipes, sockets, devices, unreadable or unsafe entries, names invalid on Windows). Sends progress notifications (bytes and files so far) when the request has a progress token. host_path is on the machine that runs this MCP server: over HTTP that is the server's machine, not the client's, and host_path is confined to the folder the server's operator gave (COMPUTER_USE_TRANSFER_ROOT): give it relative to that folder.",
         annotations(
             title = "Copy files between this machine and the computer",
             read_only_hint = false,
@@ -40,6 +40,11 @@ impl ComputerUseServer {
         context: RequestContext<RoleServer>,
     ) -> ToolResult {
         let a = args.read()?;
+        let host_files = &self.agent().tenant().files;
+        // Over HTTP without a root nothing is asked of the computer either.
+        if let crate::transfer::HostFiles::Refused = host_files {
+            return Err(ToolError::Transfer(TransferError::NoRoot.to_string()));
+        }
         let conn = self.reach(&a.session_id).await?;
         let session = SessionId(a.session_id.clone());
         let req = TransferRequest {
@@ -50,7 +55,14 @@ impl ComputerUseServer {
         };
         let progress = Arc::new(Progress::default());
         let stall = StallLimit::from_env(&process_env());
-        let run = transfer::run(&conn.client, &session, &req, Arc::clone(&progress), stall);
+        let run = transfer::run(
+            &conn.client,
+            &session,
+            &req,
+            host_files,
+            Arc::clone(&progress),
+            stall,
+        );
         let reporting = report_progress(
             context.peer.clone(),
             context.meta.get_progress_token(),

@@ -1,0 +1,181 @@
+//! `COMPUTER_USE_HTTP_TENANTS`: a file naming who may use an HTTP server,
+//! one `NAME TOKEN` line each, every tenant with a computer of its own.
+//! Blank lines and lines starting with `#` are skipped. The file holds
+//! secrets, so one that its group or others may read refuses the start.
+
+use super::guard::TOKEN_MIN_CHARS;
+use std::path::Path;
+
+/// The variable naming the tenants file.
+pub const TENANTS_VAR: &str = "COMPUTER_USE_HTTP_TENANTS";
+/// The longest tenant name: it becomes part of a container name.
+pub const NAME_MAX_CHARS: usize = 32;
+
+/// One line of the file.
+#[derive(Clone, PartialEq, Eq)]
+pub struct TenantEntry {
+    pub name: String,
+    pub token: String,
+}
+
+impl std::fmt::Debug for TenantEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TenantEntry")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum TenantsError {
+    #[error("cannot read `{path}` (`{TENANTS_VAR}`): {reason}")]
+    Unreadable { path: String, reason: String },
+    #[error("`{path}` (`{TENANTS_VAR}`) holds tokens but has mode {mode:04o}, so others on this machine may read it: run `chmod 600 {path}`")]
+    OpenToOthers { path: String, mode: u32 },
+    #[error("`{path}` (`{TENANTS_VAR}`) line {line}: {why}; each line is `NAME TOKEN`, the name of 1 to {NAME_MAX_CHARS} characters from a-z, 0-9 and `-`, the token of at least {TOKEN_MIN_CHARS} characters (for example `alice $(openssl rand -hex 32)`)")]
+    BadLine {
+        path: String,
+        line: usize,
+        why: String,
+    },
+    #[error("`{path}` (`{TENANTS_VAR}`) names no tenant: add a line `NAME TOKEN` for each")]
+    Empty { path: String },
+}
+
+/// Reads and checks the tenants file at `path`.
+pub fn read_tenants(path: &Path) -> Result<Vec<TenantEntry>, TenantsError> {
+    let shown = path.display().to_string();
+    let unreadable = |e: std::io::Error| TenantsError::Unreadable {
+        path: shown.clone(),
+        reason: e.to_string(),
+    };
+    let meta = std::fs::metadata(path).map_err(unreadable)?;
+    check_mode(&shown, &meta)?;
+    let text = std::fs::read_to_string(path).map_err(unreadable)?;
+    parse_tenants(&shown, &text)
+}
+
+#[cfg(unix)]
+fn check_mode(path: &str, meta: &std::fs::Metadata) -> Result<(), TenantsError> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = meta.permissions().mode() & 0o7777;
+    if mode & 0o077 != 0 {
+        return Err(TenantsError::OpenToOthers {
+            path: path.to_string(),
+            mode,
+        });
+    }
+    Ok(())
+}
+
+/// Windows has no mode bits; the file's ACL is the operator's to set.
+#[cfg(not(unix))]
+fn check_mode(_: &str, _: &std::fs::Metadata) -> Result<(), TenantsError> {
+    Ok(())
+}
+
+/// The tenants in `text`, the file at `path`.
+pub fn parse_tenants(path: &str, text: &str) -> Result<Vec<TenantEntry>, TenantsError> {
+    let mut tenants: Vec<TenantEntry> = Vec::new();
+    for (index, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let bad = |why: String| TenantsError::BadLine {
+            path: path.to_string(),
+            line: index + 1,
+            why,
+        };
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let [name, token] = fields[..] else {
+            return Err(bad(format!("it has {} fields instead of 2", fields.len())));
+        };
+        if !valid_name(name) {
+            return Err(bad(format!(
+                "the name `{name}` is not 1 to {NAME_MAX_CHARS} characters from a-z, 0-9 and `-`"
+            )));
+        }
+        let chars = token.chars().count();
+        if chars < TOKEN_MIN_CHARS {
+            return Err(bad(format!(
+                "the token of `{name}` has {chars} characters, fewer than {TOKEN_MIN_CHARS}"
+            )));
+        }
+        if tenants.iter().any(|t| t.name == name) {
+            return Err(bad(format!("the name `{name}` is already used above")));
+        }
+        if tenants.iter().any(|t| t.token == token) {
+            return Err(bad(format!(
+                "the token of `{name}` is already another tenant's"
+            )));
+        }
+        tenants.push(TenantEntry {
+            name: name.to_string(),
+            token: token.to_string(),
+        });
+    }
+    if tenants.is_empty() {
+        return Err(TenantsError::Empty {
+            path: path.to_string(),
+        });
+    }
+    Ok(tenants)
+}
+
+fn valid_name(name: &str) -> bool {
+    (1..=NAME_MAX_CHARS).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const A: &str = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    const B: &str = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb";
+
+    fn why(text: &str) -> String {
+        parse_tenants("t", text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn reads_names_and_tokens_skipping_comments() {
+        let text = format!("# team\n\nalice {A}\n  bob-2   {B}  \n");
+        let tenants = parse_tenants("t", &text).unwrap();
+        let names: Vec<_> = tenants.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["alice", "bob-2"]);
+        assert_eq!(tenants[1].token, B);
+        // Tokens never show in debug output.
+        assert!(!format!("{tenants:?}").contains(A));
+    }
+
+    #[test]
+    fn bad_lines_name_the_line_and_the_rule() {
+        assert!(why(&format!("Alice {A}")).contains("line 1: the name `Alice`"));
+        assert!(why(&format!("{} {A}", "a".repeat(33))).contains("not 1 to 32"));
+        assert!(why("alice short").contains("fewer than 32"));
+        assert!(why(&format!("alice {A} extra")).contains("3 fields"));
+        assert!(why(&format!("alice {A}\nalice {B}"))
+            .contains("line 2: the name `alice` is already used"));
+        assert!(why(&format!("alice {A}\nbob {A}")).contains("already another tenant's"));
+        assert!(why("# nobody\n").contains("names no tenant"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_file_others_may_read_refuses_the_start() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tenants");
+        std::fs::write(&path, format!("alice {A}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let e = read_tenants(&path).unwrap_err().to_string();
+        assert!(e.contains("mode 0644"), "{e}");
+        assert!(e.contains(&format!("chmod 600 {}", path.display())), "{e}");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(read_tenants(&path).unwrap().len(), 1);
+    }
+}

@@ -1,0 +1,357 @@
+//! Which host files a transfer may touch. Over stdio the MCP client runs as
+//! the server's own user, so a host path means what it means in a shell.
+//! Over HTTP the client is somebody else: the server's files are not theirs,
+//! so host paths are confined beneath `COMPUTER_USE_TRANSFER_ROOT` (with
+//! tenants, beneath the tenant's own folder in it), or refused without it.
+//!
+//! Confinement is resolved through a handle on the root folder (cap-std,
+//! openat-style), never by comparing strings: every existing component is
+//! looked up beneath the root, symlinks are followed only while they stay
+//! beneath it, and the transfer then works on the fully resolved path, which
+//! has no symlink left in it. A component that exists as a real folder
+//! cannot be swapped for a symlink through the product (an unpacked archive
+//! never replaces a folder), so that path stays beneath the root.
+
+use super::error::TransferError;
+use cap_std::ambient_authority;
+use cap_std::fs::Dir;
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+/// The variable naming the folder HTTP clients' transfers are confined to.
+pub const TRANSFER_ROOT_VAR: &str = "COMPUTER_USE_TRANSFER_ROOT";
+
+/// Where host paths of `file_transfer` (and anything else that writes on
+/// the host for an agent) may lead.
+#[derive(Debug, Clone)]
+pub enum HostFiles {
+    /// stdio: the client is the server's user; paths resolve as in a shell.
+    Anywhere,
+    /// HTTP with a root: only beneath it.
+    Beneath(Root),
+    /// HTTP without [`TRANSFER_ROOT_VAR`]: no host files at all.
+    Refused,
+}
+
+/// A folder on the host that confined host paths resolve beneath.
+#[derive(Debug, Clone)]
+pub struct Root {
+    /// Canonical: symlinks in the configured path itself are resolved once,
+    /// when the server starts.
+    path: PathBuf,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum RootError {
+    #[error("`{TRANSFER_ROOT_VAR}` is `{path}`, which is not an absolute path: name the folder HTTP clients may copy files to and from, for example `{TRANSFER_ROOT_VAR}=/srv/computer-use/files`")]
+    Relative { path: String },
+    #[error("`{TRANSFER_ROOT_VAR}` is `{path}`, which cannot be used as a folder ({reason}): create it (`mkdir -p {path}`) or name another")]
+    Unusable { path: String, reason: String },
+    #[error("cannot create the tenant folder `{path}` beneath `{TRANSFER_ROOT_VAR}` ({reason}): check that the server's user may write there")]
+    Tenant { path: String, reason: String },
+}
+
+impl Root {
+    /// The root named by [`TRANSFER_ROOT_VAR`]: an existing folder, given as
+    /// an absolute path.
+    pub fn open(configured: &str) -> Result<Root, RootError> {
+        let given = Path::new(configured);
+        if !given.is_absolute() {
+            return Err(RootError::Relative {
+                path: configured.to_string(),
+            });
+        }
+        let unusable = |e: io::Error| RootError::Unusable {
+            path: configured.to_string(),
+            reason: e.to_string(),
+        };
+        let path = std::fs::canonicalize(given).map_err(unusable)?;
+        if !std::fs::metadata(&path).map_err(unusable)?.is_dir() {
+            return Err(unusable(io::Error::other("it is not a folder")));
+        }
+        Ok(Root { path })
+    }
+
+    /// The folder `name` beneath this root, created (mode 0700) when
+    /// missing: one tenant's share of the server's files.
+    pub fn tenant(&self, name: &str) -> Result<Root, RootError> {
+        let path = self.path.join(name);
+        let failed = |e: io::Error| RootError::Tenant {
+            path: path.display().to_string(),
+            reason: e.to_string(),
+        };
+        let dir = Dir::open_ambient_dir(&self.path, ambient_authority()).map_err(failed)?;
+        match dir.create_dir(name) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(failed(e)),
+        }
+        // A tenant folder that is a symlink would lead elsewhere.
+        let meta = dir.symlink_metadata(name).map_err(failed)?;
+        if !meta.is_dir() {
+            return Err(failed(io::Error::other("it exists and is not a folder")));
+        }
+        restrict_to_owner(&path).map_err(failed)?;
+        Ok(Root { path })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// `typed` resolved beneath the root: relative paths start at the root,
+    /// absolute ones must lie beneath it, `~` is the server's home and so
+    /// refused, and `..` or a symlink that leads out is refused. The result
+    /// is absolute and free of symlinks up to its last existing component;
+    /// the part that does not exist yet (a download's new name) follows it.
+    pub fn resolve(&self, typed: &str) -> Result<PathBuf, TransferError> {
+        if typed.is_empty() {
+            return Err(TransferError::EmptyHostPath);
+        }
+        if typed == "~" || typed.starts_with("~/") || typed.starts_with("~\\") {
+            return Err(self.outside(typed, "`~` is the server's home folder"));
+        }
+        let given = Path::new(typed);
+        let relative = if given.is_absolute() {
+            match given.strip_prefix(&self.path) {
+                Ok(rest) => rest.to_path_buf(),
+                Err(_) => return Err(self.outside(typed, "it is an absolute path outside it")),
+            }
+        } else {
+            given.to_path_buf()
+        };
+        let parts = lexical_parts(&relative)
+            .ok_or_else(|| self.outside(typed, "its `..` climbs out of it"))?;
+        let dir = Dir::open_ambient_dir(&self.path, ambient_authority())
+            .map_err(|e| self.unreadable(typed, e))?;
+        // The longest existing prefix is resolved by the handle; the rest
+        // does not exist, so it holds no symlink.
+        for existing in (1..=parts.len()).rev() {
+            let prefix: PathBuf = parts[..existing].iter().collect();
+            match dir.canonicalize(&prefix) {
+                Ok(inside) => {
+                    let mut path = self.path.join(inside);
+                    path.extend(&parts[existing..]);
+                    return Ok(path);
+                }
+                // Missing, unless it is a symlink to something missing:
+                // creating through it would create wherever it points.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    if dir.symlink_metadata(&prefix).is_ok() {
+                        return Err(
+                            self.outside(typed, "a symlink in it points to nothing beneath it")
+                        );
+                    }
+                }
+                Err(_) if leads_out(&dir, &prefix) => {
+                    return Err(self.outside(typed, "a symlink in it leads out of it"))
+                }
+                Err(e) => return Err(self.unreadable(typed, e)),
+            }
+        }
+        let mut path = self.path.clone();
+        path.extend(&parts);
+        Ok(path)
+    }
+
+    fn outside(&self, typed: &str, why: &'static str) -> TransferError {
+        TransferError::OutsideRoot {
+            path: typed.to_string(),
+            root: self.path.display().to_string(),
+            why,
+        }
+    }
+
+    fn unreadable(&self, typed: &str, e: io::Error) -> TransferError {
+        TransferError::RootUnreadable {
+            path: typed.to_string(),
+            root: self.path.display().to_string(),
+            reason: e.to_string(),
+        }
+    }
+}
+
+impl HostFiles {
+    /// For an HTTP server: beneath [`TRANSFER_ROOT_VAR`] when it is set.
+    pub fn for_http(configured: Option<&str>) -> Result<HostFiles, RootError> {
+        match configured.filter(|v| !v.is_empty()) {
+            None => Ok(HostFiles::Refused),
+            Some(path) => Ok(HostFiles::Beneath(Root::open(path)?)),
+        }
+    }
+
+    /// One tenant's share: its own folder beneath the root.
+    pub fn for_tenant(&self, name: &str) -> Result<HostFiles, RootError> {
+        match self {
+            HostFiles::Beneath(root) => Ok(HostFiles::Beneath(root.tenant(name)?)),
+            other => Ok(other.clone()),
+        }
+    }
+
+    /// Resolves a host path the agent typed, by this policy.
+    pub fn resolve(&self, typed: &str) -> Result<PathBuf, TransferError> {
+        match self {
+            HostFiles::Anywhere => super::paths::resolve_host_path(
+                typed,
+                super::paths::home().as_deref(),
+                &super::paths::working_folder(typed)?,
+            ),
+            HostFiles::Beneath(root) => root.resolve(typed),
+            HostFiles::Refused => Err(TransferError::NoRoot),
+        }
+    }
+}
+
+/// The normal components of `relative` with `.` dropped and `..` applied;
+/// `None` when `..` climbs above the start.
+fn lexical_parts(relative: &Path) -> Option<Vec<std::ffi::OsString>> {
+    let mut parts = Vec::new();
+    for component in relative.components() {
+        match component {
+            Component::Normal(name) => parts.push(name.to_os_string()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                parts.pop()?;
+            }
+            // A Windows drive or a root left after strip_prefix: not beneath.
+            Component::Prefix(_) | Component::RootDir => return None,
+        }
+    }
+    Some(parts)
+}
+
+/// Whether a symlink on the way of `prefix` cannot be resolved beneath the
+/// root. cap-std refuses such an escape with an error of its own kind; a
+/// plain permission problem is told apart by finding the symlink.
+fn leads_out(dir: &Dir, prefix: &Path) -> bool {
+    let mut walked = PathBuf::new();
+    for part in prefix {
+        walked.push(part);
+        match dir.symlink_metadata(&walked) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                if dir.canonicalize(&walked).is_err() {
+                    return true;
+                }
+            }
+            Ok(_) => {}
+            Err(_) => return false,
+        }
+    }
+    false
+}
+
+#[cfg(unix)]
+fn restrict_to_owner(path: &Path) -> io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
+}
+
+#[cfg(not(unix))]
+fn restrict_to_owner(_: &Path) -> io::Result<()> {
+    Ok(())
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn root() -> (tempfile::TempDir, Root) {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("inside")).unwrap();
+        std::fs::write(dir.path().join("inside/a.txt"), "a").unwrap();
+        let root = Root::open(dir.path().join("inside").to_str().unwrap()).unwrap();
+        (dir, root)
+    }
+
+    fn refused(root: &Root, typed: &str) -> String {
+        match root.resolve(typed) {
+            Err(e @ TransferError::OutsideRoot { .. }) => e.to_string(),
+            other => panic!("`{typed}` should be refused as outside the root, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn paths_beneath_the_root_resolve_to_real_paths() {
+        let (_dir, root) = root();
+        let base = root.path().to_path_buf();
+        assert_eq!(root.resolve("a.txt").unwrap(), base.join("a.txt"));
+        assert_eq!(root.resolve(".").unwrap(), base);
+        assert_eq!(
+            root.resolve("new/deeper/x").unwrap(),
+            base.join("new/deeper/x")
+        );
+        assert_eq!(root.resolve("sub/../a.txt").unwrap(), base.join("a.txt"));
+        let absolute = base.join("a.txt");
+        assert_eq!(root.resolve(absolute.to_str().unwrap()).unwrap(), absolute);
+        // A symlink that stays inside resolves to its target.
+        symlink("a.txt", base.join("link")).unwrap();
+        assert_eq!(root.resolve("link").unwrap(), base.join("a.txt"));
+    }
+
+    #[test]
+    fn every_way_out_is_refused() {
+        let (dir, root) = root();
+        let base = root.path().to_path_buf();
+        std::fs::write(dir.path().join("secret"), "s").unwrap();
+        assert!(refused(&root, "/etc/hosts").contains("absolute path outside"));
+        assert!(refused(&root, "../secret").contains("`..`"));
+        assert!(refused(&root, "a/../../secret").contains("`..`"));
+        assert!(refused(&root, "~/.ssh").contains("home"));
+        assert!(refused(&root, "~").contains("home"));
+        symlink(dir.path(), base.join("out")).unwrap();
+        assert!(refused(&root, "out").contains("symlink"));
+        assert!(refused(&root, "out/secret").contains("symlink"));
+        assert!(refused(&root, "out/new-file").contains("symlink"));
+        symlink("/etc/hosts", base.join("hosts")).unwrap();
+        assert!(refused(&root, "hosts").contains("symlink"));
+        // A dangling symlink would create its target wherever it points.
+        symlink(dir.path().join("not-yet"), base.join("dangling")).unwrap();
+        assert!(refused(&root, "dangling").contains("symlink"));
+        assert!(refused(&root, "dangling/x").contains("symlink"));
+        symlink("missing-inside", base.join("dangling-inside")).unwrap();
+        assert!(refused(&root, "dangling-inside").contains("symlink"));
+        // The message names the root and the variable.
+        let message = refused(&root, "/etc/hosts");
+        assert!(message.contains(TRANSFER_ROOT_VAR), "{message}");
+        assert!(message.contains(base.to_str().unwrap()), "{message}");
+    }
+
+    #[test]
+    fn without_a_root_over_http_nothing_resolves() {
+        let e = HostFiles::for_http(None)
+            .unwrap()
+            .resolve("a.txt")
+            .unwrap_err();
+        assert!(e.to_string().contains(TRANSFER_ROOT_VAR), "{e}");
+    }
+
+    #[test]
+    fn a_root_must_be_an_existing_absolute_folder() {
+        assert!(matches!(
+            Root::open("files"),
+            Err(RootError::Relative { .. })
+        ));
+        let e = Root::open("/no/such/folder").unwrap_err();
+        assert!(e.to_string().contains("mkdir -p /no/such/folder"), "{e}");
+    }
+
+    #[test]
+    fn a_tenant_gets_its_own_private_folder() {
+        use std::os::unix::fs::PermissionsExt;
+        let (_dir, root) = root();
+        let alice = root.tenant("alice").unwrap();
+        assert_eq!(alice.path(), root.path().join("alice"));
+        let mode = std::fs::metadata(alice.path())
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o700);
+        // Another tenant's folder is outside alice's root.
+        root.tenant("bob").unwrap();
+        assert!(refused(&alice, "../bob").contains("`..`"));
+        // A planted symlink in place of a tenant folder is refused.
+        symlink("/etc", root.path().join("eve")).unwrap();
+        assert!(matches!(root.tenant("eve"), Err(RootError::Tenant { .. })));
+    }
+}

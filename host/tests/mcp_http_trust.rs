@@ -1,0 +1,471 @@
+//! What an HTTP client may reach: the server's files only beneath
+//! `COMPUTER_USE_TRANSFER_ROOT`, and with `COMPUTER_USE_HTTP_TENANTS` only
+//! its own tenant's computer. Also the listener's own limits: a request
+//! head that never ends is cut off, and connections past the cap wait in
+//! the kernel instead of holding the server's descriptors. The real host
+//! binary over HTTP, against the real engine.
+
+mod support;
+
+use serde_json::{json, Value};
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use support::docker::{exists, inspect, TestComputer};
+use support::mcp::{
+    call, host_command, is_error, ok, shell_ok, start_session, text, Client, HttpHost,
+};
+
+const ALICE: &str = "alice-token-0123456789abcdef0123456789";
+const BOB: &str = "bob-token-0123456789abcdef0123456789abcd";
+
+fn transfer(sid: &str, direction: &str, host_path: &str, computer_path: &str) -> Value {
+    json!({
+        "session_id": sid, "direction": direction,
+        "host_path": host_path, "computer_path": computer_path
+    })
+}
+
+/// The error text of a call that must fail.
+async fn refused(client: &Client, tool: &str, args: Value) -> String {
+    let result = call(client, tool, args.clone()).await;
+    assert!(
+        is_error(&result),
+        "{tool} {args} should be refused: {}",
+        text(&result)
+    );
+    text(&result)
+}
+
+/// Whether `path` exists inside the session's computer.
+async fn on_computer(client: &Client, sid: &str, path: &str) -> bool {
+    let r = shell_ok(
+        client,
+        sid,
+        &format!("test -e {path} && echo yes || echo no"),
+    )
+    .await;
+    r["stdout"] == "yes\n"
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn without_a_transfer_root_file_transfer_is_refused_over_http() {
+    let computer = TestComputer::new();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("note.txt");
+    std::fs::write(&file, "from the server's disk").unwrap();
+    // An empty value counts as unset.
+    let host = HttpHost::start(&computer, &[("COMPUTER_USE_TRANSFER_ROOT", "")]).await;
+    let client = host.client().await;
+    let sid = start_session(&client, "no root").await;
+
+    let up = transfer(&sid, "to_computer", file.to_str().unwrap(), "~/note.txt");
+    let e = refused(&client, "file_transfer", up).await;
+    assert!(e.contains("`COMPUTER_USE_TRANSFER_ROOT` is not set"), "{e}");
+    assert!(!on_computer(&client, &sid, "~/note.txt").await);
+
+    shell_ok(&client, &sid, "echo payload > ~/payload.txt").await;
+    let target = dir.path().join("payload.txt");
+    let down = transfer(
+        &sid,
+        "from_computer",
+        target.to_str().unwrap(),
+        "~/payload.txt",
+    );
+    let e = refused(&client, "file_transfer", down).await;
+    assert!(e.contains("COMPUTER_USE_TRANSFER_ROOT"), "{e}");
+    assert!(!target.exists());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn transfers_stay_beneath_the_root_and_every_escape_writes_nothing() {
+    let computer = TestComputer::new();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::write(root.join("inside.txt"), "inside").unwrap();
+    std::fs::write(dir.path().join("secret"), "outside").unwrap();
+    std::os::unix::fs::symlink(dir.path(), root.join("out")).unwrap();
+    let root_var = root.to_str().unwrap();
+    let host = HttpHost::start(&computer, &[("COMPUTER_USE_TRANSFER_ROOT", root_var)]).await;
+    let client = host.client().await;
+    let sid = start_session(&client, "root").await;
+
+    // Inside: both directions work, with paths relative to the root.
+    ok(
+        &client,
+        "file_transfer",
+        transfer(&sid, "to_computer", "inside.txt", "~/inside.txt"),
+    )
+    .await;
+    assert!(on_computer(&client, &sid, "~/inside.txt").await);
+    let absolute_inside = root.join("inside.txt");
+    ok(
+        &client,
+        "file_transfer",
+        transfer(
+            &sid,
+            "to_computer",
+            absolute_inside.to_str().unwrap(),
+            "~/again.txt",
+        ),
+    )
+    .await;
+    shell_ok(&client, &sid, "echo payload > ~/payload.txt").await;
+    std::fs::create_dir(root.join("copies")).unwrap();
+    ok(
+        &client,
+        "file_transfer",
+        transfer(&sid, "from_computer", "copies/", "~/payload.txt"),
+    )
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(root.join("copies/payload.txt")).unwrap(),
+        "payload\n"
+    );
+
+    // Reading out: absolute, `..`, a symlink, `~`.
+    let secret = dir.path().join("secret");
+    for (typed, why) in [
+        (secret.to_str().unwrap(), "absolute path outside"),
+        ("../secret", "`..`"),
+        ("out/secret", "symlink"),
+        ("out", "symlink"),
+        ("~/.ssh", "home"),
+    ] {
+        let e = refused(
+            &client,
+            "file_transfer",
+            transfer(&sid, "to_computer", typed, "~/stolen"),
+        )
+        .await;
+        assert!(
+            e.contains(why) && e.contains("COMPUTER_USE_TRANSFER_ROOT"),
+            "{typed}: {e}"
+        );
+        assert!(
+            !on_computer(&client, &sid, "~/stolen").await,
+            "{typed} reached the computer"
+        );
+    }
+
+    // Writing out: the same ways, and nothing appears outside the root.
+    let planted = dir.path().join("planted");
+    for typed in [
+        planted.to_str().unwrap(),
+        "../planted",
+        "out/planted",
+        "out/new/planted",
+    ] {
+        let e = refused(
+            &client,
+            "file_transfer",
+            transfer(&sid, "from_computer", typed, "~/payload.txt"),
+        )
+        .await;
+        assert!(e.contains("COMPUTER_USE_TRANSFER_ROOT"), "{typed}: {e}");
+    }
+    let outside: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    let mut outside = outside;
+    outside.sort();
+    assert_eq!(outside, ["root", "secret"], "a download escaped the root");
+}
+
+/// A tenants file of `lines`, mode 0600.
+fn tenants_file(dir: &Path, lines: &str) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("tenants");
+    std::fs::write(&path, lines).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+    path
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_tenants_get_two_computers_and_neither_reaches_the_other() {
+    // The base's block and the two after it, where the tenants' computers go.
+    let computer = TestComputer::with_port_blocks(3);
+    let (alice_computer, bob_computer) = (computer.tenant("alice"), computer.tenant("bob"));
+    let dir = tempfile::tempdir().unwrap();
+    let file = tenants_file(
+        dir.path(),
+        &format!("# two people\nalice {ALICE}\nbob {BOB}\n"),
+    );
+    let root = dir.path().join("files");
+    std::fs::create_dir(&root).unwrap();
+    let host = HttpHost::start(
+        &computer,
+        &[
+            ("COMPUTER_USE_HTTP_TENANTS", file.to_str().unwrap()),
+            ("COMPUTER_USE_TRANSFER_ROOT", root.to_str().unwrap()),
+        ],
+    )
+    .await;
+    // The tenants' folders exist from the start, private to the server.
+    std::fs::write(root.join("alice/report.txt"), "alice's report").unwrap();
+
+    let alice = host.client_as(ALICE).await;
+    let bob = host.client_as(BOB).await;
+    let (a, _) = ok(&alice, "start_computer", json!({"title": "alice"})).await;
+    let (b, _) = ok(&bob, "start_computer", json!({"title": "bob"})).await;
+    assert_eq!(a["computer"]["name"], alice_computer.name);
+    assert_eq!(b["computer"]["name"], bob_computer.name);
+    assert!(
+        !exists(&computer.name),
+        "no computer for the base name itself"
+    );
+    let (a_sid, b_sid) = (
+        a["session_id"].as_str().unwrap(),
+        b["session_id"].as_str().unwrap(),
+    );
+
+    // Two containers, two homes, two port blocks, two viewer links.
+    let port_base = |name: &str| -> u16 {
+        inspect(name)["HostConfig"]["PortBindings"]["6080/tcp"][0]["HostPort"]
+            .as_str()
+            .unwrap()
+            .parse()
+            .unwrap()
+    };
+    let home = |name: &str| -> String {
+        inspect(name)["Mounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["Destination"] == "/home/computer")
+            .map(|m| m["Name"].as_str().unwrap().to_string())
+            .unwrap()
+    };
+    assert_eq!(home(&alice_computer.name), alice_computer.volume());
+    assert_eq!(home(&bob_computer.name), bob_computer.volume());
+    let (pa, pb) = (
+        port_base(&alice_computer.name),
+        port_base(&bob_computer.name),
+    );
+    assert!(
+        pa.abs_diff(pb) >= 17 && pa > computer.port_base && pb > computer.port_base,
+        "{pa} {pb}"
+    );
+    assert_ne!(a["viewer_url"], b["viewer_url"]);
+    let key = |v: &Value| {
+        v["viewer_url"]
+            .as_str()
+            .unwrap()
+            .split("#key=")
+            .nth(1)
+            .unwrap()
+            .to_string()
+    };
+    assert_ne!(key(&a), key(&b), "each computer makes its own viewer key");
+
+    // Files in one home are not in the other.
+    shell_ok(&alice, a_sid, "echo alice-only > ~/mine.txt").await;
+    let r = shell_ok(&bob, b_sid, "cat ~/mine.txt 2>&1; echo \" exit=$?\"").await;
+    assert!(
+        r["stdout"].as_str().unwrap().contains("No such file"),
+        "{r}"
+    );
+
+    // Bob cannot drive or end Alice's session: to him it does not exist.
+    for (tool, args) in [
+        ("shell", json!({"session_id": a_sid, "command": "true"})),
+        ("computer_observe", json!({"session_id": a_sid})),
+        ("end_session", json!({"session_id": a_sid})),
+    ] {
+        let e = refused(&bob, tool, args).await;
+        assert!(e.contains("there is no session"), "{tool}: {e}");
+    }
+    shell_ok(&alice, a_sid, "true").await;
+
+    // Each tenant's host files are its own folder of the root.
+    ok(
+        &alice,
+        "file_transfer",
+        transfer(a_sid, "to_computer", "report.txt", "~/report.txt"),
+    )
+    .await;
+    let theirs = root.join("alice/report.txt");
+    for typed in ["../alice/report.txt", theirs.to_str().unwrap()] {
+        let e = refused(
+            &bob,
+            "file_transfer",
+            transfer(b_sid, "to_computer", typed, "~/stolen.txt"),
+        )
+        .await;
+        assert!(e.contains("COMPUTER_USE_TRANSFER_ROOT"), "{typed}: {e}");
+    }
+    assert!(!on_computer(&bob, b_sid, "~/stolen.txt").await);
+
+    // `info` lists the tenants' computers.
+    let out = host_command(
+        &computer,
+        &[("COMPUTER_USE_HTTP_TENANTS", file.to_str().unwrap())],
+    )
+    .arg("info")
+    .output()
+    .await
+    .unwrap();
+    let info = String::from_utf8_lossy(&out.stdout);
+    assert!(info.contains("tenants:  2"), "{info}");
+    assert!(
+        info.contains(&format!(
+            "alice: `{}` is running, ports {pa}-",
+            alice_computer.name
+        )),
+        "{info}"
+    );
+    assert!(
+        info.contains(&format!(
+            "bob: `{}` is running, ports {pb}-",
+            bob_computer.name
+        )),
+        "{info}"
+    );
+    assert!(
+        !info.contains(ALICE) && !info.contains(BOB),
+        "info shows no token: {info}"
+    );
+}
+
+/// Runs `serve --http` with `env` and expects it to refuse to start.
+async fn refuses_to_start(computer: &TestComputer, env: &[(&str, &str)]) -> String {
+    let out = host_command(computer, env)
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert!(!out.status.success(), "the server started with {env:?}");
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tenants_file_others_may_read_or_a_bad_line_refuses_the_start() {
+    use std::os::unix::fs::PermissionsExt;
+    let computer = TestComputer::new();
+    let dir = tempfile::tempdir().unwrap();
+    let file = tenants_file(dir.path(), &format!("alice {ALICE}\n"));
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let path = file.to_str().unwrap();
+    let e = refuses_to_start(&computer, &[("COMPUTER_USE_HTTP_TENANTS", path)]).await;
+    assert!(
+        e.contains(path) && e.contains("mode 0644") && e.contains(&format!("chmod 600 {path}")),
+        "{e}"
+    );
+
+    let file = tenants_file(dir.path(), "alice short-token\n");
+    let e = refuses_to_start(
+        &computer,
+        &[("COMPUTER_USE_HTTP_TENANTS", file.to_str().unwrap())],
+    )
+    .await;
+    assert!(e.contains("line 1") && e.contains("fewer than 32"), "{e}");
+
+    let file = tenants_file(dir.path(), &format!("alice {ALICE}\n"));
+    let both = [
+        ("COMPUTER_USE_HTTP_TENANTS", file.to_str().unwrap()),
+        ("COMPUTER_USE_HTTP_TOKEN", BOB),
+    ];
+    let e = refuses_to_start(&computer, &both).await;
+    assert!(e.contains("unset the other"), "{e}");
+}
+
+/// Waits until `done` holds, at most 10 s.
+async fn wait_for(what: &str, done: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !done() {
+        assert!(Instant::now() < deadline, "waited 10 s for {what}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// Connections the kernel holds for the listening socket on `port` that
+/// the server has not accepted (`rx_queue` of a LISTEN entry).
+fn accept_queue(port: u16) -> usize {
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap();
+    let local = format!("0100007F:{port:04X}");
+    table
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|f| f[1] == local && f[3] == "0A")
+        .map(|f| usize::from_str_radix(f[4].split(':').nth(1).unwrap(), 16).unwrap())
+        .unwrap_or(0)
+}
+
+/// Open descriptors of process `pid`.
+fn open_descriptors(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unfinished_request_head_is_cut_off_and_idle_connections_are_capped() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let computer = TestComputer::new();
+    let host = HttpHost::start(&computer, &[]).await;
+    let addr = host
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_string();
+
+    // Half a request line, then nothing: closed after the 15 s deadline.
+    let mut slow = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    slow.write_all(b"POST /mcp HT").await.unwrap();
+    let sent = Instant::now();
+    let mut buf = [0u8; 256];
+    let closed = tokio::time::timeout(Duration::from_secs(25), async {
+        loop {
+            match slow.read(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => continue,
+            }
+        }
+    })
+    .await;
+    assert!(
+        closed.is_ok(),
+        "the connection was still open 25 s after half a request head"
+    );
+    assert!(
+        sent.elapsed() >= Duration::from_secs(14),
+        "closed early: {:?}",
+        sent.elapsed()
+    );
+
+    // Connections that say nothing: the server takes them up to its cap of
+    // 256, one at a time, and those past it wait in the kernel's accept
+    // queue instead of holding the server's descriptors.
+    let port: u16 = addr.rsplit(':').next().unwrap().parse().unwrap();
+    let before = open_descriptors(host.pid);
+    let mut idle = Vec::new();
+    for held in 1..=256 {
+        idle.push(tokio::net::TcpStream::connect(&addr).await.unwrap());
+        wait_for(&format!("the server to take connection {held}"), || {
+            open_descriptors(host.pid) >= before + held
+        })
+        .await;
+    }
+    for _ in 0..20 {
+        idle.push(tokio::net::TcpStream::connect(&addr).await.unwrap());
+    }
+    wait_for("20 connections waiting in the accept queue", || {
+        accept_queue(port) >= 20
+    })
+    .await;
+    let held = open_descriptors(host.pid) - before;
+    assert!(
+        held <= 256 + 2,
+        "the server holds {held} connections, past its cap of 256"
+    );
+    drop(idle);
+
+    // Once they are gone, a real client is served.
+    let client = host.client().await;
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(!tools.is_empty());
+}
