@@ -109,7 +109,8 @@ where
 {
     let mut result = Bisected::default();
     // Taken from the end: the first half is tried before the second.
-    let mut todo = vec![0..count];
+    let mut todo = Vec::new();
+    todo.push(0..count);
     let mut calls = 0;
     while let Some(range) = todo.pop() {
         if range.is_empty() {
