@@ -56,6 +56,19 @@ async fn start_site() -> String {
             }),
         )
         .route(
+            // Sets a cookie without `Path`: Chromium gives it the folder of
+            // this URL, which can be longer than the 1024 bytes
+            // `Storage.setCookies` takes in an attribute.
+            "/deep/{*rest}",
+            get(|| async {
+                (
+                    [(SET_COOKIE, "p=1; Max-Age=3600")],
+                    Html("<!doctype html><title>deep page</title>"),
+                )
+                    .into_response()
+            }),
+        )
+        .route(
             "/logout",
             get(|| async {
                 (
@@ -226,6 +239,49 @@ async fn a_sign_in_and_a_sign_out_spread_to_every_screen() {
     let e = d.create_session("after restart").await;
     open(&d, &e, &format!("{site}/")).await;
     assert!(active_window(&d, &e).await.contains("signed in as alice"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_cookie_chromium_will_not_take_back_does_not_stop_the_others() {
+    require_chromium();
+    let site = start_site().await;
+    let d = Daemon::start().await;
+    let a = d.create_session("visits a deep page").await;
+    let b = d.create_session("watches").await;
+    open(&d, &b, &format!("{site}/")).await;
+
+    // A cookie whose default path is 1100 characters long, then a login.
+    let deep_path = format!("/deep/{}/page", "p".repeat(1100));
+    open(&d, &a, &format!("{site}{deep_path}")).await;
+    let jar = d.home.path().join(".local/share/computer-use/cookies.json");
+    wait_until(
+        "the jar to hold the deep cookie",
+        Duration::from_secs(10),
+        || async {
+            let text = std::fs::read_to_string(&jar).unwrap_or_default();
+            text.contains(&"p".repeat(1100)).then_some(())
+        },
+    )
+    .await;
+    open(&d, &a, &format!("{site}/login")).await;
+
+    // A running browser gets the login beside the refused cookie.
+    reload_until(&d, &b, "signed in as alice", Duration::from_secs(10)).await;
+    // A new browser starts (the refused cookie does not fail its start)
+    // and is signed in before its first page.
+    let c = d.create_session("comes later").await;
+    let (status, body) = d
+        .call(
+            "POST",
+            &format!("/v1/sessions/{c}/open"),
+            Some(json!({ "target": format!("{site}/") })),
+        )
+        .await;
+    assert!(status.is_success(), "open on a new screen: {status} {body}");
+    assert!(
+        active_window(&d, &c).await.contains("signed in as alice"),
+        "a new screen is signed in at once"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

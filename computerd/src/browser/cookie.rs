@@ -66,14 +66,27 @@ pub struct CookieKey {
     pub partition: Option<String>,
 }
 
+impl CookieKey {
+    /// The key of a cookie with these identity fields, `partition_key` as
+    /// CDP gave it.
+    pub fn new(name: &str, domain: &str, path: &str, partition_key: Option<&Value>) -> CookieKey {
+        CookieKey {
+            name: name.to_string(),
+            domain: domain.to_string(),
+            path: path.to_string(),
+            partition: partition_key.map(canonical_json),
+        }
+    }
+}
+
 impl Cookie {
     pub fn key(&self) -> CookieKey {
-        CookieKey {
-            name: self.name.clone(),
-            domain: self.domain.clone(),
-            path: self.path.clone(),
-            partition: self.partition_key.as_ref().map(canonical_json),
-        }
+        CookieKey::new(
+            &self.name,
+            &self.domain,
+            &self.path,
+            self.partition_key.as_ref(),
+        )
     }
 
     /// False for a cookie in an opaque partition: CDP cannot name that

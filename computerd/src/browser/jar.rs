@@ -8,7 +8,8 @@
 //! the jar as a tombstone so its removal (a sign-out) reaches the other
 //! browsers too. When two browsers change the same cookie, the one absorbed
 //! later wins. After the round: [`Jar::prune`], [`Jar::cap`] with
-//! [`JAR_MAX_COOKIES`], and [`Jar::save`] when [`Jar::is_dirty`].
+//! [`JAR_LIMITS`] (per site, entries, bytes), and [`Jar::save`] when
+//! [`Jar::is_dirty`].
 //!
 //! A new Chromium gets [`Jar::live`] before its first page; recording that
 //! write with `applied` makes its first read a no-change instead of a flood
@@ -17,7 +18,7 @@
 //! Time is passed in (`now_ms`, milliseconds since the Unix epoch) so tests
 //! control it.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs::{self, DirBuilder, File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
@@ -26,11 +27,38 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::cookie::{Cookie, CookieKey};
+use super::cookie_read::CookieRead;
 
-/// How many entries (live cookies and tombstones) the jar keeps: the most
-/// recently changed ones. Far above what a few logins need, small enough
+/// How many entries (live cookies and tombstones) the jar keeps. Far above what a few logins need, small enough
 /// that a page setting cookies in a loop cannot grow the file without end.
 pub const JAR_MAX_COOKIES: usize = 5000;
+
+/// How many entries one site keeps, as Chromium keeps 180 cookies per
+/// domain: a page flooding cookies evicts its own first.
+pub const SITE_MAX_COOKIES: usize = 180;
+
+/// How many bytes (names, values, domains and paths) the jar keeps: a few
+/// hundred logins fit many times over, yet a flood cannot make each sync
+/// round push tens of megabytes into every browser and the file.
+pub const JAR_MAX_BYTES: usize = 2 * 1024 * 1024;
+
+/// What [`Jar::cap`] keeps the jar within.
+#[derive(Debug, Clone, Copy)]
+pub struct JarLimits {
+    /// Entries in all, tombstones included.
+    pub entries: usize,
+    /// Entries of one site ([`site_of`]).
+    pub per_site: usize,
+    /// Bytes of all entries ([`entry_bytes`]).
+    pub bytes: usize,
+}
+
+/// The limits the sync loop and [`Jar::load`] apply.
+pub const JAR_LIMITS: JarLimits = JarLimits {
+    entries: JAR_MAX_COOKIES,
+    per_site: SITE_MAX_COOKIES,
+    bytes: JAR_MAX_BYTES,
+};
 
 /// After a week every running browser has long received a removal, so its
 /// tombstone has nothing left to do.
@@ -124,6 +152,21 @@ impl BrowserView {
         }
     }
 
+    /// Records writes the browser refused, so they are not tried again
+    /// until the jar's content for the cookie changes. A refused delete is
+    /// recorded against the cookie the browser still holds.
+    pub fn refused(&mut self, refused: &Writes) {
+        for cookie in &refused.set {
+            self.refused.insert(cookie.key(), cookie.clone());
+        }
+        for cookie in &refused.delete {
+            let key = cookie.key();
+            if let Some(held) = self.cookies.get(&key) {
+                self.refused.insert(key, held.clone());
+            }
+        }
+    }
+
     fn was_refused(&self, key: &CookieKey, cookie: &Cookie) -> bool {
         self.refused
             .get(key)
@@ -132,17 +175,30 @@ impl BrowserView {
 }
 
 impl Jar {
-    /// Takes what one browser holds now (`current`, from `Storage.getCookies`)
+    /// Takes what one browser holds now (`read`, from `Storage.getCookies`)
     /// into the jar, comparing with what it held before (`view`), and makes
     /// `view` the new state. Returns how many jar entries changed.
-    pub fn absorb(&mut self, view: &mut BrowserView, current: Vec<Cookie>, now_ms: u64) -> usize {
+    ///
+    /// A cookie the read could not parse is not a removal: it stays in
+    /// `view` as it was, and when the read could not even tell which
+    /// cookies those were, no cookie counts as removed this time.
+    pub fn absorb(
+        &mut self,
+        view: &mut BrowserView,
+        read: impl Into<CookieRead>,
+        now_ms: u64,
+    ) -> usize {
+        let read = read.into();
+        let removals_trusted = read.unidentified == 0;
+        let unreadable: HashSet<CookieKey> = read.unreadable.into_iter().collect();
         // An expired cookie is as good as gone; an unshareable one is not ours.
-        let current: HashMap<CookieKey, Cookie> = current
+        let mut current: HashMap<CookieKey, Cookie> = read
+            .cookies
             .into_iter()
             .filter(|c| c.is_shareable() && !c.is_expired(now_ms))
             .map(|c| (c.key(), c))
             .collect();
-        let unconfirmed = std::mem::take(&mut view.unconfirmed);
+        let mut unconfirmed = std::mem::take(&mut view.unconfirmed);
         let mut changed = 0;
 
         for (key, cookie) in &current {
@@ -162,8 +218,17 @@ impl Jar {
             changed += self.take_live(key, cookie, now_ms);
         }
 
+        let mut unknown = HashMap::new();
         for (key, known) in &view.cookies {
             if current.contains_key(key) {
+                continue;
+            }
+            if !removals_trusted || unreadable.contains(key) {
+                // Perhaps still there: kept as it was, checked again next time.
+                unknown.insert(key.clone(), known.clone());
+                if let Some(expected) = unconfirmed.remove(key) {
+                    view.unconfirmed.insert(key.clone(), expected);
+                }
                 continue;
             }
             if matches!(unconfirmed.get(key), Some(Expected::Set)) {
@@ -178,6 +243,7 @@ impl Jar {
             changed += self.take_removal(key, known, now_ms);
         }
 
+        current.extend(unknown);
         view.cookies = current;
         view.refused.retain(|key, _| self.entries.contains_key(key));
         changed
@@ -261,22 +327,94 @@ impl Jar {
         self.entries.is_empty()
     }
 
-    /// Keeps the `max` most recently changed entries (tombstones count).
-    pub fn cap(&mut self, max: usize) {
-        if self.entries.len() <= max {
-            return;
+    /// Drops entries (tombstones count) until the jar is within `limits`:
+    /// first each site down to [`JarLimits::per_site`], then, while there
+    /// are too many entries, from the site with the most entries, and while
+    /// there are too many bytes, from the site with the most bytes. Within
+    /// a site the least recently changed entry goes first. So a page that
+    /// sets cookies for many sites of its own evicts its own cookies, not
+    /// the few logins of another site.
+    pub fn cap(&mut self, limits: JarLimits) {
+        let before = self.entries.len();
+        let mut sites = self.sites();
+        for site in sites.values_mut() {
+            while site.oldest_last.len() > limits.per_site {
+                self.evict_oldest(site);
+            }
         }
-        let mut newest_first: Vec<(u64, CookieKey)> = self
-            .entries
+        self.evict_from_largest(
+            &mut sites,
+            |site| (site.oldest_last.len(), site.bytes),
+            |count, _| count > limits.entries,
+        );
+        self.evict_from_largest(
+            &mut sites,
+            |site| (site.bytes, site.oldest_last.len()),
+            |_, bytes| bytes > limits.bytes,
+        );
+        if self.entries.len() != before {
+            self.dirty = true;
+        }
+    }
+
+    /// The jar's entries grouped by [`site_of`].
+    fn sites(&self) -> BTreeMap<String, Site> {
+        let mut sites: BTreeMap<String, Site> = BTreeMap::new();
+        for (key, entry) in &self.entries {
+            let site = sites.entry(site_of(&entry.cookie)).or_default();
+            site.bytes += entry_bytes(entry);
+            site.oldest_last.push((entry.changed_at_ms, key.clone()));
+        }
+        for site in sites.values_mut() {
+            // Newest first, so the oldest pops off the end; ties in time
+            // are cut in key order (the greater key goes first), so the
+            // result is the same every run.
+            site.oldest_last
+                .sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        }
+        sites
+    }
+
+    /// Evicts from the site that `rank` puts highest (ties: the greater
+    /// name) while `over(entries, bytes)` holds for the whole jar.
+    fn evict_from_largest(
+        &mut self,
+        sites: &mut BTreeMap<String, Site>,
+        rank: fn(&Site) -> (usize, usize),
+        over: impl Fn(usize, usize) -> bool,
+    ) {
+        let mut bytes: usize = sites.values().map(|site| site.bytes).sum();
+        let mut order: BTreeSet<((usize, usize), String)> = sites
             .iter()
-            .map(|(key, entry)| (entry.changed_at_ms, key.clone()))
+            .filter(|(_, site)| !site.oldest_last.is_empty())
+            .map(|(name, site)| (rank(site), name.clone()))
             .collect();
-        // Ties in time are cut in key order, so the result is the same every run.
-        newest_first.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
-        for (_, key) in newest_first.into_iter().skip(max) {
-            self.entries.remove(&key);
+        while over(self.entries.len(), bytes) {
+            let Some((_, name)) = order.pop_last() else {
+                break;
+            };
+            let Some(site) = sites.get_mut(&name) else {
+                break;
+            };
+            bytes -= self.evict_oldest(site);
+            if !site.oldest_last.is_empty() {
+                order.insert((rank(site), name));
+            }
         }
-        self.dirty = true;
+    }
+
+    /// Removes `site`'s least recently changed entry from the jar and
+    /// returns its size in bytes.
+    fn evict_oldest(&mut self, site: &mut Site) -> usize {
+        let Some((_, key)) = site.oldest_last.pop() else {
+            return 0;
+        };
+        let gone = self
+            .entries
+            .remove(&key)
+            .map_or(0, |entry| entry_bytes(&entry));
+        site.bytes -= gone;
+        gone
     }
 
     /// Drops what no longer does anything: tombstones older than
@@ -364,6 +502,30 @@ impl Jar {
     }
 }
 
+/// One site's entries, while [`Jar::cap`] runs.
+#[derive(Debug, Default)]
+struct Site {
+    /// Change time and key of each entry, the least recently changed last.
+    oldest_last: Vec<(u64, CookieKey)>,
+    bytes: usize,
+}
+
+/// The site a cookie counts against: its domain's host name, lowercased,
+/// without the leading dot of a domain cookie. Not the registrable domain
+/// (that needs the public suffix list, a dependency we do not carry), so
+/// `a.example.com` and `b.example.com` count apart; the total limits and
+/// eviction from the largest site still keep a flood from evicting a site
+/// with few cookies.
+fn site_of(cookie: &Cookie) -> String {
+    cookie.domain.trim_start_matches('.').to_ascii_lowercase()
+}
+
+/// What an entry costs: the bytes of its name, value, domain and path.
+fn entry_bytes(entry: &JarEntry) -> usize {
+    let cookie = &entry.cookie;
+    cookie.name.len() + cookie.value.len() + cookie.domain.len() + cookie.path.len()
+}
+
 /// The file's shape: `{"version":1,"cookies":[...]}`.
 #[derive(Serialize, Deserialize)]
 struct JarFile {
@@ -406,7 +568,7 @@ fn parse(bytes: &[u8]) -> Result<Jar, String> {
         }
         jar.entries.insert(key, entry);
     }
-    jar.cap(JAR_MAX_COOKIES);
+    jar.cap(JAR_LIMITS);
     Ok(jar)
 }
 
@@ -436,6 +598,7 @@ mod tests {
 
     use super::*;
     use crate::browser::cookie::tests::{cookie, session_cookie};
+    use crate::browser::cookie_read::read_answer;
 
     const T0: u64 = 1_900_000_000_000;
 
@@ -741,6 +904,72 @@ mod tests {
         assert_eq!(jar.writes_for(&a, T0 + 6000).set, vec![cookie("sid", "2")]);
     }
 
+    /// A `Storage.getCookies` answer holding `cookies`, the one named
+    /// `odd` with `expires` as a string, as a changed Chromium might send.
+    fn answer_with_odd_expires(cookies: &[Cookie], odd: &str) -> serde_json::Value {
+        let items: Vec<serde_json::Value> = cookies
+            .iter()
+            .map(|c| {
+                let mut item = serde_json::to_value(c).unwrap();
+                if c.name == odd {
+                    item["expires"] = "2033-05-18T03:33:20Z".into();
+                }
+                item
+            })
+            .collect();
+        serde_json::json!({ "cookies": items })
+    }
+
+    #[test]
+    fn a_cookie_that_does_not_parse_signs_nobody_out() {
+        let mut jar = Jar::default();
+        let (mut a, mut b) = (BrowserView::new(), BrowserView::new());
+        let held = vec![cookie("sid", "1"), cookie("csrf", "2"), cookie("pref", "3")];
+        sync(&mut jar, (&mut a, held.clone()), (&mut b, vec![]), T0);
+
+        let answer = answer_with_odd_expires(&held, "pref");
+        let read = read_answer(&answer).unwrap();
+        assert_eq!(jar.absorb(&mut a, read, T0 + 2000), 0);
+        for c in &held {
+            let entry = jar.get(&c.key()).unwrap();
+            assert!(!entry.deleted, "{c:?} tombstoned");
+        }
+        assert_eq!(jar.live(T0 + 2000).len(), 3);
+        assert_eq!(jar.writes_for(&b, T0 + 2000), Writes::default());
+
+        // A cookie whose identity cannot be read either: no removal counts.
+        let answer = serde_json::json!({ "cookies": [{"name": 7}] });
+        assert_eq!(
+            jar.absorb(&mut a, read_answer(&answer).unwrap(), T0 + 4000),
+            0
+        );
+        assert_eq!(jar.live(T0 + 4000).len(), 3);
+        // Once the answer reads again, a real sign-out still spreads.
+        assert_eq!(jar.absorb(&mut a, held[1..].to_vec(), T0 + 6000), 1);
+        assert!(jar.get(&held[0].key()).unwrap().deleted);
+    }
+
+    #[test]
+    fn a_refused_write_is_not_retried_and_the_rest_count_as_written() {
+        let mut jar = Jar::default();
+        let (mut a, mut b) = (BrowserView::new(), BrowserView::new());
+        let (good, bad) = (cookie("sid", "1"), cookie("p", "long path"));
+        jar.absorb(&mut a, vec![good.clone(), bad.clone()], T0);
+        let writes = jar.writes_for(&b, T0);
+        assert_eq!(writes.set.len(), 2);
+        b.applied(&Writes {
+            set: vec![good.clone()],
+            delete: vec![],
+        });
+        b.refused(&Writes {
+            set: vec![bad.clone()],
+            delete: vec![],
+        });
+        assert_eq!(jar.writes_for(&b, T0), Writes::default());
+        assert_eq!(jar.absorb(&mut b, vec![good.clone()], T0 + 2000), 0);
+        assert!(!jar.get(&bad.key()).unwrap().deleted, "a keeps it");
+    }
+
     #[test]
     fn cap_keeps_the_most_recently_changed_entries_tombstones_included() {
         let mut jar = Jar::default();
@@ -757,7 +986,7 @@ mod tests {
         jar.absorb(&mut view, vec![], T0 + 100_000);
         assert_eq!(jar.len(), JAR_MAX_COOKIES + 10);
 
-        jar.cap(JAR_MAX_COOKIES);
+        jar.cap(entries_only(JAR_MAX_COOKIES));
         assert_eq!(jar.len(), JAR_MAX_COOKIES);
         assert!(
             jar.get(&all[0].key()).unwrap().deleted,
@@ -770,12 +999,108 @@ mod tests {
         assert!(jar.get(&all.last().unwrap().key()).is_some());
     }
 
+    /// Only the entry limit, as the cap was before sites and bytes counted.
+    fn entries_only(entries: usize) -> JarLimits {
+        JarLimits {
+            entries,
+            per_site: usize::MAX,
+            bytes: usize::MAX,
+        }
+    }
+
+    fn on_site(cookie: Cookie, site: &str) -> Cookie {
+        Cookie {
+            domain: format!(".{site}"),
+            ..cookie
+        }
+    }
+
+    /// `count` cookies of `value_len` bytes on each of `sites` sites
+    /// `flood-N.example`, taken into `jar` at `now_ms`.
+    fn flood(jar: &mut Jar, sites: usize, count: usize, value_len: usize, now_ms: u64) {
+        let value = "x".repeat(value_len);
+        let cookies: Vec<Cookie> = (0..sites)
+            .flat_map(|s| {
+                let value = &value;
+                (0..count).map(move |i| {
+                    on_site(
+                        cookie(&format!("f{i}"), value),
+                        &format!("flood-{s}.example"),
+                    )
+                })
+            })
+            .collect();
+        jar.absorb(&mut BrowserView::new(), cookies, now_ms);
+    }
+
+    fn logins(count: usize) -> Vec<Cookie> {
+        (0..count)
+            .map(|i| on_site(cookie(&format!("login{i}"), "s"), "bank.example"))
+            .collect()
+    }
+
+    const HOUR_MS: u64 = 60 * 60 * 1000;
+
+    #[test]
+    fn a_flood_of_cookies_on_many_sites_does_not_evict_another_sites_logins() {
+        let mut jar = Jar::default();
+        let bank = logins(100);
+        jar.absorb(&mut BrowserView::new(), bank.clone(), T0);
+        flood(&mut jar, 30, SITE_MAX_COOKIES, 8, T0 + HOUR_MS);
+        assert_eq!(jar.len(), 100 + 30 * SITE_MAX_COOKIES);
+
+        jar.cap(JAR_LIMITS);
+        assert_eq!(jar.len(), JAR_MAX_COOKIES);
+        for login in &bank {
+            assert!(jar.get(&login.key()).is_some(), "{login:?} evicted");
+        }
+    }
+
+    #[test]
+    fn one_site_keeps_its_most_recently_changed_cookies_up_to_its_limit() {
+        let mut jar = Jar::default();
+        let mut view = BrowserView::new();
+        let many: Vec<Cookie> = (0..SITE_MAX_COOKIES + 20)
+            .map(|i| on_site(cookie(&format!("c{i}"), "v"), "noisy.example"))
+            .collect();
+        for (i, c) in many.iter().enumerate() {
+            jar.absorb(&mut view, vec![c.clone()], T0 + i as u64);
+        }
+        jar.absorb(&mut BrowserView::new(), logins(3), T0);
+        jar.cap(JAR_LIMITS);
+        assert_eq!(jar.len(), SITE_MAX_COOKIES + 3);
+        assert!(jar.get(&many[19].key()).is_none(), "oldest go");
+        assert!(jar.get(&many[20].key()).is_some());
+        assert!(jar.get(&many.last().unwrap().key()).is_some());
+    }
+
+    #[test]
+    fn the_byte_budget_is_taken_from_the_site_with_the_most_bytes() {
+        let mut jar = Jar::default();
+        let bank = logins(100);
+        jar.absorb(&mut BrowserView::new(), bank.clone(), T0);
+        // 10 sites of 100 cookies of 4 KB: about 4 MB, fewer than 5000 entries.
+        flood(&mut jar, 10, 100, 4096, T0 + HOUR_MS);
+        jar.cap(JAR_LIMITS);
+
+        let bytes: usize = jar.entries.values().map(entry_bytes).sum();
+        assert!(bytes <= JAR_MAX_BYTES, "{bytes} bytes kept");
+        assert!(
+            bytes > JAR_MAX_BYTES - 5000,
+            "only what is needed goes: {bytes}"
+        );
+        for login in &bank {
+            assert!(jar.get(&login.key()).is_some(), "{login:?} evicted");
+        }
+        assert!(jar.is_dirty());
+    }
+
     #[test]
     fn cap_breaks_ties_by_key() {
         let mut jar = Jar::default();
         let cookies = vec![cookie("b", "1"), cookie("a", "1"), cookie("c", "1")];
         jar.absorb(&mut BrowserView::new(), cookies, T0);
-        jar.cap(2);
+        jar.cap(entries_only(2));
         let kept: Vec<String> = jar.live(T0).into_iter().map(|c| c.name).collect();
         assert_eq!(kept, ["a", "b"]);
     }
@@ -1005,9 +1330,13 @@ mod tests {
         let path = dir.path().join("cookies.json");
         let mut opaque = cookie("opaque", "1");
         opaque.partition_key_opaque = Some(true);
+        // Over 50 sites, so no site is over its own limit.
         let mut entries: Vec<JarEntry> = (0..JAR_MAX_COOKIES + 1)
             .map(|i| JarEntry {
-                cookie: cookie(&format!("c{i}"), "v"),
+                cookie: on_site(
+                    cookie(&format!("c{i}"), "v"),
+                    &format!("s{}.example", i % 50),
+                ),
                 changed_at_ms: T0 + i as u64,
                 deleted: false,
             })
@@ -1028,8 +1357,9 @@ mod tests {
         assert_eq!(jar.len(), JAR_MAX_COOKIES);
         assert!(jar.get(&opaque.key()).is_none());
         assert!(
-            jar.get(&cookie("c0", "v").key()).is_none(),
-            "oldest dropped"
+            jar.get(&on_site(cookie("c0", "v"), "s0.example").key())
+                .is_none(),
+            "oldest of the largest site dropped"
         );
         assert!(jar.is_dirty(), "the capped jar is saved again");
     }

@@ -10,8 +10,14 @@
 //! - [`cookie`]: one cookie as Chrome DevTools Protocol reads and writes it,
 //!   its identity, and which differences are a change; its `Debug` hides the
 //!   value.
+//! - [`cookie_read`]: a `Storage.getCookies` answer read cookie by cookie;
+//!   one that does not parse is never taken for a sign-out.
+//! - [`cookie_write`]: writing cookies with `Storage.setCookies`, a refused
+//!   batch split until only the refused cookies fail.
 //! - [`jar`]: the merged cookies of every Chromium (sign-ins and sign-outs
 //!   alike), what to write into each one, and the `cookies.json` file.
+//! - [`preferences`]: the settings of Chromium's `Preferences` that carry
+//!   over; site permissions and handlers do not.
 //! - [`profile`]: the template profile each Chromium is cloned from, and
 //!   what a cleanly closed one copies back.
 //!
@@ -25,8 +31,11 @@
 pub mod cdp;
 pub mod chromium;
 pub mod cookie;
+pub mod cookie_read;
+pub mod cookie_write;
 pub mod jar;
 pub mod page;
+pub mod preferences;
 pub mod profile;
 pub mod registry;
 

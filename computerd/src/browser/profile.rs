@@ -23,6 +23,10 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
+use serde_json::{Map, Value};
+
+use super::preferences::{self, shared_part};
+
 /// The files that carry over between Chromiums, relative to the user-data
 /// folder.
 ///
@@ -49,11 +53,16 @@ pub const KEPT: [&str; 5] = [
     "Default/Login Data",
     // Autofill entries, addresses, search engines (SQLite).
     "Default/Web Data",
-    // Settings such as page zoom, downloads folder, startup pages (JSON).
-    "Default/Preferences",
+    // Settings such as page zoom, downloads folder, startup pages (JSON);
+    // only the parts in `preferences::SHARED`, never site permissions.
+    PREFERENCES,
     // Icons shown next to bookmarks (SQLite).
     "Default/Favicons",
 ];
+
+/// Chromium's settings file: not copied whole but filtered both ways, see
+/// [`super::preferences`].
+pub const PREFERENCES: &str = "Default/Preferences";
 
 /// Suffixes of SQLite's side files. A rollback journal or write-ahead log
 /// belongs to one exact database file; next to another one, SQLite would
@@ -81,6 +90,9 @@ pub struct ProfileClone {
     /// For each of [`KEPT`], its fingerprint at clone time, or `None` when
     /// the template had no such file (so one Chromium creates is new).
     at_clone: BTreeMap<&'static str, Option<Fingerprint>>,
+    /// The shared settings the clone got (an empty object when none), so
+    /// a copy-back takes only the ones this browser changed.
+    preferences_at_clone: Value,
 }
 
 /// Enough of a file to tell whether it changed: its length and a hash of its
@@ -126,8 +138,26 @@ impl Template {
         private_dir(user_data_dir)?;
 
         let mut at_clone = BTreeMap::new();
+        let mut preferences_at_clone = Value::Object(Map::new());
         for name in KEPT {
             let from = self.dir.join(name);
+            if name == PREFERENCES {
+                let to = user_data_dir.join(name);
+                let fingerprint = match read_json(&from)? {
+                    None => None,
+                    Some(template) => {
+                        preferences_at_clone = shared_part(&template);
+                        private_dir(parent(&to))?;
+                        write_atomically(&to, |file| {
+                            serde_json::to_writer(file, &preferences_at_clone)
+                                .map_err(io::Error::from)
+                        })?;
+                        fingerprint(&to)?
+                    }
+                };
+                at_clone.insert(name, fingerprint);
+                continue;
+            }
             let fingerprint = match regular_file(&from)? {
                 false => None,
                 true => {
@@ -142,6 +172,7 @@ impl Template {
         Ok(ProfileClone {
             user_data_dir: user_data_dir.to_path_buf(),
             at_clone,
+            preferences_at_clone,
         })
     }
 
@@ -167,6 +198,12 @@ impl Template {
             if now == *before {
                 continue;
             }
+            if *name == PREFERENCES {
+                if self.copy_back_preferences(clone, &from)? {
+                    copied.push(name.to_string());
+                }
+                continue;
+            }
             if let Some(side) = nonempty_side_file(&from)? {
                 tracing::warn!(
                     file = %from.display(),
@@ -187,10 +224,49 @@ impl Template {
     }
 }
 
+impl Template {
+    /// Puts into the template's `Preferences` the shared settings the
+    /// clone's browser changed ([`preferences::merge`]); the template's
+    /// file then holds shared settings only. Returns whether it changed.
+    fn copy_back_preferences(&self, clone: &ProfileClone, from: &Path) -> io::Result<bool> {
+        let Some(now) = read_json(from)? else {
+            return Ok(false);
+        };
+        let to = self.dir.join(PREFERENCES);
+        let template = read_json(&to)?.unwrap_or_else(|| Value::Object(Map::new()));
+        let merged = preferences::merge(&template, &clone.preferences_at_clone, &now);
+        if merged == template {
+            return Ok(false);
+        }
+        private_dir(parent(&to))?;
+        write_atomically(&to, |file| {
+            serde_json::to_writer(file, &merged).map_err(io::Error::from)
+        })?;
+        Ok(true)
+    }
+}
+
 impl ProfileClone {
     /// The folder to pass Chromium as `--user-data-dir`.
     pub fn user_data_dir(&self) -> &Path {
         &self.user_data_dir
+    }
+}
+
+/// The JSON in the regular file at `path`; `None` when it is missing (see
+/// [`regular_file`]) or not JSON, which is logged: Chromium rewrites a
+/// broken settings file with its defaults anyway.
+fn read_json(path: &Path) -> io::Result<Option<Value>> {
+    if !regular_file(path)? {
+        return Ok(None);
+    }
+    let bytes = fs::read(path).map_err(|err| with_path(err, "read", path))?;
+    match serde_json::from_slice(&bytes) {
+        Ok(value) => Ok(Some(value)),
+        Err(err) => {
+            tracing::warn!(file = %path.display(), line = err.line(), column = err.column(), "not carrying over browser settings that are not JSON");
+            Ok(None)
+        }
     }
 }
 
@@ -263,11 +339,21 @@ fn remove_side_files(db: &Path) -> io::Result<()> {
 /// `to`, are synced, and the temp file is renamed over `to`, so the template
 /// holds the old file or the new one, never half of either.
 fn replace_atomically(from: &Path, to: &Path) -> io::Result<()> {
+    let mut source = File::open(from).map_err(|err| with_path(err, "open", from))?;
+    write_atomically(to, |target| {
+        io::copy(&mut source, target)
+            .map(drop)
+            .map_err(|err| with_path(err, "copy", from))
+    })
+}
+
+/// Replaces `to` with what `fill` writes: into a temp file next to `to`,
+/// synced, then renamed over `to`.
+fn write_atomically(to: &Path, fill: impl FnOnce(&mut File) -> io::Result<()>) -> io::Result<()> {
     // The pid keeps two computerd processes (one leaving, one starting) off
     // each other's temp file; within one process the lock does.
     let temp = with_suffix(to, &format!(".computer-use-{}.tmp", std::process::id()));
     let result = (|| {
-        let mut source = File::open(from).map_err(|err| with_path(err, "open", from))?;
         // 0600: saved passwords and autofill data are private.
         let mut target = OpenOptions::new()
             .write(true)
@@ -276,7 +362,7 @@ fn replace_atomically(from: &Path, to: &Path) -> io::Result<()> {
             .mode(0o600)
             .open(&temp)
             .map_err(|err| with_path(err, "create", &temp))?;
-        io::copy(&mut source, &mut target).map_err(|err| with_path(err, "copy", from))?;
+        fill(&mut target)?;
         target
             .flush()
             .map_err(|err| with_path(err, "write", &temp))?;
@@ -348,7 +434,8 @@ mod tests {
         assert_eq!(mode & 0o777, 0o700);
 
         write(&user_data.join("Default/Bookmarks"), "{\"a\":1}");
-        write(&user_data.join("Default/Preferences"), "{\"zoom\":1.5}");
+        let zoom = r#"{"partition":{"per_host_zoom_levels":{"x":{"a.test":{"zoom_level":1.5}}}}}"#;
+        write(&user_data.join("Default/Preferences"), zoom);
         let copied = template.copy_back(&clone).unwrap();
         assert_eq!(copied, ["Default/Bookmarks", "Default/Preferences"]);
         assert_eq!(
@@ -357,6 +444,7 @@ mod tests {
                 .join(".local/share/computer-use/chromium-template")
         );
         assert_eq!(read(&template.dir().join("Default/Bookmarks")), "{\"a\":1}");
+        assert_eq!(read(&template.dir().join("Default/Preferences")), zoom);
         let mode = fs::metadata(template.dir().join("Default/Bookmarks"))
             .unwrap()
             .permissions()
@@ -449,6 +537,81 @@ mod tests {
         );
         assert!(!template.dir().join("Default/Cache").exists());
         assert!(!template.dir().join("Local State").exists());
+    }
+
+    /// Chromium's `Preferences` after a page on `https://evil.example` got
+    /// the clipboard and registered a `mailto` handler, and the person
+    /// zoomed a page to `zoom`.
+    fn preferences_after_a_hostile_page(zoom: f64) -> String {
+        serde_json::json!({
+            "partition": {"per_host_zoom_levels": {"x": {"a.test": {"zoom_level": zoom}}}},
+            "profile": {
+                "content_settings": {"exceptions": {
+                    "clipboard": {"https://evil.example:443,*": {"last_modified": "13370000000000000", "setting": 1}},
+                    "notifications": {"https://evil.example:443,*": {"setting": 1}}
+                }},
+                "exit_type": "Normal"
+            },
+            "custom_handlers": {"registered_protocol_handlers": [
+                {"protocol": "mailto", "url": "https://evil.example/?to=%s"}
+            ]},
+            "protocol_handler": {"allowed_origin_protocol_pairs": {"https://evil.example": {"ms-word": true}}}
+        })
+        .to_string()
+    }
+
+    #[test]
+    fn site_permissions_and_handlers_do_not_reach_the_template_or_the_next_browser() {
+        let home = tempfile::tempdir().unwrap();
+        let template = Template::at(home.path().join("template"));
+        let first = template.clone_to(&home.path().join("screen-1")).unwrap();
+        write(
+            &first.user_data_dir().join(PREFERENCES),
+            &preferences_after_a_hostile_page(1.5),
+        );
+        assert_eq!(template.copy_back(&first).unwrap(), [PREFERENCES]);
+
+        let kept = read(&template.dir().join(PREFERENCES));
+        for leak in [
+            "evil.example",
+            "content_settings",
+            "custom_handlers",
+            "protocol_handler",
+        ] {
+            assert!(!kept.contains(leak), "`{leak}` in the template: {kept}");
+        }
+        assert!(kept.contains("zoom_level"), "the zoom is kept: {kept}");
+
+        // A template written before this rule still carries them: a clone
+        // gets the shared settings only, and the next copy-back cleans it.
+        write(
+            &template.dir().join(PREFERENCES),
+            &preferences_after_a_hostile_page(1.5),
+        );
+        let second = template.clone_to(&home.path().join("screen-2")).unwrap();
+        let cloned = read(&second.user_data_dir().join(PREFERENCES));
+        assert!(!cloned.contains("evil.example"), "{cloned}");
+        assert!(cloned.contains("zoom_level"), "{cloned}");
+        write(
+            &second.user_data_dir().join(PREFERENCES),
+            &preferences_after_a_hostile_page(2.0),
+        );
+        assert_eq!(template.copy_back(&second).unwrap(), [PREFERENCES]);
+        let kept = read(&template.dir().join(PREFERENCES));
+        assert!(!kept.contains("evil.example"), "{kept}");
+        assert!(kept.contains("2.0"), "the new zoom wins: {kept}");
+    }
+
+    #[test]
+    fn preferences_that_are_not_json_are_neither_cloned_nor_copied_back() {
+        let home = tempfile::tempdir().unwrap();
+        let template = Template::at(home.path().join("template"));
+        write(&template.dir().join(PREFERENCES), "{ not json");
+        let clone = template.clone_to(&home.path().join("screen-1")).unwrap();
+        assert!(!clone.user_data_dir().join(PREFERENCES).exists());
+        write(&clone.user_data_dir().join(PREFERENCES), "also { not json");
+        assert!(template.copy_back(&clone).unwrap().is_empty());
+        assert_eq!(read(&template.dir().join(PREFERENCES)), "{ not json");
     }
 
     #[test]

@@ -4,14 +4,15 @@
 
 use super::cdp::{Cdp, CdpError};
 use super::chromium::{user_data_dir, Chromium, ChromiumArgs, ChromiumError};
-use super::cookie::Cookie;
+use super::cookie_read::{read_answer, CookieRead, NoCookiesArray};
+use super::cookie_write::write_cookies;
 use super::jar::{BrowserView, Jar, Writes};
 use super::page::{self, PageLoad};
 use super::profile::{ProfileClone, Template};
 use crate::config::ScreenSize;
 use crate::screens::ScreenEnv;
 use computer_protocol::ScreenNumber;
-use serde_json::{json, Value};
+use serde_json::json;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -212,29 +213,20 @@ impl Browsers {
             env: &self.settings.env,
         })
         .await?;
-        let devtools = |source| BrowserError::DevTools {
-            screen: screen.number,
-            source,
-        };
         // The jar goes in before the first page, so that page is signed in.
+        // A cookie the browser refuses fails only itself, and a failed write
+        // never fails the start: the browser then starts signed out and the
+        // next sync round tries again.
         let view = {
             let jar = self.jar.lock().await;
-            let live = jar.live(now_ms());
-            if !live.is_empty() {
-                let params: Vec<Value> = live.iter().map(Cookie::to_param).collect();
-                chromium
-                    .cdp
-                    .call("Storage.setCookies", json!({ "cookies": params }))
-                    .await
-                    .map_err(devtools)?;
-            }
-            // Recorded as written, so that the first sync round does not
-            // take the jar's own cookies for this browser's changes.
-            let mut view = BrowserView::new();
-            view.applied(&Writes {
-                set: live,
+            let seed = Writes {
+                set: jar.live(now_ms()),
                 delete: Vec::new(),
-            });
+            };
+            let mut view = BrowserView::new();
+            if !seed.is_empty() {
+                write_into(screen.number, &chromium.cdp, &mut view, &seed).await;
+            }
             view
         };
         Ok(Browser {
@@ -289,9 +281,12 @@ impl Browsers {
         let now_ms = now_ms();
         for browser in browsers {
             match read_cookies(browser.cdp()).await {
-                Ok(cookies) => {
+                Ok(read) => {
+                    if read.skipped() > 0 {
+                        tracing::warn!(screen = %browser.screen.number, skipped = read.skipped(), "cookies that did not parse were left as they were");
+                    }
                     let mut view = browser.view.lock().await;
-                    jar.absorb(&mut view, cookies, now_ms);
+                    jar.absorb(&mut view, read, now_ms);
                 }
                 Err(e) => {
                     tracing::warn!(screen = %browser.screen.number, "cookie sync skipped: {e}")
@@ -305,21 +300,11 @@ impl Browsers {
                 if writes.is_empty() {
                     continue;
                 }
-                let params = writes.to_params();
-                let written = browser
-                    .cdp()
-                    .call("Storage.setCookies", json!({ "cookies": params }))
-                    .await;
-                match written {
-                    Ok(_) => view.applied(&writes),
-                    Err(e) => {
-                        tracing::warn!(screen = %browser.screen.number, "cookies not written: {e}")
-                    }
-                }
+                write_into(browser.screen.number, browser.cdp(), &mut view, &writes).await;
             }
         }
         jar.prune(now_ms);
-        jar.cap(super::jar::JAR_MAX_COOKIES);
+        jar.cap(super::jar::JAR_LIMITS);
         if jar.is_dirty() {
             if let Err(e) = jar.save(&self.jar_path) {
                 tracing::warn!(
@@ -398,10 +383,36 @@ pub fn jar_path(home: &Path) -> PathBuf {
     home.join(".local/share/computer-use/cookies.json")
 }
 
-async fn read_cookies(cdp: &Cdp) -> Result<Vec<Cookie>, CdpError> {
+/// Why a browser's cookies could not be read this round.
+#[derive(Debug, thiserror::Error)]
+enum ReadError {
+    #[error(transparent)]
+    DevTools(#[from] CdpError),
+    #[error(transparent)]
+    Answer(#[from] NoCookiesArray),
+}
+
+async fn read_cookies(cdp: &Cdp) -> Result<CookieRead, ReadError> {
     let answer = cdp.call("Storage.getCookies", json!({})).await?;
-    let cookies = answer.get("cookies").cloned().unwrap_or(Value::Null);
-    Ok(serde_json::from_value(cookies).unwrap_or_default())
+    Ok(read_answer(&answer)?)
+}
+
+/// Writes `writes` into one browser and records in `view` what it took and
+/// what it refused. Refusals are logged by cookie name, never by value.
+async fn write_into(screen: ScreenNumber, cdp: &Cdp, view: &mut BrowserView, writes: &Writes) {
+    match write_cookies(cdp, writes).await {
+        Ok(outcome) => {
+            view.applied(&outcome.written);
+            view.refused(&outcome.refused);
+            if !outcome.refused.is_empty() {
+                tracing::warn!(screen = %screen, "the browser refused cookies; they are not shared with it: {}", outcome.refused_names());
+            }
+            if outcome.not_tried > 0 {
+                tracing::warn!(screen = %screen, not_tried = outcome.not_tried, "cookies left for the next sync round");
+            }
+        }
+        Err(e) => tracing::warn!(screen = %screen, "cookies not written: {e}"),
+    }
 }
 
 fn now_ms() -> u64 {
