@@ -142,7 +142,11 @@ mod tests {
             "oom_kill_disable 0\nunder_oom 0\noom_kill 1\n",
         )
         .unwrap();
-        std::fs::write(dir.path().join("memory/memory.limit_in_bytes"), "1073741824\n").unwrap();
+        std::fs::write(
+            dir.path().join("memory/memory.limit_in_bytes"),
+            "1073741824\n",
+        )
+        .unwrap();
         let v1 = MemoryCgroup::under(dir.path()).expect("v1 files");
         assert_eq!((v1.oom_kills(), v1.limit()), (Some(1), Some(1 << 30)));
         std::fs::write(dir.path().join("memory.events"), "oom 0\noom_kill 4\n").unwrap();
