@@ -26,6 +26,8 @@
 //!   live session list, and the WebSocket bridge to each screen's Xvnc, on
 //!   a listener of its own; guarded by `Host`, `Origin` and the key.
 //! - [`viewer_key`]: the 8-character key that is also the VNC password.
+//! - [`memory`]: the container's memory limit and out-of-memory kills, which
+//!   `shell` answers report.
 //! - [`process`]: supervised children, reaped as soon as they exit, killed
 //!   when dropped unstopped, with the tail of their stderr kept for errors.
 //!
@@ -46,6 +48,7 @@ pub mod files;
 pub mod http_server;
 pub mod input;
 pub mod launcher;
+pub mod memory;
 pub mod process;
 pub mod screens;
 pub mod server;

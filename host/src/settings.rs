@@ -1,6 +1,6 @@
 //! The host's `COMPUTER_USE_*` settings, each read at the moment the spec
 //! names: [`ComputerSettings`] when the computer is created (name, port base,
-//! image), [`Settings::for_start_computer`] when `start_computer` runs, and
+//! image, memory and CPU limits), [`Settings::for_start_computer`] when `start_computer` runs, and
 //! [`DevtoolsSettings::for_start_chrome_devtools`] when DevTools starts.
 //!
 //! Everything parses from an [`Env`] map rather than the process environment,
@@ -14,6 +14,11 @@ use std::collections::HashMap;
 use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
+
+mod resources;
+pub use resources::{
+    format_cpus, format_size, MemoryLimit, ResourceLimits, CPUS, MEMORY, MEMORY_SET_MIN,
+};
 
 /// Environment variables by name.
 pub type Env = HashMap<String, String>;
@@ -61,7 +66,8 @@ pub struct SettingsError {
 }
 
 /// Settings of the computer itself. They apply when the container is
-/// created; an existing computer keeps the name, ports and image it has.
+/// created; an existing computer keeps the name, ports, image and limits it
+/// has.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ComputerSettings {
     /// Container name; the home volume is `<name>-home`.
@@ -70,6 +76,8 @@ pub struct ComputerSettings {
     pub port_base: u16,
     /// Image a new computer is created from.
     pub image: String,
+    /// Memory and CPUs a new computer may use.
+    pub limits: ResourceLimits,
 }
 
 impl ComputerSettings {
@@ -85,10 +93,12 @@ impl ComputerSettings {
         let image = get(env, IMAGE)
             .map(str::to_string)
             .unwrap_or_else(default_image);
+        let limits = ResourceLimits::from_env(env)?;
         Ok(ComputerSettings {
             name,
             port_base,
             image,
+            limits,
         })
     }
 

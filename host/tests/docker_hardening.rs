@@ -5,7 +5,7 @@
 
 mod support;
 
-use computer_use_mcp::docker::limits::{LOG_MAX_FILES, LOG_MAX_SIZE, PIDS_LIMIT};
+use computer_use_mcp::docker::limits::{default_memory, LOG_MAX_FILES, LOG_MAX_SIZE, PIDS_LIMIT};
 use computer_use_mcp::docker::{ensure_computer, resolve_endpoint, Computer};
 use computer_use_mcp::settings::ComputerSettings;
 use serde_json::{json, Value};
@@ -57,8 +57,16 @@ async fn the_container_has_limits_and_no_raw_sockets_yet_sudo_and_chromium_work(
         .map(|a| a.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
     assert!(dropped.contains(&"NET_RAW"), "{dropped:?}");
-    // No memory limit: builds and browsers need what the machine has.
-    assert_eq!(host["Memory"], 0, "{host}");
+    // The default memory limit: three quarters of the engine's memory, at
+    // least 2 GiB, and no swap beyond it.
+    let engine: u64 = docker(&["info", "--format", "{{.MemTotal}}"])
+        .parse()
+        .expect("MemTotal is a number");
+    let expected = default_memory(Some(engine));
+    assert!(expected >= 2 << 30, "{expected}");
+    assert_eq!(host["Memory"], json!(expected), "{host}");
+    assert_eq!(host["MemorySwap"], json!(expected), "{host}");
+    assert_eq!(host["NanoCpus"], 0, "{host}");
 
     // Root in the container has no raw sockets; sudo still works and says
     // nothing (no audit-message noise in the agent's output).
@@ -73,7 +81,7 @@ async fn the_container_has_limits_and_no_raw_sockets_yet_sudo_and_chromium_work(
     let (code, out, err) = exec(&t, "sudo -n true && echo ok");
     assert_eq!((code, out.as_str(), err.as_str()), (0, "ok", ""));
 
-    // Chromium still renders a page.
+    // Chromium still renders a page under the default memory limit.
     let (code, out, err) = exec(
         &t,
         "timeout 60 chromium --headless --no-sandbox --disable-gpu --dump-dom 'data:text/html,<p id=x>rendered</p>' 2>/dev/null",

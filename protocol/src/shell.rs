@@ -22,10 +22,23 @@ pub struct ShellResult {
     /// user's (root's, through sudo) where computerd may not use sudo.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub survivors: u32,
+    /// Processes in the computer the kernel's out-of-memory killer killed
+    /// since this session's previous command (or its start): the command
+    /// itself when it was killed by a signal, or anything else that ran.
+    #[serde(default, skip_serializing_if = "is_zero_u64")]
+    pub oom_kills: u64,
+    /// The computer's memory limit in bytes, given with `oom_kills`; absent
+    /// when it has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit: Option<u64>,
     pub stdout: String,
     pub stderr: String,
 }
 
 fn is_zero(n: &u32) -> bool {
+    *n == 0
+}
+
+fn is_zero_u64(n: &u64) -> bool {
     *n == 0
 }

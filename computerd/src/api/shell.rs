@@ -3,7 +3,7 @@
 use super::error::ApiError;
 use super::json::ApiJson;
 use super::AppState;
-use crate::sessions::SessionError;
+use crate::sessions::{Session, SessionError};
 use crate::shell::ShellSpec;
 use axum::extract::{Path, State};
 use axum::Json;
@@ -55,10 +55,26 @@ pub async fn run(
     // another session's screen. Dropping `run` kills everything it started.
     let ended = session.ended();
     tokio::select! {
-        result = running => Ok(Json(result?)),
+        result = running => Ok(Json(with_oom_kills(&session, result?))),
         () = ended.cancelled() => {
             let why = app.sessions.get(&session.id).err();
             Err(why.unwrap_or(SessionError::Unknown(session.id.clone())).into())
         }
     }
+}
+
+/// `result` with the out-of-memory kills this session has not heard of yet
+/// and the limit they happened under.
+fn with_oom_kills(session: &Session, mut result: ShellResult) -> ShellResult {
+    let Some(cgroup) = crate::memory::container() else {
+        return result;
+    };
+    let Some(total) = cgroup.oom_kills() else {
+        return result;
+    };
+    result.oom_kills = session.oom.news(total);
+    if result.oom_kills > 0 {
+        result.memory_limit = cgroup.limit();
+    }
+    result
 }

@@ -1,6 +1,7 @@
 //! One live session.
 
 use crate::config::ScreenSize;
+use crate::memory::OomWatermark;
 use crate::screens::Screen;
 use crate::textview::TextViews;
 use computer_protocol::frame::FRAMES_REMEMBERED;
@@ -56,6 +57,8 @@ pub struct Session {
     frames: Mutex<VecDeque<(u64, FrameTransform)>>,
     /// The latest text view, which refs and cursors read.
     text_views: Mutex<TextViews>,
+    /// Out-of-memory kills already reported to this session.
+    pub oom: OomWatermark,
 }
 
 impl Session {
@@ -84,6 +87,7 @@ impl Session {
             repeats: Mutex::new(RepeatTracker::default()),
             frames: Mutex::new(VecDeque::new()),
             text_views: Mutex::new(TextViews::default()),
+            oom: OomWatermark::starting_now(crate::memory::container()),
         }
     }
 

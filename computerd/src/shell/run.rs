@@ -78,6 +78,8 @@ pub async fn run(spec: ShellSpec) -> Result<ShellResult, ShellError> {
         duration_ms: started.elapsed().as_millis() as u64,
         timed_out,
         survivors: u32::try_from(survivors).unwrap_or(u32::MAX),
+        oom_kills: 0,
+        memory_limit: None,
         stdout: stdout.finish().into_text(),
         stderr: stderr.finish().into_text(),
     })

@@ -299,6 +299,7 @@ pub async fn ensure_computer(
                     port_base: settings.port_base,
                     volume: settings.volume(),
                     replacing: false,
+                    limits: &settings.limits,
                 };
                 create_and_start(&docker, &plan)
                     .await?
@@ -411,6 +412,7 @@ async fn start_or_upgrade(
         port_base,
         volume: found.volume.clone().unwrap_or_else(|| settings.volume()),
         replacing: true,
+        limits: &settings.limits,
     };
     Ok(create_and_start(docker, &plan)
         .await?
@@ -483,10 +485,12 @@ struct Creation<'a> {
     /// It takes the place of an older computer of the same name, which the
     /// error messages mention.
     replacing: bool,
+    /// Memory and CPUs, from the settings of the server that creates it.
+    limits: &'a crate::settings::ResourceLimits,
 }
 
 impl Creation<'_> {
-    fn body(&self, token: &str) -> ContainerCreateBody {
+    fn body(&self, token: &str, resources: &limits::Resources) -> ContainerCreateBody {
         let mut env = vec![
             format!("{TOKEN_VAR}={token}"),
             format!("COMPUTER_USE_PORT_BASE={}", self.port_base),
@@ -511,17 +515,20 @@ impl Creation<'_> {
             env: Some(env),
             labels: Some([(VERSION_LABEL.to_string(), version)].into()),
             exposed_ports: Some(ports::exposed_ports()),
-            host_config: Some(limits::limited(HostConfig {
-                port_bindings: Some(ports::port_bindings(self.port_base)),
-                mounts: Some(vec![Mount {
-                    target: Some(HOME.to_string()),
-                    source: Some(self.volume.clone()),
-                    typ: Some(MountType::VOLUME),
+            host_config: Some(limits::with_resources(
+                limits::limited(HostConfig {
+                    port_bindings: Some(ports::port_bindings(self.port_base)),
+                    mounts: Some(vec![Mount {
+                        target: Some(HOME.to_string()),
+                        source: Some(self.volume.clone()),
+                        typ: Some(MountType::VOLUME),
+                        ..Default::default()
+                    }]),
+                    shm_size: Some(SHM_SIZE),
                     ..Default::default()
-                }]),
-                shm_size: Some(SHM_SIZE),
-                ..Default::default()
-            })),
+                }),
+                resources,
+            )),
             ..Default::default()
         }
     }
@@ -555,6 +562,7 @@ async fn create_and_start(docker: &Docker, plan: &Creation<'_>) -> Result<Option
             DockerError::PortTaken { port, base }
         });
     }
+    let resources = limits::for_engine(docker, plan.limits, &left_behind).await?;
     Call::new(
         format!("creating the home volume `{}`", plan.volume),
         left_behind.clone(),
@@ -573,7 +581,7 @@ async fn create_and_start(docker: &Docker, plan: &Creation<'_>) -> Result<Option
     );
     let options = CreateContainerOptionsBuilder::default().name(name).build();
     let id = match creation
-        .run_raw(docker.create_container(Some(options), plan.body(&token)))
+        .run_raw(docker.create_container(Some(options), plan.body(&token, &resources)))
         .await?
     {
         Ok(created) => created.id,

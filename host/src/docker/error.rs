@@ -148,6 +148,9 @@ pub enum DockerError {
     /// and command lines, so it is never used.
     #[error(transparent)]
     InvalidViewerKey(#[from] computer_protocol::InvalidViewerKey),
+    /// A setting the engine cannot honour, such as more CPUs than it has.
+    #[error(transparent)]
+    Setting(#[from] crate::settings::SettingsError),
 }
 
 /// An error and its causes on one line. Transport errors say little on their

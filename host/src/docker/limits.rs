@@ -1,13 +1,31 @@
-//! What a new computer container may use: processes, log space and
-//! capabilities. Agent code runs in it as root through sudo, so these bound
-//! what a runaway or hostile command can do to the machine around it.
-//! Memory and CPU are not limited: builds and browsers need what the machine
-//! has, and Docker Desktop's VM already bounds both.
+//! What a new computer container may use: memory, CPUs, processes, log space
+//! and capabilities. Agent code runs in it as root through sudo, so these
+//! bound what a runaway or hostile command can do to the machine around it.
+//!
+//! Memory is limited by default to a share of the engine's memory, so that a
+//! runaway build or page meets the out-of-memory killer inside the computer
+//! instead of taking the person's machine (on Linux there is no VM around
+//! the engine). The share leaves the rest to the machine; the floor keeps
+//! Chromium, LibreOffice and a build working on a small engine. CPUs are not
+//! limited unless `COMPUTER_USE_CPUS` says so: the scheduler already shares
+//! them fairly, and builds want them all.
 //!
 //! They apply to containers created from now on; an existing container keeps
 //! the configuration it was created with until an upgrade recreates it.
 
+use super::call::Call;
+use super::error::DockerError;
+use crate::settings::{format_cpus, MemoryLimit, ResourceLimits, SettingsError, CPUS};
 use bollard::models::{HostConfig, HostConfigLogConfig};
+use bollard::Docker;
+use std::time::Duration;
+
+const INFO_DEADLINE: Duration = Duration::from_secs(15);
+
+/// The default memory limit is this share of the engine's memory...
+pub const MEMORY_SHARE_PERCENT: u64 = 75;
+/// ...and never less than this.
+pub const MEMORY_DEFAULT_MIN: u64 = 2 * 1024 * 1024 * 1024;
 
 /// Processes and threads in the container. A fork bomb stops here instead of
 /// exhausting the host's pid space; Chromium, LibreOffice and a parallel
@@ -46,5 +64,142 @@ pub fn limited(host_config: HostConfig) -> HostConfig {
         }),
         cap_drop: Some(DROPPED_CAPABILITIES.iter().map(|c| c.to_string()).collect()),
         ..host_config
+    }
+}
+
+/// The memory and CPU limits of a new computer, worked out from the settings
+/// and the engine's size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Resources {
+    /// Bytes; `None`: no limit.
+    pub memory: Option<u64>,
+    pub nano_cpus: Option<i64>,
+}
+
+impl Resources {
+    /// `engine_memory`: the engine's `MemTotal` from `docker info`, when it
+    /// gave one.
+    pub fn resolve(limits: &ResourceLimits, engine_memory: Option<u64>) -> Resources {
+        let memory = match limits.memory {
+            MemoryLimit::Unlimited => None,
+            MemoryLimit::Bytes(bytes) => Some(bytes),
+            MemoryLimit::EngineShare => Some(default_memory(engine_memory)),
+        };
+        Resources {
+            memory,
+            nano_cpus: limits.nano_cpus,
+        }
+    }
+}
+
+/// The limits of a computer about to be created on `docker`'s engine: asks
+/// the engine for its memory (for the default) and CPU count (more CPUs than
+/// it has is refused by name here rather than by Docker's create).
+pub(crate) async fn for_engine(
+    docker: &Docker,
+    limits: &ResourceLimits,
+    left_behind: &str,
+) -> Result<Resources, DockerError> {
+    let info = Call::new(
+        "reading the engine's memory and CPU count (`docker info`)",
+        left_behind,
+        INFO_DEADLINE,
+    )
+    .run(docker.info())
+    .await?;
+    let engine_memory = info.mem_total.and_then(|m| u64::try_from(m).ok());
+    if let (Some(nano), Some(cpus)) = (limits.nano_cpus, info.ncpu.filter(|n| *n > 0)) {
+        if nano > cpus.saturating_mul(1_000_000_000) {
+            return Err(SettingsError {
+                name: CPUS,
+                value: format_cpus(nano),
+                expected: format!(
+                    "the Docker engine has {cpus} CPUs; use at most `{cpus}`, or `0` for no limit"
+                ),
+            }
+            .into());
+        }
+    }
+    Ok(Resources::resolve(limits, engine_memory))
+}
+
+/// [`MEMORY_SHARE_PERCENT`] of the engine's memory, at least
+/// [`MEMORY_DEFAULT_MIN`] (also when the engine does not say).
+pub fn default_memory(engine_memory: Option<u64>) -> u64 {
+    let total = u128::from(engine_memory.unwrap_or(0));
+    let share = u64::try_from(total * u128::from(MEMORY_SHARE_PERCENT) / 100).unwrap_or(u64::MAX);
+    share.max(MEMORY_DEFAULT_MIN)
+}
+
+/// `host_config` with the memory and CPU limits of `resources`. Swap is
+/// limited to the same number, which means no swap beyond the memory limit:
+/// a computer that swaps is slower than one whose runaway process is killed.
+pub fn with_resources(host_config: HostConfig, resources: &Resources) -> HostConfig {
+    let memory = resources
+        .memory
+        .map(|m| i64::try_from(m).unwrap_or(i64::MAX));
+    HostConfig {
+        memory,
+        memory_swap: memory,
+        nano_cpus: resources.nano_cpus,
+        ..host_config
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GIB: u64 = 1024 * 1024 * 1024;
+
+    fn resolve(memory: MemoryLimit, engine: Option<u64>) -> Option<u64> {
+        let limits = ResourceLimits {
+            memory,
+            nano_cpus: None,
+        };
+        Resources::resolve(&limits, engine).memory
+    }
+
+    #[test]
+    fn the_default_is_three_quarters_of_the_engine_and_at_least_2_gib() {
+        assert_eq!(
+            resolve(MemoryLimit::EngineShare, Some(16 * GIB)),
+            Some(12 * GIB)
+        );
+        assert_eq!(
+            resolve(MemoryLimit::EngineShare, Some(2 * GIB)),
+            Some(2 * GIB)
+        );
+        assert_eq!(resolve(MemoryLimit::EngineShare, None), Some(2 * GIB));
+        assert_eq!(
+            resolve(MemoryLimit::Bytes(GIB / 2), Some(16 * GIB)),
+            Some(GIB / 2)
+        );
+        assert_eq!(resolve(MemoryLimit::Unlimited, Some(16 * GIB)), None);
+    }
+
+    #[test]
+    fn swap_equals_memory_and_cpus_are_nano_cpus() {
+        let host = with_resources(
+            HostConfig::default(),
+            &Resources {
+                memory: Some(3 * GIB),
+                nano_cpus: Some(1_500_000_000),
+            },
+        );
+        assert_eq!(host.memory, Some(3 * GIB as i64));
+        assert_eq!(host.memory_swap, Some(3 * GIB as i64));
+        assert_eq!(host.nano_cpus, Some(1_500_000_000));
+        let none = with_resources(
+            HostConfig::default(),
+            &Resources {
+                memory: None,
+                nano_cpus: None,
+            },
+        );
+        assert_eq!(
+            (none.memory, none.memory_swap, none.nano_cpus),
+            (None, None, None)
+        );
     }
 }

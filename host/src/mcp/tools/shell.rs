@@ -4,6 +4,7 @@ use super::ToolResult;
 use crate::mcp::args::{Args, ShellArgs};
 use crate::mcp::result::structured;
 use crate::mcp::ComputerUseServer;
+use crate::settings::{format_size, MEMORY};
 use computer_protocol::endpoints::Shell;
 use computer_protocol::{SessionId, ShellRequest, ShellResult};
 use rmcp::handler::server::tool::schema_for_output;
@@ -63,9 +64,14 @@ impl ComputerUseServer {
             ),
             (true, _) => "timed out and was killed with everything it started".to_string(),
             (false, Some(code)) => format!("exit code {code}"),
+            (false, None) if r.oom_kills > 0 => "killed by the out-of-memory killer".to_string(),
             (false, None) => "killed by a signal".to_string(),
         };
         let mut text = format!("{status} after {} ms\n", r.duration_ms);
+        if let Some(note) = oom_note(&r) {
+            text.push_str(&note);
+            text.push('\n');
+        }
         if !r.stdout.is_empty() {
             text.push_str(&format!(
                 "--- stdout ---\n{}\n",
@@ -79,5 +85,55 @@ impl ComputerUseServer {
             ));
         }
         Ok(structured(text, &r))
+    }
+}
+
+/// What the agent needs to know about out-of-memory kills since its last
+/// command: how many, under which limit, and the setting that raises it.
+fn oom_note(r: &ShellResult) -> Option<String> {
+    let kills = r.oom_kills;
+    if kills == 0 {
+        return None;
+    }
+    let processes = if kills == 1 { "process" } else { "processes" };
+    let cause = match r.memory_limit {
+        Some(limit) => format!(
+            "the computer's memory limit is {}; use less memory at once (fewer parallel jobs, fewer tabs), or raise `{MEMORY}` (it applies when the computer is next created)",
+            format_size(limit)
+        ),
+        None => "the computer has no memory limit, so the machine running Docker is out of memory; use less memory at once".to_string(),
+    };
+    Some(format!(
+        "the out-of-memory killer killed {kills} {processes} in the computer since this session's previous command: {cause}"
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(oom_kills: u64, memory_limit: Option<u64>) -> ShellResult {
+        ShellResult {
+            exit_code: None,
+            duration_ms: 1,
+            timed_out: false,
+            survivors: 0,
+            oom_kills,
+            memory_limit,
+            stdout: String::new(),
+            stderr: String::new(),
+        }
+    }
+
+    #[test]
+    fn oom_kills_name_the_limit_and_the_setting() {
+        assert_eq!(oom_note(&result(0, None)), None);
+        assert_eq!(
+            oom_note(&result(1, Some(512 << 20))).unwrap(),
+            "the out-of-memory killer killed 1 process in the computer since this session's previous command: the computer's memory limit is 512 MiB; use less memory at once (fewer parallel jobs, fewer tabs), or raise `COMPUTER_USE_MEMORY` (it applies when the computer is next created)"
+        );
+        assert!(oom_note(&result(2, None))
+            .unwrap()
+            .contains("killed 2 processes in the computer since this session's previous command: the computer has no memory limit"));
     }
 }
