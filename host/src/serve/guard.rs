@@ -24,7 +24,7 @@ pub enum GuardError {
 /// The checks every HTTP request passes before it reaches MCP.
 #[derive(Debug, Clone)]
 pub struct Guard {
-    expected_authorization: Vec<u8>,
+    expected_token: Vec<u8>,
     origins: Vec<String>,
     hosts: Vec<String>,
 }
@@ -51,7 +51,7 @@ impl Guard {
             .filter(|o| !o.is_empty())
             .collect();
         Ok(Guard {
-            expected_authorization: format!("Bearer {token}").into_bytes(),
+            expected_token: token.as_bytes().to_vec(),
             origins,
             hosts: hosts.into_iter().map(|h| h.to_ascii_lowercase()).collect(),
         })
@@ -86,9 +86,9 @@ impl Guard {
         }
         let given = headers
             .get(header::AUTHORIZATION)
-            .map(|v| v.as_bytes())
+            .and_then(|v| bearer_token(v.as_bytes()))
             .unwrap_or_default();
-        if !bool::from(given.ct_eq(&self.expected_authorization)) {
+        if !bool::from(given.ct_eq(&self.expected_token)) {
             return Err((
                 StatusCode::UNAUTHORIZED,
                 "unauthorized: send `Authorization: Bearer <COMPUTER_USE_HTTP_TOKEN>`",
@@ -96,6 +96,19 @@ impl Guard {
         }
         Ok(())
     }
+}
+
+/// The token of `Bearer <token>`. The scheme word is case-insensitive
+/// (RFC 9110 section 11.1), so `bearer x` is the same credential; one or
+/// more spaces separate it from the token.
+fn bearer_token(authorization: &[u8]) -> Option<&[u8]> {
+    const SCHEME: &[u8] = b"bearer";
+    let (scheme, rest) = authorization.split_at_checked(SCHEME.len())?;
+    if !scheme.eq_ignore_ascii_case(SCHEME) || rest.first() != Some(&b' ') {
+        return None;
+    }
+    let start = rest.iter().position(|b| *b != b' ')?;
+    Some(&rest[start..])
 }
 
 #[cfg(test)]
@@ -161,6 +174,39 @@ mod tests {
             bearer(),
         ]);
         assert!(g.check(&listed).is_ok());
+    }
+
+    #[test]
+    fn the_scheme_word_is_case_insensitive() {
+        let g = guard();
+        for value in [
+            "bearer 0123456789abcdef0123456789abcdef",
+            "BEARER 0123456789abcdef0123456789abcdef",
+            "Bearer   0123456789abcdef0123456789abcdef",
+        ] {
+            let h = headers(&[
+                (header::HOST, "127.0.0.1:8931"),
+                (header::AUTHORIZATION, value),
+            ]);
+            assert!(g.check(&h).is_ok(), "{value}");
+        }
+        for value in [
+            "Basic 0123456789abcdef0123456789abcdef",
+            "Bearer0123456789abcdef0123456789abcdef",
+            "0123456789abcdef0123456789abcdef",
+            "Bearer 0123456789ABCDEF0123456789ABCDEF",
+            "Bearer ",
+        ] {
+            let h = headers(&[
+                (header::HOST, "127.0.0.1:8931"),
+                (header::AUTHORIZATION, value),
+            ]);
+            assert_eq!(
+                g.check(&h).unwrap_err().0,
+                StatusCode::UNAUTHORIZED,
+                "{value}"
+            );
+        }
     }
 
     #[test]
