@@ -84,6 +84,26 @@ async fn observe_opens_a_screen_and_reports_changes_only() {
     );
     assert!(still["frame_id"].as_u64() > first["frame_id"].as_u64());
 
+    // Old finding 26: `force` brings the image back on a still screen, and
+    // the rule holds again for the next plain observe.
+    let forced = d
+        .ok(
+            &format!("/v1/sessions/{sid}/observe"),
+            json!({"force": true}),
+        )
+        .await;
+    assert_eq!(forced["unchanged"], false, "{}", brief(&forced));
+    assert_eq!(
+        decode_png(forced["image_base64"].as_str().expect("a forced image")),
+        (1280, 800)
+    );
+    wait_until(
+        "the rule to hold after force",
+        Duration::from_secs(10),
+        || async { (observe(&d, &sid).await["unchanged"] == true).then_some(()) },
+    )
+    .await;
+
     // Something new on the screen shows up as a changed frame.
     d.shell(&sid, "setsid nohup xterm -title painter >/dev/null 2>&1 &")
         .await;
