@@ -506,7 +506,7 @@ mod tests {
         );
         let error = json["outcomes"][0]["error"].as_str().unwrap();
         assert!(
-            error.len() <= 1024 && error.contains("characters cut"),
+            error.chars().count() <= 1024 && error.contains("characters cut"),
             "{error}"
         );
         let all = json.to_string();
