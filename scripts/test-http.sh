@@ -4,7 +4,8 @@
 # --http 127.0.0.1:0` and drives it with rmcp's HTTP client instead of a
 # stdio child. scripts/test.sh runs it after the workspace pass (stdio).
 #
-# Left out: mcp_http.rs, HTTP only and already in the workspace pass;
+# Left out: mcp_http.rs and mcp_http_trust.rs, HTTP only and already in the
+# workspace pass;
 # faults_dockerd.rs, which restarts the Docker engine and tests no transport;
 # release_build.rs, which checks the release binary's stdio start.
 #

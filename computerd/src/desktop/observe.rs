@@ -1,7 +1,7 @@
 //! `computer_observe`: a screenshot of the session's own screen (or a
 //! region of it), shaped to the bounds asked for, and left out when nothing
-//! changed since the session's previous one; and, when asked, the screen's
-//! text view.
+//! changed since the session's previous one (unless `force` asks for it);
+//! and, when asked, the screen's text view.
 
 use super::{blocking, DesktopError};
 use crate::capture::{active_window_title, check_region, cursor_position, shape};
@@ -116,9 +116,10 @@ pub fn capture_observation(
         // change when only the rest of the screen does (the clock).
         let pixels = frame.region_fingerprint(region.x, region.y, region.width, region.height);
         let shown_as = shown_key(pixels, region, req);
+        // `force` always shows the frame, and it still counts as shown.
         let unchanged = {
             let mut last = session.last_shown.lock().unwrap_or_else(|e| e.into_inner());
-            let unchanged = *last == Some(shown_as);
+            let unchanged = *last == Some(shown_as) && !req.force;
             *last = Some(shown_as);
             unchanged
         };

@@ -27,7 +27,7 @@ pub use windows::list_windows;
 use crate::a11y::A11yHandle;
 use crate::screens::Screen;
 use crate::sessions::Session;
-use computer_protocol::textview::{MAX_NODES_MAX, TREE_DEADLINE_MS};
+use computer_protocol::textview::{MAX_NODES_MAX, TEXT_VIEW_MAX_CHARS, TREE_DEADLINE_MS};
 use computer_protocol::{
     Bounds, NodeState, PageCursor, TextView, TextViewOptions, TreeSource, WindowEntry,
 };
@@ -169,8 +169,34 @@ fn is_browser_window(window: &WindowEntry, browser_pid: i32) -> bool {
         || window.class.to_lowercase().contains("chromium")
 }
 
-/// Nodes `offset..offset + max_nodes` of a snapshot as a view.
+/// Nodes `offset..offset + max_nodes` of a snapshot as a view, fewer when
+/// their text would pass [`TEXT_VIEW_MAX_CHARS`]: an honest long page is
+/// cut here with a cursor for the rest, never refused by the host.
 fn page(snapshot: &TextSnapshot, offset: usize, max_nodes: usize, unchanged: bool) -> TextView {
+    let view = page_of(snapshot, offset, max_nodes, unchanged, None);
+    let fit = view.nodes_within(TEXT_VIEW_MAX_CHARS);
+    if fit >= view.node_count() {
+        return view;
+    }
+    // At least one node, so a cursor always moves on.
+    page_of(
+        snapshot,
+        offset,
+        fit.max(1),
+        unchanged,
+        Some(TEXT_VIEW_MAX_CHARS),
+    )
+}
+
+/// [`page`] with `max_nodes` as given; `cut_at` names the text limit
+/// that chose it.
+fn page_of(
+    snapshot: &TextSnapshot,
+    offset: usize,
+    max_nodes: usize,
+    unchanged: bool,
+    cut_at: Option<usize>,
+) -> TextView {
     let total = snapshot.nodes.len();
     let shown = if unchanged {
         0
@@ -186,9 +212,12 @@ fn page(snapshot: &TextSnapshot, offset: usize, max_nodes: usize, unchanged: boo
         }
         .to_string()
     });
+    let why = cut_at
+        .map(|limit| format!(" (its text keeps to {limit} characters)"))
+        .unwrap_or_default();
     let cut_note = cut.then(|| {
         format!(
-            "the tree has {total} nodes and this view shows {}-{next}: pass `cursor` {} for the next ones",
+            "the tree has {total} nodes and this view shows {}-{next}{why}: pass `cursor` {} for the next ones",
             offset + 1,
             cursor.as_deref().unwrap_or_default()
         )
@@ -310,6 +339,7 @@ pub fn check_window_unmoved(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use computer_protocol::textview::TEXT_FIELD_MAX_CHARS;
     use computer_protocol::NodeState;
 
     fn snapshot(nodes: Vec<FlatNode>) -> TextSnapshot {
@@ -425,5 +455,37 @@ mod tests {
         assert_eq!(last.nodes[0].node_ref, "e45");
         let same = page(&s, 0, 2, true);
         assert!(same.unchanged && same.nodes.is_empty() && same.cursor.is_none());
+    }
+
+    /// M5: 5000 nodes with names and values at the field limit pass the
+    /// text limit; the page is cut with a cursor, and the next page goes on
+    /// where it stopped.
+    #[test]
+    fn a_page_over_the_text_limit_is_cut_with_a_cursor() {
+        let long = |c: char| c.to_string().repeat(TEXT_FIELD_MAX_CHARS);
+        let nodes = (0..5000)
+            .map(|i| {
+                let mut n = node("link", None, usize::from(i > 0));
+                n.name = long('n');
+                n.value = Some(long('v'));
+                n
+            })
+            .collect();
+        let s = snapshot(nodes);
+        let first = page(&s, 0, 5000, false);
+        assert!(first.render().len() <= TEXT_VIEW_MAX_CHARS);
+        let shown = first.node_count();
+        assert!(shown > 100 && shown < 5000, "{shown}");
+        assert_eq!(first.cursor, Some(format!("2.{shown}")));
+        let note = first.note.as_deref().unwrap();
+        assert!(
+            note.contains(&format!(
+                "shows 1-{shown} (its text keeps to {TEXT_VIEW_MAX_CHARS} characters)"
+            )),
+            "{note}"
+        );
+        let next = page(&s, shown, 5000, false);
+        assert_eq!(next.offset, shown);
+        assert_eq!(next.nodes[0].node_ref, format!("e{}", 41 + shown));
     }
 }

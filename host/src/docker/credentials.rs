@@ -4,6 +4,7 @@
 //! makes `docker login ghcr.io` enough for a private image.
 
 use super::error::DockerError;
+use crate::child_env::WithoutHostSecrets;
 use base64::Engine;
 use bollard::auth::DockerCredentials;
 use serde::Deserialize;
@@ -165,6 +166,7 @@ async fn from_helper(
         reason,
     };
     let mut child = tokio::process::Command::new(&program)
+        .without_host_secrets()
         .arg("get")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

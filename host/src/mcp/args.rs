@@ -96,6 +96,9 @@ pub struct ObserveArgs {
     /// JPEG quality 1 to 100 (default 80); jpeg only.
     #[serde(default)]
     pub quality: Option<u8>,
+    /// true: always return the image, even when the screen is unchanged since your previous screenshot (default false).
+    #[serde(default)]
+    pub force: bool,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

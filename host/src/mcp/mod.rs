@@ -3,6 +3,7 @@
 //! (each declares its tools with `#[tool_router]`).
 
 pub mod args;
+pub mod bounds;
 pub mod error;
 pub mod result;
 pub mod server;

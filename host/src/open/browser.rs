@@ -6,6 +6,7 @@
 //! quote for cmd. The link goes to `ShellExecuteW` instead, which hands it
 //! to the default browser as one string.
 
+use crate::child_env::WithoutHostSecrets;
 use std::process::{Command, Stdio};
 
 /// How a link is opened on one OS.
@@ -62,12 +63,21 @@ pub fn open_url(url: &str) -> Result<(), String> {
     }
 }
 
-fn run(program: &str, args: &[String]) -> Result<(), String> {
-    let mut child = Command::new(program)
+/// The opener's command: the link as one argument, no terminal, and none
+/// of the host's secrets (the browser it starts keeps that environment).
+fn opener_command(program: &str, args: &[String]) -> Command {
+    let mut command = Command::new(program);
+    command
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
+        .without_host_secrets();
+    command
+}
+
+fn run(program: &str, args: &[String]) -> Result<(), String> {
+    let mut child = opener_command(program, args)
         .spawn()
         .map_err(|e| format!("could not run the browser opener `{program}`: {e}; open the viewer link from start_computer by hand"))?;
     // Reap it without waiting here: opening never delays a tool call.
@@ -124,6 +134,15 @@ mod tests {
             launch_for(Os::Windows, hostile, Some("cmd /C".into())),
             Launch::ShellOpen(hostile.into())
         );
+    }
+
+    #[test]
+    fn the_opener_does_not_inherit_the_http_token() {
+        let command = opener_command("xdg-open", &[LINK.into()]);
+        let token_removed = command
+            .get_envs()
+            .any(|(name, value)| name == crate::serve::guard::TOKEN_VAR && value.is_none());
+        assert!(token_removed, "{command:?}");
     }
 
     #[test]

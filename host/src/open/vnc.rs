@@ -26,6 +26,7 @@ pub fn open(port: u16, key: &str, viewer: Option<PathBuf>) -> Result<(), String>
 
 #[cfg(windows)]
 fn open_tigervnc(port: u16, key: &str, viewer: Option<PathBuf>) -> Result<(), String> {
+    use crate::child_env::WithoutHostSecrets;
     use std::io::Write;
     let program = viewer
         .or_else(find_tigervnc)
@@ -38,6 +39,7 @@ fn open_tigervnc(port: u16, key: &str, viewer: Option<PathBuf>) -> Result<(), St
         .map_err(|e| format!("could not write the VNC password file: {e}"))?;
     let path = file.into_temp_path();
     std::process::Command::new(&program)
+        .without_host_secrets()
         .arg("-passwd")
         .arg(&path)
         .arg(format!("127.0.0.1::{port}"))

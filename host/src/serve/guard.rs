@@ -122,11 +122,17 @@ impl std::fmt::Debug for Guard {
     }
 }
 
-/// The token of an `Authorization: Bearer <token>` value; the scheme's
-/// name is case-insensitive (RFC 9110).
-fn bearer_token(value: &[u8]) -> Option<&[u8]> {
-    let (scheme, rest) = value.split_at_checked(7)?;
-    scheme.eq_ignore_ascii_case(b"bearer ").then_some(rest)
+/// The token of `Bearer <token>`. The scheme word is case-insensitive
+/// (RFC 9110 section 11.1), so `bearer x` is the same credential; one or
+/// more spaces separate it from the token.
+fn bearer_token(authorization: &[u8]) -> Option<&[u8]> {
+    const SCHEME: &[u8] = b"bearer";
+    let (scheme, rest) = authorization.split_at_checked(SCHEME.len())?;
+    if !scheme.eq_ignore_ascii_case(SCHEME) || rest.first() != Some(&b' ') {
+        return None;
+    }
+    let start = rest.iter().position(|b| *b != b' ')?;
+    Some(&rest[start..])
 }
 
 #[cfg(test)]
@@ -195,17 +201,32 @@ mod tests {
     }
 
     #[test]
-    fn the_scheme_is_case_insensitive() {
-        let lower = headers(&[
-            (header::HOST, "127.0.0.1:8931"),
-            (header::AUTHORIZATION, &format!("bearer {TOKEN}")),
-        ]);
-        assert_eq!(guard().check(&lower), Ok(0));
-        let basic = headers(&[
-            (header::HOST, "127.0.0.1:8931"),
-            (header::AUTHORIZATION, &format!("Basic {TOKEN}")),
-        ]);
-        assert!(guard().check(&basic).is_err());
+    fn the_scheme_word_is_case_insensitive() {
+        let g = guard();
+        for value in [
+            "bearer 0123456789abcdef0123456789abcdef",
+            "BEARER 0123456789abcdef0123456789abcdef",
+            "Bearer   0123456789abcdef0123456789abcdef",
+        ] {
+            let h = headers(&[
+                (header::HOST, "127.0.0.1:8931"),
+                (header::AUTHORIZATION, value),
+            ]);
+            assert_eq!(g.check(&h), Ok(0), "{value}");
+        }
+        for value in [
+            "Basic 0123456789abcdef0123456789abcdef",
+            "Bearer0123456789abcdef0123456789abcdef",
+            "0123456789abcdef0123456789abcdef",
+            "Bearer 0123456789ABCDEF0123456789ABCDEF",
+            "Bearer ",
+        ] {
+            let h = headers(&[
+                (header::HOST, "127.0.0.1:8931"),
+                (header::AUTHORIZATION, value),
+            ]);
+            assert!(g.check(&h).is_err(), "{value}");
+        }
     }
 
     #[test]

@@ -48,6 +48,16 @@ pub enum TransferError {
         why: &'static str,
     },
 
+    /// `computer_path` named no item of its own (`.`, `~`, `..`) and the
+    /// computer's answer is a hidden name: such a name (`.zshenv`,
+    /// `.bashrc`) runs code on the host, so only the agent may type it.
+    #[error("`computer_path` `{computer_path}` leaves the item's name to the computer, which answered `{answered}`; a name starting with `.` is written on the host only when you type it, so nothing was written: give the full path instead, such as `{path}`")]
+    UntypedHiddenName {
+        computer_path: String,
+        answered: String,
+        path: String,
+    },
+
     #[error("no data moved for {secs} s, so the transfer was stopped after {}; files already complete stay, temporary files were removed. The computer may be overloaded or stopped (check `docker ps`); call file_transfer again", moved(.done))]
     Stalled { secs: u64, done: Done },
 

@@ -6,7 +6,9 @@
 //! be the last part of what the agent typed (read as computerd reads it:
 //! `~/`, `.` and `..` resolved on the text). Only when the typed path ends
 //! without a name of its own (`~`, `.`, `..`) does the answered absolute
-//! path decide, and then it must agree with the name.
+//! path decide, and then it must agree with the name and not be hidden
+//! (starting with `.`): the computer must not pick `~/.zshenv` for a
+//! download of `.` into the home folder.
 
 use super::error::TransferError;
 use computer_protocol::TransferSource;
@@ -20,7 +22,8 @@ pub(super) fn check_source_name(
     computer_path: &str,
     source: &TransferSource,
 ) -> Result<(), TransferError> {
-    let expected = match typed_name(computer_path) {
+    let typed = typed_name(computer_path);
+    let expected = match typed {
         Some(name) => name,
         None => match source.path.strip_prefix('/') {
             Some(rest) => rest.rsplit('/').next().unwrap_or_default(),
@@ -38,6 +41,13 @@ pub(super) fn check_source_name(
             computer_path: shown(computer_path),
             answered: shown(&source.name),
             why: "that is not the name asked for",
+        });
+    }
+    if typed.is_none() && source.name.starts_with('.') {
+        return Err(TransferError::UntypedHiddenName {
+            computer_path: shown(computer_path),
+            answered: shown(&source.name),
+            path: shown(&source.path),
         });
     }
     if source.name.len() > NAME_MAX_BYTES {
@@ -127,6 +137,26 @@ mod tests {
         check_source_name(".", &source("/work/proj", "proj")).unwrap();
         assert!(check_source_name(".", &source("/work/proj", "Library")).is_err());
         assert!(check_source_name(".", &source("proj", "proj")).is_err());
+    }
+
+    #[test]
+    fn without_a_typed_name_a_hidden_name_is_refused() {
+        for typed in [".", "~", "..", "~/", "a/.."] {
+            let e =
+                check_source_name(typed, &source("/home/computer/.zshenv", ".zshenv")).unwrap_err();
+            assert!(
+                matches!(e, TransferError::UntypedHiddenName { .. }),
+                "{typed}: {e}"
+            );
+            let e = e.to_string();
+            assert!(
+                e.contains("`.zshenv`") && e.contains("`/home/computer/.zshenv`"),
+                "{e}"
+            );
+        }
+        // Typed by the agent, a hidden name is the agent's choice.
+        check_source_name("~/.zshenv", &source("/home/computer/.zshenv", ".zshenv")).unwrap();
+        check_source_name("/work/.config", &source("/work/.config", ".config")).unwrap();
     }
 
     #[test]

@@ -2,16 +2,16 @@
 
 use super::ToolResult;
 use crate::mcp::args::{ActArgs, Args, LaunchAppArgs, ObserveArgs, OpenPathArgs};
+use crate::mcp::bounds::{bound_observation, bound_outcome, cut_text, NOTE_MAX_CHARS};
 use crate::mcp::result::{structured, with_image};
 use crate::mcp::{ComputerUseServer, ToolError};
 use crate::settings::{process_env, FrameDefaults};
 use computer_protocol::endpoints::{self, Endpoint};
-use computer_protocol::limits::SETTLE_DEFAULT_MS;
-use computer_protocol::textview::TEXT_VIEW_MAX_CHARS;
+use computer_protocol::limits::{ACTIONS_MAX, SETTLE_DEFAULT_MS};
 use computer_protocol::{
-    ActRequest, Action, ActionOutcome, FrameId, FrameOptions, ImageFormat, LaunchAppRequest,
-    Observation, ObserveRequest, OpenPathRequest, OpenSettle, OpenedResponse, SessionId, Settling,
-    TextViewOptions,
+    ActRequest, ActResponse, Action, ActionOutcome, FrameId, FrameOptions, ImageFormat,
+    LaunchAppRequest, Observation, ObserveRequest, OpenPathRequest, OpenSettle, OpenedResponse,
+    SessionId, Settling, TextViewOptions, View,
 };
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
@@ -24,6 +24,13 @@ use std::time::Duration;
 /// Opening a screen and capturing it fits well inside this.
 const OBSERVE_DEADLINE: Duration = Duration::from_secs(30);
 const NOTHING_RUNS: &str = "nothing keeps running; observe again";
+/// What the acting tools ask of an observation: a screenshot, no text view.
+const IMAGE_ONLY: TextViewOptions = TextViewOptions {
+    view: View::Image,
+    window: None,
+    max_nodes: None,
+    cursor: None,
+};
 
 /// computer_act's structured result: what ran, and the screenshot's facts
 /// when one was taken.
@@ -55,12 +62,15 @@ pub struct Opened {
 
 /// The result of an observation: a line of facts, the structured payload
 /// that `payload` builds from the observation (its image left out), and
-/// the image unless the frame is unchanged.
+/// the image unless the frame is unchanged. Every observation passes the
+/// host's bounds here first (`asked`: the text view the agent asked for).
 pub fn observation_result<P: Serialize>(
     prefix: String,
     mut observation: Observation,
+    asked: &TextViewOptions,
     payload: impl FnOnce(Observation) -> P,
-) -> CallToolResult {
+) -> Result<CallToolResult, ToolError> {
+    let left_out = bound_observation(&mut observation, asked)?;
     let shown = if observation.frame_width == observation.region.width
         && observation.frame_height == observation.region.height
     {
@@ -111,6 +121,9 @@ pub fn observation_result<P: Serialize>(
         Some(why) => format!("{text} Note: {why}."),
         None => text,
     };
+    let text = left_out
+        .iter()
+        .fold(text, |text, note| format!("{text} Note: {note}."));
     let text = match &observation.text_view {
         Some(view) => format!("{text}\nText view {}:\n{}", view.view_id, view.render()),
         None => text,
@@ -118,40 +131,10 @@ pub fn observation_result<P: Serialize>(
     let image = observation.image_base64.take();
     let mime = observation.format.mime();
     let result = structured(text, &payload(observation));
-    match image {
+    Ok(match image {
         Some(data) => with_image(result, data, mime),
         None => result,
-    }
-}
-
-/// A text view from the computer is held to what was asked: at most
-/// `max_nodes` nodes and a bounded text, so a hostile computer cannot
-/// flood the agent's context.
-fn check_text_view(observation: &Observation, asked: &TextViewOptions) -> Result<(), ToolError> {
-    let Some(view) = &observation.text_view else {
-        return if asked.view.wants_text() {
-            Err(ToolError::Refused(
-                "the computer answered without the text view it was asked for; observe again"
-                    .into(),
-            ))
-        } else {
-            Ok(())
-        };
-    };
-    let nodes = view.node_count();
-    if nodes > asked.max_nodes() {
-        return Err(ToolError::Refused(format!(
-            "the computer sent a text view of {nodes} nodes where {} were asked for; it was refused",
-            asked.max_nodes()
-        )));
-    }
-    let chars = view.render().len();
-    if chars > TEXT_VIEW_MAX_CHARS {
-        return Err(ToolError::Refused(format!(
-            "the computer sent a text view of {chars} characters, over the limit of {TEXT_VIEW_MAX_CHARS}; it was refused"
-        )));
-    }
-    Ok(())
+    })
 }
 
 /// The frame an agent asked for; without `max_side` the host's defaults
@@ -189,7 +172,7 @@ impl ComputerUseServer {
         name = "computer_observe",
         output_schema = schema_for_output::<Observation>(),
         title = "Screenshot the session's screen",
-        description = "Take a screenshot of this session's own screen with frame_id, captured_at, screen size, cursor position and active window title. The frame keeps to max_side (default 1568 px) and about 1.15 megapixels, so a large screen comes scaled down: the result gives frame_width, frame_height and scale, and computer_act takes that frame_id to click in the frame's own pixels. region {x,y,width,height} (screen pixels) returns only that part, at up to full resolution (zoom). format png (default) or jpeg with quality. Frames stay under 1 MB. The first call opens the screen. When nothing changed since this session's previous screenshot of the same region and size, the image is left out and unchanged is true. view text (or both) returns the screen as text: its windows (title, class, pid, geometry, focus; topmost first) and the accessibility tree of the focused window or of window (class or title), one line per node such as `e7 button \"Save\" [focused] @ 412,300 80x28`; pages in the browser come from the page itself, other apps (GTK, Qt, LibreOffice) from the screen's accessibility bus, and apps that expose nothing (xterm) are listed with a note. A tree over max_nodes (default 400) is cut with a cursor for the next page; an unchanged view leaves its nodes out and its refs stay valid.",
+        description = "Take a screenshot of this session's own screen with frame_id, captured_at, screen size, cursor position and active window title. The frame keeps to max_side (default 1568 px) and about 1.15 megapixels, so a large screen comes scaled down: the result gives frame_width, frame_height and scale, and computer_act takes that frame_id to click in the frame's own pixels. region {x,y,width,height} (screen pixels) returns only that part, at up to full resolution (zoom). format png (default) or jpeg with quality. Frames stay under 1 MB. The first call opens the screen. When nothing changed since this session's previous screenshot of the same region and size, the image is left out and unchanged is true; force: true always returns the image (for when you need the picture again). view text (or both) returns the screen as text: its windows (title, class, pid, geometry, focus; topmost first) and the accessibility tree of the focused window or of window (class or title), one line per node such as `e7 button \"Save\" [focused] @ 412,300 80x28`; pages in the browser come from the page itself, other apps (GTK, Qt, LibreOffice) from the screen's accessibility bus, and apps that expose nothing (xterm) are listed with a note. A tree over max_nodes (default 400), or whose text passes 200000 characters, is cut with a cursor for the next page; an unchanged view leaves its nodes out and its refs stay valid.",
         annotations(
             title = "Screenshot the session's screen",
             read_only_hint = true,
@@ -214,13 +197,13 @@ impl ComputerUseServer {
             frame: frame_options(a.max_side, a.format, a.quality)?,
             region: a.region,
             text: text.clone(),
+            force: a.force,
         };
         let o = self
             .session_call::<endpoints::Observe>(&a.session_id, &req, OBSERVE_DEADLINE, NOTHING_RUNS)
             .await?;
-        check_text_view(&o, &text)?;
         self.agent().announce_screen(&a.session_id);
-        Ok(observation_result(String::new(), o, |o| o))
+        observation_result(String::new(), o, &text, |o| o)
     }
 
     #[tool(
@@ -269,35 +252,7 @@ impl ComputerUseServer {
             )
             .await?;
         self.agent().announce_screen(&a.session_id);
-        let done = r.outcomes.iter().filter(|o| o.ok).count();
-        let mut summary = format!("{done} of {} actions done.", r.requested);
-        if let Some(failed) = r.outcomes.iter().find(|o| !o.ok) {
-            summary.push_str(&format!(
-                " Action {} ({}) failed: {}. The actions after it did not run.",
-                failed.index,
-                failed.kind,
-                failed.error.as_deref().unwrap_or("unknown error")
-            ));
-        }
-        if r.observation.is_some() {
-            summary.push(' ');
-            summary.push_str(&settle_sentence(
-                r.settled,
-                r.settle_waited_ms,
-                "the last action",
-            ));
-        }
-        let acted = |observation| Acted {
-            outcomes: r.outcomes,
-            requested: r.requested,
-            settled: r.settled,
-            settle_waited_ms: r.settle_waited_ms,
-            observation,
-        };
-        Ok(match r.observation {
-            Some(o) => observation_result(format!("{summary}\n"), o, |o| acted(Some(o))),
-            None => structured(summary, &acted(None)),
-        })
+        act_result(r)
     }
 
     #[tool(
@@ -362,6 +317,47 @@ impl ComputerUseServer {
     }
 }
 
+/// computer_act's result: what ran, then the screenshot when one was
+/// taken.
+fn act_result(mut r: ActResponse) -> Result<CallToolResult, ToolError> {
+    if r.outcomes.len() > ACTIONS_MAX {
+        return Err(ToolError::Refused(format!(
+            "the computer answered with {} action outcomes, more than the {ACTIONS_MAX} a batch holds; it was refused; observe the screen to see where things stand",
+            r.outcomes.len()
+        )));
+    }
+    r.outcomes.iter_mut().for_each(bound_outcome);
+    let done = r.outcomes.iter().filter(|o| o.ok).count();
+    let mut summary = format!("{done} of {} actions done.", r.requested);
+    if let Some(failed) = r.outcomes.iter().find(|o| !o.ok) {
+        summary.push_str(&format!(
+            " Action {} ({}) failed: {}. The actions after it did not run.",
+            failed.index,
+            failed.kind,
+            failed.error.as_deref().unwrap_or("unknown error")
+        ));
+    }
+    if r.observation.is_some() {
+        summary.push(' ');
+        summary.push_str(&settle_sentence(
+            r.settled,
+            r.settle_waited_ms,
+            "the last action",
+        ));
+    }
+    let acted = |observation| Acted {
+        outcomes: r.outcomes,
+        requested: r.requested,
+        settled: r.settled,
+        settle_waited_ms: r.settle_waited_ms,
+        observation,
+    };
+    match r.observation {
+        Some(o) => observation_result(format!("{summary}\n"), o, &IMAGE_ONLY, |o| acted(Some(o))),
+        None => Ok(structured(summary, &acted(None))),
+    }
+}
+
 /// When the screenshot was taken, for the agent.
 fn settle_sentence(settled: bool, waited_ms: u64, after: &str) -> String {
     if settled {
@@ -390,24 +386,32 @@ impl ComputerUseServer {
             .session_call::<E>(session_id, req, deadline, OPEN_MAY_RUN)
             .await?;
         self.agent().announce_screen(session_id);
-        let waited = settle_sentence(r.settled, r.settle_waited_ms, "it opened");
-        Ok(observation_result(
-            format!("{} {waited}\n", r.summary),
-            r.observation,
-            |observation| Opened {
-                summary: r.summary,
-                ready: r.ready,
-                settled: r.settled,
-                settle_waited_ms: r.settle_waited_ms,
-                observation,
-            },
-        ))
+        opened_result(r)
     }
+}
+
+/// open_path's and launch_app's result: what opened, and the screenshot.
+fn opened_result(mut r: OpenedResponse) -> Result<CallToolResult, ToolError> {
+    cut_text(&mut r.summary, NOTE_MAX_CHARS);
+    let waited = settle_sentence(r.settled, r.settle_waited_ms, "it opened");
+    observation_result(
+        format!("{} {waited}\n", r.summary),
+        r.observation,
+        &IMAGE_ONLY,
+        |observation| Opened {
+            summary: r.summary,
+            ready: r.ready,
+            settled: r.settled,
+            settle_waited_ms: r.settle_waited_ms,
+            observation,
+        },
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use computer_protocol::textview::TEXT_VIEW_MAX_CHARS;
     use computer_protocol::{Cursor, Region, TextNode, TextView, View};
 
     fn observation(nodes: usize, name_len: usize) -> Observation {
@@ -456,6 +460,82 @@ mod tests {
         }
     }
 
+    /// What the agent reads of a result: its content blocks and its
+    /// structured content, as JSON.
+    fn shown(result: &CallToolResult) -> (String, serde_json::Value) {
+        (
+            serde_json::to_value(&result.content).unwrap().to_string(),
+            result.structured_content.clone().unwrap_or_default(),
+        )
+    }
+
+    /// M5: a tampered computer adds a 2 MB text view nobody asked for, a
+    /// 100 KB window title and long notes to an act answer; the agent
+    /// gets the outcome with every text held to its cap, marked as cut.
+    #[test]
+    fn an_act_answer_is_bounded_like_an_observation() {
+        let mut o = observation(5000, 400);
+        assert!(o.text_view.as_ref().unwrap().render().len() > 2_000_000);
+        o.active_window = Some("T".repeat(100_000));
+        o.reduced = Some("R".repeat(100_000));
+        o.captured_at = "C".repeat(100_000);
+        let r = ActResponse {
+            outcomes: vec![ActionOutcome {
+                index: 0,
+                kind: "K".repeat(100_000),
+                ok: false,
+                error: Some("E".repeat(100_000)),
+            }],
+            requested: 1,
+            observation: Some(o),
+            settled: true,
+            settle_waited_ms: 0,
+        };
+        let result = act_result(r).expect("an act answer is trimmed, not refused");
+        let (text, json) = shown(&result);
+        assert!(text.len() < 8 * 1024, "{} bytes of text", text.len());
+        assert!(json.get("text_view").is_none(), "an unasked text view");
+        assert!(
+            text.contains("the computer sent a text view that was not asked for"),
+            "{text}"
+        );
+        let title = json["active_window"].as_str().unwrap();
+        assert!(
+            title.chars().count() <= 256 && title.contains("characters cut"),
+            "{title}"
+        );
+        let error = json["outcomes"][0]["error"].as_str().unwrap();
+        assert!(
+            error.chars().count() <= 1024 && error.contains("characters cut"),
+            "{error}"
+        );
+        let all = json.to_string();
+        assert!(
+            all.len() < 16 * 1024,
+            "{} bytes of structured content",
+            all.len()
+        );
+    }
+
+    /// An open answer goes through the same bounds.
+    #[test]
+    fn an_opened_answer_is_bounded_like_an_observation() {
+        let mut o = observation(5000, 400);
+        o.active_window = Some("T".repeat(100_000));
+        let r = OpenedResponse {
+            summary: "S".repeat(100_000),
+            ready: true,
+            observation: o,
+            settled: true,
+            settle_waited_ms: 0,
+        };
+        let result = opened_result(r).expect("an open answer is trimmed, not refused");
+        let (text, json) = shown(&result);
+        assert!(text.len() < 8 * 1024, "{} bytes of text", text.len());
+        assert!(json.get("text_view").is_none());
+        assert!(json["summary"].as_str().unwrap().contains("characters cut"));
+    }
+
     #[test]
     fn a_text_view_over_what_was_asked_is_refused() {
         let asked = TextViewOptions {
@@ -463,23 +543,37 @@ mod tests {
             max_nodes: Some(10),
             ..Default::default()
         };
-        assert_eq!(check_text_view(&observation(10, 5), &asked), Ok(()));
-        let err = check_text_view(&observation(11, 5), &asked)
+        assert_eq!(
+            bound_observation(&mut observation(10, 5), &asked),
+            Ok(vec![])
+        );
+        let err = bound_observation(&mut observation(11, 5), &asked)
             .unwrap_err()
             .to_string();
         assert!(err.contains("11 nodes") && err.contains("10"), "{err}");
-        // Names far over the field limit: the text as a whole is bounded.
+        let mut missing = observation(1, 1);
+        missing.text_view = None;
+        assert!(bound_observation(&mut missing, &asked).is_err());
+    }
+
+    /// Names far over the field limit and a page over the text limit: the
+    /// view is cut to its first nodes with a cursor, not refused.
+    #[test]
+    fn a_text_view_over_the_text_limit_is_cut_with_a_cursor() {
         let many = TextViewOptions {
             view: View::Text,
             max_nodes: Some(5000),
             ..Default::default()
         };
-        let err = check_text_view(&observation(5000, 400), &many)
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("characters"), "{err}");
-        let mut missing = observation(1, 1);
-        missing.text_view = None;
-        assert!(check_text_view(&missing, &asked).is_err());
+        let mut o = observation(5000, 400);
+        assert_eq!(bound_observation(&mut o, &many), Ok(vec![]));
+        let view = o.text_view.unwrap();
+        assert!(view.render().len() <= TEXT_VIEW_MAX_CHARS);
+        let kept = view.node_count();
+        assert!(kept > 100 && kept < 5000, "{kept}");
+        assert!(view.nodes.iter().all(|n| n.name.chars().count() <= 160));
+        assert_eq!(view.cursor, Some(format!("1.{kept}")));
+        let note = view.note.unwrap();
+        assert!(note.contains(&format!("`cursor` 1.{kept}")), "{note}");
     }
 }
