@@ -1,7 +1,8 @@
 //! The text view against a real computerd, real Xvnc screens and a real
 //! Chromium: a page's tree by name with screen bounds, a click by ref that
 //! changes the page, paging through a long tree with a cursor, stale refs
-//! and cursors refused, the unchanged rule, and a window with no tree.
+//! and cursors refused, the unchanged rule, a window with no tree, and
+//! pages whose scripts lie about their visibility and size.
 
 mod common;
 
@@ -132,6 +133,93 @@ async fn a_page_lists_its_controls_by_name_and_a_click_by_ref_presses_the_button
     assert!(
         message.contains("latest text view") && message.contains("actions[0].ref"),
         "{message}"
+    );
+}
+
+/// A tab opened first and left behind claims to be the visible one.
+const BACKGROUND_TRAP: &str = r#"<!doctype html><title>Background trap</title>
+<script>Object.defineProperty(Document.prototype, 'visibilityState', { get() { return 'visible'; } });</script>
+<button>Trap button</button>"#;
+
+/// The page in front writes its real viewport size, then lies about its
+/// scale and height so refs would land on the browser's toolbar.
+const LYING_FRONT: &str = r#"<!doctype html><title>Front page</title>
+<h1 id="real">measuring</h1>
+<button>Continue</button>
+<p style="margin-top: 2000px">Far below</p>
+<script>
+document.getElementById('real').textContent = 'viewport ' + innerWidth + 'x' + innerHeight;
+Object.defineProperty(window, 'devicePixelRatio', { get() { return 0.3; } });
+Object.defineProperty(window, 'innerHeight', { get() { return 100000; } });
+Object.defineProperty(window, 'innerWidth', { get() { return 100000; } });
+</script>"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn page_scripts_decide_neither_the_tab_read_nor_where_its_nodes_lie() {
+    require_programs();
+    let d = Daemon::start().await;
+    let s = d.create_session("lying pages").await;
+    std::fs::write(d.home.path().join("trap.html"), BACKGROUND_TRAP).unwrap();
+    std::fs::write(d.home.path().join("front.html"), LYING_FRONT).unwrap();
+    for page in ["trap.html", "front.html"] {
+        let opened = d
+            .ok(&format!("/v1/sessions/{s}/open"), json!({ "target": page }))
+            .await;
+        assert_eq!(opened["ready"], true, "{opened}");
+    }
+
+    let view = text_view(&d, &s, json!({})).await;
+    assert_eq!(view["source"], "page", "{view}");
+    assert!(
+        find(&view, "button", "Continue").is_some(),
+        "the front page's tree: {view:#}"
+    );
+    assert!(
+        find(&view, "button", "Trap button").is_none(),
+        "not the background tab's: {view:#}"
+    );
+    let heading = find(&view, "heading", "viewport ")
+        .unwrap_or_else(|| panic!("the page's real size: {view:#}"));
+    let size = heading["name"]
+        .as_str()
+        .unwrap()
+        .trim_start_matches("viewport ");
+    let (_, inner_h) = size.split_once('x').unwrap();
+    let inner_h: i64 = inner_h.parse().unwrap();
+    let window = view["windows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["id"] == view["window"])
+        .expect("the tree's window is listed")
+        .clone();
+    let at = |key: &str| window[key].as_i64().unwrap();
+    let (left, right) = (at("x"), at("x") + at("width"));
+    let (top, bottom) = (at("y") + at("height") - inner_h, at("y") + at("height"));
+    assert!(
+        top > at("y") + 40,
+        "the viewport is below the toolbar: {window}"
+    );
+    let mut placed = 0;
+    for node in nodes(&view) {
+        let Some(b) = node["bounds"].as_object() else {
+            continue;
+        };
+        placed += 1;
+        let (x, y) = (b["x"].as_i64().unwrap(), b["y"].as_i64().unwrap());
+        let (w, h) = (b["width"].as_i64().unwrap(), b["height"].as_i64().unwrap());
+        assert!(
+            x >= left && x + w <= right && y >= top && y + h <= bottom,
+            "{} {} at {x},{y} {w}x{h} lies inside the viewport {left}..{right} x {top}..{bottom}",
+            node["role"],
+            node["name"]
+        );
+    }
+    assert!(placed >= 2, "the nodes have bounds: {view:#}");
+    let far = find(&view, "text", "Far below").unwrap_or_else(|| panic!("{view:#}"));
+    assert!(
+        far.get("bounds").is_none(),
+        "below the viewport: no bounds: {far}"
     );
 }
 

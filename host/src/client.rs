@@ -344,6 +344,11 @@ fn quote(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use computer_protocol::textview::TREE_DEPTH_MAX;
+    use computer_protocol::{
+        ActResponse, Bounds, Cursor, FrameId, ImageFormat, NodeState, Observation, Region,
+        TextNode, TextView, TreeSource,
+    };
 
     #[test]
     fn screenshots_get_room_and_the_rest_a_megabyte() {
@@ -352,6 +357,83 @@ mod tests {
         assert_eq!(body_limit("/v1/sessions/x/files/read"), 8 * MIB);
         assert_eq!(body_limit("/v1/computer"), MIB);
         assert_eq!(body_limit("/v1/sessions/x/shell"), MIB);
+    }
+
+    /// The deepest text view computerd sends: a chain of nodes nested
+    /// [`TREE_DEPTH_MAX`] levels below the root, each with states and
+    /// bounds (one more JSON level), inside an act result's observation
+    /// (the deepest place a view travels in).
+    fn act_with_deepest_view(levels_below_root: usize) -> ActResponse {
+        let mut node: Option<TextNode> = None;
+        for level in (0..=levels_below_root).rev() {
+            node = Some(TextNode {
+                node_ref: format!("e{}", level + 1),
+                role: "group".into(),
+                name: format!("level {level}"),
+                value: None,
+                states: vec![NodeState::Expanded],
+                bounds: Some(Bounds {
+                    x: 1,
+                    y: 2,
+                    width: 3,
+                    height: 4,
+                }),
+                depth: None,
+                children: node.into_iter().collect(),
+            });
+        }
+        ActResponse {
+            outcomes: vec![],
+            requested: 0,
+            observation: Some(Observation {
+                frame_id: FrameId(1),
+                captured_at: String::new(),
+                width: 10,
+                height: 10,
+                cursor: Cursor { x: 0, y: 0 },
+                active_window: None,
+                unchanged: false,
+                frame_width: 10,
+                frame_height: 10,
+                scale: 1.0,
+                region: Region {
+                    x: 0,
+                    y: 0,
+                    width: 10,
+                    height: 10,
+                },
+                format: ImageFormat::Png,
+                bytes: 0,
+                reduced: None,
+                image_base64: None,
+                text_view: Some(TextView {
+                    view_id: 1,
+                    windows: vec![],
+                    window: Some(1),
+                    source: Some(TreeSource::Page),
+                    nodes: node.into_iter().collect(),
+                    total_nodes: levels_below_root + 1,
+                    offset: 0,
+                    note: None,
+                    cursor: None,
+                    unchanged: false,
+                }),
+            }),
+            settled: true,
+            settle_waited_ms: 0,
+        }
+    }
+
+    #[test]
+    fn the_deepest_text_view_computerd_sends_parses() {
+        let sent = act_with_deepest_view(TREE_DEPTH_MAX);
+        let body = serde_json::to_vec(&sent).unwrap();
+        let parsed: ActResponse = parse_json("act", StatusCode::OK, &body)
+            .unwrap_or_else(|e| panic!("a view nested {TREE_DEPTH_MAX} levels parses: {e}"));
+        assert_eq!(parsed, sent);
+        // Observe and open answers hold the observation one level higher.
+        let observation = serde_json::to_vec(&sent.observation).unwrap();
+        parse_json::<Observation>("observe", StatusCode::OK, &observation).unwrap();
     }
 
     #[test]

@@ -22,6 +22,11 @@ pub const TEXT_VIEW_MAX_CHARS: usize = 200_000;
 const CUT_NOTE_ROOM: usize = 8 * 1024;
 /// A node's name or value is cut to this many characters.
 pub const TEXT_FIELD_MAX_CHARS: usize = 160;
+/// A view nests its nodes at most this many levels below its roots;
+/// deeper nodes are listed at this level with their own `depth`. Each
+/// level is two levels of JSON, so the deepest view (inside an act
+/// result) stays well under the 128 levels `serde_json` reads.
+pub const TREE_DEPTH_MAX: usize = 40;
 
 /// What `computer_observe` returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -237,6 +242,11 @@ pub struct TextNode {
     pub states: Vec<NodeState>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bounds: Option<Bounds>,
+    /// The node's depth in the tree (0 for the window or page), given
+    /// only for a node deeper than [`TREE_DEPTH_MAX`]: the view lists it
+    /// among the children of its ancestor at that level.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub depth: Option<usize>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub children: Vec<TextNode>,
 }
@@ -397,6 +407,9 @@ fn render_node(out: &mut String, node: &TextNode, depth: usize) {
     if let Some(b) = &node.bounds {
         let _ = write!(out, " @ {},{} {}x{}", b.x, b.y, b.width, b.height);
     }
+    if let Some(depth) = node.depth {
+        let _ = write!(out, " (depth {depth})");
+    }
     out.push('\n');
 }
 
@@ -450,6 +463,7 @@ mod tests {
             value: None,
             states: vec![],
             bounds: None,
+            depth: None,
             children,
         }
     }
@@ -466,6 +480,7 @@ mod tests {
         });
         let mut field = node("e8", "text", "Name", vec![]);
         field.value = Some("Ada".into());
+        field.depth = Some(57);
         let view = TextView {
             view_id: 3,
             windows: vec![WindowEntry {
@@ -500,7 +515,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("\n    e8 text \"Name\" = \"Ada\"\n"),
+            text.contains("\n    e8 text \"Name\" = \"Ada\" (depth 57)\n"),
             "{text}"
         );
         assert_eq!(view.node_count(), 3);

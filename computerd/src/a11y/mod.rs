@@ -8,7 +8,8 @@
 //! - [`find`]: the app that owns an X window (by pid, then by title) and
 //!   its top-level accessible (frame, dialog) for that window.
 //! - [`walk`]: reads the accessible subtree of that top-level, many calls
-//!   at once, skipping hidden subtrees, within a read budget.
+//!   at once, skipping hidden subtrees, within a read budget and
+//!   [`READ_DEPTH_MAX`] levels.
 //! - [`placement`]: moves the bounds to screen pixels when a toolkit gave
 //!   them relative to its window.
 //! - [`prune`]: drops empty nodes (their kept children move up), names
@@ -21,6 +22,7 @@ mod prune;
 mod walk;
 
 pub use bus::{session_bus_address_for, A11yBus, BUS_LAUNCHER};
+pub use walk::READ_DEPTH_MAX;
 
 use std::time::Duration;
 

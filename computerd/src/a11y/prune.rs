@@ -22,6 +22,17 @@ pub(crate) struct ReadNode {
     pub children: Vec<ReadNode>,
 }
 
+/// Dropped one node at a time: a deep tree dropped the usual way would
+/// recurse once per level.
+impl Drop for ReadNode {
+    fn drop(&mut self) {
+        let mut below = std::mem::take(&mut self.children);
+        while let Some(mut node) = below.pop() {
+            below.append(&mut node.children);
+        }
+    }
+}
+
 impl ReadNode {
     /// A node that is not on screen: nothing else of it is read.
     pub fn hidden() -> ReadNode {
@@ -74,73 +85,99 @@ fn is_layout_role(role: &str) -> bool {
 }
 
 /// The nodes of `root` in pre-order, at most `limit` of them, and whether
-/// some were cut. The root is always kept (it is the window).
+/// some were cut. The root is always kept (it is the window). Every step
+/// runs on its own stack, not the thread's: an app's tree may nest as
+/// deep as it likes.
 pub(crate) fn flatten(root: ReadNode, limit: usize) -> (Vec<A11yNode>, bool) {
+    let mut slots = unpack(root);
+    let kept = prune(&mut slots);
     let mut out = Vec::new();
-    let kept = prune(root, true);
     let mut truncated = false;
-    for node in kept {
-        push_preorder(node, 0, limit, &mut out, &mut truncated);
+    let mut stack: Vec<(usize, usize)> = vec![(0, 0)];
+    while let Some((index, depth)) = stack.pop() {
+        if out.len() >= limit {
+            truncated = true;
+            break;
+        }
+        let mut node = std::mem::replace(&mut slots[index].node, ReadNode::hidden());
+        out.push(A11yNode {
+            role: std::mem::take(&mut node.role),
+            name: std::mem::take(&mut node.name),
+            value: node.value.take(),
+            states: std::mem::take(&mut node.states),
+            bounds: node.bounds,
+            handle: node.handle.take(),
+            depth,
+        });
+        stack.extend(kept[index].iter().rev().map(|&child| (child, depth + 1)));
     }
     (out, truncated)
 }
 
-/// A node with its kept children, after pruning.
-struct Kept {
+/// One node of the tree as read, its children taken out.
+struct Slot {
     node: ReadNode,
-    children: Vec<Kept>,
+    children: Vec<usize>,
 }
 
-/// What `node` becomes: itself with its kept children, or (when it is
-/// empty) its kept children in its place, or nothing (when hidden).
-fn prune(mut node: ReadNode, is_root: bool) -> Vec<Kept> {
-    if !node.showing && !is_root {
-        return Vec::new();
+/// The tree as slots in pre-order (a parent before its children, so
+/// every child's index is above its parent's).
+fn unpack(root: ReadNode) -> Vec<Slot> {
+    let mut slots: Vec<Slot> = Vec::new();
+    let mut stack: Vec<(ReadNode, Option<usize>)> = vec![(root, None)];
+    while let Some((mut node, parent)) = stack.pop() {
+        let children = std::mem::take(&mut node.children);
+        let index = slots.len();
+        if let Some(parent) = parent {
+            slots[parent].children.push(index);
+        }
+        slots.push(Slot {
+            node,
+            children: Vec::new(),
+        });
+        stack.extend(children.into_iter().rev().map(|child| (child, Some(index))));
     }
-    let children: Vec<Kept> = std::mem::take(&mut node.children)
-        .into_iter()
-        .flat_map(|child| prune(child, false))
-        .collect();
-    let named =
-        !node.name.trim().is_empty() || node.value.as_deref().is_some_and(|v| !v.is_empty());
-    // LibreOffice makes toolbar separators and panels focusable; a
-    // separator still says nothing, and a panel holding controls is only
-    // their frame.
-    let layout = is_layout_role(&node.role);
-    let interactive =
-        node.interactive && node.role != "separator" && (!layout || children.is_empty());
-    let says_something = named || interactive || (!children.is_empty() && !layout);
-    if is_root || says_something {
-        vec![Kept { node, children }]
-    } else {
-        children
-    }
+    slots
 }
 
-fn push_preorder(
-    kept: Kept,
-    depth: usize,
-    limit: usize,
-    out: &mut Vec<A11yNode>,
-    truncated: &mut bool,
-) {
-    if out.len() >= limit {
-        *truncated = true;
-        return;
+/// The kept children of every slot (indexes of slots). A node is kept
+/// with its kept children, or (when it is empty) its kept children take
+/// its place, or it goes with its subtree (when hidden). Children come
+/// after their parent in `slots`, so walking backwards settles each
+/// subtree before its parent.
+fn prune(slots: &mut [Slot]) -> Vec<Vec<usize>> {
+    // What stands in each slot's place in its parent: itself, its kept
+    // children, or nothing.
+    let mut standing: Vec<Vec<usize>> = vec![Vec::new(); slots.len()];
+    let mut kept: Vec<Vec<usize>> = vec![Vec::new(); slots.len()];
+    for index in (0..slots.len()).rev() {
+        let is_root = index == 0;
+        let node = &slots[index].node;
+        if !node.showing && !is_root {
+            continue;
+        }
+        let children: Vec<usize> = slots[index]
+            .children
+            .iter()
+            .flat_map(|&child| std::mem::take(&mut standing[child]))
+            .collect();
+        let named =
+            !node.name.trim().is_empty() || node.value.as_deref().is_some_and(|v| !v.is_empty());
+        // LibreOffice makes toolbar separators and panels focusable; a
+        // separator still says nothing, and a panel holding controls is
+        // only their frame.
+        let layout = is_layout_role(&node.role);
+        let interactive =
+            node.interactive && node.role != "separator" && (!layout || children.is_empty());
+        let says_something = named || interactive || (!children.is_empty() && !layout);
+        if is_root || says_something {
+            kept[index] = children;
+            standing[index] = vec![index];
+        } else {
+            standing[index] = children;
+        }
     }
-    let Kept { node, children } = kept;
-    out.push(A11yNode {
-        role: node.role,
-        name: node.name,
-        value: node.value,
-        states: node.states,
-        bounds: node.bounds,
-        handle: node.handle,
-        depth,
-    });
-    for child in children {
-        push_preorder(child, depth + 1, limit, out, truncated);
-    }
+    kept
 }
 
 #[cfg(test)]
@@ -293,5 +330,34 @@ mod tests {
         let (all, truncated) = flatten(tree, 5);
         assert!(!truncated);
         assert_eq!(all.len(), 5);
+    }
+
+    #[test]
+    fn a_very_deep_tree_is_pruned_flattened_and_dropped_on_a_small_stack() {
+        let pruned = std::thread::Builder::new()
+            .name("small stack".into())
+            .stack_size(2 * 1024 * 1024)
+            .spawn(|| {
+                let deep = || {
+                    let mut tree = node("button", "bottom", vec![]);
+                    for level in (0..200_000).rev() {
+                        let name = if level % 1000 == 0 { "named" } else { "" };
+                        tree = node("panel", name, vec![tree]);
+                    }
+                    tree
+                };
+                // A read cut short (its deadline passed) drops its tree.
+                drop(deep());
+                flatten(deep(), 1000)
+            })
+            .unwrap()
+            .join()
+            .expect("no stack overflow");
+        let (nodes, truncated) = pruned;
+        assert!(!truncated);
+        // The root, the named panels below it, and the button.
+        assert_eq!(nodes.len(), 1 + 199 + 1);
+        assert_eq!(nodes.last().unwrap().name, "bottom");
+        assert_eq!(nodes.last().unwrap().depth, 200);
     }
 }

@@ -18,6 +18,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Longest value (characters) read from a text node.
 const VALUE_MAX_CHARS: i32 = 2000;
+/// Levels read below the window. Each level is one more nested future
+/// polled on the worker's stack; deeper nodes are left out and the tree
+/// counts as cut. Real apps nest a few dozen levels.
+pub const READ_DEPTH_MAX: usize = 100;
 
 pub(crate) struct Walk<'c> {
     conn: &'c zbus::Connection,
@@ -66,15 +70,16 @@ impl<'c> Walk<'c> {
     /// itself cannot be read; a node that vanishes mid-read is left out.
     pub async fn read_root(&self, root: &ObjectRefOwned) -> zbus::Result<ReadNode> {
         self.take_one();
-        self.read(root.clone(), true).await
+        self.read(root.clone(), 0).await
     }
 
     /// One node and (when it shows) its subtree. The state comes first:
     /// most nodes of a big app are hidden, and for those it is the only
     /// call. A showing node's other facts and its children's reads then go
     /// out together.
-    fn read(&self, object: ObjectRefOwned, is_root: bool) -> BoxFuture<'_, zbus::Result<ReadNode>> {
+    fn read(&self, object: ObjectRefOwned, depth: usize) -> BoxFuture<'_, zbus::Result<ReadNode>> {
         async move {
+            let is_root = depth == 0;
             let proxy = accessible(self.conn, &object).await?;
             let state = proxy.get_state().await?;
             let showing = state.contains(State::Showing) && state.contains(State::Visible);
@@ -90,15 +95,26 @@ impl<'c> Walk<'c> {
             );
             let (role, name, interfaces) = (role_name(role?), name?, interfaces?);
             let name = name.trim().to_string();
-            let children: Vec<ObjectRefOwned> = children
+            let mut children: Vec<ObjectRefOwned> = children
                 .unwrap_or_default()
                 .into_iter()
                 .filter(|child| !child.is_null())
+                .collect();
+            if depth >= READ_DEPTH_MAX && !children.is_empty() {
+                self.cut.store(true, Ordering::Relaxed);
+                children.clear();
+            }
+            let children: Vec<ObjectRefOwned> = children
+                .into_iter()
                 .take_while(|_| self.take_one())
                 .collect();
             let (value, children) = futures::join!(
                 self.value(&object, &role, interfaces, state, name.is_empty()),
-                join_all(children.into_iter().map(|child| self.read(child, false))),
+                join_all(
+                    children
+                        .into_iter()
+                        .map(|child| self.read(child, depth + 1))
+                ),
             );
             Ok(ReadNode {
                 role,

@@ -2,7 +2,7 @@
 //! bus ([`crate::a11y`]), as the text view's flat nodes.
 
 use super::flat::FlatNode;
-use crate::a11y::{read_tree, A11yError, A11yNode, A11yState, WindowHint};
+use crate::a11y::{read_tree, A11yError, A11yNode, A11yState, WindowHint, READ_DEPTH_MAX};
 use crate::screens::Screen;
 use computer_protocol::textview::TREE_DEADLINE_MS;
 use computer_protocol::{Bounds, NodeState, TreeSource, WindowEntry};
@@ -38,7 +38,7 @@ pub async fn window_tree(
     match read_tree(bus, &hint, limit, deadline).await {
         Ok(Some(tree)) => {
             let cut = tree.truncated.then(|| {
-                format!("the tree of {what} has more than {limit} nodes; the rest is left out")
+                format!("the tree of {what} has more than {limit} nodes or nests deeper than {READ_DEPTH_MAX} levels; the rest is left out")
             });
             let unplaced = (!tree.positions_known).then(|| {
                 format!("{what} reports no positions for its nodes, so they have no bounds: a click by ref runs a button's own action and gives a field the keyboard focus (then type), while move, down, up and scroll by ref cannot work; use the screenshot for positions")

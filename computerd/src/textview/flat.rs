@@ -3,6 +3,7 @@
 //! paging, and what a page of the view is nested back from.
 
 use crate::a11y::A11yHandle;
+use computer_protocol::textview::TREE_DEPTH_MAX;
 use computer_protocol::{cut_field, Bounds, NodeState, TextNode};
 use std::hash::{Hash, Hasher};
 
@@ -33,7 +34,10 @@ impl FlatNode {
 
 /// The nodes `offset..offset + count` of `nodes`, nested again: a node
 /// whose parent is on an earlier page becomes a root of this one. The
-/// ref of node `i` is `e{first_ref + i}`.
+/// ref of node `i` is `e{first_ref + i}`. Nesting stops at
+/// [`TREE_DEPTH_MAX`] levels, so the view's JSON stays within what the
+/// host reads: a deeper node joins the children of its ancestor at that
+/// level and carries its own `depth`.
 pub fn nest(nodes: &[FlatNode], first_ref: u64, offset: usize, count: usize) -> Vec<TextNode> {
     let end = (offset + count).min(nodes.len());
     let page = nodes.get(offset..end).unwrap_or_default();
@@ -44,6 +48,8 @@ pub fn nest(nodes: &[FlatNode], first_ref: u64, offset: usize, count: usize) -> 
         while open.last().is_some_and(|(depth, _)| *depth >= node.depth) {
             open.pop();
         }
+        let too_deep = open.len() > TREE_DEPTH_MAX;
+        open.truncate(TREE_DEPTH_MAX);
         let text = TextNode {
             node_ref: format!("e{}", first_ref + (offset + i) as u64),
             role: node.role.clone(),
@@ -51,6 +57,7 @@ pub fn nest(nodes: &[FlatNode], first_ref: u64, offset: usize, count: usize) -> 
             value: node.value.clone(),
             states: node.states.clone(),
             bounds: node.bounds,
+            depth: too_deep.then_some(node.depth),
             children: Vec::new(),
         };
         let path = match open.last() {
@@ -148,6 +155,42 @@ mod tests {
         assert_eq!(shape(&nest(&nodes, 1, 2, 2)), "e3 e4");
         assert_eq!(shape(&nest(&nodes, 1, 3, 10)), "e4 e5");
         assert!(nest(&nodes, 1, 9, 10).is_empty());
+    }
+
+    fn nesting(nodes: &[TextNode]) -> usize {
+        let mut deepest = 0;
+        let mut level = nodes.iter().map(|n| (n, 1)).collect::<Vec<_>>();
+        while let Some((node, depth)) = level.pop() {
+            deepest = deepest.max(depth);
+            level.extend(node.children.iter().map(|c| (c, depth + 1)));
+        }
+        deepest
+    }
+
+    #[test]
+    fn nesting_stops_at_the_cap_and_deeper_nodes_show_their_depth() {
+        let chain: Vec<FlatNode> = (0..200).map(|depth| flat("group", depth)).collect();
+        let nested = nest(&chain, 1, 0, chain.len());
+        assert_eq!(nesting(&nested), TREE_DEPTH_MAX + 1);
+        // Down the first children: levels 0..=TREE_DEPTH_MAX, the last of
+        // which holds every deeper node as a sibling.
+        let mut node = &nested[0];
+        for _ in 0..TREE_DEPTH_MAX - 1 {
+            assert_eq!(node.depth, None);
+            node = &node.children[0];
+        }
+        let deepest = &node.children;
+        assert_eq!(deepest.len(), 200 - TREE_DEPTH_MAX);
+        assert_eq!(deepest[0].depth, None, "its own level: no depth shown");
+        assert_eq!(deepest[1].depth, Some(TREE_DEPTH_MAX + 1));
+        assert_eq!(deepest.last().unwrap().depth, Some(199));
+        assert_eq!(deepest.last().unwrap().node_ref, "e200");
+        // A shallower node after the deep run nests where it belongs.
+        let mut back = chain.clone();
+        back.push(flat("button", 1));
+        let nested = nest(&back, 1, 0, back.len());
+        assert_eq!(nested[0].children.len(), 2);
+        assert_eq!(nested[0].children[1].node_ref, "e201");
     }
 
     #[test]

@@ -10,7 +10,7 @@ use super::flat::FlatNode;
 use crate::browser::{Cdp, CdpError};
 use computer_protocol::{Bounds, NodeState, WindowEntry};
 use serde_json::{json, Value};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Roles that only group or wrap: left out unless they carry a name.
 const WRAPPER_ROLES: &[&str] = &[
@@ -53,18 +53,66 @@ pub async fn page_tree(
     window: &WindowEntry,
     limit: usize,
 ) -> Result<Option<Vec<FlatNode>>, CdpError> {
-    let Some(session) = visible_page(cdp).await? else {
+    let Some(page) = visible_page(cdp).await? else {
         return Ok(None);
     };
-    let read = read_tree(cdp, &session, window, limit).await;
+    let read = read_tree(cdp, &page, window, limit).await;
     let _ = cdp
-        .call("Target.detachFromTarget", json!({ "sessionId": session }))
+        .call(
+            "Target.detachFromTarget",
+            json!({ "sessionId": page.session }),
+        )
         .await;
     read.map(Some)
 }
 
-/// A DevTools session on the tab whose document is visible.
-async fn visible_page(cdp: &Cdp) -> Result<Option<String>, CdpError> {
+/// A DevTools session on a tab, and an isolated world in its main frame.
+struct PageSession {
+    session: String,
+    /// The execution context of computerd's own world: the page's
+    /// scripts run in another one, so what they redefine on `window` or
+    /// on DOM prototypes (`devicePixelRatio`, `visibilityState`) is not
+    /// what this one reads.
+    world: i64,
+}
+
+impl PageSession {
+    /// `expression` evaluated in the isolated world, by value.
+    async fn evaluate(&self, cdp: &Cdp, expression: &str) -> Result<Value, CdpError> {
+        let answer = cdp
+            .call_in(
+                &self.session,
+                "Runtime.evaluate",
+                json!({ "expression": expression, "contextId": self.world, "returnByValue": true }),
+            )
+            .await?;
+        Ok(answer
+            .pointer("/result/value")
+            .cloned()
+            .unwrap_or(Value::Null))
+    }
+}
+
+/// An isolated world in the main frame of the tab `session` is attached to.
+async fn isolated_world(cdp: &Cdp, session: &str) -> Result<Option<i64>, CdpError> {
+    let tree = cdp.call_in(session, "Page.getFrameTree", json!({})).await?;
+    let Some(frame) = tree.pointer("/frameTree/frame/id").and_then(Value::as_str) else {
+        return Ok(None);
+    };
+    let world = cdp
+        .call_in(
+            session,
+            "Page.createIsolatedWorld",
+            json!({ "frameId": frame, "worldName": "computerd text view" }),
+        )
+        .await?;
+    Ok(world.get("executionContextId").and_then(Value::as_i64))
+}
+
+/// A DevTools session on the tab whose document is visible, as the
+/// browser tells it (read in an isolated world, where the page cannot
+/// redefine `visibilityState`).
+async fn visible_page(cdp: &Cdp) -> Result<Option<PageSession>, CdpError> {
     let targets = cdp.call("Target.getTargets", json!({})).await?;
     let pages: Vec<String> = targets
         .get("targetInfos")
@@ -98,17 +146,22 @@ async fn visible_page(cdp: &Cdp) -> Result<Option<String>, CdpError> {
         else {
             continue;
         };
-        let visible = cdp
-            .call_in(
-                &session,
-                "Runtime.evaluate",
-                json!({ "expression": "document.visibilityState === 'visible'", "returnByValue": true }),
-            )
-            .await
-            .map(|v| v.pointer("/result/value") == Some(&Value::Bool(true)))
-            .unwrap_or(false);
-        if visible {
-            return Ok(Some(session));
+        if let Ok(Some(world)) = isolated_world(cdp, &session).await {
+            let page = PageSession { session, world };
+            let visible = page
+                .evaluate(cdp, "document.visibilityState === 'visible'")
+                .await
+                .is_ok_and(|v| v == Value::Bool(true));
+            if visible {
+                return Ok(Some(page));
+            }
+            let _ = cdp
+                .call(
+                    "Target.detachFromTarget",
+                    json!({ "sessionId": page.session }),
+                )
+                .await;
+            continue;
         }
         let _ = cdp
             .call("Target.detachFromTarget", json!({ "sessionId": session }))
@@ -119,10 +172,11 @@ async fn visible_page(cdp: &Cdp) -> Result<Option<String>, CdpError> {
 
 async fn read_tree(
     cdp: &Cdp,
-    session: &str,
+    page: &PageSession,
     window: &WindowEntry,
     limit: usize,
 ) -> Result<Vec<FlatNode>, CdpError> {
+    let session = page.session.as_str();
     let tree = cdp
         .call_in(session, "Accessibility.getFullAXTree", json!({}))
         .await?;
@@ -133,15 +187,15 @@ async fn read_tree(
             json!({ "computedStyles": [] }),
         )
         .await?;
-    let metrics = cdp
-        .call_in(
-            session,
-            "Runtime.evaluate",
-            json!({ "expression": "[innerWidth, innerHeight, devicePixelRatio]", "returnByValue": true }),
-        )
+    let metrics = page
+        .evaluate(cdp, "[innerWidth, innerHeight, devicePixelRatio]")
         .await?;
-    let viewport = Viewport::place(window, metrics.pointer("/result/value"));
-    let boxes = layout_boxes(&snapshot, &viewport);
+    let boxes = match Viewport::place(window, &metrics) {
+        Some(viewport) => layout_boxes(&snapshot, &viewport),
+        // Without the viewport no node can be placed: refs then refuse
+        // to click rather than guess.
+        None => HashMap::new(),
+    };
     let nodes: Vec<Value> = tree
         .get("nodes")
         .and_then(Value::as_array)
@@ -153,40 +207,62 @@ async fn read_tree(
 /// Where the page's viewport sits on the screen, and its scale.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct Viewport {
-    left: f64,
-    top: f64,
+    /// The viewport in screen pixels, inside the browser window.
+    area: Bounds,
     scale: f64,
 }
 
 impl Viewport {
     /// Chromium draws its own frame: the viewport is the bottom part of
-    /// the window, with equal borders left, right and below.
-    fn place(window: &WindowEntry, metrics: Option<&Value>) -> Viewport {
-        let number = |i: usize| metrics.and_then(|m| m.get(i)).and_then(Value::as_f64);
-        let scale = number(2).filter(|s| *s > 0.0).unwrap_or(1.0);
-        let inner_w = number(0).unwrap_or(f64::from(window.width)) * scale;
-        let inner_h = number(1).unwrap_or(f64::from(window.height)) * scale;
-        let border = ((f64::from(window.width) - inner_w) / 2.0).max(0.0);
-        Viewport {
-            left: f64::from(window.x) + border,
-            top: f64::from(window.y) + (f64::from(window.height) - inner_h - border).max(0.0),
-            scale,
+    /// the window, with equal borders left, right and below. `metrics`
+    /// are `[innerWidth, innerHeight, devicePixelRatio]`; `None` when
+    /// they are missing or do not fit in the window.
+    fn place(window: &WindowEntry, metrics: &Value) -> Option<Viewport> {
+        let number = |i: usize| metrics.get(i).and_then(Value::as_f64);
+        let scale = number(2).filter(|s| s.is_finite() && *s > 0.0)?;
+        let inner_w = number(0).filter(|w| w.is_finite() && *w > 0.0)? * scale;
+        let inner_h = number(1).filter(|h| h.is_finite() && *h > 0.0)? * scale;
+        let (win_w, win_h) = (f64::from(window.width), f64::from(window.height));
+        if inner_w > win_w + 0.5 || inner_h > win_h + 0.5 {
+            return None;
         }
+        let border = ((win_w - inner_w) / 2.0).max(0.0);
+        let area = Bounds {
+            x: window.x + border.round() as i32,
+            y: window.y + (win_h - inner_h - border).max(0.0).round() as i32,
+            width: inner_w.round() as u32,
+            height: inner_h.round() as u32,
+        };
+        Some(Viewport {
+            area: area.intersect(&window.bounds())?,
+            scale,
+        })
     }
 
+    /// A box in viewport CSS pixels as screen pixels, cut to the
+    /// viewport: a point of a node never lands on the browser's own
+    /// toolbar or frame. `None` for an empty box or one outside.
     fn place_box(self, x: f64, y: f64, width: f64, height: f64) -> Option<Bounds> {
-        (width > 0.0 && height > 0.0).then(|| Bounds {
-            x: (self.left + x * self.scale).round() as i32,
-            y: (self.top + y * self.scale).round() as i32,
-            width: (width * self.scale).round().max(1.0) as u32,
-            height: (height * self.scale).round().max(1.0) as u32,
-        })
+        if !(width > 0.0 && height > 0.0) {
+            return None;
+        }
+        let clamp = |v: f64| v.round().clamp(f64::from(i32::MIN), f64::from(i32::MAX));
+        let left = clamp(f64::from(self.area.x) + x * self.scale);
+        let top = clamp(f64::from(self.area.y) + y * self.scale);
+        let placed = Bounds {
+            x: left as i32,
+            y: top as i32,
+            width: clamp(width * self.scale).max(1.0) as u32,
+            height: clamp(height * self.scale).max(1.0) as u32,
+        };
+        placed.intersect(&self.area)
     }
 }
 
 /// Screen bounds of the main document's laid-out nodes, by backend id.
 fn layout_boxes(snapshot: &Value, viewport: &Viewport) -> HashMap<i64, Bounds> {
     let mut boxes = HashMap::new();
+    let mut placed = HashSet::new();
     let Some(document) = snapshot.pointer("/documents/0") else {
         return boxes;
     };
@@ -222,115 +298,157 @@ fn layout_boxes(snapshot: &Value, viewport: &Viewport) -> HashMap<i64, Bounds> {
             .flatten()
             .filter_map(Value::as_f64)
             .collect();
+        // The first box of a node is its own; later ones are its text
+        // fragments. Its part inside the viewport, if any, is its bounds.
         if let [x, y, w, h] = r[..] {
-            if let Some(bounds) = viewport.place_box(x - scroll_x, y - scroll_y, w, h) {
-                // The first box of a node is its own; later ones are its
-                // text fragments.
-                boxes.entry(backend).or_insert(bounds);
+            if w > 0.0 && h > 0.0 && placed.insert(backend) {
+                if let Some(bounds) = viewport.place_box(x - scroll_x, y - scroll_y, w, h) {
+                    boxes.insert(backend, bounds);
+                }
             }
         }
     }
     boxes
 }
 
-/// The kept nodes in pre-order, at most `limit`.
+/// Nodes of the page's tree visited at most, kept or not: ignored and
+/// wrapper nodes cost as much to walk as kept ones, and a page decides
+/// how many it has.
+const VISITS_MAX: usize = 50_000;
+
+/// One step of the walk: enter a node, or finish a kept one once its
+/// subtree is done.
+enum Step<'a> {
+    Enter {
+        node: &'a Value,
+        depth: usize,
+        parent_name: &'a str,
+    },
+    Leave {
+        kept_at: usize,
+        control: bool,
+    },
+}
+
+/// The kept nodes in pre-order, at most `limit`. The walk keeps its own
+/// stack (a page nests as deep as it likes, the thread's stack does not
+/// grow), visits each node id once and stops after [`VISITS_MAX`] nodes.
 fn flatten(nodes: &[Value], boxes: &HashMap<i64, Bounds>, limit: usize) -> Vec<FlatNode> {
-    let by_id: HashMap<&str, &Value> = nodes
-        .iter()
-        .filter_map(|n| n.get("nodeId").and_then(Value::as_str).map(|id| (id, n)))
-        .collect();
+    // DevTools lists the nodes in tree order; the walk reaches no further
+    // than its visit budget, so an answer's tail past twice that stays
+    // unindexed.
+    let indexed = &nodes[..nodes.len().min(2 * VISITS_MAX)];
+    let mut by_id: HashMap<&str, &Value> = HashMap::with_capacity(indexed.len());
+    by_id.extend(
+        indexed
+            .iter()
+            .filter_map(|n| n.get("nodeId").and_then(Value::as_str).map(|id| (id, n))),
+    );
     let mut out = Vec::new();
-    if let Some(root) = nodes
+    let Some(root) = indexed
         .iter()
         .find(|n| n.get("parentId").is_none())
         .or(nodes.first())
-    {
-        walk(root, &by_id, boxes, 0, "", &mut out, limit);
+    else {
+        return out;
+    };
+    let mut visited: HashSet<&str> = HashSet::new();
+    let mut visits = 0;
+    let mut stack = vec![Step::Enter {
+        node: root,
+        depth: 0,
+        parent_name: "",
+    }];
+    while let Some(step) = stack.pop() {
+        let (node, depth, parent_name) = match step {
+            Step::Enter {
+                node,
+                depth,
+                parent_name,
+            } => (node, depth, parent_name),
+            Step::Leave { kept_at, control } => {
+                // A kept node with nothing to say and nothing below: left out.
+                if out.len() == kept_at + 1 {
+                    let n: &FlatNode = &out[kept_at];
+                    if n.name.is_empty() && n.value.is_none() && !control {
+                        out.pop();
+                    }
+                }
+                continue;
+            }
+        };
+        if out.len() >= limit || visits >= VISITS_MAX {
+            continue;
+        }
+        visits += 1;
+        if let Some(id) = node.get("nodeId").and_then(Value::as_str) {
+            if !visited.insert(id) {
+                continue;
+            }
+        }
+        if property(node, "hidden") == Some(&Value::Bool(true)) {
+            continue;
+        }
+        let role = str_at(node, "/role/value");
+        let name = str_at(node, "/name/value");
+        let ignored = node
+            .get("ignored")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let keep = !ignored
+            && role != "InlineTextBox"
+            && role != "LineBreak"
+            && !(WRAPPER_ROLES.contains(&role) && name.is_empty())
+            && !(role == "StaticText" && (name.trim().is_empty() || name == parent_name));
+        if keep {
+            let value = node.pointer("/value/value").map(|v| match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            });
+            let bounds = node
+                .get("backendDOMNodeId")
+                .and_then(Value::as_i64)
+                .and_then(|id| boxes.get(&id))
+                .copied();
+            stack.push(Step::Leave {
+                kept_at: out.len(),
+                control: CONTROL_ROLES.contains(&role),
+            });
+            out.push(
+                FlatNode {
+                    role: role_name(role),
+                    name: name.to_string(),
+                    value,
+                    states: states(node),
+                    bounds,
+                    handle: None,
+                    depth,
+                }
+                .tidy(),
+            );
+        }
+        let child_depth = if keep { depth + 1 } else { depth };
+        let child_parent_name = if keep { name } else { parent_name };
+        let children: Vec<&Value> = node
+            .get("childIds")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|id| id.as_str().and_then(|id| by_id.get(id)).copied())
+            .collect();
+        // Reversed, so the first child is entered first.
+        stack.extend(children.into_iter().rev().map(|child| Step::Enter {
+            node: child,
+            depth: child_depth,
+            parent_name: child_parent_name,
+        }));
     }
     out
 }
 
-fn walk(
-    node: &Value,
-    by_id: &HashMap<&str, &Value>,
-    boxes: &HashMap<i64, Bounds>,
-    depth: usize,
-    parent_name: &str,
-    out: &mut Vec<FlatNode>,
-    limit: usize,
-) {
-    if out.len() >= limit || property(node, "hidden") == Some(&Value::Bool(true)) {
-        return;
-    }
-    let role = text_at(node, "/role/value");
-    let name = text_at(node, "/name/value");
-    let value = node.pointer("/value/value").map(|v| match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    });
-    let ignored = node
-        .get("ignored")
-        .and_then(Value::as_bool)
-        .unwrap_or(false);
-    let keep = !ignored
-        && role != "InlineTextBox"
-        && role != "LineBreak"
-        && !(WRAPPER_ROLES.contains(&role.as_str()) && name.is_empty())
-        && !(role == "StaticText" && (name.trim().is_empty() || name == parent_name));
-    let kept_at = out.len();
-    if keep {
-        let bounds = node
-            .get("backendDOMNodeId")
-            .and_then(Value::as_i64)
-            .and_then(|id| boxes.get(&id))
-            .copied();
-        out.push(
-            FlatNode {
-                role: role_name(&role),
-                name: name.clone(),
-                value,
-                states: states(node),
-                bounds,
-                handle: None,
-                depth,
-            }
-            .tidy(),
-        );
-    }
-    let child_depth = if keep { depth + 1 } else { depth };
-    let child_parent_name = if keep { name.as_str() } else { parent_name };
-    for child in node
-        .get("childIds")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-    {
-        if let Some(child) = child.as_str().and_then(|id| by_id.get(id)) {
-            walk(
-                child,
-                by_id,
-                boxes,
-                child_depth,
-                child_parent_name,
-                out,
-                limit,
-            );
-        }
-    }
-    // A kept node with nothing to say and nothing below: left out.
-    if keep && out.len() == kept_at + 1 {
-        let n = &out[kept_at];
-        if n.name.is_empty() && n.value.is_none() && !CONTROL_ROLES.contains(&role.as_str()) {
-            out.pop();
-        }
-    }
-}
-
-fn text_at(node: &Value, pointer: &str) -> String {
-    node.pointer(pointer)
-        .and_then(Value::as_str)
-        .unwrap_or("")
-        .to_string()
+/// The string at `pointer` in `node`, `""` when there is none.
+fn str_at<'a>(node: &'a Value, pointer: &str) -> &'a str {
+    node.pointer(pointer).and_then(Value::as_str).unwrap_or("")
 }
 
 fn property<'a>(node: &'a Value, name: &str) -> Option<&'a Value> {
@@ -403,11 +521,28 @@ mod tests {
 
     #[test]
     fn the_viewport_is_the_bottom_of_the_window() {
-        let v = Viewport::place(&window(), Some(&json!([1280, 713, 1])));
-        assert_eq!((v.left, v.top, v.scale), (0.0, 87.0, 1.0));
+        let v = Viewport::place(&window(), &json!([1280, 713, 1])).unwrap();
+        assert_eq!(
+            (v.area.x, v.area.y, v.area.width, v.area.height, v.scale),
+            (0, 87, 1280, 713, 1.0)
+        );
         let b = v.place_box(10.0, 20.0, 80.0, 30.0).unwrap();
         assert_eq!((b.x, b.y, b.width, b.height), (10, 107, 80, 30));
         assert_eq!(v.place_box(1.0, 1.0, 0.0, 5.0), None);
+    }
+
+    #[test]
+    fn boxes_are_cut_to_the_viewport_never_the_toolbar() {
+        let v = Viewport::place(&window(), &json!([1280, 713, 1])).unwrap();
+        // Scrolled above the top: only the part inside the viewport.
+        let b = v.place_box(10.0, -50.0, 80.0, 60.0).unwrap();
+        assert_eq!((b.y, b.height), (87, 10));
+        assert_eq!(v.place_box(10.0, -50.0, 80.0, 30.0), None);
+        assert_eq!(v.place_box(10.0, 900.0, 80.0, 30.0), None);
+        // Metrics that do not fit the window place nothing.
+        assert_eq!(Viewport::place(&window(), &json!([1280, 100000, 1])), None);
+        assert_eq!(Viewport::place(&window(), &json!([1280, 713, 0])), None);
+        assert_eq!(Viewport::place(&window(), &json!(null)), None);
     }
 
     #[test]
@@ -452,6 +587,69 @@ mod tests {
         assert_eq!(flat[2].value.as_deref(), Some("abc"));
         assert_eq!(flat[2].states, vec![NodeState::Editable]);
         assert_eq!(flatten(&nodes, &boxes, 2).len(), 2);
+    }
+
+    /// A page of 200 000 nested `div`s (a script builds them in a loop):
+    /// each is one more level of `generic` in the tree.
+    fn nested_generics(levels: usize) -> Vec<Value> {
+        (0..levels)
+            .map(|i| {
+                let children = if i + 1 < levels {
+                    json!([(i + 1).to_string()])
+                } else {
+                    json!([])
+                };
+                let (role, name) = if i % 1000 == 999 {
+                    ("link", format!("level {i}"))
+                } else {
+                    ("generic", String::new())
+                };
+                let mut node = json!({
+                    "nodeId": i.to_string(),
+                    "role": {"value": role},
+                    "name": {"value": name},
+                    "childIds": children,
+                });
+                if i > 0 {
+                    node["parentId"] = json!((i - 1).to_string());
+                }
+                node
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_very_deep_page_is_walked_on_a_small_stack_within_a_second() {
+        let nodes = nested_generics(200_000);
+        let walked = std::thread::Builder::new()
+            .name("small stack".into())
+            .stack_size(2 * 1024 * 1024)
+            .spawn(move || {
+                let started = std::time::Instant::now();
+                let flat = flatten(&nodes, &HashMap::new(), 20_000);
+                (flat, started.elapsed())
+            })
+            .unwrap()
+            .join()
+            .expect("the walk does not overflow the stack");
+        let (flat, took) = walked;
+        assert!(took < std::time::Duration::from_secs(1), "took {took:?}");
+        eprintln!("200 000 nested nodes walked in {took:?}");
+        // The walk stops after its visit budget: links up to there are kept.
+        assert_eq!(flat.len(), VISITS_MAX / 1000, "{:?}", flat.last());
+        assert_eq!(flat[0].name, "level 999");
+        assert_eq!(flat[1].depth, 1);
+    }
+
+    #[test]
+    fn a_node_listed_twice_or_in_a_cycle_is_walked_once() {
+        let nodes = json!([
+            {"nodeId": "1", "role": {"value": "RootWebArea"}, "name": {"value": "P"}, "childIds": ["2", "2"]},
+            {"nodeId": "2", "parentId": "1", "role": {"value": "button"}, "name": {"value": "Go"}, "childIds": ["1"]}
+        ]);
+        let flat = flatten(nodes.as_array().unwrap(), &HashMap::new(), 100);
+        let names: Vec<&str> = flat.iter().map(|n| n.name.as_str()).collect();
+        assert_eq!(names, ["P", "Go"]);
     }
 
     #[test]

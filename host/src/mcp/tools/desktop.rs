@@ -422,6 +422,7 @@ mod tests {
             value: None,
             states: vec![],
             bounds: None,
+            depth: None,
             children: vec![],
         };
         Observation {
