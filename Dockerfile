@@ -153,6 +153,7 @@ RUN npm install --global --prefix /usr/local --no-audit --no-fund --registry "$N
 # browser).
 COPY image/fluxbox/ /usr/local/share/computer-use/fluxbox/
 COPY image/bin/computer-use-launch /usr/local/bin/computer-use-launch
+COPY image/bin/computerd-entrypoint /usr/local/bin/computerd-entrypoint
 COPY image/applications/ /usr/local/share/applications/
 COPY image/etc/mimeapps.list /etc/xdg/mimeapps.list
 COPY image/etc/profile.sh /etc/profile.d/computer-use.sh
@@ -179,5 +180,7 @@ ENV COMPUTERD_LISTEN=0.0.0.0:7070 \
 EXPOSE 6080 5901-5916 7070
 USER computer
 WORKDIR /home/computer
-# tini reaps the orphans that shell commands leave behind.
-ENTRYPOINT ["/usr/bin/tini", "--", "/usr/local/bin/computerd"]
+# The entrypoint moves the token out of the environment into a file computerd
+# reads and deletes, then runs tini (which reaps the orphans shell commands
+# leave behind) with computerd.
+ENTRYPOINT ["/usr/local/bin/computerd-entrypoint"]

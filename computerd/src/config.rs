@@ -9,7 +9,7 @@ use computer_protocol::duration::{format_duration, parse_duration};
 use computer_protocol::limits::{SCREEN_SIDE_MAX, SCREEN_SIDE_MIN};
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -136,6 +136,11 @@ const SETTINGS: &[Setting] = &[
         help: "bearer token of the API (required, 16 characters or more)",
     },
     Setting {
+        env: "COMPUTERD_TOKEN_FILE",
+        flag: "--token-file",
+        help: "a file holding the token instead, read and deleted at start (the image's entrypoint writes it, so no process's environment shows the token)",
+    },
+    Setting {
         env: "COMPUTERD_HOME",
         flag: "--home",
         help: "home folder (default $HOME)",
@@ -232,6 +237,24 @@ pub fn remove_daemon_variables_from_environment() {
     }
 }
 
+/// Reads the token from `path` and deletes the file, so the token is
+/// left only in computerd's memory. Whitespace around it is dropped.
+fn take_token_file(path: &Path) -> Result<String, ConfigError> {
+    let invalid = |why: String| ConfigError::Invalid {
+        name: "COMPUTERD_TOKEN_FILE",
+        value: path.display().to_string(),
+        expected: why,
+    };
+    let token = std::fs::read_to_string(path).map_err(|e| {
+        invalid(format!(
+            "could not read it ({e}); give a file holding the API token, or set `COMPUTERD_TOKEN`"
+        ))
+    })?;
+    std::fs::remove_file(path)
+        .map_err(|e| invalid(format!("could not delete it after reading ({e}); computerd deletes the token file so nothing else reads it: put it in a folder computerd may write")))?;
+    Ok(token.trim().to_string())
+}
+
 /// The `--help` text.
 pub fn help() -> String {
     let mut out = String::from(
@@ -293,7 +316,11 @@ impl Config {
                     .map_err(|_| "use an address and port such as `0.0.0.0:7070`".to_string())
             },
         )?;
-        let token = match get("COMPUTERD_TOKEN") {
+        let from_file = match (get("COMPUTERD_TOKEN"), get("COMPUTERD_TOKEN_FILE")) {
+            (None, Some(path)) => Some(take_token_file(Path::new(path))?),
+            _ => None,
+        };
+        let token = match get("COMPUTERD_TOKEN").or(from_file.as_deref()) {
             None => {
                 return Err(ConfigError::Missing {
                     name: "COMPUTERD_TOKEN",
@@ -644,6 +671,30 @@ mod tests {
                 && e.contains("5m"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn the_token_can_come_from_a_file_that_is_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("token");
+        std::fs::write(&file, "0123456789abcdef0123\n").unwrap();
+        let path = file.to_str().unwrap();
+        let mut only_file = env(&[("COMPUTERD_TOKEN_FILE", path)]);
+        only_file.remove("COMPUTERD_TOKEN");
+        let c = Config::from_sources(&[], &only_file).unwrap();
+        assert_eq!(c.token, "0123456789abcdef0123");
+        assert!(!file.exists(), "the token file is deleted once read");
+        let e = Config::from_sources(&[], &only_file)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(&format!(
+                "`COMPUTERD_TOKEN_FILE` is `{path}`: could not read it"
+            )),
+            "{e}"
+        );
+        let names: Vec<&str> = daemon_variables().collect();
+        assert!(names.contains(&"COMPUTERD_TOKEN_FILE"), "{names:?}");
     }
 
     #[test]

@@ -4,12 +4,17 @@
 //! or nothing, holds its socket forever; enough of them exhaust computerd's
 //! file descriptors.
 //!
+//! Every request carries the peer's address as axum's `ConnectInfo`, which
+//! the viewer counts wrong keys by.
+//!
 //! The deadline covers only the head: a body (a tar upload) or an upgraded
 //! connection streams as long as it likes. It also closes keep-alive
 //! connections idle that long, which clients reconnect from.
 
+use axum::extract::ConnectInfo;
 use axum::Router;
 use hyper::server::conn::http1;
+use hyper::service::Service as _;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use std::future::Future;
@@ -40,9 +45,9 @@ pub async fn serve(
     let (done, done_rx) = watch::channel(());
     let mut shutdown = pin!(shutdown);
     loop {
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => stream,
+                Ok(accepted) => accepted,
                 Err(e) if is_peer_error(&e) => continue,
                 Err(e) => {
                     tracing::error!("accepting a connection failed: {e}");
@@ -52,7 +57,11 @@ pub async fn serve(
             },
             () = &mut shutdown => break,
         };
-        let service = TowerToHyperService::new(router.clone());
+        let router = TowerToHyperService::new(router.clone());
+        let service = hyper::service::service_fn(move |mut request: hyper::Request<_>| {
+            request.extensions_mut().insert(ConnectInfo(peer));
+            router.call(request)
+        });
         let mut stopped = stopped.clone();
         let done_rx = done_rx.clone();
         tokio::spawn(async move {

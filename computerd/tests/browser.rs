@@ -511,6 +511,54 @@ async fn launch_app_starts_terminals_desktop_entries_and_refuses_unknown_names()
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn launch_app_opens_only_web_pages_and_files_in_the_browser() {
+    require_chromium();
+    let d = Daemon::start().await;
+    let s = d.create_session("browser uri").await;
+    for uri in [
+        "javascript:alert(1)",
+        "file:///etc/passwd",
+        "chrome://settings",
+        "data:text/html,<script>alert(1)</script>",
+    ] {
+        let (status, refused) = d
+            .post(
+                &format!("/v1/sessions/{s}/launch"),
+                json!({"app": "browser", "uri": uri}),
+            )
+            .await;
+        assert_eq!(status, 400, "{uri}: {refused}");
+        let message = refused["message"].as_str().unwrap();
+        assert!(
+            message.starts_with(&format!("`uri` `{uri}` is a `")),
+            "{message}"
+        );
+        assert!(message.contains("`https://`"), "{message}");
+    }
+    // A file of the session's folder still opens, as its `file://` URL.
+    let cwd = d.home.path();
+    std::fs::write(cwd.join("hello.html"), "<title>hello file</title>").unwrap();
+    let opened = d
+        .ok(
+            &format!("/v1/sessions/{s}/launch"),
+            json!({"app": "browser", "uri": cwd.join("hello.html")}),
+        )
+        .await;
+    assert_eq!(opened["ready"], true, "{opened}");
+    wait_until(
+        "the browser to show the file",
+        Duration::from_secs(10),
+        || async {
+            active_window(&d, &s)
+                .await
+                .contains("hello file")
+                .then_some(())
+        },
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn the_launcher_opens_links_on_the_callers_screen() {
     require_chromium();
     let site = start_site().await;

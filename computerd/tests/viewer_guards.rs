@@ -3,8 +3,9 @@
 
 mod common;
 
-use common::viewer::{connect, get, next_json, Browser};
+use common::viewer::{connect, connect_as, get, get_from, next_json, Browser};
 use common::Daemon;
+use std::net::IpAddr;
 use std::time::Duration;
 
 #[tokio::test(flavor = "multi_thread")]
@@ -95,15 +96,18 @@ async fn the_key_is_required_for_data_and_sockets() {
         format!("?key={}", key.to_uppercase()),
         format!("?key={key}x"),
     ];
-    for query in &wrong {
-        let (status, body) = get(&d, &format!("/api/sessions{query}"), &d.viewer_addr).await;
+    // Each wrong key from its own address: wrong keys are throttled per
+    // client (see `wrong_keys_are_throttled_per_client_and_in_total`).
+    for (n, query) in (10u8..).zip(&wrong) {
+        let client = IpAddr::from([127, 0, 0, n]);
+        let (status, _, body) = get_from(&d, client, &format!("/api/sessions{query}")).await;
         assert_eq!(status, 403, "{query}");
         assert_eq!(
             body,
             "missing or wrong viewer key: open the viewer link that `computer-use-mcp info` prints, which carries the key"
         );
         for path in ["/api/live".to_string(), format!("/api/screen/{screen}")] {
-            let refused = connect(&d, &format!("{path}{query}"), &ours).await;
+            let refused = connect_as(&d, client, &format!("{path}{query}"), &ours).await;
             assert_eq!(refused.err(), Some(403), "{path}{query}");
         }
     }
@@ -121,6 +125,78 @@ async fn the_key_is_required_for_data_and_sockets() {
             .await
             .is_ok()
     );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn wrong_keys_are_throttled_per_client_and_in_total() {
+    // computerd/src/viewer/throttle.rs: 10 wrong keys per client address
+    // and 30 in total within 60 s.
+    const PER_CLIENT: u8 = 10;
+    const IN_TOTAL: u8 = 30;
+    let d = Daemon::start().await;
+    let key = d.viewer_key().await;
+    let guesser = IpAddr::from([127, 0, 0, 2]);
+    for n in 0..PER_CLIENT {
+        let (status, _, _) = get_from(&d, guesser, &format!("/api/sessions?key=wrong{n:03}")).await;
+        assert_eq!(status, 403, "wrong key {n}");
+    }
+    // Now every key from that address is refused, the right one too: an
+    // answer that depended on the key would go on leaking it.
+    for query in ["?key=wrongxyz".to_string(), format!("?key={key}")] {
+        let (status, retry_after, body) =
+            get_from(&d, guesser, &format!("/api/sessions{query}")).await;
+        assert_eq!(status, 429, "{query}: {body}");
+        let wait = retry_after.expect("a Retry-After header");
+        assert!((1..=60).contains(&wait), "Retry-After: {wait}");
+        assert!(
+            body.starts_with(
+                "too many wrong viewer keys from your address (the limit is 10 within 60 s)"
+            ),
+            "{body}"
+        );
+    }
+    let refused = connect_as(
+        &d,
+        guesser,
+        &format!("/api/live?key={key}"),
+        &Browser::ours(&d),
+    )
+    .await;
+    assert_eq!(refused.err(), Some(429));
+    // The person, at another address, still gets in with the right key.
+    let person = IpAddr::from([127, 0, 0, 3]);
+    let (status, _, body) = get_from(&d, person, &format!("/api/sessions?key={key}")).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(connect_as(
+        &d,
+        person,
+        &format!("/api/live?key={key}"),
+        &Browser::ours(&d)
+    )
+    .await
+    .is_ok());
+
+    // Guesses spread over many addresses meet the total limit.
+    let mut sent = PER_CLIENT;
+    for n in 0.. {
+        if sent == IN_TOTAL {
+            break;
+        }
+        let client = IpAddr::from([127, 0, 1, n]);
+        for _ in 0..5 {
+            if sent == IN_TOTAL {
+                break;
+            }
+            let (status, _, _) = get_from(&d, client, "/api/sessions?key=wrongkey").await;
+            assert_eq!(status, 403);
+            sent += 1;
+        }
+    }
+    let (status, retry_after, body) =
+        get_from(&d, person, &format!("/api/sessions?key={key}")).await;
+    assert_eq!(status, 429, "{body}");
+    assert!(retry_after.is_some());
+    assert!(body.contains("from all addresses together"), "{body}");
 }
 
 #[tokio::test(flavor = "multi_thread")]

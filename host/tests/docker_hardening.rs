@@ -182,6 +182,16 @@ async fn shell_commands_never_see_the_token_and_timed_out_sudo_dies() {
     )
     .await;
     assert_eq!(r["stdout"], "0\n", "{r}");
+    // Nor is it in the first environment of computerd (the shell's parent)
+    // or of the container's first process, which /proc shows for their
+    // whole lives.
+    let (r, _) = ok(
+        &client,
+        "shell",
+        json!({"session_id": sid, "command": "cat /proc/$PPID/environ /proc/1/environ | tr '\\0' '\\n' | grep -c '^COMPUTERD_TOKEN=' ; true"}),
+    )
+    .await;
+    assert_eq!(r["stdout"], "0\n", "{r}");
 
     let (r, result) = ok(
         &client,

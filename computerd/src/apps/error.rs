@@ -27,6 +27,14 @@ pub enum AppError {
     #[error("`uri` `{uri}` starts with `-`, so the application would read it as an option: give a URL or an absolute path")]
     UriIsOption { uri: String },
 
+    #[error("`uri` `{uri}` is a `{scheme}:` link, which `launch_app` does not open in the browser: give an `http://` or `https://` URL, or the path of a file on the computer (such as `/home/computer/a.pdf`, not `file:///home/computer/a.pdf`)")]
+    BrowserUriScheme { uri: String, scheme: String },
+
+    #[error(
+        "`uri` `{uri}` is not a valid URL: {reason}; give a URL such as `https://example.com/page`"
+    )]
+    InvalidBrowserUri { uri: String, reason: &'static str },
+
     #[error(
         "`target` is empty: give an `http://` or `https://` URL, or the path of a file or folder"
     )]
@@ -94,6 +102,8 @@ impl AppError {
             | AppError::AppIsPath { .. }
             | AppError::EmptyUri
             | AppError::UriIsOption { .. }
+            | AppError::BrowserUriScheme { .. }
+            | AppError::InvalidBrowserUri { .. }
             | AppError::EmptyTarget
             | AppError::UnsupportedScheme { .. }
             | AppError::InvalidUrl { .. } => ErrorCode::InvalidInput,

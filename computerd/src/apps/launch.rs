@@ -7,7 +7,7 @@
 //! one: `focus` runs inside an act batch that holds that connection.
 
 use super::resolve::{check_uri, resolve, window_hint, AppSpec};
-use super::target::{classify, file_url, FileKind, OpenTarget};
+use super::target::{browser_page, classify, file_url, FileKind, OpenTarget};
 use super::{desktop_entry, AppError};
 use crate::browser::{BrowserError, BrowserScreen, Browsers};
 use crate::display::Display;
@@ -100,7 +100,14 @@ impl Launcher {
         let path_var = std::env::var_os("PATH");
         let spec = resolve(app, &dirs, path_var.as_deref())?;
         match spec {
-            AppSpec::Browser => self.browser(on, uri).await,
+            AppSpec::Browser => {
+                // The same rule as `open_path`: no `javascript:`, `file:`
+                // or `chrome:` links, whoever sends them.
+                let page = uri
+                    .map(|uri| browser_page(uri, &on.cwd, &self.home))
+                    .transpose()?;
+                self.browser(on, page.as_deref()).await
+            }
             AppSpec::Terminal => {
                 let argv = terminal_command();
                 self.program(on, "the terminal", argv, Some(TERMINAL_CLASS.into()), false)

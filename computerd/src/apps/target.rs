@@ -93,6 +93,26 @@ pub fn classify(target: &str, cwd: &Path, home: &Path) -> Result<OpenTarget, App
     Ok(OpenTarget::File { path, kind })
 }
 
+/// What the browser opens for `launch_app`'s `uri`: the rule of
+/// `open_path` (an http(s) URL, or the path of a file or folder that
+/// exists), so `javascript:`, `file:`, `chrome:` or `data:` links, which
+/// the launcher also gets from `xdg-open`, never reach Chromium. A path
+/// becomes its `file://` URL.
+pub fn browser_page(uri: &str, cwd: &Path, home: &Path) -> Result<String, AppError> {
+    match classify(uri, cwd, home) {
+        Ok(OpenTarget::Web { url }) => Ok(url),
+        Ok(OpenTarget::File { path, .. }) => Ok(file_url(&path)),
+        Err(AppError::UnsupportedScheme { target, scheme }) => Err(AppError::BrowserUriScheme {
+            uri: target,
+            scheme,
+        }),
+        Err(AppError::InvalidUrl { url, reason }) => {
+            Err(AppError::InvalidBrowserUri { uri: url, reason })
+        }
+        Err(other) => Err(other),
+    }
+}
+
 /// The `file://` URL of an absolute path. Bytes outside the characters a
 /// URL path keeps as they are (spaces, `#`, `?`, `%`, non-ASCII) are
 /// percent-encoded, so Chromium opens this file and no other.
@@ -346,6 +366,38 @@ mod tests {
             "`target` `file:///etc/passwd` is a `file:` link, which `open_path` does not open: give the path of a file on the computer (such as `/home/computer/a.pdf`, not `file:///home/computer/a.pdf`) or an `http://` or `https://` URL"
         );
         assert_eq!(kind_of(dir.path(), "notes:v2.txt", b"x"), FileKind::Browser);
+    }
+
+    #[test]
+    fn the_browser_of_launch_app_takes_web_pages_and_files_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let page = |uri: &str| browser_page(uri, dir.path(), Path::new("/nonexistent-home"));
+        for uri in [
+            "javascript:alert(1)",
+            "file:///etc/passwd",
+            "chrome://settings",
+            "data:text/html,<script>alert(1)</script>",
+        ] {
+            let err = page(uri).unwrap_err();
+            assert!(
+                matches!(err, AppError::BrowserUriScheme { .. }),
+                "{uri}: {err:?}"
+            );
+            assert!(err
+                .to_string()
+                .starts_with(&format!("`uri` `{uri}` is a `")));
+            assert_eq!(err.code(), computer_protocol::ErrorCode::InvalidInput);
+        }
+        assert!(page("https:example.com")
+            .unwrap_err()
+            .to_string()
+            .starts_with("`uri` `https:example.com` is not a valid URL"));
+        assert_eq!(page("https://a.example/x").unwrap(), "https://a.example/x");
+        fs::write(dir.path().join("a b.html"), b"<p>").unwrap();
+        assert_eq!(
+            page("a b.html").unwrap(),
+            file_url(&dir.path().join("a b.html"))
+        );
     }
 
     #[test]

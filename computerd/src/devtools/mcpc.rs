@@ -2,6 +2,7 @@
 //! keeps `chrome-devtools-mcp` running: its commands (each with a
 //! deadline), its session list, and its bridge log.
 
+use super::bridge_process::BridgeProcess;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -111,14 +112,14 @@ impl Mcpc {
         })
     }
 
-    /// The pid of `bridge`'s bridge process while it runs, from mcpc's
+    /// `bridge`'s bridge process while it runs, by the pid in mcpc's
     /// session list. `None` when the session is unknown or its bridge is
-    /// gone (stopped when idle, or crashed).
-    pub fn bridge_pid(&self, bridge: &str) -> Option<i32> {
+    /// gone (stopped when idle, or crashed), also when that pid now belongs
+    /// to another process.
+    pub fn bridge_process(&self, bridge: &str) -> Option<BridgeProcess> {
         let session = self.session(bridge)?;
         let pid = i32::try_from(session.get("pid")?.as_i64()?).ok()?;
-        // A zombie (exited, not reaped yet) does not count as running.
-        (pid > 0 && crate::process::process_entry(pid).is_some()).then_some(pid)
+        BridgeProcess::identify(pid, bridge)
     }
 
     /// True when mcpc knows the session, running or not.

@@ -6,6 +6,8 @@
 //! # Layout
 //! - [`mcpc`]: running `mcpc` with deadlines, its session list and its
 //!   bridge log (the time of the last call).
+//! - [`bridge_process`]: telling the bridge process from whatever got its
+//!   pid after it exited.
 //! - this file: starting, reusing and stopping bridges, and stopping idle
 //!   ones.
 //!
@@ -13,10 +15,17 @@
 //! `mcpc @cdt-N ...` call starts it again by itself, and the pages, which
 //! live in Chromium, are still there. `stop_chrome_devtools` and the end of
 //! the session close the `mcpc` session too.
+//!
+//! computerd signals only a process it identified as the bridge (pid, start
+//! time and command line, [`bridge_process`]): `mcpc`'s session list keeps
+//! the pid of a bridge that exited, and once pids wrap around that pid may
+//! be another agent's process.
 
+pub mod bridge_process;
 pub mod mcpc;
 
 use crate::browser::{BrowserError, BrowserScreen, Browsers};
+use bridge_process::BridgeProcess;
 use computer_protocol::{DevToolsStarted, DevToolsStopped, ErrorCode, ScreenNumber};
 use mcpc::{Mcpc, McpcError, COMMAND_DEADLINE, CONNECT_DEADLINE};
 use std::collections::HashMap;
@@ -60,8 +69,9 @@ struct Bridge {
     started: OffsetDateTime,
     /// The bridge process last seen running, and when it was first seen:
     /// one that `mcpc` just started again has not logged its first call
-    /// yet, and must not be taken for idle meanwhile.
-    seen: Option<(i32, OffsetDateTime)>,
+    /// yet, and must not be taken for idle meanwhile. Dropped when the
+    /// idle stop ends it; the next one `mcpc` starts is learnt afresh.
+    seen: Option<(BridgeProcess, OffsetDateTime)>,
 }
 
 /// Every screen's bridge.
@@ -109,7 +119,7 @@ impl DevTools {
             .as_ref()
             .is_some_and(|b| b.browser_pid == browser.pid());
         let state = if same_browser && self.mcpc.knows(&name) {
-            if self.mcpc.bridge_pid(&name).is_some() {
+            if self.mcpc.bridge_process(&name).is_some() {
                 "already running"
             } else {
                 // Stopped when idle or crashed: the listing below starts it.
@@ -166,7 +176,7 @@ impl DevTools {
             .unwrap_or_else(|e| e.into_inner())
             .remove(&number)
             .is_some();
-        let was_running = known && self.mcpc.bridge_pid(&name).is_some();
+        let was_running = known && self.mcpc.bridge_process(&name).is_some();
         if known || self.mcpc.knows(&name) {
             if let Err(e) = self
                 .mcpc
@@ -176,8 +186,8 @@ impl DevTools {
                 tracing::warn!(screen = %number, "{e}");
             }
             // `close` ends the bridge; one that did not answer is killed.
-            if let Some(pid) = self.mcpc.bridge_pid(&name) {
-                kill_bridge(pid);
+            if let Some(process) = self.mcpc.bridge_process(&name) {
+                kill_bridge(process);
             }
             tracing::info!(screen = %number, "DevTools bridge stopped");
         }
@@ -194,13 +204,16 @@ impl DevTools {
         let now = OffsetDateTime::now_utc();
         for (&number, bridge) in bridges.iter_mut() {
             let name = bridge_name(number);
-            let Some(pid) = self.mcpc.bridge_pid(&name) else {
+            // Only a process that runs this bridge counts: mcpc's list
+            // keeps the pid of a bridge that exited.
+            let Some(process) = self.mcpc.bridge_process(&name) else {
+                bridge.seen = None;
                 continue;
             };
             let seen_since = match bridge.seen {
-                Some((seen, since)) if seen == pid => since,
+                Some((seen, since)) if seen == process => since,
                 _ => {
-                    bridge.seen = Some((pid, now));
+                    bridge.seen = Some((process, now));
                     now
                 }
             };
@@ -211,7 +224,8 @@ impl DevTools {
                 .max(seen_since);
             let quiet = (now - last).try_into().unwrap_or(Duration::ZERO);
             if quiet > bridge.idle {
-                kill_bridge(pid);
+                kill_bridge(process);
+                bridge.seen = None;
                 tracing::info!(screen = %number, idle = ?quiet, "DevTools bridge stopped after no calls; the next mcpc call starts it again");
             }
         }
@@ -254,14 +268,20 @@ impl DevTools {
 }
 
 /// Stops a bridge process and the `chrome-devtools-mcp` it runs, whose
-/// memory is the point of stopping.
-fn kill_bridge(pid: i32) {
+/// memory is the point of stopping; nothing when the process is no longer
+/// the bridge identified.
+fn kill_bridge(bridge: BridgeProcess) {
+    if !bridge.is_alive() {
+        return;
+    }
+    let pid = bridge.pid;
     for child in children_of(pid) {
-        // SAFETY: kill(2) on a pid read from /proc a moment ago; at worst
-        // it is gone and the call fails.
+        // SAFETY: kill(2) on a child of the bridge, read from /proc a
+        // moment ago; at worst it is gone and the call fails.
         unsafe { libc::kill(child, libc::SIGTERM) };
     }
-    // SAFETY: as above.
+    // SAFETY: as above; the pid was the bridge's (same start time) just
+    // now.
     unsafe { libc::kill(pid, libc::SIGTERM) };
 }
 
@@ -282,5 +302,120 @@ pub async fn run_idle_stop(devtools: Arc<DevTools>) {
         tick.tick().await;
         let devtools = Arc::clone(&devtools);
         let _ = tokio::task::spawn_blocking(move || devtools.stop_idle()).await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::{Child, Command};
+
+    /// A temporary home whose `~/.mcpc/sessions.json` says `@cdt-N`'s
+    /// bridge has `pid`, and a `DevTools` that knows that bridge with a
+    /// 1 s idle limit.
+    fn devtools_with_bridge(home: &std::path::Path, number: u8, pid: u32) -> DevTools {
+        let state = home.join(".mcpc");
+        std::fs::create_dir_all(&state).unwrap();
+        let sessions = serde_json::json!({
+            "sessions": { bridge_name(ScreenNumber(number)): { "pid": pid } }
+        });
+        std::fs::write(state.join("sessions.json"), sessions.to_string()).unwrap();
+        let devtools = DevTools::new(home.to_path_buf(), Vec::new());
+        devtools.bridges.lock().unwrap().insert(
+            ScreenNumber(number),
+            Bridge {
+                browser_pid: 1,
+                idle: Duration::from_secs(1),
+                started: OffsetDateTime::now_utc() - time::Duration::seconds(5),
+                seen: None,
+            },
+        );
+        devtools
+    }
+
+    fn is_running(child: &mut Child) -> bool {
+        child.try_wait().unwrap().is_none()
+    }
+
+    /// Waits up to `deadline` for the child to exit.
+    fn exits_within(child: &mut Child, deadline: Duration) -> bool {
+        let until = std::time::Instant::now() + deadline;
+        while std::time::Instant::now() < until {
+            if !is_running(child) {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    #[test]
+    fn the_idle_stop_leaves_a_process_that_is_not_the_bridge_alone() {
+        // mcpc's session list names a pid that now belongs to someone
+        // else's process (the bridge's pid was reused).
+        let home = tempfile::tempdir().unwrap();
+        let mut other = Command::new("sleep").arg("600").spawn().unwrap();
+        let devtools = devtools_with_bridge(home.path(), 2, other.id());
+        devtools.stop_idle();
+        std::thread::sleep(Duration::from_millis(1100));
+        devtools.stop_idle();
+        let survived = !exits_within(&mut other, Duration::from_millis(300));
+        let _ = other.kill();
+        let _ = other.wait();
+        assert!(
+            survived,
+            "stop_idle killed a process that is not the bridge"
+        );
+    }
+
+    #[test]
+    fn the_idle_stop_ends_the_bridge_and_learns_the_next_one() {
+        let home = tempfile::tempdir().unwrap();
+        // A stand-in with a bridge's command line: `sh -c` (kept alive by
+        // the `:` after `sleep`) whose other arguments are mcpc's bridge
+        // script and the bridge's name.
+        let stand_in = || {
+            let child = Command::new("sh")
+                .args(["-c", "sleep 600; :"])
+                .arg("/usr/lib/node_modules/@apify/mcpc/dist/bridge/index.js")
+                .arg("@cdt-4")
+                .spawn()
+                .unwrap();
+            // Until it has exec'd, /proc shows the test's own arguments.
+            let until = std::time::Instant::now() + Duration::from_secs(5);
+            while BridgeProcess::identify(child.id() as i32, "@cdt-4").is_none()
+                && std::time::Instant::now() < until
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            child
+        };
+        let mut bridge = stand_in();
+        let devtools = devtools_with_bridge(home.path(), 4, bridge.id());
+        devtools.stop_idle();
+        assert!(is_running(&mut bridge), "first seen just now");
+        std::thread::sleep(Duration::from_millis(1100));
+        devtools.stop_idle();
+        assert!(
+            exits_within(&mut bridge, Duration::from_secs(5)),
+            "an idle bridge is stopped"
+        );
+        assert!(devtools.bridge(ScreenNumber(4)).unwrap().seen.is_none());
+
+        // mcpc starts the bridge again on the next call: a new process,
+        // seen afresh, so not idle at once.
+        let mut next = stand_in();
+        let sessions = serde_json::json!({"sessions": {"@cdt-4": {"pid": next.id()}}});
+        std::fs::write(
+            home.path().join(".mcpc/sessions.json"),
+            sessions.to_string(),
+        )
+        .unwrap();
+        devtools.stop_idle();
+        let seen = devtools.bridge(ScreenNumber(4)).unwrap().seen;
+        assert_eq!(seen.map(|(p, _)| p.pid), Some(next.id() as i32));
+        assert!(is_running(&mut next));
+        let _ = next.kill();
+        let _ = next.wait();
     }
 }

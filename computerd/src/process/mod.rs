@@ -10,7 +10,7 @@ mod output_tail;
 mod table;
 
 pub use output_tail::{one_line, OutputTail};
-pub use table::{process_entry, process_table, ProcessEntry};
+pub use table::{command_line, process_entry, process_table, start_time, ProcessEntry};
 
 use std::future::Future;
 use std::time::Duration;

@@ -7,6 +7,12 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use tokio::process::Command;
 
+/// Failed VNC logins from one address before Xvnc refuses it.
+pub const BLACKLIST_THRESHOLD: u32 = 5;
+/// Seconds an address is refused at first; Xvnc doubles it for each
+/// further failure, so five more wrong guesses cost over five minutes.
+pub const BLACKLIST_TIMEOUT_SECS: u32 = 10;
+
 /// What Xvnc needs to serve one screen.
 pub struct XvncArgs<'a> {
     pub display: u32,
@@ -25,6 +31,14 @@ pub fn xvnc_command(args: &XvncArgs<'_>) -> Command {
         .args(["-rfbport", &args.rfb_port.to_string()])
         .args(["-interface", args.rfb_interface])
         .args(["-SecurityTypes", "VncAuth"])
+        // The password is the 8-character viewer key (VncAuth reads no
+        // more), so guesses must be slow: after BLACKLIST_THRESHOLD failed
+        // logins an address is refused for BLACKLIST_TIMEOUT_SECS, doubled
+        // for every failure after that. Set here, not left to the build's
+        // defaults.
+        .arg("-UseBlacklist=1")
+        .arg(format!("-BlacklistThreshold={BLACKLIST_THRESHOLD}"))
+        .arg(format!("-BlacklistTimeout={BLACKLIST_TIMEOUT_SECS}"))
         .arg("-PasswordFile")
         .arg(args.password_file)
         .args(["-desktop", &args.desktop_name])
@@ -89,6 +103,39 @@ pub fn clear_stale_lock(n: u32) -> Option<i32> {
             let _ = std::fs::remove_file(&lock);
             let _ = std::fs::remove_file(&socket);
             None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn xvnc_refuses_an_address_after_failed_logins() {
+        let args = XvncArgs {
+            display: 7,
+            size: ScreenSize {
+                width: 1280,
+                height: 800,
+            },
+            rfb_port: 5907,
+            rfb_interface: "127.0.0.1",
+            password_file: Path::new("/tmp/passwd"),
+            desktop_name: "screen 7".into(),
+        };
+        let command = xvnc_command(&args);
+        let argv: Vec<String> = command
+            .as_std()
+            .get_args()
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect();
+        for wanted in [
+            "-UseBlacklist=1",
+            "-BlacklistThreshold=5",
+            "-BlacklistTimeout=10",
+        ] {
+            assert!(argv.iter().any(|a| a == wanted), "{wanted} in {argv:?}");
         }
     }
 }

@@ -1,6 +1,8 @@
 //! Why the viewer refused a request.
 
+use super::throttle::{Scope, Throttled};
 use computer_protocol::ScreenNumber;
+use std::time::Duration;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ViewerError {
@@ -13,6 +15,8 @@ pub enum ViewerError {
     ForeignOrigin { origin: String, allowed: String },
     #[error("missing or wrong viewer key: open the viewer link that `computer-use-mcp info` prints, which carries the key")]
     WrongKey,
+    #[error("{}", too_many_wrong_keys(.0))]
+    TooManyWrongKeys(Throttled),
     #[error("`{0}` is not a screen: use a screen number from 1 to 16")]
     BadScreen(String),
     #[error("screen {0} is not open: pick a screen from the list")]
@@ -32,9 +36,39 @@ impl ViewerError {
             ViewerError::ForeignHost { .. }
             | ViewerError::ForeignOrigin { .. }
             | ViewerError::WrongKey => 403,
+            ViewerError::TooManyWrongKeys(_) => 429,
             ViewerError::BadScreen(_) => 400,
             ViewerError::NoScreen(_) => 404,
             ViewerError::Xvnc { .. } => 502,
         }
     }
+}
+
+impl ViewerError {
+    /// How long a refused client should wait before trying again, sent as
+    /// `Retry-After`.
+    pub fn retry_after(&self) -> Option<Duration> {
+        match self {
+            ViewerError::TooManyWrongKeys(throttled) => Some(throttled.retry_after),
+            _ => None,
+        }
+    }
+}
+
+/// Whole seconds, rounded up: a client that waits this long is let in.
+pub fn whole_seconds(wait: Duration) -> u64 {
+    wait.as_secs() + u64::from(wait.subsec_nanos() > 0)
+}
+
+fn too_many_wrong_keys(t: &Throttled) -> String {
+    let whose = match t.scope {
+        Scope::Client => "from your address",
+        Scope::Everyone => "from all addresses together",
+    };
+    format!(
+        "too many wrong viewer keys {whose} (the limit is {} within {} s), so the viewer refuses every key for {} s more to keep it from being guessed; then open the viewer link that `computer-use-mcp info` prints, which carries the key",
+        t.limit,
+        t.window.as_secs(),
+        whole_seconds(t.retry_after).max(1),
+    )
 }

@@ -5,10 +5,14 @@
 //! 127.0.0.1 (DNS rebinding, caught by `Host`), or by opening a WebSocket
 //! from its own origin (caught by `Origin`; browsers do not apply the
 //! same-origin policy to WebSockets). The key is what the person holds;
-//! page files carry nothing secret and load without it.
+//! page files carry nothing secret and load without it. Wrong keys are
+//! throttled (see [`super::throttle`]) so the key cannot be guessed.
 
 use super::error::ViewerError;
-use std::net::SocketAddr;
+use super::throttle::{KeyThrottle, Outcome};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+use std::time::Instant;
 use subtle::ConstantTimeEq;
 
 /// The names a browser may use for the viewer.
@@ -19,6 +23,8 @@ pub struct Guard {
     /// Ports a browser may name (see [`Guard::for_viewer`]).
     ports: Vec<u16>,
     key: String,
+    /// Shared by every clone: one count of wrong keys per viewer.
+    throttle: Arc<KeyThrottle>,
 }
 
 impl Guard {
@@ -40,10 +46,22 @@ impl Guard {
     }
 
     pub fn new(ports: impl IntoIterator<Item = u16>, key: String) -> Guard {
+        Guard::with_throttle(ports, key, KeyThrottle::default())
+    }
+
+    pub fn with_throttle(
+        ports: impl IntoIterator<Item = u16>,
+        key: String,
+        throttle: KeyThrottle,
+    ) -> Guard {
         let mut ports: Vec<u16> = ports.into_iter().collect();
         ports.sort_unstable();
         ports.dedup();
-        Guard { ports, key }
+        Guard {
+            ports,
+            key,
+            throttle: Arc::new(throttle),
+        }
     }
 
     /// Checks the `Host` header of any request.
@@ -73,22 +91,29 @@ impl Guard {
         }
     }
 
-    /// Checks the viewer key in constant time, so it cannot be guessed
-    /// byte by byte from response times.
-    pub fn check_key(&self, key: Option<&str>) -> Result<(), ViewerError> {
+    /// Checks the viewer key `client` sent, in constant time, so it cannot
+    /// be guessed byte by byte from response times, and refuses a client
+    /// (or everyone) that sent too many wrong keys lately.
+    pub fn check_key(&self, client: IpAddr, key: Option<&str>) -> Result<(), ViewerError> {
         let given = key.unwrap_or("");
-        if bool::from(given.as_bytes().ct_eq(self.key.as_bytes())) {
-            Ok(())
-        } else {
-            Err(ViewerError::WrongKey)
+        let right = bool::from(given.as_bytes().ct_eq(self.key.as_bytes()));
+        match self.throttle.check(client, Instant::now(), right) {
+            Outcome::Right => Ok(()),
+            Outcome::Wrong => Err(ViewerError::WrongKey),
+            Outcome::Throttled(throttled) => Err(ViewerError::TooManyWrongKeys(throttled)),
         }
     }
 
     /// Checks a WebSocket upgrade: it carries screens and the session list,
     /// so it needs both our page as its origin and the key.
-    pub fn check_socket(&self, origin: Option<&str>, key: Option<&str>) -> Result<(), ViewerError> {
+    pub fn check_socket(
+        &self,
+        client: IpAddr,
+        origin: Option<&str>,
+        key: Option<&str>,
+    ) -> Result<(), ViewerError> {
         self.check_origin(origin)?;
-        self.check_key(key)
+        self.check_key(client, key)
     }
 
     /// `host:port` with one of our names and ports; names are
@@ -197,10 +222,32 @@ mod tests {
     #[test]
     fn keys() {
         let g = guard();
-        assert!(g.check_key(Some("ab3d5fgh")).is_ok());
-        assert!(g.check_key(Some("ab3d5fgi")).is_err());
-        assert!(g.check_key(Some("ab3d5fgh9")).is_err());
-        assert!(g.check_key(Some("")).is_err());
-        assert!(g.check_key(None).is_err());
+        let client = IpAddr::from([127, 0, 0, 1]);
+        assert!(g.check_key(client, Some("ab3d5fgh")).is_ok());
+        assert!(g.check_key(client, Some("ab3d5fgi")).is_err());
+        assert!(g.check_key(client, Some("ab3d5fgh9")).is_err());
+        assert!(g.check_key(client, Some("")).is_err());
+        assert!(g.check_key(client, None).is_err());
+    }
+
+    #[test]
+    fn too_many_wrong_keys_are_refused_with_a_wait() {
+        use super::super::throttle::WRONG_KEYS_PER_CLIENT;
+        let g = guard();
+        let client = IpAddr::from([127, 0, 0, 1]);
+        for _ in 0..WRONG_KEYS_PER_CLIENT {
+            assert!(matches!(
+                g.check_key(client, Some("wrongkey")),
+                Err(ViewerError::WrongKey)
+            ));
+        }
+        let refused = g.check_key(client, Some("ab3d5fgh")).unwrap_err();
+        assert_eq!(refused.status(), 429);
+        assert!(refused.retry_after().is_some());
+        // Clones (one per request) share the count.
+        assert_eq!(g.clone().check_key(client, None).unwrap_err().status(), 429);
+        assert!(g
+            .check_key(IpAddr::from([127, 0, 0, 2]), Some("ab3d5fgh"))
+            .is_ok());
     }
 }

@@ -6,6 +6,7 @@
 //! # Layout
 //! - [`guard`]: who may talk to the viewer: the `Host` a browser used, the
 //!   `Origin` of WebSocket upgrades, and the key.
+//! - [`throttle`]: the count of wrong keys, per client and in total.
 //! - [`hub`]: the open pages, counted for the host, and the focus requests
 //!   that switch them to a screen.
 //! - [`live`]: the messages of the live channel (the session list, focus).
@@ -25,6 +26,7 @@ pub mod http;
 pub mod hub;
 pub mod live;
 pub mod rfb;
+pub mod throttle;
 
 pub use error::ViewerError;
 pub use guard::Guard;

@@ -291,11 +291,30 @@ test('clipboard text crosses both ways while unlocked', async () => {
   await screenCanvas(page, { width: 1280, height: 800 });
   await unlock(page);
 
-  // Screen to person.
+  // Screen to person, only when the person asks: text a page or the agent
+  // copies on the screen reaches the page, which keeps it for the button.
+  const personHad = `the own text of the person ${Date.now()}`;
+  await page.evaluate((text) => navigator.clipboard.writeText(text), personHad);
   const fromScreen = `copied on the screen ${Date.now()}`;
   await shell(session, `printf '%s' '${fromScreen}' | xclip -selection clipboard -i >/dev/null 2>&1`);
+  // The page has the text once its Copy button is enabled (or, had it
+  // pushed the text, once the clipboard changed).
+  await waitFor('the page to get the screen text', async () =>
+    (await page.evaluate(() => document.getElementById('copy')?.disabled === false)) ||
+    (await page.evaluate(() => navigator.clipboard.readText())) !== personHad);
+  assert.equal(await page.evaluate(() => navigator.clipboard.readText()), personHad,
+    'the screen pushed its clipboard onto the person\'s');
+  await page.locator('#copy').click();
   await waitFor('the screen text on the clipboard', async () =>
     (await page.evaluate(() => navigator.clipboard.readText())) === fromScreen);
+
+  // The person's Ctrl+C on the screen: what it copies comes over by itself.
+  await clickScreen(page, 900, 600);
+  await page.keyboard.press('Control+KeyC');
+  const copiedByKey = `copied with the Ctrl+C of the person ${Date.now()}`;
+  await shell(session, `printf '%s' '${copiedByKey}' | xclip -selection clipboard -i >/dev/null 2>&1`);
+  await waitFor('the Ctrl+C text on the clipboard', async () =>
+    (await page.evaluate(() => navigator.clipboard.readText())) === copiedByKey);
 
   // Person to screen: Ctrl+V on the screen.
   const fromPerson = `pasted by the person ${Date.now()}`;

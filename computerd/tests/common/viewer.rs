@@ -30,9 +30,37 @@ impl Browser {
 
 /// `GET path` over a fresh connection; returns the status and the body.
 pub async fn get(d: &Daemon, path: &str, host: &str) -> (u16, String) {
-    let mut tcp = TcpStream::connect(&d.viewer_addr)
+    let tcp = TcpStream::connect(&d.viewer_addr)
         .await
         .expect("viewer accepts");
+    let (status, _, body) = get_over(tcp, path, host).await;
+    (status, body)
+}
+
+/// A connection to the viewer from `from`, another loopback address such
+/// as 127.0.0.2: the viewer counts wrong keys per client address.
+pub async fn connect_from(d: &Daemon, from: std::net::IpAddr) -> TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().expect("socket");
+    socket
+        .bind(std::net::SocketAddr::new(from, 0))
+        .expect("bind to the client address");
+    socket
+        .connect(d.viewer_addr.parse().expect("viewer address"))
+        .await
+        .expect("viewer accepts")
+}
+
+/// `GET path` from client address `from`; returns the status, the
+/// `Retry-After` header and the body.
+pub async fn get_from(
+    d: &Daemon,
+    from: std::net::IpAddr,
+    path: &str,
+) -> (u16, Option<u64>, String) {
+    get_over(connect_from(d, from).await, path, &d.viewer_addr).await
+}
+
+async fn get_over(mut tcp: TcpStream, path: &str, host: &str) -> (u16, Option<u64>, String) {
     let request = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n");
     tcp.write_all(request.as_bytes()).await.expect("request");
     let mut raw = Vec::new();
@@ -46,15 +74,39 @@ pub async fn get(d: &Daemon, path: &str, host: &str) -> (u16, String) {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or_else(|| panic!("no status line in {text:?}"));
-    let body = text
-        .split_once("\r\n\r\n")
-        .map(|(_, b)| b.to_string())
-        .unwrap_or_default();
-    (status, body)
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let retry_after = head.lines().find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.eq_ignore_ascii_case("retry-after")
+            .then(|| value.trim().parse().ok())?
+    });
+    (status, retry_after, body.to_string())
 }
 
 /// Opens a WebSocket to `path`; on refusal, the HTTP status.
 pub async fn connect(d: &Daemon, path: &str, browser: &Browser) -> Result<Socket, u16> {
+    let tcp = TcpStream::connect(&d.viewer_addr)
+        .await
+        .expect("viewer accepts");
+    connect_over(tcp, d, path, browser).await
+}
+
+/// Opens a WebSocket to `path` from client address `from`.
+pub async fn connect_as(
+    d: &Daemon,
+    from: std::net::IpAddr,
+    path: &str,
+    browser: &Browser,
+) -> Result<Socket, u16> {
+    connect_over(connect_from(d, from).await, d, path, browser).await
+}
+
+async fn connect_over(
+    tcp: TcpStream,
+    d: &Daemon,
+    path: &str,
+    browser: &Browser,
+) -> Result<Socket, u16> {
     let mut request = format!("ws://{}{path}", d.viewer_addr)
         .into_client_request()
         .expect("request");
@@ -63,9 +115,6 @@ pub async fn connect(d: &Daemon, path: &str, browser: &Browser) -> Result<Socket
     if let Some(origin) = &browser.origin {
         headers.insert("Origin", HeaderValue::from_str(origin).expect("origin"));
     }
-    let tcp = TcpStream::connect(&d.viewer_addr)
-        .await
-        .expect("viewer accepts");
     match tokio_tungstenite::client_async(request, tcp).await {
         Ok((socket, _)) => Ok(socket),
         Err(tungstenite::Error::Http(response)) => Err(response.status().as_u16()),

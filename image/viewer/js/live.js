@@ -25,6 +25,13 @@ export function followSessions(key, { onMessage, onStatus }) {
       // A wrong key stays wrong: say so and stop.
       return onStatus(await response.text(), true);
     }
+    if (response.status === 429) {
+      // Too many wrong keys lately (perhaps a page guessing): every key is
+      // refused until the wait computerd names is over.
+      const wait = Number(response.headers.get('Retry-After')) || 60;
+      onStatus(await response.text(), true);
+      return setTimeout(start, wait * 1000);
+    }
     if (!response.ok) {
       onStatus(`The computer answered ${response.status}; retrying…`, true);
       return retry();

@@ -21,6 +21,7 @@ const view = new ScreenView(
     notice: $('notice'),
     viewOnly: $('view-only'),
     lock: $('lock'),
+    copy: $('copy'),
   },
   key,
 );

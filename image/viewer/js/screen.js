@@ -1,12 +1,22 @@
 // One screen at a time through noVNC. Every connection starts locked (view
 // only); Unlock hands the person the mouse, the keyboard and the clipboard,
 // Lock takes them back. The lock lives in this page only.
+//
+// The screen's clipboard reaches the person's only on the person's own
+// action: the Copy button, or their Ctrl+C (Cmd+C) on the screen followed
+// by the text it copied. A page or the agent on the computer sets the
+// screen's clipboard whenever it likes; pushing that onto the person's
+// clipboard would let it plant a command they later paste (pastejacking).
 
 import RFB from '../novnc/core/rfb.js';
 import KeyTable from '../novnc/core/input/keysym.js';
 import { socketUrl } from './address.js';
 
 const BLOCKED = 'Clipboard blocked by the browser';
+
+// After the person's Ctrl+C, text the screen copies within this long is
+// theirs: the app needs a moment to take the selection and Xvnc to send it.
+const COPY_WINDOW_MS = 2000;
 
 export class ScreenView {
   constructor(elements, key) {
@@ -17,7 +27,12 @@ export class ScreenView {
     this.session = null;
     this.state = '';
     this.locked = true;
+    // The text last copied on the screen, kept until the person asks.
+    this.screenClipboard = null;
+    // When the person last pressed Ctrl+C (Cmd+C) on the screen.
+    this.copyPressedAt = -Infinity;
     this.el.lock.addEventListener('click', () => this.setLocked(!this.locked));
+    this.el.copy.addEventListener('click', () => this.copyToPerson(this.screenClipboard));
     // Capture phase: runs before noVNC's own key handling on its canvas.
     this.el.screen.addEventListener('keydown', (e) => this.onKeyDown(e), true);
   }
@@ -35,8 +50,9 @@ export class ScreenView {
       this.setState(e.detail.clean ? 'Disconnected' : 'Connection lost', rfb));
     rfb.addEventListener('securityfailure', () => this.setState('The screen refused the key', rfb));
     rfb.addEventListener('credentialsrequired', () => rfb.sendCredentials({ password: this.key }));
-    rfb.addEventListener('clipboard', (e) => this.copyToPerson(e.detail.text));
+    rfb.addEventListener('clipboard', (e) => this.screenCopied(e.detail.text, rfb));
     this.rfb = rfb;
+    this.screenClipboard = null;
     this.setLocked(true);
     this.el.notice.textContent = '';
     this.setState('Connecting…', rfb);
@@ -77,12 +93,25 @@ export class ScreenView {
     lock.disabled = !this.rfb;
     lock.textContent = this.locked ? 'Unlock' : 'Lock';
     lock.dataset.locked = String(this.locked);
+    this.el.copy.disabled = !(this.rfb && !this.locked && this.screenClipboard != null);
     viewOnly.hidden = !(this.rfb && this.locked);
   }
 
-  // Text copied on the screen lands on the person's clipboard.
+  // The screen's clipboard changed: kept for the Copy button, and put on the
+  // person's clipboard only right after their own Ctrl+C.
+  screenCopied(text, rfb) {
+    if (rfb !== this.rfb) return;
+    this.screenClipboard = text;
+    this.render();
+    if (performance.now() - this.copyPressedAt <= COPY_WINDOW_MS) {
+      this.copyPressedAt = -Infinity;
+      this.copyToPerson(text);
+    }
+  }
+
+  // Puts text from the screen on the person's clipboard, on their action.
   async copyToPerson(text) {
-    if (this.locked) return;
+    if (this.locked || text == null) return;
     try {
       await navigator.clipboard.writeText(text);
       this.clipboardWorks();
@@ -95,6 +124,12 @@ export class ScreenView {
   // first, then the screen gets Ctrl+V, which is how its apps paste.
   onKeyDown(e) {
     if (this.locked || !this.rfb) return;
+    // Ctrl+C (Cmd+C, and Ctrl+Shift+C of terminals) goes on to the screen;
+    // the text it copies there comes back to the person's clipboard.
+    if (e.code === 'KeyC' && (e.ctrlKey || e.metaKey) && !e.altKey) {
+      this.copyPressedAt = performance.now();
+      return;
+    }
     if (e.code !== 'KeyV' || !(e.ctrlKey || e.metaKey) || e.altKey || e.shiftKey) return;
     e.preventDefault();
     e.stopPropagation();

@@ -1,7 +1,9 @@
 //! The one place where viewer refusals become HTTP responses: the status
 //! and the message as plain text, which the page shows as it is.
 
+use crate::viewer::error::whole_seconds;
 use crate::viewer::ViewerError;
+use axum::http::header::RETRY_AFTER;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 
@@ -13,6 +15,15 @@ impl IntoResponse for ViewerError {
         } else {
             tracing::debug!("viewer refused a request: {self}");
         }
-        (status, self.to_string()).into_response()
+        let mut response = (status, self.to_string()).into_response();
+        if let Some(wait) = self.retry_after() {
+            // At least 1: `Retry-After: 0` would invite a retry that is
+            // still refused.
+            let seconds = whole_seconds(wait).max(1);
+            response
+                .headers_mut()
+                .insert(RETRY_AFTER, seconds.to_string().parse().expect("digits"));
+        }
+        response
     }
 }

@@ -5,11 +5,12 @@ use super::ViewerState;
 use crate::viewer::live::LiveMessage;
 use crate::viewer::ViewerError;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
-use axum::extract::{Query, State};
+use axum::extract::{ConnectInfo, Query, State};
 use axum::http::header::ORIGIN;
 use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
+use std::net::SocketAddr;
 use tokio::sync::broadcast::error::RecvError;
 
 #[derive(Debug, Deserialize)]
@@ -20,9 +21,10 @@ pub struct KeyQuery {
 /// `GET /api/sessions?key=K`.
 pub async fn snapshot(
     State(app): State<ViewerState>,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
     Query(query): Query<KeyQuery>,
 ) -> Result<Response, ViewerError> {
-    app.guard.check_key(query.key.as_deref())?;
+    app.guard.check_key(client.ip(), query.key.as_deref())?;
     let body = LiveMessage::sessions(app.sessions.overview()).to_json();
     Ok(([("content-type", "application/json")], body).into_response())
 }
@@ -30,12 +32,13 @@ pub async fn snapshot(
 /// `GET /api/live?key=K`, a WebSocket.
 pub async fn channel(
     State(app): State<ViewerState>,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
     Query(query): Query<KeyQuery>,
     headers: HeaderMap,
     upgrade: WebSocketUpgrade,
 ) -> Result<Response, ViewerError> {
     app.guard
-        .check_socket(origin(&headers), query.key.as_deref())?;
+        .check_socket(client.ip(), origin(&headers), query.key.as_deref())?;
     Ok(upgrade.on_upgrade(move |socket| run(app, socket)))
 }
 

@@ -8,13 +8,14 @@ use super::ViewerState;
 use crate::sessions::Watching;
 use crate::viewer::{rfb, ViewerError};
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
-use axum::extract::{Path, Query, State};
+use axum::extract::{ConnectInfo, Path, Query, State};
 use axum::http::HeaderMap;
 use axum::response::Response;
 use bytes::BytesMut;
 use computer_protocol::limits::SCREENS_MAX;
 use computer_protocol::ScreenNumber;
 use futures::{SinkExt, StreamExt};
+use std::net::SocketAddr;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -24,13 +25,14 @@ const READ_CHUNK: usize = 256 * 1024;
 
 pub async fn bridge(
     State(app): State<ViewerState>,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
     Path(number): Path<String>,
     Query(query): Query<KeyQuery>,
     headers: HeaderMap,
     upgrade: WebSocketUpgrade,
 ) -> Result<Response, ViewerError> {
     app.guard
-        .check_socket(origin(&headers), query.key.as_deref())?;
+        .check_socket(client.ip(), origin(&headers), query.key.as_deref())?;
     let screen = number
         .parse::<u8>()
         .ok()
