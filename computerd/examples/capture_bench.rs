@@ -340,11 +340,16 @@ fn main() {
     run("key `ctrl+shift+t`", &|_| Action::Key {
         key: "ctrl+shift+t".into(),
     });
-    run("type `a`", &|_| Action::Type { text: "a".into() });
+    run("type `a`", &|_| Action::Type {
+        text: "a".into(),
+        secret: false,
+    });
     run("type `é` (bound keycode)", &|_| Action::Type {
         text: "é".into(),
+        secret: false,
     });
     run("type 40 ASCII chars", &|_| Action::Type {
         text: "the quick brown fox jumps over the lazy\n".into(),
+        secret: false,
     });
 }

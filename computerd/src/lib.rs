@@ -26,6 +26,9 @@
 //!   live session list, and the WebSocket bridge to each screen's Xvnc, on
 //!   a listener of its own; guarded by `Host`, `Origin` and the key.
 //! - [`viewer_key`]: the 8-character key that is also the VNC password.
+//! - [`recording`]: recordings of what agents did, written inside the
+//!   computer as they happen, and the walkthrough packages they become;
+//!   fed frames by [`desktop`] and steps by the host.
 //! - [`memory`]: the container's memory limit and out-of-memory kills, which
 //!   `shell` answers report.
 //! - [`process`]: supervised children, reaped as soon as they exit, killed
@@ -50,6 +53,7 @@ pub mod input;
 pub mod launcher;
 pub mod memory;
 pub mod process;
+pub mod recording;
 pub mod screens;
 pub mod server;
 pub mod sessions;

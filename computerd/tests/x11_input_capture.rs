@@ -302,7 +302,10 @@ fn perform(input: &mut Input, display: &Display, action: Action) {
 }
 
 fn type_text(text: &str) -> Action {
-    Action::Type { text: text.into() }
+    Action::Type {
+        text: text.into(),
+        secret: false,
+    }
 }
 
 fn key(chord: &str) -> Action {

@@ -8,6 +8,7 @@
 
 use crate::client::ClientError;
 use crate::link::{Connection, Link, CONFIRMED_FOR};
+use crate::recording::HostRecording;
 use crate::tenant::Tenant;
 use computer_protocol::endpoints::{ListSessions, NoBody};
 use computer_protocol::{ErrorCode, OwnerId, SessionId};
@@ -35,6 +36,8 @@ pub struct Agent {
     sessions: Mutex<HashMap<SessionId, String>>,
     /// Sessions whose screen this agent has already shown to the person.
     announced: Mutex<HashSet<SessionId>>,
+    /// Sessions of this agent that record their calls.
+    recordings: Mutex<HashMap<SessionId, Arc<HostRecording>>>,
     /// The heartbeat task, when a runtime was there to run it.
     beat: Option<tokio::task::AbortHandle>,
     closed: AtomicBool,
@@ -58,9 +61,37 @@ impl Agent {
             owner,
             sessions: Mutex::new(HashMap::new()),
             announced: Mutex::new(HashSet::new()),
+            recordings: Mutex::new(HashMap::new()),
             beat,
             closed: AtomicBool::new(false),
         }
+    }
+
+    /// The recording of session `id`, when it records.
+    pub fn recording(&self, id: &str) -> Option<Arc<HostRecording>> {
+        self.recordings_map()
+            .get(&SessionId(id.to_string()))
+            .cloned()
+    }
+
+    /// Session `id` records from now on; false when it already did.
+    pub fn start_recording(&self, id: &str, recording: HostRecording) -> bool {
+        let mut map = self.recordings_map();
+        let id = SessionId(id.to_string());
+        if map.contains_key(&id) {
+            return false;
+        }
+        map.insert(id, Arc::new(recording));
+        true
+    }
+
+    /// Session `id` stops recording; its queue is handed back to drain.
+    pub fn stop_recording(&self, id: &str) -> Option<Arc<HostRecording>> {
+        self.recordings_map().remove(&SessionId(id.to_string()))
+    }
+
+    fn recordings_map(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, Arc<HostRecording>>> {
+        self.recordings.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The link to the tenant's computer.

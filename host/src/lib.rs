@@ -25,6 +25,8 @@
 //!   to loopback (no proxy, no redirects): the computer is not trusted.
 //! - [`transfer`]: `file_transfer`'s host side: host paths, and tar
 //!   streamed to and from computerd with bounded memory and stall limits.
+//! - [`recording`]: recordings of sessions: each call queued as a step to
+//!   computerd, the package brought home, and the `review` command.
 //! - [`heartbeat`]: keeps an agent's sessions alive; ends them when it goes.
 //! - [`info`]: the `info` command.
 //! - [`open`]: opens the viewer (browser tab or native VNC) when a screen opens.
@@ -45,6 +47,7 @@ pub mod info;
 pub mod link;
 pub mod mcp;
 pub mod open;
+pub mod recording;
 pub mod serve;
 pub mod settings;
 pub mod tenant;

@@ -20,6 +20,15 @@ Usage:
                             (comma-separated). Listens on loopback only unless
                             --allow-remote is given (then put a TLS proxy in front).
   computer-use-mcp info     show the version, image, Docker endpoint and the computer's state
+  computer-use-mcp review PATH
+                            check a recording's package (stop_recording wrote it) against
+                            its manifest, naming each missing or changed file, and open
+                            its index.html in the browser
+  computer-use-mcp review --list
+                            list the recordings kept in the computer
+  computer-use-mcp review --fetch ID [PATH]
+                            bring one home as a package (default
+                            computer-use-evidence/<task>-<UTC time>/ here)
   computer-use-mcp --help   this text
   computer-use-mcp --version
 ";
@@ -41,6 +50,11 @@ fn main() -> anyhow::Result<()> {
             let info = runtime.block_on(computer_use_mcp::info::gather());
             print!("{info}");
             return Ok(());
+        }
+        Some("review") => {
+            let runtime = tokio::runtime::Runtime::new()?;
+            let code = runtime.block_on(computer_use_mcp::recording::review::run(&args[1..]));
+            std::process::exit(code);
         }
         Some("serve") => match HttpOptions::parse(&args[1..]) {
             Ok(http) => http,

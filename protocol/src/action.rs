@@ -83,8 +83,14 @@ pub enum Action {
         #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
         element: Option<String>,
     },
-    /// Type any Unicode text; `\n` presses Return.
-    Type { text: String },
+    /// Type any Unicode text; `\n` presses Return. A `secret` text (a
+    /// password) is typed all the same but never shown: recordings, logs
+    /// and errors show `•••` in its place.
+    Type {
+        text: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        secret: bool,
+    },
     /// Press a key chord such as `enter`, `ctrl+shift+t`, `cmd+a`.
     Key { key: String },
     /// Scroll by wheel steps, optionally moving first.
@@ -144,11 +150,11 @@ impl Action {
                 "{} is {ms}: a wait is at most {WAIT_MAX_MS} ms; use several waits or observe again later",
                 at("ms")
             )),
-            Action::Type { text } if text.is_empty() => Err(format!(
+            Action::Type { text, .. } if text.is_empty() => Err(format!(
                 "{} is empty: give the text to type",
                 at("text")
             )),
-            Action::Type { text } if text.chars().count() > TYPE_TEXT_MAX_CHARS => Err(format!(
+            Action::Type { text, .. } if text.chars().count() > TYPE_TEXT_MAX_CHARS => Err(format!(
                 "{} has {} characters: the limit is {TYPE_TEXT_MAX_CHARS}; type it in parts across several calls, or put long text in a file with `write_file`",
                 at("text"),
                 text.chars().count()
@@ -354,6 +360,10 @@ pub struct ActionOutcome {
     pub ok: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The screen point a pointer or scroll action used (after `ref` and
+    /// `frame_id` were resolved), in screen pixels.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<crate::recording::ScreenPoint>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -502,7 +512,11 @@ mod tests {
     #[test]
     fn repeatable_input_excludes_type_and_focus() {
         assert!(Action::Key { key: "a".into() }.is_repeatable_input());
-        assert!(!Action::Type { text: "a".into() }.is_repeatable_input());
+        assert!(!Action::Type {
+            text: "a".into(),
+            secret: false
+        }
+        .is_repeatable_input());
         assert!(!Action::Focus { target: "a".into() }.is_repeatable_input());
     }
 }

@@ -56,6 +56,13 @@ impl PathKey for OwnerId {
     }
 }
 
+/// Routes of one recording: `{recording}` in the pattern.
+impl PathKey for crate::recording::RecordingId {
+    fn fill(&self, pattern: &str) -> String {
+        pattern.replace("{recording}", &self.0)
+    }
+}
+
 /// The body of a route that takes none; sent as `{}` when the method
 /// carries a body.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -133,6 +140,16 @@ endpoints! {
     /// Answers a tar stream (`application/x-tar`); its response type is
     /// what the stream holds, as the source route described it.
     TransferDownload: Post "/v1/sessions/{id}/transfer/download", SessionId, crate::SourceRequest => crate::TransferSource;
+    /// Starts recording the session's tool calls.
+    StartRecording: Post "/v1/sessions/{id}/recording", SessionId, crate::recording::StartRecordingRequest => crate::recording::RecordingStarted;
+    /// One tool call of a recording session.
+    RecordStep: Post "/v1/sessions/{id}/recording/steps", SessionId, crate::recording::StepRecord => crate::recording::RecordingTally;
+    /// Closes the recording and builds its package.
+    StopRecording: Post "/v1/sessions/{id}/recording/stop", SessionId, NoBody => crate::recording::RecordingPackage;
+    /// Every recording kept in the computer.
+    ListRecordings: Get "/v1/recordings", (), NoBody => crate::recording::RecordingsResponse;
+    /// Builds the package of a recording (closed, or up to its last step).
+    PackageRecording: Post "/v1/recordings/{recording}/package", crate::recording::RecordingId, NoBody => crate::recording::RecordingPackage;
     /// How many viewer pages are open.
     GetViewer: Get "/v1/viewer", (), NoBody => crate::ViewerStatus;
     /// Open viewer pages switch to a screen.

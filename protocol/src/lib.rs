@@ -21,6 +21,8 @@
 //! - [`devtools`]: the DevTools bridge of a screen's browser.
 //! - [`files`]: working folder, listing, reading and writing files.
 //! - [`paths`]: normalising typed paths, the same on both ends.
+//! - [`recording`]: recordings of what an agent did, their steps, and
+//!   the walkthrough package they become.
 //! - [`viewer`]: open viewer pages, switching them to a screen, and the
 //!   viewer key rule both sides check.
 //! - [`transfer`]: `file_transfer`'s messages and the pure rules both ends
@@ -47,6 +49,7 @@ pub mod ids;
 pub mod limits;
 pub mod observe;
 pub mod paths;
+pub mod recording;
 pub mod session;
 pub mod settle;
 pub mod shell;

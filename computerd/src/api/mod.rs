@@ -9,6 +9,7 @@ mod devtools;
 mod error;
 mod files;
 mod json;
+mod recording;
 mod sessions;
 mod shell;
 mod transfer;
@@ -66,6 +67,11 @@ pub fn router(app: AppState) -> Router {
     let v1 = mount::<ep::TransferSource, _, _>(v1, transfer::source);
     let v1 = mount::<ep::TransferUpload, _, _>(v1, transfer::upload);
     let v1 = mount::<ep::TransferDownload, _, _>(v1, transfer::download);
+    let v1 = mount::<ep::StartRecording, _, _>(v1, recording::start);
+    let v1 = mount::<ep::RecordStep, _, _>(v1, recording::step);
+    let v1 = mount::<ep::StopRecording, _, _>(v1, recording::stop);
+    let v1 = mount::<ep::ListRecordings, _, _>(v1, recording::list);
+    let v1 = mount::<ep::PackageRecording, _, _>(v1, recording::package);
     let v1 = mount::<ep::GetViewer, _, _>(v1, viewer::status);
     let v1 = mount::<ep::FocusViewer, _, _>(v1, viewer::focus);
     let v1 = v1.route_layer(axum::middleware::from_fn_with_state(

@@ -11,6 +11,7 @@ use crate::screens::{Screen, ScreenX};
 use crate::sessions::{Session, Sessions};
 use crate::textview::{check_window_unmoved, resolve_ref, RefTarget};
 use computer_protocol::limits::REPEAT_UNCHANGED_MAX;
+use computer_protocol::recording::{ScreenPoint, SECRET_SHOWN_AS};
 use computer_protocol::textview::TREE_DEADLINE_MS;
 use computer_protocol::{
     ActRequest, ActResponse, Action, ActionOutcome, FrameTransform, ObserveRequest,
@@ -167,7 +168,8 @@ fn run_actions(x: &mut ScreenX, actions: &[Action], starter: &AppStarter) -> Vec
             index,
             kind: action.kind().to_string(),
             ok,
-            error: result.err(),
+            error: result.err().map(|e| hide_secret(index, action, e)),
+            at: action.point().map(|(x, y)| ScreenPoint { x, y }),
         });
         if !ok {
             break;
@@ -218,6 +220,17 @@ fn run_one(
             .input
             .perform(&x.display, other)
             .map_err(|e| e.to_string()),
+    }
+}
+
+/// A secret text's failure says what went wrong but not with which
+/// character: the reason of a typing error names the character's code.
+fn hide_secret(index: usize, action: &Action, reason: String) -> String {
+    match action {
+        Action::Type { secret: true, .. } => format!(
+            "`actions[{index}].text` (secret, shown as {SECRET_SHOWN_AS}) could not be typed: a character in it is a control character other than \\n and \\t, or has no key on this keyboard; the text is not shown"
+        ),
+        _ => reason,
     }
 }
 

@@ -6,6 +6,7 @@
 use super::{blocking, DesktopError};
 use crate::capture::{active_window_title, check_region, cursor_position, shape};
 use crate::clock::now_rfc3339;
+use crate::recording::FrameSeen;
 use crate::screens::Screen;
 use crate::sessions::{Session, Sessions};
 use crate::textview::text_view;
@@ -127,6 +128,18 @@ pub fn capture_observation(
         let transform = shaped.transform;
         let frame_id = session.next_frame_id();
         session.remember_frame(frame_id, transform);
+        // A recording gets the frame as the agent gets it; its writer
+        // stores it, off this path.
+        if let Some(recorder) = session.recorder() {
+            recorder.frame(FrameSeen {
+                frame_id,
+                bytes: shaped.bytes.clone(),
+                format: shaped.format,
+                transform,
+                active_window: active_window.clone(),
+                screen: screen.number,
+            });
+        }
         let (image_base64, bytes) = if unchanged {
             (None, 0)
         } else {

@@ -132,7 +132,7 @@ impl Input {
                 y,
                 ..
             } => pointer::scroll(display, *direction, *steps, *x, *y),
-            Action::Type { text } => {
+            Action::Type { text, .. } => {
                 let keysyms = typing::keysyms_for_text(text)?;
                 self.keyboard.type_keysyms(display, &keysyms)
             }

@@ -17,6 +17,8 @@ pub struct SessionOverview {
     pub viewers: u32,
     /// The session ended for its agent; its screen stays while watched.
     pub ended: bool,
+    /// Its agent's tool calls are being recorded.
+    pub recording: bool,
 }
 
 impl SessionOverview {
@@ -28,6 +30,7 @@ impl SessionOverview {
             size: screen.map(|s| s.size),
             viewers: session.viewers.load(Ordering::SeqCst),
             ended,
+            recording: session.recorder().is_some(),
         }
     }
 }

@@ -5,6 +5,7 @@ use super::overview::SessionOverview;
 use super::session::{Session, SessionLimits};
 use super::watching::Watching;
 use crate::config::{Config, ScreenSize};
+use crate::recording::Recordings;
 use crate::screens::{Screen, ScreenError, ScreenPaths, ScreenPool};
 use computer_protocol::limits::TITLE_MAX_CHARS;
 use computer_protocol::{
@@ -65,6 +66,8 @@ struct OpenScreen {
 
 pub struct Sessions {
     config: Arc<Config>,
+    /// Every recording; a session that ends closes its own.
+    recordings: Arc<Recordings>,
     pool: Arc<ScreenPool>,
     paths: ScreenPaths,
     state: Mutex<State>,
@@ -77,12 +80,17 @@ pub struct Sessions {
 impl Sessions {
     pub fn new(config: Arc<Config>, paths: ScreenPaths) -> Sessions {
         Sessions {
+            recordings: Arc::new(Recordings::new(&config.home, Arc::clone(&paths.browsers))),
             config,
             pool: ScreenPool::new(),
             paths,
             state: Mutex::new(State::default()),
             changes: watch::Sender::new(0),
         }
+    }
+
+    pub fn recordings(&self) -> &Arc<Recordings> {
+        &self.recordings
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
@@ -232,6 +240,8 @@ impl Sessions {
         };
         tracing::info!(session = %id, ?reason, "session ended");
         self.changed();
+        // Its recording, if any, closes complete up to its last step.
+        self.recordings.session_ended(&session).await;
         // Waits for a screen that is still opening; `screen_of` sees the
         // session is gone and does not hand it out.
         let screen = session.screen.lock().await.take();
@@ -366,6 +376,12 @@ impl Sessions {
         drop(slot);
         self.changed();
         Ok(screen)
+    }
+
+    /// Tells the viewers' lists that something they show changed (a
+    /// session started or stopped recording).
+    pub fn touch_overview(&self) {
+        self.changed();
     }
 
     /// Wakes everyone waiting in [`Sessions::changes`].

@@ -2,6 +2,7 @@
 
 use crate::config::ScreenSize;
 use crate::memory::OomWatermark;
+use crate::recording::Recorder;
 use crate::screens::Screen;
 use crate::textview::TextViews;
 use computer_protocol::frame::FRAMES_REMEMBERED;
@@ -59,6 +60,8 @@ pub struct Session {
     text_views: Mutex<TextViews>,
     /// Out-of-memory kills already reported to this session.
     pub oom: OomWatermark,
+    /// The open recording of this session's tool calls, if any.
+    recorder: Mutex<Option<Arc<Recorder>>>,
 }
 
 impl Session {
@@ -88,7 +91,24 @@ impl Session {
             frames: Mutex::new(VecDeque::new()),
             text_views: Mutex::new(TextViews::default()),
             oom: OomWatermark::starting_now(crate::memory::container()),
+            recorder: Mutex::new(None),
         }
+    }
+
+    /// The open recording, if the session records.
+    pub fn recorder(&self) -> Option<Arc<Recorder>> {
+        self.recorder_slot().clone()
+    }
+
+    /// The recording slot, locked: starting a recording checks and fills
+    /// it in one step.
+    pub fn recorder_slot(&self) -> std::sync::MutexGuard<'_, Option<Arc<Recorder>>> {
+        self.recorder.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Ends recording: the caller closes what this hands over.
+    pub fn take_recorder(&self) -> Option<Arc<Recorder>> {
+        self.recorder_slot().take()
     }
 
     pub fn text_views(&self) -> std::sync::MutexGuard<'_, TextViews> {

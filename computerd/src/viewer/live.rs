@@ -26,6 +26,9 @@ pub struct ListedSession {
     pub viewers: u32,
     /// Ended for its agent; the screen stays while someone watches it.
     pub ended: bool,
+    /// Its agent's tool calls are being recorded: the people watching
+    /// should know.
+    pub recording: bool,
 }
 
 impl LiveMessage {
@@ -40,6 +43,7 @@ impl LiveMessage {
                     size: s.size.map(|size| size.to_string()),
                     viewers: s.viewers,
                     ended: s.ended,
+                    recording: s.recording,
                 })
                 .collect(),
         }

@@ -220,6 +220,28 @@ test('the list follows sessions as they start and end', async () => {
   await page.context().close();
 });
 
+test('a recorded session is marked in the list and the bar, and the mark goes when it stops', async () => {
+  const title = `Recorded ${Date.now()}`;
+  const session = await startSession(title);
+  const { screen } = await openScreen(session);
+  const page = await openPage({ hash: `key=${KEY}&screen=${screen}` });
+  const barMark = page.locator('#screen-recording');
+  await waitFor('the session in the sidebar', () => sidebarItem(page, title).isVisible());
+  assert.equal(await sidebarItem(page, title).locator('.recording').count(), 0);
+  assert.equal(await barMark.isVisible(), false);
+  await api('POST', `/v1/sessions/${session}/recording`, { task: 'viewer mark', max_bytes: 1048576 });
+  await waitFor('the red mark in the sidebar', () => sidebarItem(page, title).locator('.recording').isVisible());
+  assert.equal(await sidebarItem(page, title).locator('.recording').textContent(), 'recording');
+  await waitFor('the red mark in the bar', () => barMark.isVisible());
+  const dot = await barMark.evaluate((e) => getComputedStyle(e, '::before').backgroundColor);
+  assert.equal(dot, 'rgb(217, 48, 37)');
+  await api('POST', `/v1/sessions/${session}/recording/stop`, {});
+  await waitFor('the mark to go', async () =>
+    (await sidebarItem(page, title).locator('.recording').count()) === 0 && !(await barMark.isVisible()));
+  await page.context().close();
+  await api('DELETE', `/v1/sessions/${session}`);
+});
+
 test('a connected screen shows what the screen shows, and starts locked', async () => {
   const session = await startSession('Canvas check');
   const { screen } = await openScreen(session);

@@ -242,6 +242,37 @@ pub struct TransferArgs {
     pub overwrite: bool,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StartRecordingArgs {
+    /// The id start_computer returned.
+    #[serde(deserialize_with = "session_id")]
+    pub session_id: String,
+    /// What the task is, 1 to 80 characters; it names the package folder.
+    pub task: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RecordingNoteArgs {
+    /// The id start_computer returned.
+    #[serde(deserialize_with = "session_id")]
+    pub session_id: String,
+    /// The note, 1 to 2000 characters: what you checked, found or concluded.
+    pub text: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StopRecordingArgs {
+    /// The id start_computer returned.
+    #[serde(deserialize_with = "session_id")]
+    pub session_id: String,
+    /// Optional folder on the machine running this MCP server for the package: an existing folder gets it inside as <task>-<UTC time>/, a new path names it. Default computer-use-evidence/<task>-<UTC time>/ under the server's working folder (over HTTP: relative to COMPUTER_USE_TRANSFER_ROOT).
+    #[serde(default)]
+    pub host_path: Option<String>,
+}
+
 /// A session id as computerd makes them: a UUID in its hyphenated form.
 /// Checked before any request, because the id becomes part of a URL path
 /// where `../` or `?` would reach other routes.

@@ -5,6 +5,7 @@
 use super::error::ToolError;
 use crate::agent::Agent;
 use crate::link::Connection;
+use crate::recording::step_of;
 use crate::tenant::Tenant;
 use computer_protocol::endpoints::Endpoint;
 use computer_protocol::SessionId;
@@ -24,7 +25,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// The order `tools/list` gives: how an agent meets them.
-const ORDER: [&str; 14] = [
+const ORDER: [&str; 17] = [
     "start_computer",
     "end_session",
     "computer_observe",
@@ -39,7 +40,13 @@ const ORDER: [&str; 14] = [
     "read_file",
     "write_file",
     "file_transfer",
+    "start_recording",
+    "recording_note",
+    "stop_recording",
 ];
+
+/// Tools that are not steps of a recording: they start, stop or end it.
+const NOT_RECORDED: [&str; 3] = ["start_recording", "stop_recording", "end_session"];
 
 #[derive(Clone)]
 pub struct ComputerUseServer {
@@ -121,6 +128,7 @@ impl ComputerUseServer {
             + Self::shell_tools()
             + Self::file_tools()
             + Self::transfer_tools()
+            + Self::recording_tools()
     }
 
     /// Calls route `E` of session `id` and reads its answer, every failure
@@ -214,9 +222,44 @@ impl ServerHandler for ComputerUseServer {
                 name,
             }));
         }
+        let recording = self.recording_of(&name, request.arguments.as_ref());
+        let arguments = recording.as_ref().and(request.arguments.clone());
+        let started_at = crate::recording::now_rfc3339();
+        let started = std::time::Instant::now();
         let cancelled = context.ct.clone();
         let call = ToolCallContext::new(self, request, context);
-        guard(&name, router.call(call), cancelled.cancelled()).await
+        let mut response = guard(&name, router.call(call), cancelled.cancelled()).await;
+        if let (Some(recording), Ok(answered)) = (recording, response.as_mut()) {
+            let took = started.elapsed().as_millis() as u64;
+            recording.record(step_of(
+                &name,
+                arguments.as_ref(),
+                started_at,
+                took,
+                answered,
+            ));
+            if let (Some(notice), CallToolResponse::Complete(result)) =
+                (recording.full_notice(), answered)
+            {
+                result.content.push(rmcp::model::ContentBlock::text(notice));
+            }
+        }
+        response
+    }
+}
+
+impl ComputerUseServer {
+    /// The recording a call of tool `name` is a step of, if any.
+    fn recording_of(
+        &self,
+        name: &str,
+        arguments: Option<&rmcp::model::JsonObject>,
+    ) -> Option<Arc<crate::recording::HostRecording>> {
+        if NOT_RECORDED.contains(&name) {
+            return None;
+        }
+        let id = arguments?.get("session_id")?.as_str()?;
+        self.agent().recording(id)
     }
 }
 

@@ -8,6 +8,7 @@
 mod browser;
 mod vnc;
 
+pub use browser::open_url;
 pub use vnc::remove_password_files;
 pub mod vnc_password;
 

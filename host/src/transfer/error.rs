@@ -6,6 +6,10 @@ use computer_protocol::ErrorCode;
 
 #[derive(Debug, thiserror::Error)]
 pub enum TransferError {
+    /// Where a recording's package would go, refused (the message is whole).
+    #[error("{0}")]
+    Evidence(String),
+
     #[error("`host_path` is empty: give a file or folder on this machine (absolute, `~/...`, or relative to the MCP server's working folder)")]
     EmptyHostPath,
 

@@ -17,6 +17,7 @@ const view = new ScreenView(
     number: $('screen-number'),
     title: $('screen-title'),
     size: $('screen-size'),
+    recording: $('screen-recording'),
     state: $('screen-state'),
     notice: $('notice'),
     viewOnly: $('view-only'),

@@ -89,6 +89,8 @@ export class ScreenView {
     number.textContent = open ? `Screen ${this.number}` : 'No screen';
     title.textContent = this.session?.title ?? '';
     size.textContent = this.session?.size ?? '';
+    // People watching should know the agent's actions here are recorded.
+    this.el.recording.hidden = !this.session?.recording;
     state.textContent = this.session?.ended ? `${this.state} (session ended)`.trim() : this.state;
     lock.disabled = !this.rfb;
     lock.textContent = this.locked ? 'Unlock' : 'Lock';

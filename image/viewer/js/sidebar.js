@@ -49,6 +49,13 @@ export class Sidebar {
     const title = document.createElement('span');
     title.className = 'title';
     title.textContent = session.title;
+    if (session.recording) {
+      const mark = document.createElement('span');
+      mark.className = 'recording';
+      mark.title = "The agent's actions on this screen are being recorded";
+      mark.textContent = 'recording';
+      title.append(' ', mark);
+    }
     const meta = document.createElement('span');
     meta.className = 'meta';
     meta.textContent = describe(session);

@@ -486,6 +486,7 @@ mod tests {
                 kind: "K".repeat(100_000),
                 ok: false,
                 error: Some("E".repeat(100_000)),
+                at: None,
             }],
             requested: 1,
             observation: Some(o),

@@ -3,7 +3,9 @@
 use super::ToolResult;
 use crate::mcp::args::{Args, SessionArgs, StartComputerArgs};
 use crate::mcp::result::structured;
+use crate::mcp::tools::recording::delivered_text;
 use crate::mcp::{ComputerUseServer, ToolError};
+use crate::recording::{destination, folder_name, Delivered};
 use computer_protocol::endpoints::{CreateSession, EndSession, GetComputer, NoBody};
 use computer_protocol::{check_viewer_key, CreateSessionRequest, ScreenNumber, SessionId};
 use rmcp::handler::server::tool::schema_for_output;
@@ -37,6 +39,42 @@ struct Ended {
     session_id: SessionId,
     screen: Option<ScreenNumber>,
     ended: bool,
+    /// The package of the session's recording, when it recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    recording: Option<Delivered>,
+}
+
+impl ComputerUseServer {
+    /// Ending a recording session stops its recording and brings the
+    /// package to the default folder. When that fails the session still
+    /// ends: computerd closes the recording, whose package stays in the
+    /// computer for `review --fetch`.
+    async fn end_recording(&self, id: &str) -> (Option<Delivered>, Option<String>) {
+        let Some(open) = self.agent().recording(id) else {
+            return (None, None);
+        };
+        let host_files = &self.agent().tenant().files;
+        let name = folder_name(&open.task, &open.started_at);
+        let delivered = match destination(host_files, None, &name) {
+            Ok(folder) => self.finish_recording(id, &folder).await,
+            Err(e) => {
+                if let Some(open) = self.agent().stop_recording(id) {
+                    open.drain().await;
+                }
+                Err(ToolError::Transfer(format!(
+                    "recording `{}` could not be copied to this machine: {e}. It stays in the computer: `computer-use-mcp review --fetch {} PATH` brings it home",
+                    open.id, open.id
+                )))
+            }
+        };
+        match delivered {
+            Ok(d) => {
+                let text = delivered_text(&d);
+                (Some(d), Some(text))
+            }
+            Err(e) => (None, Some(e.to_string())),
+        }
+    }
 }
 
 #[tool_router(router = session_tools, vis = "pub(crate)")]
@@ -140,6 +178,7 @@ impl ComputerUseServer {
     )]
     async fn end_session(&self, Parameters(args): Parameters<Args<SessionArgs>>) -> ToolResult {
         let a = args.read()?;
+        let (recording, recording_text) = self.end_recording(&a.session_id).await;
         let r = self
             .session_call::<EndSession>(
                 &a.session_id,
@@ -155,10 +194,15 @@ impl ComputerUseServer {
             ),
             None => format!("Session {} ended. Files are untouched.", r.session_id),
         };
+        let text = match recording_text {
+            Some(more) => format!("{text} {more}"),
+            None => text,
+        };
         let payload = Ended {
             session_id: r.session_id,
             screen: r.screen,
             ended: true,
+            recording,
         };
         Ok(structured(text, &payload))
     }

@@ -1,0 +1,60 @@
+//! Routes for recordings: start, steps and stop on a session; the list and
+//! packages of every recording kept in the computer.
+
+use super::error::ApiError;
+use super::json::ApiJson;
+use super::AppState;
+use axum::extract::{Path, State};
+use axum::Json;
+use computer_protocol::endpoints::NoBody;
+use computer_protocol::recording::{
+    RecordingId, RecordingPackage, RecordingStarted, RecordingTally, RecordingsResponse,
+    StartRecordingRequest, StepRecord,
+};
+use computer_protocol::SessionId;
+
+pub async fn start(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(req): ApiJson<StartRecordingRequest>,
+) -> Result<Json<RecordingStarted>, ApiError> {
+    let session = app.sessions.get(&SessionId(id))?;
+    let started = app.sessions.recordings().start(&session, req)?;
+    app.sessions.touch_overview();
+    Ok(Json(started))
+}
+
+pub async fn step(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(step): ApiJson<StepRecord>,
+) -> Result<Json<RecordingTally>, ApiError> {
+    let session = app.sessions.get(&SessionId(id))?;
+    Ok(Json(app.sessions.recordings().step(&session, step)?))
+}
+
+pub async fn stop(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(_): ApiJson<NoBody>,
+) -> Result<Json<RecordingPackage>, ApiError> {
+    let session = app.sessions.get(&SessionId(id))?;
+    let package = app.sessions.recordings().stop(&session).await;
+    app.sessions.touch_overview();
+    Ok(Json(package?))
+}
+
+pub async fn list(State(app): State<AppState>) -> Result<Json<RecordingsResponse>, ApiError> {
+    Ok(Json(RecordingsResponse {
+        recordings: app.sessions.recordings().list()?,
+    }))
+}
+
+pub async fn package(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(_): ApiJson<NoBody>,
+) -> Result<Json<RecordingPackage>, ApiError> {
+    let id = RecordingId::parse(&id).map_err(ApiError::invalid)?;
+    Ok(Json(app.sessions.recordings().package(&id).await?))
+}

@@ -1,0 +1,228 @@
+//! start_recording, recording_note and stop_recording; end_session also
+//! stops a recording (see [`ComputerUseServer::finish_recording`]).
+
+use super::ToolResult;
+use crate::mcp::args::{Args, RecordingNoteArgs, StartRecordingArgs, StopRecordingArgs};
+use crate::mcp::result::structured;
+use crate::mcp::{ComputerUseServer, ToolError};
+use crate::recording::{self, deliver, folder_name, Delivered, HostRecording};
+use crate::settings::process_env;
+use crate::transfer::{HostFiles, TransferError};
+use computer_protocol::archive::human_bytes;
+use computer_protocol::endpoints::{NoBody, StartRecording, StopRecording};
+use computer_protocol::recording::{check_note, check_task, RecordingId, StartRecordingRequest};
+use computer_protocol::SessionId;
+use rmcp::handler::server::tool::schema_for_output;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::{tool, tool_router};
+use schemars::JsonSchema;
+use serde::Serialize;
+use std::time::Duration;
+
+const API_DEADLINE: Duration = Duration::from_secs(30);
+/// Building a package reads and hashes every frame once.
+const STOP_DEADLINE: Duration = Duration::from_secs(120);
+
+#[derive(Serialize, JsonSchema)]
+struct RecordingStartedResult {
+    recording_id: String,
+    started_at: String,
+}
+
+#[derive(Serialize, JsonSchema)]
+struct NoteAdded {
+    recording_id: String,
+}
+
+#[tool_router(router = recording_tools, vis = "pub(crate)")]
+impl ComputerUseServer {
+    #[tool(
+        name = "start_recording",
+        output_schema = schema_for_output::<RecordingStartedResult>(),
+        title = "Record what you do in this session",
+        description = "Start recording this session so a person can review afterwards, step by step, what you did: from now on every tool call on this session is a step with its arguments, its result, and the screen before and after (the frames you were shown, stored once each). People watching the viewer see the screen marked as recorded. Type passwords and other secrets with `secret: true` on the type action: they are typed but shown as ••• in the recording. task (1 to 80 characters) names the package. Call recording_note to add what you checked or concluded, and stop_recording to get the package (a folder with index.html that opens from disk). Ending the session also stops the recording and delivers the package.",
+        annotations(
+            title = "Record what you do in this session",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn start_recording(
+        &self,
+        Parameters(args): Parameters<Args<StartRecordingArgs>>,
+    ) -> ToolResult {
+        let a = args.read()?;
+        check_task(&a.task).map_err(ToolError::Invalid)?;
+        if let HostFiles::Refused = self.agent().tenant().files {
+            return Err(ToolError::Transfer(no_root()));
+        }
+        if let Some(open) = self.agent().recording(&a.session_id) {
+            return Err(ToolError::Invalid(format!(
+                "this session records already (recording `{}`): call `stop_recording` before starting another",
+                open.id
+            )));
+        }
+        let max_bytes =
+            recording::max_bytes(&process_env()).map_err(|e| ToolError::Invalid(e.to_string()))?;
+        let request = StartRecordingRequest {
+            task: a.task.trim().to_string(),
+            max_bytes,
+        };
+        let started = self
+            .session_call::<StartRecording>(
+                &a.session_id,
+                &request,
+                API_DEADLINE,
+                "the recording may have started; stop_recording stops it",
+            )
+            .await?;
+        let conn = self.reach(&a.session_id).await?;
+        let host = HostRecording::new(
+            conn.client.clone(),
+            SessionId(a.session_id.clone()),
+            started.recording_id.clone(),
+            request.task.clone(),
+            started.started_at.clone(),
+        );
+        self.agent().start_recording(&a.session_id, host);
+        let text = format!(
+            "Recording `{}` started for \"{}\": every tool call on this session is now a step of it. Type secrets with `secret: true`. Call recording_note to add notes and stop_recording to get the package.",
+            started.recording_id, request.task
+        );
+        Ok(structured(
+            text,
+            &RecordingStartedResult {
+                recording_id: started.recording_id.0,
+                started_at: started.started_at,
+            },
+        ))
+    }
+
+    #[tool(
+        name = "recording_note",
+        output_schema = schema_for_output::<NoteAdded>(),
+        title = "Add a note to the recording",
+        description = "Add a note to this session's recording: what you checked, found or concluded, 1 to 2000 characters. It shows in the walkthrough as its own step between the calls around it. The session must be recording (start_recording).",
+        annotations(
+            title = "Add a note to the recording",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn recording_note(
+        &self,
+        Parameters(args): Parameters<Args<RecordingNoteArgs>>,
+    ) -> ToolResult {
+        let a = args.read()?;
+        check_note(&a.text).map_err(ToolError::Invalid)?;
+        // Known session first, so an ended one says why.
+        self.reach(&a.session_id).await?;
+        let Some(open) = self.agent().recording(&a.session_id) else {
+            return Err(ToolError::Invalid(not_recording()));
+        };
+        // The call itself is the note's step (see `server::call_tool`).
+        Ok(structured(
+            format!("Note added to recording `{}`.", open.id),
+            &NoteAdded {
+                recording_id: open.id.0.clone(),
+            },
+        ))
+    }
+
+    #[tool(
+        name = "stop_recording",
+        output_schema = schema_for_output::<Delivered>(),
+        title = "Stop recording and get the package",
+        description = "Stop this session's recording and copy its package to this machine: a folder with index.html (a walkthrough that opens from disk in any browser: every step with its time, the screen before and after, shell output, notes and errors), walkthrough.json (the steps as data), frames/ and manifest.json (sha256 of every file; `computer-use-mcp review PATH` checks it). host_path: optional folder on the machine running this MCP server; an existing folder gets the package inside it as <task>-<UTC time>/; default computer-use-evidence/<task>-<UTC time>/ under the server's working folder (over HTTP: beneath COMPUTER_USE_TRANSFER_ROOT, relative to it).",
+        annotations(
+            title = "Stop recording and get the package",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    async fn stop_recording(
+        &self,
+        Parameters(args): Parameters<Args<StopRecordingArgs>>,
+    ) -> ToolResult {
+        let a = args.read()?;
+        self.reach(&a.session_id).await?;
+        let Some(open) = self.agent().recording(&a.session_id) else {
+            return Err(ToolError::Invalid(not_recording()));
+        };
+        let host_files = &self.agent().tenant().files;
+        let folder = recording::destination(
+            host_files,
+            a.host_path.as_deref(),
+            &folder_name(&open.task, &open.started_at),
+        )
+        .map_err(|e| ToolError::Transfer(e.to_string()))?;
+        let delivered = self.finish_recording(&a.session_id, &folder).await?;
+        Ok(structured(delivered_text(&delivered), &delivered))
+    }
+}
+
+impl ComputerUseServer {
+    /// Stops session `id`'s recording (every queued step sent first),
+    /// builds its package in the computer and copies it to `folder`.
+    pub(crate) async fn finish_recording(
+        &self,
+        id: &str,
+        folder: &std::path::Path,
+    ) -> Result<Delivered, ToolError> {
+        let Some(open) = self.agent().stop_recording(id) else {
+            return Err(ToolError::Invalid(not_recording()));
+        };
+        open.drain().await;
+        let package = self
+            .session_call::<StopRecording>(id, &NoBody {}, STOP_DEADLINE, "the package may still be building in the computer; `computer-use-mcp review --list` shows it")
+            .await?;
+        let conn = self.reach(id).await?;
+        let host_files = &self.agent().tenant().files;
+        deliver(
+            &conn.client,
+            &SessionId(id.to_string()),
+            &package,
+            folder,
+            host_files,
+        )
+        .await
+        .map_err(|e| ToolError::Transfer(not_delivered(&package.recording_id, e)))
+    }
+}
+
+/// What stop_recording and end_session say of a package.
+pub fn delivered_text(d: &Delivered) -> String {
+    let mut text = format!(
+        "Recording `{}` stopped: {} steps, {}. The package is at {}; open {} in a browser (or run `computer-use-mcp review {}`).",
+        d.recording_id,
+        d.steps,
+        human_bytes(d.bytes),
+        d.path,
+        d.index,
+        d.path
+    );
+    if d.full {
+        text.push_str(" It reached its size limit (COMPUTER_USE_RECORDING_MAX_MB) and stopped growing, so later calls are missing.");
+    }
+    text
+}
+
+fn not_recording() -> String {
+    "this session is not recording: call `start_recording` first".to_string()
+}
+
+fn no_root() -> String {
+    "recordings are off over HTTP without `COMPUTER_USE_TRANSFER_ROOT`: their packages are written on this server's machine, and only beneath that folder. The server's operator can set it (for example `COMPUTER_USE_TRANSFER_ROOT=/srv/computer-use/files`); nothing was recorded".to_string()
+}
+
+fn not_delivered(id: &RecordingId, e: TransferError) -> String {
+    format!(
+        "recording `{id}` stopped, but its package could not be copied to this machine: {e}. It stays in the computer: `computer-use-mcp review --fetch {id} PATH` brings it home"
+    )
+}

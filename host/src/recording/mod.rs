@@ -1,0 +1,166 @@
+//! The host's side of recordings: which sessions of an agent record, each
+//! call sent to computerd as a step, and the package brought home.
+//!
+//! # Layout
+//! - `step`: one call as a recording keeps it, secrets hidden.
+//! - `deliver`: where a package goes on the host, and copying it there with
+//!   `file_transfer`'s download.
+//! - `review`: the `review` command: check a package, list and fetch the
+//!   recordings kept in the computer.
+//!
+//! Steps leave the agent's path at once: each goes into the recording's
+//! queue, and one task per recording sends them to computerd in order.
+//! `stop_recording` waits for the queue to drain before it closes the
+//! recording, so the package holds every call made before it.
+
+mod deliver;
+pub mod review;
+mod step;
+
+pub use deliver::{deliver, destination, folder_name, Delivered};
+pub use step::step_of;
+
+use crate::client::ComputerdClient;
+use computer_protocol::endpoints::RecordStep;
+use computer_protocol::recording::{RecordingId, RecordingTally, StepRecord};
+use computer_protocol::SessionId;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+
+/// `COMPUTER_USE_RECORDING_MAX_MB`.
+pub const MAX_MB_VAR: &str = "COMPUTER_USE_RECORDING_MAX_MB";
+/// How long one step may take to reach computerd.
+const STEP_DEADLINE: Duration = Duration::from_secs(15);
+
+enum Queued {
+    Step(StepRecord),
+    /// Answers once every step before it was sent.
+    Drained(oneshot::Sender<()>),
+}
+
+/// One session's recording, as its agent sees it.
+pub struct HostRecording {
+    pub id: RecordingId,
+    pub task: String,
+    pub started_at: String,
+    queue: mpsc::UnboundedSender<Queued>,
+    tally: Arc<Mutex<RecordingTally>>,
+    /// The agent was told the recording is full.
+    told_full: AtomicBool,
+}
+
+impl HostRecording {
+    /// Starts the task that sends this recording's steps.
+    pub fn new(
+        client: ComputerdClient,
+        session: SessionId,
+        id: RecordingId,
+        task: String,
+        started_at: String,
+    ) -> HostRecording {
+        let (queue, mut queued) = mpsc::unbounded_channel();
+        let tally = Arc::new(Mutex::new(RecordingTally::default()));
+        let seen = Arc::clone(&tally);
+        tokio::spawn(async move {
+            while let Some(item) = queued.recv().await {
+                match item {
+                    Queued::Step(step) => {
+                        let sent = client
+                            .send::<RecordStep>(&session, &step, STEP_DEADLINE, "nothing")
+                            .await;
+                        match sent {
+                            Ok(now) => *seen.lock().unwrap_or_else(|e| e.into_inner()) = now,
+                            Err(e) => {
+                                tracing::warn!(session = %session, "a recorded step was not kept: {e}")
+                            }
+                        }
+                    }
+                    Queued::Drained(done) => {
+                        let _ = done.send(());
+                    }
+                }
+            }
+        });
+        HostRecording {
+            id,
+            task,
+            started_at,
+            queue,
+            tally,
+            told_full: AtomicBool::new(false),
+        }
+    }
+
+    pub fn record(&self, step: StepRecord) {
+        let _ = self.queue.send(Queued::Step(step));
+    }
+
+    /// Waits until every step recorded so far reached computerd.
+    pub async fn drain(&self) {
+        let (done, wait) = oneshot::channel();
+        if self.queue.send(Queued::Drained(done)).is_ok() {
+            let _ = wait.await;
+        }
+    }
+
+    /// Once, when the recording has filled up: the sentence the agent's
+    /// next result carries.
+    pub fn full_notice(&self) -> Option<String> {
+        let tally = *self.tally.lock().unwrap_or_else(|e| e.into_inner());
+        if !tally.full || self.told_full.swap(true, Ordering::SeqCst) {
+            return None;
+        }
+        Some(format!(
+            "Note: recording `{}` reached its size limit ({MAX_MB_VAR}) and stopped growing: later calls are not in it. Call stop_recording to keep what it holds, then start_recording again.",
+            self.id
+        ))
+    }
+}
+
+/// Now, in RFC 3339 (UTC), as steps are timed.
+pub fn now_rfc3339() -> String {
+    let now = time::OffsetDateTime::now_utc();
+    now.format(&time::format_description::well_known::Rfc3339)
+        .unwrap_or_else(|_| now.unix_timestamp().to_string())
+}
+
+/// `COMPUTER_USE_RECORDING_MAX_MB` in bytes: 1 to 65536 MB, default 512.
+pub fn max_bytes(env: &crate::settings::Env) -> Result<u64, crate::settings::SettingsError> {
+    let Some(text) = env
+        .get(MAX_MB_VAR)
+        .map(|v| v.trim())
+        .filter(|v| !v.is_empty())
+    else {
+        return Ok(computer_protocol::recording::DEFAULT_MAX_MB * 1024 * 1024);
+    };
+    match text.parse::<u64>() {
+        Ok(mb @ 1..=65536) => Ok(mb * 1024 * 1024),
+        _ => Err(crate::settings::SettingsError {
+            name: MAX_MB_VAR,
+            value: text.to_string(),
+            expected: "give a whole number of megabytes from 1 to 65536 (default 512)".into(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_size_limit_is_whole_megabytes() {
+        let env = |v: &str| {
+            [(MAX_MB_VAR.to_string(), v.to_string())]
+                .into_iter()
+                .collect()
+        };
+        assert_eq!(max_bytes(&Default::default()).unwrap(), 512 << 20);
+        assert_eq!(max_bytes(&env("2")).unwrap(), 2 << 20);
+        for bad in ["0", "-1", "1.5", "65537", "lots"] {
+            let e = max_bytes(&env(bad)).unwrap_err().to_string();
+            assert!(e.contains(MAX_MB_VAR) && e.contains("1 to 65536"), "{e}");
+        }
+    }
+}

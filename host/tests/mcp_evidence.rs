@@ -1,0 +1,516 @@
+//! Recordings end to end: the real host binary driven by a real MCP client
+//! (stdio, or HTTP with `COMPUTER_USE_TEST_TRANSPORT=http`), a real
+//! computer, and the package opened from disk in real headless Chromium
+//! with the network off.
+
+mod support;
+
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use support::docker::TestComputer;
+use support::mcp::{call, connect, host_command, is_error, ok, start_session, text, Client};
+
+/// Typed with `secret: true`: it must be in no file of the package.
+const SECRET: &str = "Tr0ub4dor-and-3-horses";
+
+/// The error text of a call that must fail.
+async fn refused(client: &Client, tool: &str, args: Value) -> String {
+    let result = call(client, tool, args.clone()).await;
+    assert!(
+        is_error(&result),
+        "{tool} {args} should fail: {}",
+        text(&result)
+    );
+    text(&result)
+}
+
+/// Every file beneath `dir`, as (relative path, bytes).
+fn files_of(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(folder) = stack.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let rel = path.strip_prefix(dir).unwrap().display().to_string();
+                out.push((rel, std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    out
+}
+
+/// `computer-use-mcp review ARGS` for `computer`; (exit code, stdout, stderr).
+async fn review(computer: &TestComputer, args: &[&str]) -> (i32, String, String) {
+    let mut cmd = host_command(computer, &[]);
+    cmd.arg("review").args(args).stdin(Stdio::null());
+    let out = tokio::time::timeout(Duration::from_secs(180), cmd.output())
+        .await
+        .expect("review answers within 3 minutes")
+        .expect("review runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Opens `package/index.html` in headless Chromium with the network off
+/// (`computerd/tests/browser/walkthrough.test.mjs`) and fails with its
+/// output when a check fails.
+fn open_offline(package: &Path, expect: &[&str], forbidden: &str) {
+    let browser_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../computerd/tests/browser");
+    assert!(
+        browser_dir.join("node_modules/playwright-core").is_dir(),
+        "Playwright is not installed; run `npm ci --prefix computerd/tests/browser` (scripts/test.sh does)"
+    );
+    let out = std::process::Command::new("node")
+        .args(["--test", "--test-reporter=spec", "walkthrough.test.mjs"])
+        .current_dir(&browser_dir)
+        .env("PACKAGE_DIR", package)
+        .env("EXPECT_TEXTS", serde_json::to_string(expect).unwrap())
+        .env("FORBIDDEN_TEXT", forbidden)
+        .stdin(Stdio::null())
+        .output()
+        .expect("node runs (apt-get install nodejs)");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("ℹ fail 0") && !stdout.contains("ℹ pass 0"),
+        "the walkthrough page failed in Chromium:\n{stdout}\n{stderr}"
+    );
+}
+
+fn walkthrough(package: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(package.join("walkthrough.json")).unwrap()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_recorded_task_becomes_a_package_that_opens_offline() {
+    let computer = TestComputer::new();
+    let (client, _) = connect(&computer, &[]).await;
+    let sid = start_session(&client, "evidence").await;
+    let host_dir = tempfile::tempdir().unwrap();
+
+    let (started, _) = ok(
+        &client,
+        "start_recording",
+        json!({"session_id": sid, "task": "Check the evidence page"}),
+    )
+    .await;
+    let recording_id = started["recording_id"].as_str().unwrap().to_string();
+
+    ok(
+        &client,
+        "launch_app",
+        json!({"session_id": sid, "app": "terminal"}),
+    )
+    .await;
+    // A password prompt: the secret is typed where it does not echo.
+    ok(
+        &client,
+        "computer_act",
+        json!({"session_id": sid, "actions": [
+            {"type": "click", "x": 400, "y": 300},
+            {"type": "type", "text": "read -s PW && echo typed-${#PW}-chars\n"},
+        ]}),
+    )
+    .await;
+    let (acted, _) = ok(
+        &client,
+        "computer_act",
+        json!({"session_id": sid, "actions": [
+            {"type": "type", "text": format!("{SECRET}\n"), "secret": true},
+        ]}),
+    )
+    .await;
+    assert_eq!(acted["outcomes"][0]["ok"], true, "{acted}");
+    ok(
+        &client,
+        "shell",
+        json!({"session_id": sid, "command": "echo shell-output-marker-42"}),
+    )
+    .await;
+    ok(&client, "computer_observe", json!({"session_id": sid})).await;
+    ok(
+        &client,
+        "recording_note",
+        json!({"session_id": sid, "text": "Checked: the marker printed and the prompt took the password."}),
+    )
+    .await;
+    ok(
+        &client,
+        "write_file",
+        json!({"session_id": sid, "path": "~/evidence-page.html",
+               "content": "<title>Evidence page title</title><h1>Evidence</h1>"}),
+    )
+    .await;
+    ok(
+        &client,
+        "open_path",
+        json!({"session_id": sid, "target": "~/evidence-page.html"}),
+    )
+    .await;
+    // A failing call is a step too, shown as an error.
+    let missing = call(
+        &client,
+        "read_file",
+        json!({"session_id": sid, "path": "~/no-such-file"}),
+    )
+    .await;
+    assert!(is_error(&missing));
+
+    let started_at = Instant::now();
+    let (stopped, result) = ok(
+        &client,
+        "stop_recording",
+        json!({"session_id": sid, "host_path": host_dir.path().to_str().unwrap()}),
+    )
+    .await;
+    eprintln!("stop_recording took {:?}", started_at.elapsed());
+    let package = PathBuf::from(stopped["path"].as_str().unwrap());
+    assert!(
+        package.starts_with(host_dir.path())
+            && package
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("check-the-evidence-page-"),
+        "{}",
+        text(&result)
+    );
+    assert_eq!(stopped["recording_id"], recording_id.as_str());
+    assert_eq!(stopped["steps"], 9, "{}", text(&result));
+    assert!(package.join("index.html").is_file());
+    assert_eq!(
+        stopped["index"],
+        package.join("index.html").to_str().unwrap()
+    );
+
+    let data = walkthrough(&package);
+    let steps = data["steps"].as_array().unwrap();
+    let tools: Vec<&str> = steps.iter().map(|s| s["tool"].as_str().unwrap()).collect();
+    assert_eq!(
+        tools,
+        [
+            "launch_app",
+            "computer_act",
+            "computer_act",
+            "shell",
+            "computer_observe",
+            "recording_note",
+            "write_file",
+            "open_path",
+            "read_file"
+        ]
+    );
+    // Screen steps have their frames; the click is marked on the frame
+    // before it; the page shown has its URL and title; the error is one.
+    let click = &steps[1];
+    assert!(
+        click["before"].is_string() && click["after"].is_string(),
+        "{click}"
+    );
+    let point = &click["points"][0];
+    assert_eq!(
+        (point["x"].as_i64(), point["y"].as_i64()),
+        (Some(400), Some(300))
+    );
+    assert!(point["left"].as_f64().unwrap() > 0.0, "{point}");
+    assert_eq!(steps[2]["arguments"]["actions"][0]["text"], "•••");
+    assert!(steps[3]["text"]
+        .as_str()
+        .unwrap()
+        .contains("shell-output-marker-42"));
+    assert_eq!(steps[5]["kind"], "note");
+    assert_eq!(
+        steps[7]["page"]["title"], "Evidence page title",
+        "{}",
+        steps[7]
+    );
+    assert!(steps[7]["page"]["url"]
+        .as_str()
+        .unwrap()
+        .starts_with("file://"));
+    assert_eq!(steps[8]["is_error"], true);
+    for step in steps.iter().filter(|s| s["kind"] == "screen") {
+        let after = step["after"].as_str().unwrap_or_else(|| panic!("{step}"));
+        assert!(package.join(after).is_file(), "{after}");
+    }
+
+    // The secret is in no file; the manifest holds; the page reads offline.
+    for (path, bytes) in files_of(&package) {
+        let shown = String::from_utf8_lossy(&bytes);
+        assert!(!shown.contains(SECRET), "{path} holds the secret text");
+    }
+    let (code, out, err) = review(&computer, &[package.to_str().unwrap()]).await;
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("files match the manifest"), "{out}");
+    open_offline(
+        &package,
+        &[
+            "shell-output-marker-42",
+            "Checked: the marker printed and the prompt took the password.",
+            "Evidence page title",
+        ],
+        SECRET,
+    );
+
+    // A changed frame is named.
+    let frame = package.join(steps[4]["after"].as_str().unwrap());
+    let mut bytes = std::fs::read(&frame).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xff;
+    std::fs::write(&frame, bytes).unwrap();
+    let (code, out, err) = review(&computer, &[package.to_str().unwrap()]).await;
+    assert_eq!(code, 1, "{out}{err}");
+    let name = steps[4]["after"].as_str().unwrap();
+    assert!(err.contains(&format!("changed: {name}")), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn bad_recording_calls_are_clear_errors_and_write_nothing() {
+    let computer = TestComputer::new();
+    let (client, _) = connect(&computer, &[]).await;
+    let sid = start_session(&client, "bad evidence").await;
+    let host_dir = tempfile::tempdir().unwrap();
+    let a_file = host_dir.path().join("a-file");
+    std::fs::write(&a_file, "keep me").unwrap();
+
+    let unknown = "0b8a3c1e-5f2d-4e7a-9c61-2d4f8e9a7b30";
+    let e = refused(
+        &client,
+        "start_recording",
+        json!({"session_id": unknown, "task": "t"}),
+    )
+    .await;
+    assert!(
+        e.contains("no session") || e.contains("unknown") || e.contains("start_computer"),
+        "{e}"
+    );
+    let e = refused(
+        &client,
+        "start_recording",
+        json!({"session_id": sid, "task": "x".repeat(81)}),
+    )
+    .await;
+    assert!(e.contains("`task`") && e.contains("80"), "{e}");
+    let e = refused(&client, "stop_recording", json!({"session_id": sid})).await;
+    assert!(
+        e.contains("not recording") && e.contains("start_recording"),
+        "{e}"
+    );
+    let e = refused(
+        &client,
+        "recording_note",
+        json!({"session_id": sid, "text": "n"}),
+    )
+    .await;
+    assert!(e.contains("not recording"), "{e}");
+
+    ok(
+        &client,
+        "start_recording",
+        json!({"session_id": sid, "task": "bad input"}),
+    )
+    .await;
+    let e = refused(
+        &client,
+        "start_recording",
+        json!({"session_id": sid, "task": "again"}),
+    )
+    .await;
+    assert!(
+        e.contains("records already") && e.contains("stop_recording"),
+        "{e}"
+    );
+    let e = refused(
+        &client,
+        "recording_note",
+        json!({"session_id": sid, "text": "n".repeat(2001)}),
+    )
+    .await;
+    assert!(e.contains("`text`") && e.contains("2000"), "{e}");
+    let e = refused(
+        &client,
+        "stop_recording",
+        json!({"session_id": sid, "host_path": a_file.to_str().unwrap()}),
+    )
+    .await;
+    assert!(
+        e.contains("is a file") && e.contains("recording goes on"),
+        "{e}"
+    );
+    let under_a_file = a_file.join("sub");
+    let e = refused(
+        &client,
+        "stop_recording",
+        json!({"session_id": sid, "host_path": under_a_file.to_str().unwrap()}),
+    )
+    .await;
+    // Over HTTP the transfer root's lookup refuses it first.
+    assert!(
+        e.contains("cannot be written") || e.contains("cannot be looked up"),
+        "{e}"
+    );
+    // Nothing was written, and the recording goes on.
+    assert_eq!(std::fs::read_to_string(&a_file).unwrap(), "keep me");
+    assert_eq!(files_of(host_dir.path()).len(), 1);
+    ok(
+        &client,
+        "recording_note",
+        json!({"session_id": sid, "text": "still recording"}),
+    )
+    .await;
+
+    // Ending the session delivers the package like stop_recording.
+    let cwd_dir = host_dir.path().join("ended");
+    std::fs::create_dir(&cwd_dir).unwrap();
+    let (stopped, _) = ok(
+        &client,
+        "stop_recording",
+        json!({"session_id": sid, "host_path": cwd_dir.to_str().unwrap()}),
+    )
+    .await;
+    assert_eq!(stopped["steps"], 1);
+    let e = refused(&client, "stop_recording", json!({"session_id": sid})).await;
+    assert!(e.contains("not recording"), "{e}");
+    ok(&client, "end_session", json!({"session_id": sid})).await;
+    let e = refused(
+        &client,
+        "start_recording",
+        json!({"session_id": sid, "task": "late"}),
+    )
+    .await;
+    assert!(e.contains("ended"), "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ending_the_session_delivers_the_package() {
+    let computer = TestComputer::new();
+    let cwd = tempfile::tempdir().unwrap();
+    let mut cmd = host_command(&computer, &[]);
+    cmd.current_dir(cwd.path());
+    // Over HTTP the default folder is beneath the transfer root.
+    cmd.env("COMPUTER_USE_TRANSFER_ROOT", cwd.path());
+    let (client, _) = support::mcp::connect_with(cmd, ()).await;
+    let sid = start_session(&client, "ends recording").await;
+    ok(
+        &client,
+        "start_recording",
+        json!({"session_id": sid, "task": "End it"}),
+    )
+    .await;
+    ok(
+        &client,
+        "shell",
+        json!({"session_id": sid, "command": "echo ended-marker"}),
+    )
+    .await;
+    let (ended, result) = ok(&client, "end_session", json!({"session_id": sid})).await;
+    let package = PathBuf::from(
+        ended["recording"]["path"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{}", text(&result))),
+    );
+    assert!(
+        package.starts_with(cwd.path().join("computer-use-evidence")),
+        "{}",
+        package.display()
+    );
+    assert!(package
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .starts_with("end-it-"));
+    let data = walkthrough(&package);
+    assert_eq!(data["steps"][0]["tool"], "shell");
+    let (code, out, err) = review(&computer, &[package.to_str().unwrap()]).await;
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_host_killed_mid_recording_still_gets_its_package() {
+    let computer = TestComputer::new();
+    let (client, pid) = connect(&computer, &[]).await;
+    let sid = start_session(&client, "killed host").await;
+    let (started, _) = ok(
+        &client,
+        "start_recording",
+        json!({"session_id": sid, "task": "Survive a kill"}),
+    )
+    .await;
+    let id = started["recording_id"].as_str().unwrap().to_string();
+    ok(
+        &client,
+        "shell",
+        json!({"session_id": sid, "command": "echo before-the-kill"}),
+    )
+    .await;
+    ok(&client, "computer_observe", json!({"session_id": sid})).await;
+    ok(
+        &client,
+        "recording_note",
+        json!({"session_id": sid, "text": "last words"}),
+    )
+    .await;
+
+    // The steps leave the host moments after each call: wait until the
+    // computer holds all three, then kill the host outright.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (code, out, err) = review(&computer, &["--list"]).await;
+        assert_eq!(code, 0, "{out}{err}");
+        let line = out
+            .lines()
+            .find(|l| l.starts_with(&id))
+            .unwrap_or_default()
+            .to_string();
+        if line.contains("3 steps") {
+            assert!(
+                line.contains("Survive a kill") && line.contains("recording"),
+                "{line}"
+            );
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the recording never showed 3 steps:\n{out}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    drop(client);
+    nix_kill(pid);
+
+    let home = tempfile::tempdir().unwrap();
+    let target = home.path().join("fetched");
+    let (code, out, err) = review(&computer, &["--fetch", &id, target.to_str().unwrap()]).await;
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains(target.to_str().unwrap()), "{out}");
+    let data = walkthrough(&target);
+    let tools: Vec<&str> = data["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["tool"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["shell", "computer_observe", "recording_note"]);
+    let (code, out, err) = review(&computer, &[target.to_str().unwrap()]).await;
+    assert_eq!(code, 0, "{out}{err}");
+    let (code, _, err) = review(&computer, &["--fetch", "../etc"]).await;
+    assert_eq!(code, 1);
+    assert!(err.contains("not a recording id"), "{err}");
+}
+
+/// SIGKILL: the host gets no chance to end anything.
+fn nix_kill(pid: u32) {
+    let status = std::process::Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+}
