@@ -367,16 +367,22 @@ async fn bad_recording_calls_are_clear_errors_and_write_nothing() {
     )
     .await;
 
-    // Ending the session delivers the package like stop_recording.
-    let cwd_dir = host_dir.path().join("ended");
-    std::fs::create_dir(&cwd_dir).unwrap();
+    // The refused note is a step too (an error), the other a note; an
+    // existing folder takes the package inside it.
+    let out_dir = host_dir.path().join("out");
+    std::fs::create_dir(&out_dir).unwrap();
     let (stopped, _) = ok(
         &client,
         "stop_recording",
-        json!({"session_id": sid, "host_path": cwd_dir.to_str().unwrap()}),
+        json!({"session_id": sid, "host_path": out_dir.to_str().unwrap()}),
     )
     .await;
-    assert_eq!(stopped["steps"], 1);
+    assert_eq!(stopped["steps"], 2, "{stopped}");
+    let package = PathBuf::from(stopped["path"].as_str().unwrap());
+    assert_eq!(package.parent(), Some(out_dir.as_path()));
+    let steps = walkthrough(&package)["steps"].clone();
+    assert_eq!(steps[0]["is_error"], true, "{steps}");
+    assert_eq!(steps[1]["arguments"]["text"], "still recording");
     let e = refused(&client, "stop_recording", json!({"session_id": sid})).await;
     assert!(e.contains("not recording"), "{e}");
     ok(&client, "end_session", json!({"session_id": sid})).await;

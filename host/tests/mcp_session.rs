@@ -41,6 +41,9 @@ async fn tools_are_listed_at_once_without_touching_docker() {
         "launch_app",
         "start_chrome_devtools",
         "stop_chrome_devtools",
+        "start_recording",
+        "recording_note",
+        "stop_recording",
     ] {
         assert!(
             names.contains(&expected),
