@@ -520,3 +520,74 @@ fn nix_kill(pid: u32) {
         .expect("kill runs");
     assert!(status.success());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_full_recording_stops_growing_and_says_so() {
+    let computer = TestComputer::new();
+    let (client, _) = connect(&computer, &[("COMPUTER_USE_RECORDING_MAX_MB", "1")]).await;
+    let sid = start_session(&client, "full recording").await;
+    let host_dir = tempfile::tempdir().unwrap();
+    ok(
+        &client,
+        "start_recording",
+        json!({"session_id": sid, "task": "Fill it"}),
+    )
+    .await;
+    ok(
+        &client,
+        "launch_app",
+        json!({"session_id": sid, "app": "terminal"}),
+    )
+    .await;
+    // Each round changes the screen, so each frame is new (tens of KB).
+    let mut told = None;
+    for round in 0..80 {
+        let (_, result) = ok(
+            &client,
+            "computer_act",
+            json!({"session_id": sid, "actions": [
+                {"type": "type", "text": format!("seq {round} {} | head -c 2000\n", round * 7919)},
+            ]}),
+        )
+        .await;
+        let shown = text(&result);
+        if shown.contains("reached its size limit") {
+            told = Some((round, shown));
+            break;
+        }
+    }
+    let (round, shown) = told.expect("the recording never said it was full");
+    assert!(
+        shown.contains("COMPUTER_USE_RECORDING_MAX_MB") && shown.contains("stop_recording"),
+        "{shown}"
+    );
+    // Said once, not on every result after.
+    let (_, again) = ok(&client, "computer_observe", json!({"session_id": sid})).await;
+    assert!(!text(&again).contains("reached its size limit"));
+    let (stopped, result) = ok(
+        &client,
+        "stop_recording",
+        json!({"session_id": sid, "host_path": host_dir.path().to_str().unwrap()}),
+    )
+    .await;
+    assert_eq!(stopped["full"], true, "{}", text(&result));
+    assert!(
+        text(&result).contains("stopped growing"),
+        "{}",
+        text(&result)
+    );
+    let package = PathBuf::from(stopped["path"].as_str().unwrap());
+    let data = walkthrough(&package);
+    assert_eq!(data["full"], true);
+    assert!(data["steps"].as_array().unwrap().len() <= round + 2);
+    let frames: u64 = files_of(&package.join("frames"))
+        .iter()
+        .map(|(_, b)| b.len() as u64)
+        .sum();
+    assert!(
+        frames <= 1 << 20,
+        "{frames} bytes of frames in a 1 MB recording"
+    );
+    let (code, out, err) = review(&computer, &[package.to_str().unwrap()]).await;
+    assert_eq!(code, 0, "{out}{err}");
+}
