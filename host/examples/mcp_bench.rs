@@ -779,6 +779,7 @@ struct RecordingFigures {
     bytes_per_step: f64,
     task_steps: u64,
     stop_200_ms: f64,
+    stop_200_bytes: f64,
 }
 
 async fn recording_rows<F, Fut>(call: &F, sid: &str) -> RecordingFigures
@@ -876,6 +877,7 @@ where
     .await;
     let stop_200_ms = t.elapsed().as_secs_f64() * 1000.0;
     assert_eq!(stopped["steps"], 200, "{stopped}");
+    let stop_200_bytes = stopped["bytes"].as_f64().expect("bytes");
     call("end_session", json!({"session_id": task})).await;
     let _ = std::fs::remove_dir_all(&out);
     RecordingFigures {
@@ -884,6 +886,7 @@ where
         bytes_per_step,
         task_steps,
         stop_200_ms,
+        stop_200_bytes,
     }
 }
 
@@ -906,7 +909,8 @@ fn print_recording(r: RecordingFigures) {
         r.bytes_per_step / 1024.0
     );
     println!(
-        "| stop_recording of 200 steps (build and copy home) | | {:.0} ms | |",
+        "| stop_recording of 200 steps, {:.1} MB (build and copy home) | | {:.0} ms | |",
+        r.stop_200_bytes / 1048576.0,
         r.stop_200_ms
     );
 }
