@@ -2,6 +2,7 @@
 
 use super::ToolResult;
 use crate::mcp::args::{Args, ShellArgs};
+use crate::mcp::progress::reporting;
 use crate::mcp::result::structured;
 use crate::mcp::ComputerUseServer;
 use crate::settings::{format_size, MEMORY};
@@ -9,6 +10,8 @@ use computer_protocol::endpoints::Shell;
 use computer_protocol::{SessionId, ShellRequest, ShellResult};
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
+use rmcp::service::RequestContext;
+use rmcp::RoleServer;
 use rmcp::{tool, tool_router};
 use std::time::Duration;
 
@@ -31,7 +34,11 @@ impl ComputerUseServer {
             open_world_hint = true
         )
     )]
-    async fn shell(&self, Parameters(args): Parameters<Args<ShellArgs>>) -> ToolResult {
+    async fn shell(
+        &self,
+        Parameters(args): Parameters<Args<ShellArgs>>,
+        context: RequestContext<RoleServer>,
+    ) -> ToolResult {
         let a = args.read()?;
         let conn = self.reach(&a.session_id).await?;
         let default_max = conn.shell_timeout_max;
@@ -47,15 +54,14 @@ impl ComputerUseServer {
             command: a.command,
             timeout: a.timeout,
         };
-        let ran = conn
-            .client
-            .send::<Shell>(
-                &SessionId(a.session_id.clone()),
-                &req,
-                timeout + MARGIN,
-                "the command may still be running inside the computer; check with `ps` through shell",
-            )
-            .await;
+        let session = SessionId(a.session_id.clone());
+        let running = conn.client.send::<Shell>(
+            &session,
+            &req,
+            timeout + MARGIN,
+            "the command may still be running inside the computer; check with `ps` through shell",
+        );
+        let ran = reporting(&context, "shell still running", running).await;
         let r = self.answer(&a.session_id, ran).await?;
         let status = match (r.timed_out, r.exit_code) {
             (true, _) if r.survivors > 0 => format!(
