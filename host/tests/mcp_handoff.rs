@@ -122,19 +122,27 @@ async fn a_person_takes_the_screen_and_hands_it_back() {
     assert_eq!(waited["state"], "held");
 
     // The person opens a page (their browsing, here started for them)...
-    shell_ok(&client, &sid, "xdg-open ~/signed-in.html").await;
+    let opened = shell_ok(
+        &client,
+        &sid,
+        "computer-use-launch browser \"$HOME/signed-in.html\" 2>&1",
+    )
+    .await;
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         let r = shell_ok(
             &client,
             &sid,
-            "xdotool getactivewindow getwindowname || true",
+            "xdotool search --onlyvisible --name 'Signed in' getwindowname || true",
         )
         .await;
         if r["stdout"].as_str().unwrap().contains("Signed in") {
             break;
         }
-        assert!(Instant::now() < deadline, "the page never showed: {r}");
+        if Instant::now() > deadline {
+            let windows = shell_ok(&client, &sid, "xdotool search --onlyvisible --name . getwindowname %@ 2>&1; env | grep -i -E 'display|browser|launch'").await;
+            panic!("the page never showed: {r}\nxdg-open: {opened}\nwindows: {windows}");
+        }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     // ...and hands back in the viewer, with a note.

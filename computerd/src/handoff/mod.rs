@@ -52,7 +52,7 @@ impl HandoffError {
 #[derive(Debug, Clone, PartialEq)]
 enum Stage {
     Held,
-    Ended(Ending),
+    Ended(Box<Ending>),
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -137,7 +137,7 @@ impl Hold {
         };
         self.stage.send_if_modified(|stage| match stage {
             Stage::Held => {
-                *stage = Stage::Ended(ending);
+                *stage = Stage::Ended(Box::new(ending));
                 true
             }
             Stage::Ended(_) => false,
