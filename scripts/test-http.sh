@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-mcp_tests=(mcp_session mcp_open mcp_transfer mcp_browser mcp_devtools mcp_textview mcp_evidence faults docker_hardening)
+mcp_tests=(mcp_session mcp_open mcp_transfer mcp_browser mcp_devtools mcp_textview mcp_evidence mcp_handoff faults docker_hardening)
 # `--workspace`, not `-p computer-use-mcp`: the same features as the workspace
 # pass, so nothing is compiled again.
 COMPUTER_USE_TEST_TRANSPORT=http exec cargo test --workspace "${mcp_tests[@]/#/--test=}" "$@"

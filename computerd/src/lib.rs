@@ -26,6 +26,8 @@
 //!   live session list, and the WebSocket bridge to each screen's Xvnc, on
 //!   a listener of its own; guarded by `Host`, `Origin` and the key.
 //! - [`viewer_key`]: the 8-character key that is also the VNC password.
+//! - [`handoff`]: a person holding a session's screen at its agent's
+//!   request; screen calls are refused until they hand it back.
 //! - [`recording`]: recordings of what agents did, written inside the
 //!   computer as they happen, and the walkthrough packages they become;
 //!   fed frames by [`desktop`] and steps by the host.
@@ -48,6 +50,7 @@ pub mod desktop;
 pub mod devtools;
 pub mod display;
 pub mod files;
+pub mod handoff;
 pub mod http_server;
 pub mod input;
 pub mod launcher;

@@ -58,7 +58,7 @@ async fn the_live_channel_pushes_the_list_when_sessions_and_screens_change() {
     );
     assert_eq!(
         list[0],
-        json!({"title": "Push check", "started_at": started_at, "screen": null, "size": null, "viewers": 0, "ended": false, "recording": false})
+        json!({"title": "Push check", "started_at": started_at, "screen": null, "size": null, "viewers": 0, "ended": false, "recording": false, "handoff": null})
     );
 
     let screen = d.open_screen(&id).await;

@@ -150,6 +150,12 @@ endpoints! {
     ListRecordings: Get "/v1/recordings", (), NoBody => crate::recording::RecordingsResponse;
     /// Builds the package of a recording (closed, or up to its last step).
     PackageRecording: Post "/v1/recordings/{recording}/package", crate::recording::RecordingId, NoBody => crate::recording::RecordingPackage;
+    /// Asks a person to take the session's screen.
+    RequestHandoff: Post "/v1/sessions/{id}/handoff", SessionId, crate::handoff::HandoffRequest => crate::handoff::HandoffStarted;
+    /// Waits up to `wait_ms` for the hold to end; an ended hold is answered once.
+    WaitHandoff: Post "/v1/sessions/{id}/handoff/wait", SessionId, crate::handoff::HandoffWaitRequest => crate::handoff::HandoffStatus;
+    /// The agent takes the screen back.
+    CancelHandoff: Post "/v1/sessions/{id}/handoff/cancel", SessionId, NoBody => crate::handoff::HandoffStatus;
     /// How many viewer pages are open.
     GetViewer: Get "/v1/viewer", (), NoBody => crate::ViewerStatus;
     /// Open viewer pages switch to a screen.

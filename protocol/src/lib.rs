@@ -21,6 +21,8 @@
 //! - [`devtools`]: the DevTools bridge of a screen's browser.
 //! - [`files`]: working folder, listing, reading and writing files.
 //! - [`paths`]: normalising typed paths, the same on both ends.
+//! - [`handoff`]: a person taking a screen from its agent and handing it
+//!   back.
 //! - [`recording`]: recordings of what an agent did, their steps, and
 //!   the walkthrough package they become.
 //! - [`viewer`]: open viewer pages, switching them to a screen, and the
@@ -45,6 +47,7 @@ pub mod endpoints;
 pub mod error;
 pub mod files;
 pub mod frame;
+pub mod handoff;
 pub mod ids;
 pub mod limits;
 pub mod observe;

@@ -40,6 +40,7 @@ pub async fn launch_app(
 
 /// The session's screen, opened on first use, as the launcher needs it.
 async fn on_screen(app: &AppState, session: &Arc<Session>) -> Result<OnScreen, ApiError> {
+    super::handoff::refuse_held(session)?;
     let screen = app.sessions.screen_of(session).await?;
     Ok(OnScreen {
         screen: screen.browser_screen(),

@@ -14,6 +14,7 @@ pub async fn observe(
     ApiJson(req): ApiJson<ObserveRequest>,
 ) -> Result<Json<Observation>, ApiError> {
     let session = app.sessions.get(&SessionId(id))?;
+    super::handoff::refuse_held(&session)?;
     Ok(Json(
         crate::desktop::observe(&app.sessions, &session, req).await?,
     ))
@@ -25,6 +26,7 @@ pub async fn act(
     ApiJson(req): ApiJson<ActRequest>,
 ) -> Result<Json<ActResponse>, ApiError> {
     let session = app.sessions.get(&SessionId(id))?;
+    super::handoff::refuse_held(&session)?;
     let launcher = Arc::clone(&app.launcher);
     Ok(Json(
         crate::desktop::act(&app.sessions, &session, launcher, req).await?,

@@ -34,6 +34,12 @@ impl IntoResponse for ApiError {
     }
 }
 
+impl From<crate::handoff::HandoffError> for ApiError {
+    fn from(e: crate::handoff::HandoffError) -> ApiError {
+        ApiError::new(e.code(), e.to_string())
+    }
+}
+
 impl From<crate::recording::RecordingError> for ApiError {
     fn from(e: crate::recording::RecordingError) -> ApiError {
         ApiError::new(e.code(), e.to_string())

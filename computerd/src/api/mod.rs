@@ -8,6 +8,7 @@ mod desktop;
 mod devtools;
 mod error;
 mod files;
+mod handoff;
 mod json;
 mod recording;
 mod sessions;
@@ -72,6 +73,9 @@ pub fn router(app: AppState) -> Router {
     let v1 = mount::<ep::StopRecording, _, _>(v1, recording::stop);
     let v1 = mount::<ep::ListRecordings, _, _>(v1, recording::list);
     let v1 = mount::<ep::PackageRecording, _, _>(v1, recording::package);
+    let v1 = mount::<ep::RequestHandoff, _, _>(v1, handoff::request);
+    let v1 = mount::<ep::WaitHandoff, _, _>(v1, handoff::wait);
+    let v1 = mount::<ep::CancelHandoff, _, _>(v1, handoff::cancel);
     let v1 = mount::<ep::GetViewer, _, _>(v1, viewer::status);
     let v1 = mount::<ep::FocusViewer, _, _>(v1, viewer::focus);
     let v1 = v1.route_layer(axum::middleware::from_fn_with_state(

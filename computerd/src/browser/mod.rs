@@ -18,6 +18,8 @@
 //!   alike), what to write into each one, and the `cookies.json` file.
 //! - [`preferences`]: the settings of Chromium's `Preferences` that carry
 //!   over; site permissions and handlers do not.
+//! - [`shown`]: the page a screen's Chromium shows, for recordings and
+//!   handoffs.
 //! - [`profile`]: the template profile each Chromium is cloned from, and
 //!   what a cleanly closed one copies back.
 //!
@@ -38,6 +40,7 @@ pub mod page;
 pub mod preferences;
 pub mod profile;
 pub mod registry;
+pub mod shown;
 
 pub use cdp::{Cdp, CdpError};
 pub use registry::{

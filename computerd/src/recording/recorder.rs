@@ -11,6 +11,7 @@
 use super::package;
 use super::store::{FrameLine, Meta, Store};
 use super::summary::{kind_of, summary};
+use crate::browser::shown::shown_page;
 use crate::browser::Browsers;
 use computer_protocol::recording::{
     FrameFile, PageShown, RecordingId, RecordingPackage, RecordingTally, Step, StepPoint,
@@ -20,14 +21,11 @@ use computer_protocol::{FrameTransform, ImageFormat, ScreenNumber};
 use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
 /// Frames kept for steps to find by id; a step names the frame its own
 /// call showed, moments earlier.
 const FRAMES_TRACKED: usize = 32;
-/// How long the page's URL and title may take to read.
-const PAGE_DEADLINE: Duration = Duration::from_secs(1);
 
 /// A frame computerd captured and showed (or would have shown) the agent.
 pub struct FrameSeen {
@@ -309,47 +307,9 @@ impl Writer {
         Ok(())
     }
 
-    /// The URL and title of the screen's Chromium page, when the frame
-    /// shows Chromium: the page whose title the window's title starts
-    /// with, or the first page.
     async fn page_shown(&self, frame: &Seen) -> Option<PageShown> {
-        let window = frame.active_window.as_deref()?;
-        if !window.contains("Chromium") {
-            return None;
-        }
-        let browser = self.browsers.get(frame.screen)?;
-        let targets = tokio::time::timeout(
-            PAGE_DEADLINE,
-            browser
-                .cdp()
-                .call("Target.getTargets", serde_json::json!({})),
-        )
-        .await
-        .ok()?
-        .ok()?;
-        let pages: Vec<PageShown> = targets
-            .get("targetInfos")?
-            .as_array()?
-            .iter()
-            .filter(|t| t.get("type").and_then(|v| v.as_str()) == Some("page"))
-            .map(|t| PageShown {
-                url: text_of(t, "url"),
-                title: text_of(t, "title"),
-            })
-            .collect();
-        let by_title = pages
-            .iter()
-            .find(|p| !p.title.is_empty() && window.starts_with(&p.title));
-        by_title.or(pages.first()).cloned()
+        shown_page(&self.browsers, frame.screen, frame.active_window.as_deref()).await
     }
-}
-
-fn text_of(value: &serde_json::Value, field: &str) -> String {
-    value
-        .get(field)
-        .and_then(|v| v.as_str())
-        .unwrap_or("")
-        .to_string()
 }
 
 /// Where screen point (x, y) falls on a frame, as fractions of its width

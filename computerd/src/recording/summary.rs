@@ -48,6 +48,7 @@ pub fn summary(tool: &str, arguments: &Value, is_error: bool, text: &str) -> Str
             "to_computer" => format!("copy {} → computer {}", s("host_path"), s("computer_path")),
             _ => format!("copy computer {} → {}", s("computer_path"), s("host_path")),
         },
+        "handoff" => format!("handed to a person: {}", s("reason")),
         "start_chrome_devtools" => "start the DevTools bridge".to_string(),
         "stop_chrome_devtools" => "stop the DevTools bridge".to_string(),
         other => other.replace('_', " "),

@@ -8,7 +8,7 @@ mod registry;
 mod session;
 mod watching;
 
-pub use overview::SessionOverview;
+pub use overview::{HeldOverview, SessionOverview};
 pub use reaper::run_reaper;
 pub use registry::{SessionError, Sessions};
 pub use session::{ActivityGuard, RepeatTracker, Session, SessionLimits};

@@ -19,6 +19,18 @@ pub struct SessionOverview {
     pub ended: bool,
     /// Its agent's tool calls are being recorded.
     pub recording: bool,
+    /// A person holds the screen at the agent's request.
+    pub handoff: Option<HeldOverview>,
+}
+
+/// What the viewer shows of a held screen.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct HeldOverview {
+    pub id: String,
+    pub reason: String,
+    pub expected: Option<String>,
+    /// RFC 3339.
+    pub started_at: String,
 }
 
 impl SessionOverview {
@@ -31,6 +43,15 @@ impl SessionOverview {
             viewers: session.viewers.load(Ordering::SeqCst),
             ended,
             recording: session.recorder().is_some(),
+            handoff: session
+                .hold()
+                .filter(|h| h.is_held())
+                .map(|h| HeldOverview {
+                    id: h.id.clone(),
+                    reason: h.reason.clone(),
+                    expected: h.expected.clone(),
+                    started_at: h.started_at.clone(),
+                }),
         }
     }
 }

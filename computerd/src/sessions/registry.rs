@@ -421,6 +421,21 @@ impl Sessions {
         out
     }
 
+    /// The live session on screen `number`, and that screen.
+    pub fn live_on_screen(&self, number: ScreenNumber) -> Option<(Arc<Session>, Arc<Screen>)> {
+        let state = self.state();
+        let open = state.screens.get(&number)?;
+        state
+            .live
+            .contains_key(&open.session.id)
+            .then(|| (Arc::clone(&open.session), Arc::clone(&open.screen)))
+    }
+
+    /// Every screen's browser.
+    pub fn browsers(&self) -> &Arc<crate::browser::Browsers> {
+        &self.paths.browsers
+    }
+
     /// The live session whose screen is X display `:display`, and that
     /// screen: the launcher's callers name their screen by `DISPLAY`.
     pub fn screen_on_display(&self, display: u32) -> Option<(Arc<Session>, Arc<Screen>)> {

@@ -1,6 +1,7 @@
 //! One live session.
 
 use crate::config::ScreenSize;
+use crate::handoff::Hold;
 use crate::memory::OomWatermark;
 use crate::recording::Recorder;
 use crate::screens::Screen;
@@ -62,6 +63,9 @@ pub struct Session {
     pub oom: OomWatermark,
     /// The open recording of this session's tool calls, if any.
     recorder: Mutex<Option<Arc<Recorder>>>,
+    /// A person's hold on the screen, held or ended and not yet read by
+    /// the agent's wait.
+    hold: Mutex<Option<Arc<Hold>>>,
 }
 
 impl Session {
@@ -92,7 +96,32 @@ impl Session {
             text_views: Mutex::new(TextViews::default()),
             oom: OomWatermark::starting_now(crate::memory::container()),
             recorder: Mutex::new(None),
+            hold: Mutex::new(None),
         }
+    }
+
+    /// The session's hold, held or ended but not yet read.
+    pub fn hold(&self) -> Option<Arc<Hold>> {
+        self.hold_slot().clone()
+    }
+
+    /// The hold slot, locked: a request checks and fills it in one step.
+    pub fn hold_slot(&self) -> std::sync::MutexGuard<'_, Option<Arc<Hold>>> {
+        self.hold.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Takes `hold` off the session, unless another replaced it.
+    pub fn clear_hold(&self, hold: &Arc<Hold>) {
+        let mut slot = self.hold_slot();
+        if slot.as_ref().is_some_and(|h| Arc::ptr_eq(h, hold)) {
+            *slot = None;
+        }
+    }
+
+    /// Why the agent may not use the screen now, when a person holds it.
+    pub fn held_message(&self) -> Option<String> {
+        let hold = self.hold()?;
+        hold.is_held().then(|| crate::handoff::held_message(&hold))
     }
 
     /// The open recording, if the session records.

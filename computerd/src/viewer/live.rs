@@ -1,6 +1,6 @@
 //! The messages of the live channel, as the page reads them.
 
-use crate::sessions::SessionOverview;
+use crate::sessions::{HeldOverview, SessionOverview};
 use computer_protocol::ScreenNumber;
 use serde::Serialize;
 
@@ -29,6 +29,9 @@ pub struct ListedSession {
     /// Its agent's tool calls are being recorded: the people watching
     /// should know.
     pub recording: bool,
+    /// The agent asked a person to take the screen: its reason (shown as
+    /// text), what the screen should show when done, since when.
+    pub handoff: Option<HeldOverview>,
 }
 
 impl LiveMessage {
@@ -44,6 +47,7 @@ impl LiveMessage {
                     viewers: s.viewers,
                     ended: s.ended,
                     recording: s.recording,
+                    handoff: s.handoff,
                 })
                 .collect(),
         }

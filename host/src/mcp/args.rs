@@ -273,6 +273,39 @@ pub struct StopRecordingArgs {
     pub host_path: Option<String>,
 }
 
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HandoffArgs {
+    /// The id start_computer returned.
+    #[serde(deserialize_with = "session_id")]
+    pub session_id: String,
+    /// What the person should do, 1 to 500 characters (shown to them as plain text).
+    pub reason: String,
+    /// Optional, up to 500 characters: what the screen should show when they are done.
+    #[serde(default)]
+    pub expected: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WaitHandoffArgs {
+    /// The id start_computer returned.
+    #[serde(deserialize_with = "session_id")]
+    pub session_id: String,
+    /// Seconds to wait at most, 1 to 45 (default 30); answers at once when the hold ends.
+    #[serde(default)]
+    pub timeout: Option<u64>,
+    /// Longest side of the screenshot taken once the screen is back, 256 to 7680; defaults as in computer_observe.
+    #[serde(default)]
+    pub max_side: Option<u32>,
+    /// `png` (default) or `jpeg`.
+    #[serde(default)]
+    pub format: Option<ImageFormat>,
+    /// JPEG quality 1 to 100 (default 80); jpeg only.
+    #[serde(default)]
+    pub quality: Option<u8>,
+}
+
 /// A session id as computerd makes them: a UUID in its hyphenated form.
 /// Checked before any request, because the id becomes part of a URL path
 /// where `../` or `?` would reach other routes.

@@ -5,6 +5,7 @@
 pub mod args;
 pub mod bounds;
 pub mod error;
+pub mod progress;
 pub mod result;
 pub mod server;
 pub mod tools;

@@ -25,13 +25,16 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// The order `tools/list` gives: how an agent meets them.
-const ORDER: [&str; 17] = [
+const ORDER: [&str; 20] = [
     "start_computer",
     "end_session",
     "computer_observe",
     "computer_act",
     "open_path",
     "launch_app",
+    "request_handoff",
+    "wait_handoff",
+    "cancel_handoff",
     "start_chrome_devtools",
     "stop_chrome_devtools",
     "shell",
@@ -45,8 +48,17 @@ const ORDER: [&str; 17] = [
     "stop_recording",
 ];
 
-/// Tools that are not steps of a recording: they start, stop or end it.
-const NOT_RECORDED: [&str; 3] = ["start_recording", "stop_recording", "end_session"];
+/// Tools that are not steps of a recording: they start, stop or end it;
+/// a handoff is one step of its own, kept when it ends (see
+/// `tools::handoff`).
+const NOT_RECORDED: [&str; 6] = [
+    "start_recording",
+    "stop_recording",
+    "end_session",
+    "request_handoff",
+    "wait_handoff",
+    "cancel_handoff",
+];
 
 #[derive(Clone)]
 pub struct ComputerUseServer {
@@ -129,6 +141,7 @@ impl ComputerUseServer {
             + Self::file_tools()
             + Self::transfer_tools()
             + Self::recording_tools()
+            + Self::handoff_tools()
     }
 
     /// Calls route `E` of session `id` and reads its answer, every failure

@@ -4,6 +4,7 @@ import { readAddress, showScreen } from './address.js';
 import { followSessions } from './live.js';
 import { Sidebar } from './sidebar.js';
 import { ScreenView } from './screen.js';
+import { HandoffPanel } from './handoff.js';
 
 const $ = (id) => document.getElementById(id);
 const status = $('list-status');
@@ -27,9 +28,29 @@ const view = new ScreenView(
   key,
 );
 const sidebar = new Sidebar($('sessions'), open);
+const handoff = new HandoffPanel(
+  {
+    panel: $('handoff'),
+    reason: $('handoff-reason'),
+    expected: $('handoff-expected'),
+    expectedText: $('handoff-expected-text'),
+    timer: $('handoff-timer'),
+    note: $('handoff-note'),
+    take: $('handoff-take'),
+    handBack: $('handoff-back'),
+    status: $('handoff-status'),
+  },
+  key,
+  view,
+);
+
+// The last list, so a screen opened later finds its session at once.
+let sessions = [];
 
 function open(number) {
   view.connect(number);
+  view.update(sessions);
+  handoff.update(view.session);
   sidebar.select(number);
   showScreen(number);
 }
@@ -46,8 +67,10 @@ if (!key) {
     onStatus: setStatus,
     onMessage(message) {
       if (message.type === 'sessions') {
+        sessions = message.sessions;
         sidebar.render(message.sessions);
         view.update(message.sessions);
+        handoff.update(view.session);
       } else if (message.type === 'focus') {
         open(message.screen);
         sidebar.highlight(message.screen);

@@ -49,6 +49,13 @@ export class Sidebar {
     const title = document.createElement('span');
     title.className = 'title';
     title.textContent = session.title;
+    if (session.handoff) {
+      const mark = document.createElement('span');
+      mark.className = 'held';
+      mark.title = 'The agent asks you to take over this screen';
+      mark.textContent = 'needs you';
+      title.append(' ', mark);
+    }
     if (session.recording) {
       const mark = document.createElement('span');
       mark.className = 'recording';

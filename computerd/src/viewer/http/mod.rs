@@ -6,10 +6,13 @@
 //!   and focus requests;
 //! - `GET /api/screen/<n>?key=K` (WebSocket): binary frames to and from
 //!   screen `n`'s Xvnc;
+//! - `POST /api/handoff/<n>?key=K`: the person's Take control and Hand
+//!   back for a held screen (our `Origin` required too);
 //! - anything else: a file of the page or of noVNC.
 
 mod error;
 mod files;
+mod handoff;
 mod host;
 mod live;
 mod screen;
@@ -41,6 +44,7 @@ pub fn router(app: ViewerState) -> Router {
         .route("/api/sessions", get(live::snapshot))
         .route("/api/live", get(live::channel))
         .route("/api/screen/{number}", get(screen::bridge))
+        .route("/api/handoff/{number}", axum::routing::post(handoff::act))
         .fallback_service(files::service(&app.dir))
         .layer(axum::middleware::map_response(files::protect))
         .layer(axum::middleware::from_fn_with_state(

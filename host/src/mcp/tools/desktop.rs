@@ -3,6 +3,7 @@
 use super::ToolResult;
 use crate::mcp::args::{ActArgs, Args, LaunchAppArgs, ObserveArgs, OpenPathArgs};
 use crate::mcp::bounds::{bound_observation, bound_outcome, cut_text, NOTE_MAX_CHARS};
+use crate::mcp::progress::reporting;
 use crate::mcp::result::{structured, with_image};
 use crate::mcp::{ComputerUseServer, ToolError};
 use crate::settings::{process_env, FrameDefaults};
@@ -16,6 +17,8 @@ use computer_protocol::{
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
+use rmcp::service::RequestContext;
+use rmcp::RoleServer;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -25,7 +28,7 @@ use std::time::Duration;
 const OBSERVE_DEADLINE: Duration = Duration::from_secs(30);
 const NOTHING_RUNS: &str = "nothing keeps running; observe again";
 /// What the acting tools ask of an observation: a screenshot, no text view.
-const IMAGE_ONLY: TextViewOptions = TextViewOptions {
+pub(crate) const IMAGE_ONLY: TextViewOptions = TextViewOptions {
     view: View::Image,
     window: None,
     max_nodes: None,
@@ -139,7 +142,7 @@ pub fn observation_result<P: Serialize>(
 
 /// The frame an agent asked for; without `max_side` the host's defaults
 /// bound both its longest side and its pixel count.
-fn frame_options(
+pub(crate) fn frame_options(
     max_side: Option<u32>,
     format: Option<ImageFormat>,
     quality: Option<u8>,
@@ -219,7 +222,11 @@ impl ComputerUseServer {
             open_world_hint = true
         )
     )]
-    async fn computer_act(&self, Parameters(args): Parameters<Args<ActArgs>>) -> ToolResult {
+    async fn computer_act(
+        &self,
+        Parameters(args): Parameters<Args<ActArgs>>,
+        context: RequestContext<RoleServer>,
+    ) -> ToolResult {
         let a = args.read()?;
         let settling = Settling::resolve(a.settle, a.settle_ms, a.quiet_ms, SETTLE_DEFAULT_MS);
         let req = ActRequest {
@@ -243,14 +250,13 @@ impl ComputerUseServer {
             })
             .sum();
         let deadline = OBSERVE_DEADLINE + Duration::from_millis(waits + req.settle_ms);
-        let r = self
-            .session_call::<endpoints::Act>(
-                &a.session_id,
-                &req,
-                deadline,
-                "some actions may have run; observe the screen to see where things stand",
-            )
-            .await?;
+        let acting = self.session_call::<endpoints::Act>(
+            &a.session_id,
+            &req,
+            deadline,
+            "some actions may have run; observe the screen to see where things stand",
+        );
+        let r = reporting(&context, "computer_act still running", acting).await?;
         self.agent().announce_screen(&a.session_id);
         act_result(r)
     }

@@ -2,6 +2,7 @@
 
 use super::ToolResult;
 use crate::mcp::args::{Args, ShellArgs};
+use crate::mcp::progress::reporting;
 use crate::mcp::result::structured;
 use crate::mcp::ComputerUseServer;
 use crate::settings::{format_size, MEMORY};
@@ -9,6 +10,8 @@ use computer_protocol::endpoints::Shell;
 use computer_protocol::{SessionId, ShellRequest, ShellResult};
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
+use rmcp::service::RequestContext;
+use rmcp::RoleServer;
 use rmcp::{tool, tool_router};
 use std::time::Duration;
 
@@ -22,7 +25,7 @@ impl ComputerUseServer {
         name = "shell",
         output_schema = schema_for_output::<ShellResult>(),
         title = "Run a shell command",
-        description = "Run a command with `bash -lc` as the user `computer` in the session's working folder, with no input; DISPLAY points at the session's screen once it has one. Returns exit_code, duration_ms, timed_out, stdout and stderr (each keeps its first and last 15000 bytes). A non-zero exit is a normal result. The call returns when the command exits: start long jobs in the background with output redirected, e.g. `setsid nohup server >log 2>&1 &`. On timeout the command and everything it started are killed.",
+        description = "Run a command with `bash -lc` as the user `computer` in the session's working folder, with no input; DISPLAY points at the session's screen once it has one. It runs while a person holds the screen after request_handoff (it does not touch the screen; do not use it to drive the screen meanwhile). Sends progress notifications every 5 s while a command runs longer than that, when the request has a progress token. Returns exit_code, duration_ms, timed_out, stdout and stderr (each keeps its first and last 15000 bytes). A non-zero exit is a normal result. The call returns when the command exits: start long jobs in the background with output redirected, e.g. `setsid nohup server >log 2>&1 &`. On timeout the command and everything it started are killed.",
         annotations(
             title = "Run a shell command",
             read_only_hint = false,
@@ -31,7 +34,11 @@ impl ComputerUseServer {
             open_world_hint = true
         )
     )]
-    async fn shell(&self, Parameters(args): Parameters<Args<ShellArgs>>) -> ToolResult {
+    async fn shell(
+        &self,
+        Parameters(args): Parameters<Args<ShellArgs>>,
+        context: RequestContext<RoleServer>,
+    ) -> ToolResult {
         let a = args.read()?;
         let conn = self.reach(&a.session_id).await?;
         let default_max = conn.shell_timeout_max;
@@ -47,15 +54,14 @@ impl ComputerUseServer {
             command: a.command,
             timeout: a.timeout,
         };
-        let ran = conn
-            .client
-            .send::<Shell>(
-                &SessionId(a.session_id.clone()),
-                &req,
-                timeout + MARGIN,
-                "the command may still be running inside the computer; check with `ps` through shell",
-            )
-            .await;
+        let session = SessionId(a.session_id.clone());
+        let running = conn.client.send::<Shell>(
+            &session,
+            &req,
+            timeout + MARGIN,
+            "the command may still be running inside the computer; check with `ps` through shell",
+        );
+        let ran = reporting(&context, "shell still running", running).await;
         let r = self.answer(&a.session_id, ran).await?;
         let status = match (r.timed_out, r.exit_code) {
             (true, _) if r.survivors > 0 => format!(

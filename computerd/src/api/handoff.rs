@@ -1,0 +1,130 @@
+//! Routes for handoffs: the agent asks a person to take its screen, waits
+//! for them to hand it back, or takes it back itself. Handing back is the
+//! viewer's (`viewer::http::handoff`), never the agent's.
+
+use super::error::ApiError;
+use super::json::ApiJson;
+use super::AppState;
+use crate::handoff::{screen_facts, HandoffError, Hold};
+use crate::sessions::Session;
+use axum::extract::{Path, State};
+use axum::Json;
+use computer_protocol::endpoints::NoBody;
+use computer_protocol::handoff::{
+    check_request, HandoffRequest, HandoffStarted, HandoffState, HandoffStatus, HandoffWaitRequest,
+    WAIT_MAX_SECS,
+};
+use computer_protocol::SessionId;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The screen refuses the agent while a person holds it.
+pub fn refuse_held(session: &Session) -> Result<(), ApiError> {
+    match session.held_message() {
+        Some(message) => Err(ApiError::new(
+            computer_protocol::ErrorCode::Conflict,
+            message,
+        )),
+        None => Ok(()),
+    }
+}
+
+pub async fn request(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(req): ApiJson<HandoffRequest>,
+) -> Result<Json<HandoffStarted>, ApiError> {
+    check_request(&req.reason, req.expected.as_deref()).map_err(ApiError::invalid)?;
+    if req.expire_secs == 0 {
+        return Err(ApiError::invalid(
+            "`expire_secs` is 0: a hold needs at least 1 second",
+        ));
+    }
+    let session = app.sessions.get(&SessionId(id))?;
+    if let Some(hold) = session.hold().filter(|h| h.is_held()) {
+        return Err(HandoffError::AlreadyHeld {
+            id: hold.id.clone(),
+            screen: hold.screen,
+            reason: hold.reason.clone(),
+        }
+        .into());
+    }
+    let screen = app.sessions.screen_of(&session).await?;
+    let before = screen_facts(&screen, app.sessions.browsers()).await;
+    let hold = Arc::new(Hold::new(
+        screen.number,
+        req.reason.trim().to_string(),
+        req.expected
+            .map(|e| e.trim().to_string())
+            .filter(|e| !e.is_empty()),
+        Duration::from_secs(req.expire_secs),
+        before,
+    ));
+    {
+        let mut slot = session.hold_slot();
+        if let Some(other) = slot.as_ref().filter(|h| h.is_held()) {
+            return Err(HandoffError::AlreadyHeld {
+                id: other.id.clone(),
+                screen: other.screen,
+                reason: other.reason.clone(),
+            }
+            .into());
+        }
+        *slot = Some(Arc::clone(&hold));
+    }
+    tracing::info!(session = %session.id, handoff = %hold.id, screen = %screen.number, "screen handed to a person");
+    tokio::spawn(expire(app.clone(), Arc::clone(&hold), Arc::clone(&screen)));
+    app.sessions.touch_overview();
+    Ok(Json(HandoffStarted {
+        handoff_id: hold.id.clone(),
+        screen: screen.number,
+        started_at: hold.started_at.clone(),
+    }))
+}
+
+/// Ends a hold nobody returned once its time is up.
+async fn expire(app: AppState, hold: Arc<Hold>, screen: Arc<crate::screens::Screen>) {
+    tokio::time::sleep_until(hold.expires.into()).await;
+    if !hold.is_held() {
+        return;
+    }
+    let after = screen_facts(&screen, app.sessions.browsers()).await;
+    if hold.end(HandoffState::Expired, None, Some(&after)) {
+        tracing::info!(handoff = %hold.id, "hold expired");
+        app.sessions.touch_overview();
+    }
+}
+
+pub async fn wait(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(req): ApiJson<HandoffWaitRequest>,
+) -> Result<Json<HandoffStatus>, ApiError> {
+    let session = app.sessions.get(&SessionId(id))?;
+    let hold = session.hold().ok_or(HandoffError::NoHold)?;
+    let limit = Duration::from_millis(req.wait_ms.min(WAIT_MAX_SECS * 1000));
+    let status = hold.wait(limit).await;
+    if status.state != HandoffState::Held {
+        // An ended hold is told once; the screen is the agent's again.
+        session.clear_hold(&hold);
+    }
+    Ok(Json(status))
+}
+
+pub async fn cancel(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+    ApiJson(_): ApiJson<NoBody>,
+) -> Result<Json<HandoffStatus>, ApiError> {
+    let session = app.sessions.get(&SessionId(id))?;
+    let hold = session.hold().ok_or(HandoffError::NoHold)?;
+    if hold.is_held() {
+        let screen = app.sessions.screen_of(&session).await?;
+        let after = screen_facts(&screen, app.sessions.browsers()).await;
+        hold.end(HandoffState::Cancelled, None, Some(&after));
+        tracing::info!(handoff = %hold.id, "hold cancelled by the agent");
+    }
+    session.clear_hold(&hold);
+    app.sessions.touch_overview();
+    Ok(Json(hold.status()))
+}

@@ -1,0 +1,80 @@
+//! `POST /api/handoff/<n>?key=K`: the person's Take control and Hand back
+//! for held screen `n`. Like the WebSockets it needs our page as its
+//! `Origin` and the key, so neither a page inside the computer (no key) nor
+//! another site in the person's browser (wrong origin) can end a hold: only
+//! the person, in the viewer.
+
+use super::live::{origin, KeyQuery};
+use super::ViewerState;
+use crate::handoff::{check_note, screen_facts};
+use crate::viewer::ViewerError;
+use axum::extract::{ConnectInfo, Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use computer_protocol::handoff::{HandoffState, ViewerHandoffAction};
+use computer_protocol::limits::SCREENS_MAX;
+use computer_protocol::ScreenNumber;
+use std::net::SocketAddr;
+
+pub async fn act(
+    State(app): State<ViewerState>,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    Path(number): Path<String>,
+    Query(query): Query<KeyQuery>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Result<Response, ViewerError> {
+    app.guard
+        .check_socket(client.ip(), origin(&headers), query.key.as_deref())?;
+    let screen = number
+        .parse::<u8>()
+        .ok()
+        .filter(|n| (1..=SCREENS_MAX).contains(n))
+        .map(ScreenNumber)
+        .ok_or(ViewerError::BadScreen(number))?;
+    let action: ViewerHandoffAction = match serde_json::from_slice(&body) {
+        Ok(action) => action,
+        Err(e) => {
+            return Ok(plain(
+                StatusCode::BAD_REQUEST,
+                format!("not a handoff action: {e}"),
+            ))
+        }
+    };
+    let (session, open) = app
+        .sessions
+        .live_on_screen(screen)
+        .ok_or(ViewerError::NoScreen(screen))?;
+    let Some(hold) = session.hold().filter(|h| h.is_held()) else {
+        return Ok(plain(
+            StatusCode::CONFLICT,
+            format!("screen {screen} is not held: its agent did not ask for it, or it was handed back already"),
+        ));
+    };
+    match action {
+        ViewerHandoffAction::Take => {
+            hold.take();
+            tracing::info!(handoff = %hold.id, "a person took control");
+        }
+        ViewerHandoffAction::Return { note } => {
+            let note = match check_note(note) {
+                Ok(note) => note,
+                Err(e) => return Ok(plain(StatusCode::BAD_REQUEST, e.to_string())),
+            };
+            let after = screen_facts(&open, app.sessions.browsers()).await;
+            hold.end(HandoffState::Returned, note, Some(&after));
+            tracing::info!(handoff = %hold.id, "a person handed the screen back");
+        }
+    }
+    app.sessions.touch_overview();
+    Ok(plain(StatusCode::OK, "ok".to_string()))
+}
+
+fn plain(status: StatusCode, text: String) -> Response {
+    (
+        status,
+        [("content-type", "text/plain; charset=utf-8")],
+        text,
+    )
+        .into_response()
+}
