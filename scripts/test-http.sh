@@ -9,11 +9,42 @@
 # faults_dockerd.rs, which restarts the Docker engine and tests no transport;
 # release_build.rs, which checks the release binary's stdio start.
 #
-# Usage: scripts/test-http.sh [cargo test options] [-- test harness options]
+# The binaries are the workspace pass's own: `cargo test --workspace
+# --no-run` builds nothing new after it and names them. Asking cargo for
+# just these tests (`--test=...`) would leave the other packages'
+# dev-dependencies out of feature unification and recompile every crate.
+# Each binary runs from its package's folder, as `cargo test` runs it; all
+# run, and the script fails if any failed.
+#
+# Usage: scripts/test-http.sh [-- test harness options]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$(pwd)
 
 mcp_tests=(mcp_session mcp_open mcp_transfer mcp_browser mcp_devtools mcp_textview mcp_evidence mcp_handoff faults docker_hardening)
-# `--workspace`, not `-p computer-use-mcp`: the same features as the workspace
-# pass, so nothing is compiled again.
-COMPUTER_USE_TEST_TRANSPORT=http exec cargo test --workspace "${mcp_tests[@]/#/--test=}" "$@"
+
+[ "${1:-}" = "--" ] && shift
+
+listing=$(cargo test --workspace --no-run 2>&1) || {
+    printf '%s\n' "$listing" >&2
+    exit 1
+}
+failed=()
+for name in "${mcp_tests[@]}"; do
+    exe=$(printf '%s\n' "$listing" \
+        | sed -n "s|^ *Executable tests/$name\.rs (\(.*\))\$|\1|p" | head -n 1)
+    if [ -z "$exe" ]; then
+        echo "test-http: cargo built no test binary named $name" >&2
+        exit 1
+    fi
+    case "$exe" in /*) ;; *) exe="$root/$exe" ;; esac
+    echo "test-http: $name over HTTP ($exe)"
+    if ! (cd host && COMPUTER_USE_TEST_TRANSPORT=http "$exe" "$@"); then
+        failed+=("$name")
+    fi
+done
+if [ "${#failed[@]}" -gt 0 ]; then
+    echo "test-http: failed over HTTP: ${failed[*]}" >&2
+    exit 1
+fi
+echo "test-http: all ${#mcp_tests[@]} test binaries passed over HTTP"
