@@ -5,6 +5,7 @@
 //! the person, in the viewer.
 
 use super::live::{origin, KeyQuery};
+use super::screen::parse_screen;
 use super::ViewerState;
 use crate::handoff::{check_note, screen_facts};
 use crate::viewer::ViewerError;
@@ -12,8 +13,6 @@ use axum::extract::{ConnectInfo, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use computer_protocol::handoff::{HandoffState, ViewerHandoffAction};
-use computer_protocol::limits::SCREENS_MAX;
-use computer_protocol::ScreenNumber;
 use std::net::SocketAddr;
 
 pub async fn act(
@@ -26,12 +25,7 @@ pub async fn act(
 ) -> Result<Response, ViewerError> {
     app.guard
         .check_socket(client.ip(), origin(&headers), query.key.as_deref())?;
-    let screen = number
-        .parse::<u8>()
-        .ok()
-        .filter(|n| (1..=SCREENS_MAX).contains(n))
-        .map(ScreenNumber)
-        .ok_or(ViewerError::BadScreen(number))?;
+    let screen = parse_screen(number)?;
     let action: ViewerHandoffAction = match serde_json::from_slice(&body) {
         Ok(action) => action,
         Err(e) => {

@@ -33,12 +33,7 @@ pub async fn bridge(
 ) -> Result<Response, ViewerError> {
     app.guard
         .check_socket(client.ip(), origin(&headers), query.key.as_deref())?;
-    let screen = number
-        .parse::<u8>()
-        .ok()
-        .filter(|n| (1..=SCREENS_MAX).contains(n))
-        .map(ScreenNumber)
-        .ok_or(ViewerError::BadScreen(number))?;
+    let screen = parse_screen(number)?;
     let watching = app
         .sessions
         .watch_screen(screen)
@@ -48,6 +43,16 @@ pub async fn bridge(
     Ok(upgrade
         .protocols(["binary"])
         .on_upgrade(move |socket| pipe(socket, xvnc, watching)))
+}
+
+/// Screen `<n>` of a viewer path: a number from 1 to 16.
+pub fn parse_screen(number: String) -> Result<ScreenNumber, ViewerError> {
+    number
+        .parse::<u8>()
+        .ok()
+        .filter(|n| (1..=SCREENS_MAX).contains(n))
+        .map(ScreenNumber)
+        .ok_or(ViewerError::BadScreen(number))
 }
 
 /// Copies both ways until either side closes. `_watching` counts the viewer
