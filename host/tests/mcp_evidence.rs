@@ -10,21 +10,10 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 use support::docker::TestComputer;
-use support::mcp::{call, connect, host_command, is_error, ok, start_session, text, Client};
+use support::mcp::{call, connect, host_command, is_error, ok, refused, start_session, text};
 
 /// Typed with `secret: true`: it must be in no file of the package.
 const SECRET: &str = "Tr0ub4dor-and-3-horses";
-
-/// The error text of a call that must fail.
-async fn refused(client: &Client, tool: &str, args: Value) -> String {
-    let result = call(client, tool, args.clone()).await;
-    assert!(
-        is_error(&result),
-        "{tool} {args} should fail: {}",
-        text(&result)
-    );
-    text(&result)
-}
 
 /// Every file beneath `dir`, as (relative path, bytes).
 fn files_of(dir: &Path) -> Vec<(String, Vec<u8>)> {

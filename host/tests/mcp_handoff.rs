@@ -15,23 +15,12 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use support::docker::TestComputer;
 use support::mcp::{
-    call, connect, connect_with, host_command, is_error, ok, shell_ok, start_session, text, Client,
+    connect, connect_with, host_command, ok, refused, shell_ok, start_session, text,
 };
 
 const REASON: &str = "Sign in as <b>admin</b> & accept the terms";
 const EXPECTED: &str = "a page titled Signed in";
 const NOTE: &str = "Signed in; the 2FA code came by SMS.";
-
-/// The error text of a call that must fail.
-async fn refused(client: &Client, tool: &str, args: Value) -> String {
-    let result = call(client, tool, args.clone()).await;
-    assert!(
-        is_error(&result),
-        "{tool} {args} should fail: {}",
-        text(&result)
-    );
-    text(&result)
-}
 
 /// Runs the person's side in Chromium; fails with its output.
 fn person_hands_back(viewer_url: &str) {

@@ -12,9 +12,7 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 use support::docker::{exists, inspect, TestComputer};
-use support::mcp::{
-    call, host_command, is_error, ok, shell_ok, start_session, text, Client, HttpHost,
-};
+use support::mcp::{host_command, ok, refused, shell_ok, start_session, Client, HttpHost};
 
 const ALICE: &str = "alice-token-0123456789abcdef0123456789";
 const BOB: &str = "bob-token-0123456789abcdef0123456789abcd";
@@ -24,17 +22,6 @@ fn transfer(sid: &str, direction: &str, host_path: &str, computer_path: &str) ->
         "session_id": sid, "direction": direction,
         "host_path": host_path, "computer_path": computer_path
     })
-}
-
-/// The error text of a call that must fail.
-async fn refused(client: &Client, tool: &str, args: Value) -> String {
-    let result = call(client, tool, args.clone()).await;
-    assert!(
-        is_error(&result),
-        "{tool} {args} should be refused: {}",
-        text(&result)
-    );
-    text(&result)
 }
 
 /// Whether `path` exists inside the session's computer.

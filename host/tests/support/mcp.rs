@@ -96,6 +96,17 @@ pub async fn call(client: &Client, tool: &str, args: Value) -> CallToolResult {
     result
 }
 
+/// The error text of a call that must fail.
+pub async fn refused(client: &Client, tool: &str, args: Value) -> String {
+    let result = call(client, tool, args.clone()).await;
+    assert!(
+        is_error(&result),
+        "{tool} {args} should be refused: {}",
+        text(&result)
+    );
+    text(&result)
+}
+
 /// The text content of a result, joined.
 pub fn text(result: &CallToolResult) -> String {
     result
