@@ -27,3 +27,22 @@ pub fn default_image() -> String {
         format!("{RELEASE_REPOSITORY}:{}", binary_version())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::docker::image::compare_versions;
+    use std::cmp::Ordering;
+
+    /// The crate registry holds `computer-use-mcp` 0.3.2 from before this
+    /// repository: any version at or below it would never be installed.
+    #[test]
+    fn the_version_is_above_the_one_already_on_the_registry() {
+        assert_eq!(
+            compare_versions(binary_version(), "0.3.2"),
+            Some(Ordering::Greater),
+            "the workspace version {} must stay above 0.3.2",
+            binary_version()
+        );
+    }
+}
