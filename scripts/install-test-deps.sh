@@ -35,3 +35,16 @@ if ! command -v vncdo >/dev/null; then
   if command -v pyenv >/dev/null; then pyenv rehash; fi
   command -v vncdo >/dev/null || { echo "vncdo is not on PATH after installing vncdotool" >&2; exit 1; }
 fi
+
+# The official MCP Python SDK (pinned), for the test that a Python client
+# closes its HTTP session cleanly. It goes in a folder of its own, found by
+# the test through PYTHONPATH, so it can neither break nor be broken by the
+# system's Python packages.
+mcp_python_version=2.3.0
+mcp_python_dir="$HOME/.local/share/computer-use-mcp-tests/mcp-python-sdk"
+if [ ! -f "$mcp_python_dir/mcp-$mcp_python_version.dist-info/METADATA" ]; then
+  echo "installing: mcp==$mcp_python_version (Python) into $mcp_python_dir"
+  rm -rf "$mcp_python_dir"
+  PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet --root-user-action=ignore \
+    --target "$mcp_python_dir" "mcp==$mcp_python_version"
+fi

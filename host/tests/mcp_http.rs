@@ -276,3 +276,53 @@ async fn a_client_without_an_mcp_session_keeps_its_computer_session_across_reque
     wait_session_gone(&computer, &sid, Duration::from_secs(10)).await;
     drop(host);
 }
+
+/// Where `scripts/install-test-deps.sh` puts the official MCP Python SDK
+/// (pinned), beside the system's packages rather than among them.
+fn python_sdk_dir() -> std::path::PathBuf {
+    let home = std::env::var("HOME").expect("HOME is set");
+    let dir =
+        std::path::PathBuf::from(home).join(".local/share/computer-use-mcp-tests/mcp-python-sdk");
+    assert!(
+        dir.join("mcp").is_dir(),
+        "the MCP Python SDK is missing from {}: run `bash scripts/install-test-deps.sh`",
+        dir.display()
+    );
+    dir
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_python_sdk_closes_its_session_without_a_warning() {
+    let computer = TestComputer::new();
+    let host = HttpHost::start(&computer, &[]).await;
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/close_session.py");
+    let run = tokio::process::Command::new("python3")
+        .arg(script)
+        .args([host.url.as_str(), HTTP_TOKEN])
+        .env("PYTHONPATH", python_sdk_dir())
+        .kill_on_drop(true)
+        .output();
+    let output = tokio::time::timeout(Duration::from_secs(60), run)
+        .await
+        .expect("the Python client finishes within 60 s")
+        .expect("python3 runs (apt-get install python3)");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "the Python client failed: {stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.lines().any(|l| l == "tools 20"),
+        "the Python client lists the 20 tools: {stdout}"
+    );
+    // The SDK sends DELETE on exit and warns unless it gets 200 or 204.
+    assert!(
+        stdout.lines().any(|l| l == "DELETE 204"),
+        "the session is ended with 204: {stdout}"
+    );
+    assert!(
+        !stderr.contains("Session termination failed"),
+        "the SDK warned on exit: {stderr}"
+    );
+}

@@ -175,12 +175,33 @@ struct Served {
 }
 
 async fn dispatch(State(served): State<Arc<Served>>, request: Request) -> Response {
+    let ending_session = request.method() == axum::http::Method::DELETE;
     match served.guard.check(request.headers()) {
-        Ok(tenant) => served.services[tenant]
-            .handle(request)
-            .await
-            .map(axum::body::Body::new),
+        Ok(tenant) => {
+            let response = served.services[tenant]
+                .handle(request)
+                .await
+                .map(axum::body::Body::new);
+            if ending_session {
+                session_ended_response(response)
+            } else {
+                response
+            }
+        }
         Err((status, reason)) => (status, reason).into_response(),
+    }
+}
+
+/// rmcp answers a DELETE that ended the MCP session with 202 Accepted, but
+/// the session is gone by then, and clients (the official Python SDK among
+/// them) expect 200 or 204: with 202 they log a failed termination on every
+/// clean exit. Any other answer (no session, wrong protocol version) is
+/// passed on as it is.
+fn session_ended_response(response: Response) -> Response {
+    if response.status() == axum::http::StatusCode::ACCEPTED {
+        axum::http::StatusCode::NO_CONTENT.into_response()
+    } else {
+        response
     }
 }
 
@@ -226,6 +247,15 @@ mod tests {
             .unwrap_err()
             .contains("not an address"));
         assert!(HttpOptions::parse(&args(&["--allow-remote"])).is_err());
+    }
+
+    #[test]
+    fn an_ended_session_is_204_and_other_answers_pass() {
+        use axum::http::StatusCode;
+        let ended = session_ended_response(StatusCode::ACCEPTED.into_response());
+        assert_eq!(ended.status(), StatusCode::NO_CONTENT);
+        let missing = session_ended_response(StatusCode::NOT_FOUND.into_response());
+        assert_eq!(missing.status(), StatusCode::NOT_FOUND);
     }
 
     #[test]
