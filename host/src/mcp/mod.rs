@@ -7,6 +7,7 @@ pub mod bounds;
 pub mod error;
 pub mod progress;
 pub mod result;
+pub mod schema;
 pub mod server;
 pub mod tools;
 

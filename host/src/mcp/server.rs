@@ -3,6 +3,7 @@
 //! its body), and the guard every call runs under.
 
 use super::error::ToolError;
+use super::schema;
 use crate::agent::Agent;
 use crate::link::Connection;
 use crate::recording::step_of;
@@ -80,9 +81,19 @@ fn catalog() -> &'static Catalog {
         let listed = ORDER
             .iter()
             .filter_map(|name| router.get(name).cloned())
+            .map(published)
             .collect();
         Catalog { router, listed }
     })
+}
+
+/// A tool as clients see it: its schemas made plain (see [`schema`]).
+fn published(mut tool: Tool) -> Tool {
+    tool.input_schema = Arc::new(schema::publish_input(&tool.input_schema));
+    if let Some(output) = &tool.output_schema {
+        tool.output_schema = Some(Arc::new(schema::publish_output(output)));
+    }
+    tool
 }
 
 /// Whose calls a server answers, and so which agent's sessions they reach.

@@ -1,0 +1,174 @@
+//! The JSON Schemas a client is shown, made plain. schemars describes Rust
+//! types: `format: "uint32"` for an integer, `["integer", "null"]` and
+//! `"default": null` for an `Option`. A model pays for every character of
+//! them in each request, and validators such as the TypeScript SDK's warn
+//! about formats JSON Schema does not define. [`publish`] keeps what a client
+//! needs to send a valid call (types, limits, enums, descriptions, required
+//! fields) and drops the rest.
+
+use serde_json::{Map, Value};
+
+/// The `format` values JSON Schema 2020-12 defines; any other is dropped.
+const STANDARD_FORMATS: [&str; 19] = [
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+];
+
+/// An input schema as published: no `$schema` (2020-12 is MCP's
+/// default), no non-standard formats, and an optional field shown as its
+/// type alone, since leaving it out is how a caller says "none".
+pub fn publish_input(schema: &Map<String, Value>) -> Map<String, Value> {
+    publish(schema, Nulls::Drop)
+}
+
+/// An output schema as published: as [`publish_input`], but a field that
+/// may be `null` keeps saying so, because clients check each result's
+/// `structuredContent` against it.
+pub fn publish_output(schema: &Map<String, Value>) -> Map<String, Value> {
+    publish(schema, Nulls::Keep)
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Nulls {
+    Drop,
+    Keep,
+}
+
+fn publish(schema: &Map<String, Value>, nulls: Nulls) -> Map<String, Value> {
+    let mut schema = schema.clone();
+    schema.remove("$schema");
+    let mut value = Value::Object(schema);
+    plain(&mut value, nulls);
+    match value {
+        Value::Object(map) => map,
+        _ => unreachable!("an object stays an object"),
+    }
+}
+
+/// Makes one schema node and everything under it plain.
+fn plain(node: &mut Value, nulls: Nulls) {
+    match node {
+        Value::Object(map) => {
+            if let Some(Value::String(format)) = map.get("format") {
+                if !STANDARD_FORMATS.contains(&format.as_str()) {
+                    map.remove("format");
+                }
+            }
+            if map.get("default") == Some(&Value::Null) {
+                map.remove("default");
+            }
+            if nulls == Nulls::Drop {
+                drop_null_type(map);
+                drop_null_branch(map);
+            }
+            for child in map.values_mut() {
+                plain(child, nulls);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|item| plain(item, nulls)),
+        _ => {}
+    }
+}
+
+/// `"type": ["integer", "null"]` becomes `"type": "integer"`.
+fn drop_null_type(map: &mut Map<String, Value>) {
+    let Some(Value::Array(types)) = map.get_mut("type") else {
+        return;
+    };
+    types.retain(|t| t != "null");
+    if types.len() == 1 {
+        let only = types.remove(0);
+        map.insert("type".into(), only);
+    }
+}
+
+/// `"anyOf": [X, {"type": "null"}]` becomes X's keys beside the node's own
+/// (its description and default stay).
+fn drop_null_branch(map: &mut Map<String, Value>) {
+    let Some(Value::Array(branches)) = map.get("anyOf") else {
+        return;
+    };
+    let is_null = |b: &Value| {
+        b.as_object()
+            .is_some_and(|o| o.len() == 1 && o.get("type") == Some(&Value::String("null".into())))
+    };
+    if branches.len() != 2 || !branches.iter().any(is_null) {
+        return;
+    }
+    let kept = branches.iter().find(|b| !is_null(b)).cloned();
+    map.remove("anyOf");
+    if let Some(Value::Object(kept)) = kept {
+        for (key, value) in kept {
+            map.entry(key).or_insert(value);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn published(schema: Value) -> Value {
+        Value::Object(publish_input(schema.as_object().unwrap()))
+    }
+
+    #[test]
+    fn rust_formats_and_nulls_go_and_limits_stay() {
+        let schema = json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "properties": {
+                "max_side": {"type": ["integer", "null"], "format": "uint32", "minimum": 0, "default": null, "description": "256 to 7680"},
+                "when": {"type": "string", "format": "date-time"},
+                "format": {"anyOf": [{"$ref": "#/$defs/ImageFormat"}, {"type": "null"}], "default": null, "description": "png or jpeg"}
+            },
+            "required": []
+        });
+        assert_eq!(
+            published(schema),
+            json!({
+                "type": "object",
+                "properties": {
+                    "max_side": {"type": "integer", "minimum": 0, "description": "256 to 7680"},
+                    "when": {"type": "string", "format": "date-time"},
+                    "format": {"$ref": "#/$defs/ImageFormat", "description": "png or jpeg"}
+                },
+                "required": []
+            })
+        );
+    }
+
+    #[test]
+    fn outputs_keep_their_nulls_and_lose_rust_formats() {
+        let schema = json!({"properties": {"x": {"type": ["integer", "null"], "format": "int32"}}});
+        let output = Value::Object(publish_output(schema.as_object().unwrap()));
+        assert_eq!(
+            output,
+            json!({"properties": {"x": {"type": ["integer", "null"]}}})
+        );
+    }
+
+    #[test]
+    fn a_real_choice_between_types_is_kept() {
+        let schema = json!({"anyOf": [{"type": "string"}, {"type": "integer"}], "type": ["string", "integer"]});
+        assert_eq!(published(schema.clone()), schema);
+    }
+}
