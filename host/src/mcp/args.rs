@@ -2,7 +2,9 @@
 //! reads, so they state units, limits and defaults. Unknown fields are
 //! refused so that a misspelt option is an error, not silently ignored.
 
+use super::action_shape::{bad_field, ActionShape};
 use super::error::ToolError;
+use computer_protocol::limits::ACTIONS_MAX;
 use computer_protocol::{Action, ImageFormat, Region, Settle, TimeoutArg, TransferDirection, View};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -36,6 +38,7 @@ pub struct ActArgs {
     /// 1 to 24 actions, run in order; the first failure stops the batch.
     /// Coordinates are pixels of this session's screen, origin top-left.
     /// A double click is two click actions.
+    #[schemars(with = "Vec<ActionShape>", length(min = 1, max = ACTIONS_MAX))]
     pub actions: Vec<Action>,
     /// Take a screenshot after the last action (default true).
     #[serde(default = "default_true")]
@@ -332,15 +335,38 @@ pub fn parse<T: DeserializeOwned>(
 }
 
 fn read<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, String> {
-    serde_path_to_error::deserialize(value).map_err(|e| {
+    serde_path_to_error::deserialize(&value).map_err(|e| {
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
         if path == "." || path.is_empty() {
-            format!("invalid arguments: {inner}")
-        } else {
-            format!("`{path}`: {inner}")
+            return format!("invalid arguments: {inner}");
         }
+        // serde stops at the action for a fault inside it (actions are a
+        // tagged enum); read that action field by field to name the field.
+        if let Some(action) = action_at(&value, &path) {
+            if let Some((field, message)) = bad_field(action) {
+                // For a misspelt field the action's own message is better:
+                // it lists only the fields of that action's type.
+                let message = if inner.starts_with("unknown field") {
+                    &inner
+                } else {
+                    &message
+                };
+                return format!("`{path}.{field}`: {message}");
+            }
+        }
+        format!("`{path}`: {inner}")
     })
+}
+
+/// The action a path such as `actions[2]` points at, if it is one.
+fn action_at<'a>(arguments: &'a serde_json::Value, path: &str) -> Option<&'a serde_json::Value> {
+    let index: usize = path
+        .strip_prefix("actions[")?
+        .strip_suffix(']')?
+        .parse()
+        .ok()?;
+    arguments.get("actions")?.get(index)
 }
 
 /// A tool's arguments as rmcp's `Parameters<Args<T>>` hands them over:
@@ -390,10 +416,12 @@ mod tests {
             json!({"session_id": SID, "actions": [{"type": "click", "x": "a", "y": 1}]}),
         ))
         .unwrap_err();
-        assert!(
-            e.starts_with("`actions[0].x`") || e.contains("actions[0]"),
-            "{e}"
-        );
+        assert!(e.starts_with("`actions[0].x`: invalid type"), "{e}");
+        let e = parse::<ActArgs>(args(
+            json!({"session_id": SID, "actions": [{"type": "wait", "ms": 1}, {"type": "key", "keys": "a"}]}),
+        ))
+        .unwrap_err();
+        assert_eq!(e, "`actions[1].keys`: unknown field `keys`, expected `key`");
         let e = parse::<StartComputerArgs>(args(json!({}))).unwrap_err();
         assert!(e.contains("title"), "{e}");
         let e = parse::<ShellArgs>(args(

@@ -2,6 +2,7 @@
 //! results, the one tool error, and one file per tool area under `tools/`
 //! (each declares its tools with `#[tool_router]`).
 
+mod action_shape;
 pub mod args;
 pub mod bounds;
 pub mod error;

@@ -1,0 +1,97 @@
+//! One `computer_act` action as a model is shown it: a flat object whose
+//! `type` says which of the other fields it takes. The protocol's
+//! [`Action`](computer_protocol::Action) is an enum with a variant per type,
+//! which schemars writes as nine objects repeating x, y and ref (5 KB of the
+//! tool list, a third of it); and serde reports a bad field inside a tagged
+//! enum with no field name. [`ActionShape`] fixes both: it is the published
+//! schema, and [`bad_field`] reads a refused action through it to name the
+//! field at fault. Actions themselves are still read as `Action`.
+
+use computer_protocol::limits::{
+    SCROLL_STEPS_DEFAULT, SCROLL_STEPS_MAX, SCROLL_STEPS_MIN, TYPE_TEXT_MAX_CHARS, WAIT_MAX_MS,
+};
+use computer_protocol::{Button, ScrollDirection};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)] // read only to find a bad field
+enum ActionKind {
+    Click,
+    Move,
+    Down,
+    Up,
+    Scroll,
+    Type,
+    Key,
+    Wait,
+    Focus,
+}
+
+/// One action. click: press and release `button` at x,y. move: the pointer to x,y. down / up: press / release `button` (drags), moving to x,y first when given. scroll: `steps` wheel steps toward `direction`, at x,y when given. type: `text`. key: `key`. wait: `ms`. focus: raise the window whose class or title contains `target` (case-insensitive), or start that app when none matches.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code)] // read only to find a bad field
+pub struct ActionShape {
+    #[serde(rename = "type")]
+    kind: ActionKind,
+    /// Screen pixels from the left (or of frame_id's frame).
+    x: Option<i32>,
+    /// Screen pixels from the top.
+    y: Option<i32>,
+    /// A node of the latest text view (`e12`), in place of x,y.
+    #[serde(rename = "ref")]
+    element: Option<String>,
+    /// Default `left`.
+    button: Option<Button>,
+    direction: Option<ScrollDirection>,
+    #[schemars(range(min = SCROLL_STEPS_MIN, max = SCROLL_STEPS_MAX))]
+    /// Default 3.
+    steps: Option<u32>,
+    /// Any Unicode, up to 10000 characters; `\n` presses Return.
+    #[schemars(length(max = TYPE_TEXT_MAX_CHARS))]
+    text: Option<String>,
+    /// With `text`: typed all the same, but recordings, logs and errors show `•••`.
+    secret: Option<bool>,
+    /// A chord such as `enter`, `ctrl+shift+t`, `cmd+a`.
+    key: Option<String>,
+    /// Milliseconds, up to 5000.
+    #[schemars(range(max = WAIT_MAX_MS))]
+    ms: Option<u64>,
+    target: Option<String>,
+}
+
+// The doc comments above state these limits in words for the model.
+const _: () =
+    assert!(SCROLL_STEPS_DEFAULT == 3 && TYPE_TEXT_MAX_CHARS == 10_000 && WAIT_MAX_MS == 5000);
+
+/// Where in one refused action the fault is, as `(field, message)`, when
+/// reading it field by field finds one (`x`: invalid type: string "a",
+/// expected i32). None when the flat reading passes: then the fault is in
+/// how the fields combine, which `Action`'s own message says.
+pub fn bad_field(action: &serde_json::Value) -> Option<(String, String)> {
+    match serde_path_to_error::deserialize::<_, ActionShape>(action) {
+        Ok(_) => None,
+        Err(e) => {
+            let path = e.path().to_string();
+            (path != "." && !path.is_empty()).then(|| (path, e.into_inner().to_string()))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_wrong_field_is_named() {
+        let (field, message) = bad_field(&json!({"type": "click", "x": "a"})).unwrap();
+        assert_eq!(field, "x");
+        assert!(message.contains("expected i32"), "{message}");
+        let (field, _) = bad_field(&json!({"type": "scroll", "direction": "sideways"})).unwrap();
+        assert_eq!(field, "direction");
+        assert!(bad_field(&json!({"type": "click", "x": 1, "y": 2})).is_none());
+    }
+}
