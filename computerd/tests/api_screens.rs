@@ -248,3 +248,85 @@ async fn a_new_screens_first_frame_is_its_drawn_desktop() {
         assert!(status.is_success(), "end session {attempt}: {status} {v}");
     }
 }
+
+/// A `fluxbox` that exits at once without drawing anything.
+fn fluxbox_that_exits(dir: &std::path::Path) -> String {
+    let script = dir.join("fluxbox");
+    std::fs::write(&script, "#!/bin/sh\nexit 3\n").expect("script");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+/// No black frame in place of a desktop: when the window manager dies
+/// before drawing, the first observe says so, at once, with the fix.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_screen_whose_window_manager_dies_before_drawing_says_so() {
+    let bin = tempfile::tempdir().expect("temp dir");
+    let d = Daemon::start_with(DaemonOptions {
+        env: vec![("PATH", fluxbox_that_exits(bin.path()))],
+    })
+    .await;
+    let sid = d.create_session("no desktop").await;
+    let started = Instant::now();
+    let (status, v) = observe(&d, &sid).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{v}");
+    let message = v["message"].as_str().expect("message");
+    for part in [
+        "desktop cannot be drawn",
+        "Fluxbox exited",
+        "exit status: 3",
+        "end_session",
+    ] {
+        assert!(message.contains(part), "{part:?} in {message}");
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the error came only after {:?}, not as soon as Fluxbox exited",
+        started.elapsed()
+    );
+}
+
+/// A `fluxbox` that runs but never draws.
+fn fluxbox_that_never_draws(dir: &std::path::Path) -> String {
+    let script = dir.join("fluxbox");
+    std::fs::write(&script, "#!/bin/sh\nexec sleep 600\n").expect("script");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+/// The wait for the desktop has a deadline, and its error names what is
+/// missing, the time waited and what to do.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_desktop_never_drawn_fails_the_first_observe_after_its_deadline() {
+    let bin = tempfile::tempdir().expect("temp dir");
+    let d = Daemon::start_with(DaemonOptions {
+        env: vec![("PATH", fluxbox_that_never_draws(bin.path()))],
+    })
+    .await;
+    let sid = d.create_session("undrawn").await;
+    let started = Instant::now();
+    let (status, v) = observe(&d, &sid).await;
+    let took = started.elapsed();
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{v}");
+    let message = v["message"].as_str().expect("message");
+    for part in [
+        "desktop was not drawn within 10s: Fluxbox did not take the screen",
+        "`_NET_SUPPORTING_WM_CHECK`",
+        "observe again",
+        "end_session",
+    ] {
+        assert!(message.contains(part), "{part:?} in {message}");
+    }
+    assert!(
+        (Duration::from_secs(10)..Duration::from_secs(20)).contains(&took),
+        "the error came after {took:?}"
+    );
+}

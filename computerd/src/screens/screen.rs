@@ -56,7 +56,7 @@ pub enum ScreenError {
         last: String,
         output: String,
     },
-    #[error("screen {screen}'s desktop was not drawn within {waited:?}: {missing}; observe again to give it more time, or end this session (end_session) and start a new one")]
+    #[error("screen {screen}'s desktop was not drawn within {}: {missing}; observe again to give it more time, or end this session (end_session) and start a new one", computer_protocol::duration::format_duration(*waited))]
     NotDrawn {
         screen: ScreenNumber,
         waited: Duration,
