@@ -289,6 +289,30 @@ async fn the_fourth_identical_batch_that_changes_nothing_is_refused() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn identical_batches_of_only_waits_are_never_refused() {
+    let d = Daemon::start().await;
+    let sid = d.create_session("waits").await;
+    wait_until("the screen to settle", Duration::from_secs(10), || async {
+        (observe(&d, &sid).await["unchanged"] == true).then_some(())
+    })
+    .await;
+    // An agent waiting for a slow job sends the same pause again and again
+    // on a still screen; the rule against input that does nothing must not
+    // refuse it, at the fourth or any later batch.
+    let batch = json!({"actions": [{"type": "wait", "ms": 20}], "settle_ms": 50});
+    for n in 1..=6 {
+        let (status, v) = act(&d, &sid, batch.clone()).await;
+        assert_eq!(status, StatusCode::OK, "wait batch {n}: {}", brief(&v));
+        assert_eq!(
+            v["outcomes"][0]["ok"],
+            true,
+            "wait batch {n}: {}",
+            brief(&v)
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn sixteen_screens_then_a_clear_error_and_numbers_are_reused() {
     let d = Daemon::start().await;
     let mut ids = Vec::new();

@@ -9,7 +9,7 @@ use serde_json::json;
 use std::net::TcpListener;
 use std::os::unix::fs::PermissionsExt;
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// How long the daemon may take to settle its screens after a request.
 const SETTLE: Duration = Duration::from_secs(20);
@@ -140,12 +140,23 @@ async fn an_observe_cut_short_leaves_no_orphan_xvnc() {
 }
 
 /// A `fluxbox` that takes 2 s to exit on SIGTERM, so that closing a
-/// screen is slow enough to be cut short.
+/// screen is slow enough to be cut short. It runs the real Fluxbox, which
+/// draws the desktop a screen waits for before it is handed out.
 fn slow_fluxbox(dir: &std::path::Path) -> String {
+    let real = std::env::var_os("PATH")
+        .and_then(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join("fluxbox"))
+                .find(|f| f.is_file())
+        })
+        .expect("`fluxbox` is not installed; run `apt-get install fluxbox`");
     let script = dir.join("fluxbox");
     std::fs::write(
         &script,
-        "#!/bin/sh\ntrap 'sleep 2; exit 0' TERM\nwhile :; do sleep 0.2; done\n",
+        format!(
+            "#!/bin/sh\n{} \"$@\" &\nwm=$!\ntrap 'kill $wm; sleep 2; exit 0' TERM\nwhile :; do sleep 0.2; done\n",
+            real.display()
+        ),
     )
     .expect("script");
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
@@ -186,4 +197,136 @@ async fn an_end_cut_short_still_closes_the_screen_and_frees_its_number() {
     let (status, v) = observe(&d, &b).await;
     assert_eq!(status, StatusCode::OK, "{v}");
     no_stray_xvnc(&d).await;
+}
+
+/// An observation of the whole screen with its image even when nothing
+/// changed, decoded to RGB, and how long the call took.
+async fn forced_frame(d: &Daemon, sid: &str) -> ((u32, u32, Vec<u8>), Duration) {
+    let started = Instant::now();
+    let v = d
+        .ok(
+            &format!("/v1/sessions/{sid}/observe"),
+            json!({"force": true}),
+        )
+        .await;
+    (common::frame_pixels::observation_rgb(&v), started.elapsed())
+}
+
+/// The check: a new session's first frame is the desktop it will
+/// work on, not the black of an Xvnc whose window manager has not drawn yet.
+/// The image's Fluxbox shows no toolbar (so no clock) and nothing else that
+/// changes by itself, so the frame 1.5 s later must have the same pixels.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_new_screens_first_frame_is_its_drawn_desktop() {
+    let d = Daemon::start().await;
+    for attempt in 1..=3 {
+        let sid = d.create_session(&format!("first frame {attempt}")).await;
+        let (first, took) = forced_frame(&d, &sid).await;
+        eprintln!("session {attempt}: the first observe (screen opening) took {took:?}");
+        assert!(
+            first.2.iter().any(|&channel| channel != 0),
+            "session {attempt}: the first frame is all black"
+        );
+        // The check is about what a later look shows, so this pause is the
+        // measurement itself, not a wait for some condition.
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        let (later, _) = forced_frame(&d, &sid).await;
+        assert_eq!((first.0, first.1), (later.0, later.1), "frame size");
+        let differing = first
+            .2
+            .chunks(3)
+            .zip(later.2.chunks(3))
+            .filter(|(a, b)| a != b)
+            .count();
+        assert_eq!(
+            differing, 0,
+            "session {attempt}: {differing} pixels of the first frame differ from the frame 1.5 s later (first pixel {:?}, later {:?})",
+            &first.2[..3],
+            &later.2[..3]
+        );
+        let (status, v) = d.call("DELETE", &format!("/v1/sessions/{sid}"), None).await;
+        assert!(status.is_success(), "end session {attempt}: {status} {v}");
+    }
+}
+
+/// A `fluxbox` that exits at once without drawing anything.
+fn fluxbox_that_exits(dir: &std::path::Path) -> String {
+    let script = dir.join("fluxbox");
+    std::fs::write(&script, "#!/bin/sh\nexit 3\n").expect("script");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+/// No black frame in place of a desktop: when the window manager dies
+/// before drawing, the first observe says so, at once, with the fix.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_screen_whose_window_manager_dies_before_drawing_says_so() {
+    let bin = tempfile::tempdir().expect("temp dir");
+    let d = Daemon::start_with(DaemonOptions {
+        env: vec![("PATH", fluxbox_that_exits(bin.path()))],
+    })
+    .await;
+    let sid = d.create_session("no desktop").await;
+    let started = Instant::now();
+    let (status, v) = observe(&d, &sid).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{v}");
+    let message = v["message"].as_str().expect("message");
+    for part in [
+        "desktop cannot be drawn",
+        "Fluxbox exited",
+        "exit status: 3",
+        "end_session",
+    ] {
+        assert!(message.contains(part), "{part:?} in {message}");
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the error came only after {:?}, not as soon as Fluxbox exited",
+        started.elapsed()
+    );
+}
+
+/// A `fluxbox` that runs but never draws.
+fn fluxbox_that_never_draws(dir: &std::path::Path) -> String {
+    let script = dir.join("fluxbox");
+    std::fs::write(&script, "#!/bin/sh\nexec sleep 600\n").expect("script");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+/// The wait for the desktop has a deadline, and its error names what is
+/// missing, the time waited and what to do.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_desktop_never_drawn_fails_the_first_observe_after_its_deadline() {
+    let bin = tempfile::tempdir().expect("temp dir");
+    let d = Daemon::start_with(DaemonOptions {
+        env: vec![("PATH", fluxbox_that_never_draws(bin.path()))],
+    })
+    .await;
+    let sid = d.create_session("undrawn").await;
+    let started = Instant::now();
+    let (status, v) = observe(&d, &sid).await;
+    let took = started.elapsed();
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{v}");
+    let message = v["message"].as_str().expect("message");
+    for part in [
+        "desktop was not drawn within 10s: Fluxbox did not take the screen",
+        "`_NET_SUPPORTING_WM_CHECK`",
+        "observe again",
+        "end_session",
+    ] {
+        assert!(message.contains(part), "{part:?} in {message}");
+    }
+    assert!(
+        (Duration::from_secs(10)..Duration::from_secs(20)).contains(&took),
+        "the error came after {took:?}"
+    );
 }

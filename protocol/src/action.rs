@@ -129,10 +129,30 @@ impl Action {
         }
     }
 
-    /// Pointer, scroll, key and wait actions: a batch made only of these can
-    /// be refused when it keeps leaving the screen unchanged.
+    /// Pointer, scroll and key actions: the input whose identical repeats on
+    /// a screen that does not change are refused as "not reacting".
     pub fn is_repeatable_input(&self) -> bool {
-        !matches!(self, Action::Type { .. } | Action::Focus { .. })
+        matches!(
+            self,
+            Action::Click { .. }
+                | Action::Move { .. }
+                | Action::Down { .. }
+                | Action::Up { .. }
+                | Action::Key { .. }
+                | Action::Scroll { .. }
+        )
+    }
+
+    /// True for a batch the "not reacting" rule counts: at least one
+    /// pointer, scroll or key action, and nothing but those and waits (a
+    /// pause between clicks is part of the same gesture). A batch of waits
+    /// alone is an agent letting a slow job finish, never refused; text and
+    /// focus change what the next batch acts on, so they never count.
+    pub fn batch_counts_as_repeatable(actions: &[Action]) -> bool {
+        actions.iter().any(Action::is_repeatable_input)
+            && actions
+                .iter()
+                .all(|a| a.is_repeatable_input() || matches!(a, Action::Wait { .. }))
     }
 
     /// Checks the limits that do not depend on the screen. `index` names the
@@ -510,7 +530,7 @@ mod tests {
     }
 
     #[test]
-    fn repeatable_input_excludes_type_and_focus() {
+    fn repeatable_input_is_pointer_scroll_and_key_only() {
         assert!(Action::Key { key: "a".into() }.is_repeatable_input());
         assert!(!Action::Type {
             text: "a".into(),
@@ -518,5 +538,29 @@ mod tests {
         }
         .is_repeatable_input());
         assert!(!Action::Focus { target: "a".into() }.is_repeatable_input());
+        assert!(!Action::Wait { ms: 10 }.is_repeatable_input());
+    }
+
+    #[test]
+    fn a_batch_of_only_waits_never_counts_toward_the_repeat_rule() {
+        let wait = Action::Wait { ms: 5000 };
+        let key = Action::Key { key: "a".into() };
+        let focus = Action::Focus { target: "a".into() };
+        assert!(!Action::batch_counts_as_repeatable(std::slice::from_ref(
+            &wait
+        )));
+        assert!(!Action::batch_counts_as_repeatable(&[
+            wait.clone(),
+            wait.clone()
+        ]));
+        assert!(!Action::batch_counts_as_repeatable(&[]));
+        assert!(Action::batch_counts_as_repeatable(std::slice::from_ref(
+            &key
+        )));
+        assert!(Action::batch_counts_as_repeatable(&[
+            key.clone(),
+            wait.clone()
+        ]));
+        assert!(!Action::batch_counts_as_repeatable(&[key, wait, focus]));
     }
 }

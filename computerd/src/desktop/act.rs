@@ -43,11 +43,9 @@ pub async fn act(
         HashMap::new()
     };
 
-    // Batches of pointer, scroll and key actions are compared as JSON text.
-    let repeat_key = req
-        .actions
-        .iter()
-        .all(Action::is_repeatable_input)
+    // Batches of pointer, scroll and key actions (waits between them
+    // allowed) are compared as JSON text.
+    let repeat_key = Action::batch_counts_as_repeatable(&req.actions)
         .then(|| serde_json::to_string(&req.actions).unwrap_or_default());
     if let Some(key) = &repeat_key {
         let tracker = session.repeats.lock().unwrap_or_else(|e| e.into_inner());

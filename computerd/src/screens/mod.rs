@@ -1,5 +1,6 @@
 //! Screens: one Xvnc display plus Fluxbox each, numbered 1 to 16.
 
+mod drawn;
 mod env;
 mod pool;
 mod screen;

@@ -1,6 +1,9 @@
 //! One screen: an Xvnc display, Fluxbox on it, and the X connection that
 //! capture and input borrow. Only this module starts or stops those processes.
+//! A screen is handed to its session once Fluxbox has drawn its desktop
+//! (see [`super::drawn`]).
 
+use super::drawn::{desktop_not_drawn, DESKTOP_DRAWN_POLL, DESKTOP_DRAWN_WAIT};
 use super::env::ScreenEnv;
 use super::pool::{ScreenPool, ScreenSlot};
 use super::xvnc::{clear_stale_lock, fluxbox_command, lock_owner, xvnc_command, XvncArgs};
@@ -52,6 +55,17 @@ pub enum ScreenError {
         waited: Duration,
         last: String,
         output: String,
+    },
+    #[error("screen {screen}'s desktop was not drawn within {}: {missing}; observe again to give it more time, or end this session (end_session) and start a new one", computer_protocol::duration::format_duration(*waited))]
+    NotDrawn {
+        screen: ScreenNumber,
+        waited: Duration,
+        missing: String,
+    },
+    #[error("screen {screen}'s desktop cannot be drawn: its window manager Fluxbox exited ({status}) before drawing it; end this session (end_session) and start a new one (computerd's log says more)")]
+    WindowManagerExited {
+        screen: ScreenNumber,
+        status: String,
     },
     #[error("screen {screen} has no keyboard: {source}")]
     Keyboard {
@@ -138,7 +152,10 @@ pub struct Screen {
     pub size: ScreenSize,
     x: Mutex<ScreenX>,
     xvnc: Supervised,
-    window_manager: Option<Supervised>,
+    window_manager: Supervised,
+    /// Set once Fluxbox has drawn the desktop; until then the screen is
+    /// not handed out.
+    drawn: tokio::sync::OnceCell<()>,
     /// The screen's session and AT-SPI buses, or why they did not start.
     a11y: Result<A11yBus, String>,
     /// Held until the processes are gone, so the number is not reused early.
@@ -331,16 +348,23 @@ impl Screen {
             display: display_number,
             session_bus: a11y.is_ok(),
         };
-        // A screen without a window manager still works (capture, input,
-        // shell), so a Fluxbox that fails to start is logged, not fatal.
+        // Fluxbox draws the desktop an agent's first look must show, so a
+        // screen without it is not handed out.
         let window_manager = match Supervised::spawn(
             "fluxbox",
             fluxbox_command(screen_env, &paths.home, &paths.fluxbox_dir, &paths.env),
         ) {
-            Ok(wm) => Some(wm),
-            Err(e) => {
-                tracing::warn!(screen = %number, "fluxbox did not start: {e}");
-                None
+            Ok(wm) => wm,
+            Err(source) => {
+                if let Ok(a11y) = &a11y {
+                    a11y.stop().await;
+                }
+                xvnc.stop(Duration::from_secs(2)).await;
+                return Err(ScreenError::Spawn {
+                    program: "fluxbox",
+                    screen: number,
+                    source,
+                });
             }
         };
         tracing::info!(screen = %number, display = display_number, rfb_port, %size, "screen opened");
@@ -356,11 +380,59 @@ impl Screen {
             }),
             xvnc,
             window_manager,
+            drawn: tokio::sync::OnceCell::new(),
             a11y,
             slot: Mutex::new(Some(slot)),
             browsers: Arc::clone(&paths.browsers),
             devtools: Arc::clone(&paths.devtools),
         })
+    }
+
+    /// Returns once Fluxbox has drawn the desktop: at once after the first
+    /// time, so only a screen's opening waits. Several callers share one
+    /// wait; a failed wait is not remembered, so the next call waits again.
+    pub async fn wait_until_drawn(self: &Arc<Self>) -> Result<(), ScreenError> {
+        self.drawn
+            .get_or_try_init(|| self.watch_until_drawn())
+            .await
+            .map(|_| ())
+    }
+
+    async fn watch_until_drawn(self: &Arc<Self>) -> Result<(), ScreenError> {
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.window_manager.exit_status() {
+                return Err(ScreenError::WindowManagerExited {
+                    screen: self.number,
+                    status,
+                });
+            }
+            let screen = Arc::clone(self);
+            let looked = tokio::task::spawn_blocking(move || {
+                screen.with_x(|x| desktop_not_drawn(&x.display))
+            })
+            .await
+            .expect("desktop check task does not panic")?;
+            let missing = match looked {
+                Ok(None) => {
+                    tracing::info!(screen = %self.number, waited = ?started.elapsed(), "desktop drawn");
+                    return Ok(());
+                }
+                Ok(Some(missing)) => missing.to_string(),
+                Err(e) => format!("its root window could not be read ({e})"),
+            };
+            if started.elapsed() >= DESKTOP_DRAWN_WAIT {
+                return Err(ScreenError::NotDrawn {
+                    screen: self.number,
+                    waited: started.elapsed(),
+                    missing,
+                });
+            }
+            tokio::select! {
+                () = tokio::time::sleep(DESKTOP_DRAWN_POLL) => {}
+                () = self.window_manager.exited() => {}
+            }
+        }
     }
 
     /// Runs `f` with the X side of the screen. Blocking: call it from
@@ -426,9 +498,7 @@ impl Screen {
         // last cookies before its display goes away.
         self.devtools.stop(self.number).await;
         self.browsers.close(self.number).await;
-        if let Some(wm) = &self.window_manager {
-            wm.stop(Duration::from_secs(1)).await;
-        }
+        self.window_manager.stop(Duration::from_secs(1)).await;
         if let Ok(a11y) = &self.a11y {
             a11y.stop().await;
         }
@@ -454,9 +524,7 @@ impl Drop for Screen {
             return;
         };
         tracing::warn!(screen = %self.number, "screen dropped without close; killing its Xvnc and Fluxbox");
-        if let Some(wm) = &self.window_manager {
-            wm.kill();
-        }
+        self.window_manager.kill();
         self.xvnc.kill();
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             let exited = self.xvnc.exited();

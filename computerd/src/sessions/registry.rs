@@ -322,20 +322,29 @@ impl Sessions {
             .collect()
     }
 
-    /// The session's screen, opening it on first use. The opening runs in a
-    /// task of its own: a request dropped half way (a client that hung up)
-    /// must not leave Xvnc running with nobody to close it.
+    /// The session's screen, opening it on first use, once its desktop is
+    /// drawn. The opening runs in a task of its own: a request dropped half
+    /// way (a client that hung up) must not leave Xvnc running with nobody
+    /// to close it.
+    ///
+    /// The wait for the desktop comes after the session's screen slot is
+    /// filled and released: a `shell` call, which only needs the screen's
+    /// `DISPLAY`, does not wait for Fluxbox's drawing too.
     pub async fn screen_of(
         self: &Arc<Self>,
         session: &Arc<Session>,
     ) -> Result<Arc<Screen>, SessionError> {
-        if let Some(screen) = session.screen.try_lock().ok().and_then(|s| s.clone()) {
-            return Ok(screen);
-        }
-        let (sessions, session) = (Arc::clone(self), Arc::clone(session));
-        tokio::spawn(async move { sessions.open_screen_of(&session).await })
-            .await
-            .unwrap_or_else(|e| Err(join_failed(e)))
+        let screen = match session.screen.try_lock().ok().and_then(|s| s.clone()) {
+            Some(screen) => screen,
+            None => {
+                let (sessions, session) = (Arc::clone(self), Arc::clone(session));
+                tokio::spawn(async move { sessions.open_screen_of(&session).await })
+                    .await
+                    .unwrap_or_else(|e| Err(join_failed(e)))?
+            }
+        };
+        screen.wait_until_drawn().await?;
+        Ok(screen)
     }
 
     async fn open_screen_of(&self, session: &Session) -> Result<Arc<Screen>, SessionError> {
