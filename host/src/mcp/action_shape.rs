@@ -29,16 +29,16 @@ enum ActionKind {
     Focus,
 }
 
-/// One action. click: press and release `button` at x,y. move: the pointer to x,y. down / up: press / release `button` (drags), moving to x,y first when given. scroll: `steps` wheel steps toward `direction`, at x,y when given. type: `text`. key: `key`. wait: `ms`. focus: raise the window whose class or title contains `target` (case-insensitive), or start that app when none matches.
+// One action; what each type does is said once, on `ActArgs::actions`.
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[allow(dead_code)] // read only to find a bad field
 pub struct ActionShape {
     #[serde(rename = "type")]
     kind: ActionKind,
-    /// Screen pixels from the left (or of frame_id's frame).
+    /// Pixels from the left.
     x: Option<i32>,
-    /// Screen pixels from the top.
+    /// Pixels from the top.
     y: Option<i32>,
     /// A node of the latest text view (`e12`), in place of x,y.
     #[serde(rename = "ref")]
@@ -52,7 +52,7 @@ pub struct ActionShape {
     /// Any Unicode, up to 10000 characters; `\n` presses Return.
     #[schemars(length(max = TYPE_TEXT_MAX_CHARS))]
     text: Option<String>,
-    /// With `text`: typed all the same, but recordings, logs and errors show `•••`.
+    /// With `text`: typed, but shown as `•••` in recordings, logs and errors.
     secret: Option<bool>,
     /// A chord such as `enter`, `ctrl+shift+t`, `cmd+a`.
     key: Option<String>,

@@ -20,7 +20,7 @@ pub struct StartComputerArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SessionArgs {
-    /// The id start_computer returned.
+    /// From start_computer.
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,
 }
@@ -32,37 +32,39 @@ fn default_true() -> bool {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ActArgs {
-    /// The id start_computer returned.
+    /// From start_computer.
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,
-    /// 1 to 24 actions, run in order; the first failure stops the batch.
-    /// Coordinates are pixels of this session's screen, origin top-left.
-    /// A double click is two click actions.
+    /// Run in order; the first failure stops the batch. click: press and release `button` at x,y. move: the pointer to x,y. down / up: press / release `button` (drags), moving to x,y first when given. scroll: `steps` wheel steps toward `direction`, at x,y when given. type: `text`. key: `key`. wait: `ms`. focus: raise the window whose class or title contains `target` (case-insensitive), or start that app. A double click is two clicks.
     #[schemars(with = "Vec<ActionShape>", length(min = 1, max = ACTIONS_MAX))]
     pub actions: Vec<Action>,
-    /// Take a screenshot after the last action (default true).
+    /// Return a screenshot after the last action (default true).
     #[serde(default = "default_true")]
     pub observe: bool,
-    /// Milliseconds to wait after the last action before the screenshot, 0 to 5000 (default 300); with settle `quiet`, the longest wait (default 3000).
+    /// Ms from the last action to the screenshot (default 300; with quiet, the longest wait, default 3000).
     #[serde(default)]
+    #[schemars(range(max = 5000))]
     pub settle_ms: Option<u64>,
-    /// `fixed` (default): wait settle_ms. `quiet`: take the screenshot as soon as the screen has not changed for quiet_ms after the last action (or when settle_ms runs out); the result says `settled` and `settle_waited_ms`.
+    /// `fixed` (default): wait settle_ms. `quiet`: return once the screen has been still for quiet_ms, waiting at most settle_ms.
     #[serde(default)]
     pub settle: Settle,
-    /// Quiet mode only: how long the screen must be still, 50 to 2000 ms (default 250).
+    /// Quiet mode: ms the screen must be still (default 250).
     #[serde(default)]
+    #[schemars(range(min = 50, max = 2000))]
     pub quiet_ms: Option<u64>,
-    /// A frame_id from one of this session's last 16 screenshots: every x/y of the batch is then in that frame's pixels (useful when the frame was scaled or zoomed). Without it, x/y are screen pixels.
+    /// A frame_id of this session's last 16 screenshots: x/y are then that frame's pixels (for scaled or zoomed frames), else screen pixels.
     #[serde(default)]
     pub frame_id: Option<u64>,
-    /// Longest side of the returned screenshot in pixels, 256 to 7680; a larger screen is scaled down keeping its aspect. Default COMPUTER_USE_FRAME_MAX_SIDE (1568), and then the frame also keeps to COMPUTER_USE_FRAME_MAX_PIXELS (1150000).
+    /// Longest side of the screenshot in px (default 1568, and about 1.15 megapixels at most); larger screens are scaled down.
     #[serde(default)]
+    #[schemars(range(min = 256, max = 7680))]
     pub max_side: Option<u32>,
-    /// `png` (default) or `jpeg`.
+    /// Default png.
     #[serde(default)]
     pub format: Option<ImageFormat>,
-    /// JPEG quality 1 to 100 (default 80); jpeg only.
+    /// JPEG quality (default 80).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 100))]
     pub quality: Option<u8>,
 }
 
@@ -72,34 +74,37 @@ pub struct ActArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ObserveArgs {
-    /// The id start_computer returned.
+    /// From start_computer.
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,
-    /// Only this part of the screen, in screen pixels (zoom): shown at up to full resolution within max_side.
+    /// Zoom: only this part of the screen (screen px), at up to full resolution.
     #[serde(default)]
     pub region: Option<Region>,
-    /// `image` (default): a screenshot. `text`: the screen's windows and the accessibility tree of one window, each node with a ref (e1, e2, ...) that computer_act takes instead of x/y. `both`: the two together.
+    /// `image` (default), `text` (the windows and one window's accessibility tree; its nodes' refs, e1, e2, ..., stand for x/y in computer_act) or `both`.
     #[serde(default)]
     pub view: View,
-    /// Text view: the window whose tree is read, by class or title (case-insensitive substring); default the focused window.
+    /// Text view: whose tree, by class or title substring (default the focused window).
     #[serde(default)]
     pub window: Option<String>,
-    /// Text view: at most this many nodes, 1 to 5000 (default 400); a longer tree is cut with a cursor.
+    /// Text view: most nodes (default 400); more are cut with a cursor.
     #[serde(default)]
+    #[schemars(range(min = 1, max = 5000))]
     pub max_nodes: Option<usize>,
-    /// Text view: the cursor a cut view returned, for its next nodes.
+    /// Text view: a cut view's cursor, for its next nodes.
     #[serde(default)]
     pub cursor: Option<String>,
-    /// Longest side of the returned screenshot in pixels, 256 to 7680; a larger screen is scaled down keeping its aspect. Default COMPUTER_USE_FRAME_MAX_SIDE (1568), and then the frame also keeps to COMPUTER_USE_FRAME_MAX_PIXELS (1150000).
+    /// Longest side of the screenshot in px (default 1568, and about 1.15 megapixels at most); larger screens are scaled down.
     #[serde(default)]
+    #[schemars(range(min = 256, max = 7680))]
     pub max_side: Option<u32>,
-    /// `png` (default) or `jpeg`.
+    /// Default png.
     #[serde(default)]
     pub format: Option<ImageFormat>,
-    /// JPEG quality 1 to 100 (default 80); jpeg only.
+    /// JPEG quality (default 80).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 100))]
     pub quality: Option<u8>,
-    /// true: always return the image, even when the screen is unchanged since your previous screenshot (default false).
+    /// Return the image even when the screen is unchanged (default false).
     #[serde(default)]
     pub force: bool,
 }
@@ -107,14 +112,12 @@ pub struct ObserveArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ShellArgs {
-    /// The id start_computer returned.
+    /// From start_computer.
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,
-    /// A bash command line, run with `bash -lc` in the session's working folder, with no input.
+    /// A bash command line.
     pub command: String,
-    /// Time limit: seconds as a number, or a string such as `90`, `90s`, `2m`, `1h`.
-    /// Default COMPUTER_USE_SHELL_TIMEOUT (120 s); at most COMPUTER_USE_SHELL_TIMEOUT_MAX (600 s).
-    /// On timeout the command and everything it started are killed; output so far is kept.
+    /// Seconds, or `90s`, `2m`, `1h`. Default COMPUTER_USE_SHELL_TIMEOUT (120 s), at most COMPUTER_USE_SHELL_TIMEOUT_MAX (600 s). On timeout the command and all it started are killed; output so far is kept.
     #[serde(default)]
     pub timeout: Option<TimeoutArg>,
 }
@@ -122,66 +125,74 @@ pub struct ShellArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OpenPathArgs {
-    /// The id start_computer returned.
+    /// From start_computer.
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,
-    /// An http(s) URL, or a path on the computer (absolute, `~/...`, or relative to the working folder). Pages and HTML, PDF, image, text, JSON and XML files open in the screen's browser; other files in their default app.
+    /// An http(s) URL, or a path on the computer (absolute, `~/...`, or relative to the working folder).
     pub target: String,
-    /// `fixed` (default): wait settle_ms once it opened (default 0). `quiet`: take the screenshot as soon as the screen has not changed for quiet_ms after it opened (or when settle_ms runs out), for pages and apps that keep drawing after they load; the result says `settled` and `settle_waited_ms`.
+    /// `fixed` (default): wait settle_ms. `quiet`: return once the screen has been still for quiet_ms, waiting at most settle_ms.
     #[serde(default)]
     pub settle: Settle,
-    /// Milliseconds to wait after it opened before the screenshot, 0 to 5000 (default 0); with settle `quiet`, the longest wait (default 3000).
+    /// Ms from its opening to the screenshot (default 0; with quiet, the longest wait, default 3000).
     #[serde(default)]
+    #[schemars(range(max = 5000))]
     pub settle_ms: Option<u64>,
-    /// Quiet mode only: how long the screen must be still, 50 to 2000 ms (default 250).
+    /// Quiet mode: ms the screen must be still (default 250).
     #[serde(default)]
+    #[schemars(range(min = 50, max = 2000))]
     pub quiet_ms: Option<u64>,
-    /// Longest side of the returned screenshot in pixels, 256 to 7680; a larger screen is scaled down keeping its aspect. Default COMPUTER_USE_FRAME_MAX_SIDE (1568), and then the frame also keeps to COMPUTER_USE_FRAME_MAX_PIXELS (1150000).
+    /// Longest side of the screenshot in px (default 1568, and about 1.15 megapixels at most); larger screens are scaled down.
     #[serde(default)]
+    #[schemars(range(min = 256, max = 7680))]
     pub max_side: Option<u32>,
-    /// `png` (default) or `jpeg`.
+    /// Default png.
     #[serde(default)]
     pub format: Option<ImageFormat>,
-    /// JPEG quality 1 to 100 (default 80); jpeg only.
+    /// JPEG quality (default 80).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 100))]
     pub quality: Option<u8>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LaunchAppArgs {
-    /// The id start_computer returned.
+    /// From start_computer.
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,
     /// `browser`, `terminal`, an installed application (a .desktop entry id such as `libreoffice-writer`, or its name), or a program on PATH.
     pub app: String,
-    /// Optional URL or file to open in the app; the browser opens it in a new tab.
+    /// A URL or file to open in the app (the browser opens a new tab).
     #[serde(default)]
     pub uri: Option<String>,
-    /// `fixed` (default): wait settle_ms once it opened (default 0). `quiet`: take the screenshot as soon as the screen has not changed for quiet_ms after it opened (or when settle_ms runs out), for pages and apps that keep drawing after they load; the result says `settled` and `settle_waited_ms`.
+    /// `fixed` (default): wait settle_ms. `quiet`: return once the screen has been still for quiet_ms, waiting at most settle_ms.
     #[serde(default)]
     pub settle: Settle,
-    /// Milliseconds to wait after it opened before the screenshot, 0 to 5000 (default 0); with settle `quiet`, the longest wait (default 3000).
+    /// Ms from its opening to the screenshot (default 0; with quiet, the longest wait, default 3000).
     #[serde(default)]
+    #[schemars(range(max = 5000))]
     pub settle_ms: Option<u64>,
-    /// Quiet mode only: how long the screen must be still, 50 to 2000 ms (default 250).
+    /// Quiet mode: ms the screen must be still (default 250).
     #[serde(default)]
+    #[schemars(range(min = 50, max = 2000))]
     pub quiet_ms: Option<u64>,
-    /// Longest side of the returned screenshot in pixels, 256 to 7680; a larger screen is scaled down keeping its aspect. Default COMPUTER_USE_FRAME_MAX_SIDE (1568), and then the frame also keeps to COMPUTER_USE_FRAME_MAX_PIXELS (1150000).
+    /// Longest side of the screenshot in px (default 1568, and about 1.15 megapixels at most); larger screens are scaled down.
     #[serde(default)]
+    #[schemars(range(min = 256, max = 7680))]
     pub max_side: Option<u32>,
-    /// `png` (default) or `jpeg`.
+    /// Default png.
     #[serde(default)]
     pub format: Option<ImageFormat>,
-    /// JPEG quality 1 to 100 (default 80); jpeg only.
+    /// JPEG quality (default 80).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 100))]
     pub quality: Option<u8>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SetCwdArgs {
-    /// The id start_computer returned.
+    /// From start_computer.
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,
     /// A folder: absolute, `~` for home, or relative to the current working folder.
@@ -191,7 +202,7 @@ pub struct SetCwdArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListFilesArgs {
-    /// The id start_computer returned.
+    /// From start_computer.
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,
     /// The folder to list (default: the working folder); `~` is home.
@@ -202,7 +213,7 @@ pub struct ListFilesArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadFileArgs {
-    /// The id start_computer returned.
+    /// From start_computer.
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,
     /// The file: absolute, `~/...`, or relative to the working folder.
@@ -218,7 +229,7 @@ pub struct ReadFileArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WriteFileArgs {
-    /// The id start_computer returned.
+    /// From start_computer.
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,
     /// The file to replace or create; missing folders are created.
@@ -230,17 +241,16 @@ pub struct WriteFileArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TransferArgs {
-    /// The id start_computer returned.
+    /// From start_computer.
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,
-    /// `to_computer` copies host_path to computer_path; `from_computer` copies computer_path to host_path.
+    /// `to_computer`: host_path to computer_path. `from_computer`: back.
     pub direction: TransferDirection,
-    /// A file or folder on the machine running this MCP server: absolute, `~/...`, or relative to the server's working folder.
+    /// On the machine running this MCP server: absolute, `~/...`, or relative to its working folder.
     pub host_path: String,
-    /// A file or folder on the computer: absolute, `~/...`, or relative to the session's working folder.
+    /// On the computer: absolute, `~/...`, or relative to the working folder.
     pub computer_path: String,
-    /// Replace existing files and merge into existing folders (default false: refuse when the final path exists).
-    /// Files and folders never take each other's place.
+    /// Replace files and merge into folders (default false: refuse when the final path exists).
     #[serde(default)]
     pub overwrite: bool,
 }
@@ -248,7 +258,7 @@ pub struct TransferArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StartRecordingArgs {
-    /// The id start_computer returned.
+    /// From start_computer.
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,
     /// What the task is, 1 to 80 characters; it names the package folder.
@@ -258,7 +268,7 @@ pub struct StartRecordingArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecordingNoteArgs {
-    /// The id start_computer returned.
+    /// From start_computer.
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,
     /// The note, 1 to 2000 characters: what you checked, found or concluded.
@@ -268,10 +278,10 @@ pub struct RecordingNoteArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StopRecordingArgs {
-    /// The id start_computer returned.
+    /// From start_computer.
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,
-    /// Optional folder on the machine running this MCP server for the package: an existing folder gets it inside as <task>-<UTC time>/, a new path names it. Default computer-use-evidence/<task>-<UTC time>/ under the server's working folder (over HTTP: relative to COMPUTER_USE_TRANSFER_ROOT).
+    /// Where on this server's machine: an existing folder gets the package inside as <task>-<UTC time>/, a new path names it. Default computer-use-evidence/<task>-<UTC time>/ in the server's working folder (over HTTP, relative to COMPUTER_USE_TRANSFER_ROOT).
     #[serde(default)]
     pub host_path: Option<String>,
 }
@@ -279,12 +289,12 @@ pub struct StopRecordingArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HandoffArgs {
-    /// The id start_computer returned.
+    /// From start_computer.
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,
-    /// What the person should do, 1 to 500 characters (shown to them as plain text).
+    /// What the person should do, 1 to 500 characters.
     pub reason: String,
-    /// Optional, up to 500 characters: what the screen should show when they are done.
+    /// What the screen should show when they are done, up to 500 characters.
     #[serde(default)]
     pub expected: Option<String>,
 }
@@ -292,20 +302,23 @@ pub struct HandoffArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitHandoffArgs {
-    /// The id start_computer returned.
+    /// From start_computer.
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,
-    /// Seconds to wait at most, 1 to 45 (default 30); answers at once when the hold ends.
+    /// Seconds to wait at most (default 30).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 45))]
     pub timeout: Option<u64>,
-    /// Longest side of the screenshot taken once the screen is back, 256 to 7680; defaults as in computer_observe.
+    /// Longest side of the screenshot taken once the screen is back, in px (default as computer_observe).
     #[serde(default)]
+    #[schemars(range(min = 256, max = 7680))]
     pub max_side: Option<u32>,
-    /// `png` (default) or `jpeg`.
+    /// Default png.
     #[serde(default)]
     pub format: Option<ImageFormat>,
-    /// JPEG quality 1 to 100 (default 80); jpeg only.
+    /// JPEG quality (default 80).
     #[serde(default)]
+    #[schemars(range(min = 1, max = 100))]
     pub quality: Option<u8>,
 }
 

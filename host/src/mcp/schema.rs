@@ -32,7 +32,8 @@ const STANDARD_FORMATS: [&str; 19] = [
 ];
 
 /// An input schema as published: no `$schema` (2020-12 is MCP's
-/// default), no non-standard formats, and an optional field shown as its
+/// default), no non-standard formats, no descriptions on shared types
+/// (the fields that use them have theirs), and an optional field shown as its
 /// type alone, since leaving it out is how a caller says "none".
 pub fn publish_input(schema: &Map<String, Value>) -> Map<String, Value> {
     publish(schema, Nulls::Drop)
@@ -54,11 +55,93 @@ enum Nulls {
 fn publish(schema: &Map<String, Value>, nulls: Nulls) -> Map<String, Value> {
     let mut schema = schema.clone();
     schema.remove("$schema");
+    // A shared type's own doc (rustdoc, written for this code's readers)
+    // says less than the field that uses it, which has its own.
+    if let Some(Value::Object(defs)) = schema.get_mut("$defs") {
+        for def in defs.values_mut() {
+            if let Value::Object(def) = def {
+                def.remove("description");
+            }
+        }
+    }
+    inline_choices(&mut schema);
     let mut value = Value::Object(schema);
     plain(&mut value, nulls);
     match value {
         Value::Object(map) => map,
         _ => unreachable!("an object stays an object"),
+    }
+}
+
+/// A shared type that is only a choice of strings (`ImageFormat`,
+/// `Settle`, `View`) is written where it is used, as `"enum": [...]`: the
+/// `$ref` and the `$defs` entry cost more than the list. A `oneOf` of
+/// constants becomes the same `enum`; the field's description says what
+/// each means.
+fn inline_choices(schema: &mut Map<String, Value>) {
+    let Some(Value::Object(defs)) = schema.get("$defs") else {
+        return;
+    };
+    let choices: Map<String, Value> = defs
+        .iter()
+        .filter_map(|(name, def)| Some((format!("#/$defs/{name}"), choice_of(def)?)))
+        .collect();
+    if choices.is_empty() {
+        return;
+    }
+    let mut value = Value::Object(std::mem::take(schema));
+    replace_refs(&mut value, &choices);
+    *schema = match value {
+        Value::Object(map) => map,
+        _ => unreachable!("an object stays an object"),
+    };
+    if let Some(Value::Object(defs)) = schema.get_mut("$defs") {
+        defs.retain(|name, _| !choices.contains_key(&format!("#/$defs/{name}")));
+        if defs.is_empty() {
+            schema.remove("$defs");
+        }
+    }
+}
+
+/// `{"enum": [strings]}` when `def` is a choice of strings, plain or as a
+/// `oneOf` of constants.
+fn choice_of(def: &Value) -> Option<Value> {
+    let def = def.as_object()?;
+    let values: Vec<Value> = if let Some(Value::Array(values)) = def.get("enum") {
+        values.clone()
+    } else if let Some(Value::Array(branches)) = def.get("oneOf") {
+        branches
+            .iter()
+            .map(|b| b.get("const").cloned())
+            .collect::<Option<_>>()?
+    } else {
+        return None;
+    };
+    values
+        .iter()
+        .all(Value::is_string)
+        .then(|| serde_json::json!({ "enum": values }))
+}
+
+fn replace_refs(node: &mut Value, choices: &Map<String, Value>) {
+    match node {
+        Value::Object(map) => {
+            let target = map.get("$ref").and_then(Value::as_str);
+            if let Some(Value::Object(choice)) = target.and_then(|t| choices.get(t)) {
+                let choice = choice.clone();
+                map.remove("$ref");
+                for (key, value) in choice {
+                    map.entry(key).or_insert(value);
+                }
+            }
+            for child in map.values_mut() {
+                replace_refs(child, choices);
+            }
+        }
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|item| replace_refs(item, choices)),
+        _ => {}
     }
 }
 
@@ -134,22 +217,32 @@ mod tests {
     fn rust_formats_and_nulls_go_and_limits_stay() {
         let schema = json!({
             "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "$defs": {
+                "ImageFormat": {"description": "rustdoc", "type": "string", "enum": ["png", "jpeg"]},
+                "View": {"oneOf": [{"const": "image", "type": "string"}, {"const": "text", "type": "string"}]},
+                "Region": {"description": "rustdoc", "type": "object"}
+            },
             "type": "object",
             "properties": {
                 "max_side": {"type": ["integer", "null"], "format": "uint32", "minimum": 0, "default": null, "description": "256 to 7680"},
                 "when": {"type": "string", "format": "date-time"},
-                "format": {"anyOf": [{"$ref": "#/$defs/ImageFormat"}, {"type": "null"}], "default": null, "description": "png or jpeg"}
+                "format": {"anyOf": [{"$ref": "#/$defs/ImageFormat"}, {"type": "null"}], "default": null, "description": "png or jpeg"},
+                "view": {"$ref": "#/$defs/View", "default": "image"},
+                "region": {"$ref": "#/$defs/Region"}
             },
             "required": []
         });
         assert_eq!(
             published(schema),
             json!({
+                "$defs": {"Region": {"type": "object"}},
                 "type": "object",
                 "properties": {
                     "max_side": {"type": "integer", "minimum": 0, "description": "256 to 7680"},
                     "when": {"type": "string", "format": "date-time"},
-                    "format": {"$ref": "#/$defs/ImageFormat", "description": "png or jpeg"}
+                    "format": {"enum": ["png", "jpeg"], "description": "png or jpeg"},
+                    "view": {"enum": ["image", "text"], "default": "image"},
+                    "region": {"$ref": "#/$defs/Region"}
                 },
                 "required": []
             })

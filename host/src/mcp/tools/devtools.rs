@@ -24,7 +24,7 @@ impl ComputerUseServer {
         name = "start_chrome_devtools",
         output_schema = schema_for_output::<DevToolsStarted>(),
         title = "Start Chrome DevTools for the screen's browser",
-        description = "Start Chrome DevTools' MCP tools (DOM snapshot, console, network log, script evaluation, screenshots, performance traces) for this session's browser, starting the browser when none runs. You then call them through the shell tool: `mcpc @cdt-N tools-call <tool> '<json>'` (N is the screen number; the reply says it and lists the tools). Calling it again returns the same bridge. It stops by itself after COMPUTER_USE_DEVTOOLS_IDLE (default 10m) without calls; the next mcpc call starts it again with the pages kept. Needs COMPUTER_USE_SHELL_TIMEOUT_MAX of 60 or more.",
+        description = "Start Chrome DevTools' MCP tools (DOM snapshot, console, network, script evaluation, screenshots, performance traces) for this session's browser, starting the browser if none runs. Call them through shell: `mcpc @cdt-N tools-call <tool> '<json>'` (the reply gives N and lists the tools). Calling again returns the same bridge. Unused for COMPUTER_USE_DEVTOOLS_IDLE (10m) it stops, and the next mcpc call starts it again with the pages kept. Needs COMPUTER_USE_SHELL_TIMEOUT_MAX of 60 or more.",
         annotations(
             title = "Start Chrome DevTools for the screen's browser",
             read_only_hint = false,

@@ -63,7 +63,7 @@ impl ComputerUseServer {
         name = "request_handoff",
         output_schema = schema_for_output::<Requested>(),
         title = "Ask a person to take the screen",
-        description = "Ask a person to take over this session's screen for something only they should do (a sign-in, a CAPTCHA, a 2FA code, a payment). reason (1 to 500 characters) tells them what to do; expected (optional) what the screen should show when done. The viewer opens on the screen (as when a screen opens) and shows the reason with Take control and Hand back; pass viewer_url to the person too. Until they hand back, computer_act, open_path, launch_app and computer_observe on this screen are refused; shell and the file tools keep working (shell does not touch the screen, but do not use it to drive the screen meanwhile). Then call wait_handoff until it says `returned`. A hold nobody returns expires after COMPUTER_USE_HANDOFF_TIMEOUT (15 min).",
+        description = "Ask a person to take over this session's screen for what only they should do (a sign-in, CAPTCHA, 2FA code, payment). The viewer opens on the screen with your reason and Take control / Hand back; give the person viewer_url too. Until they hand back, computer_act, open_path, launch_app and computer_observe on this screen are refused; shell and the file tools keep working (do not drive the screen from shell meanwhile). Then call wait_handoff until it says `returned`. A hold nobody returns expires after COMPUTER_USE_HANDOFF_TIMEOUT (15 min).",
         annotations(
             title = "Ask a person to take the screen",
             read_only_hint = false,
@@ -123,7 +123,7 @@ impl ComputerUseServer {
         name = "wait_handoff",
         output_schema = schema_for_output::<HandoffOutcome>(),
         title = "Wait for the person to hand the screen back",
-        description = "Wait for the person to hand this session's screen back, at most timeout seconds (1 to 45, default 30); answers at once when the hold ends. state: `held` (still with the person: call again), `returned` (with their note if any, how long they held it, what changed: active window, windows opened and closed, the page's URL and title before and after, and a fresh screenshot), `cancelled` or `expired`. What the person typed is never reported. Sends progress notifications every 5 s while it waits when the request has a progress token. max_side, format and quality shape the screenshot as in computer_observe.",
+        description = "Wait for the person to hand this session's screen back; answers at once when the hold ends. state: `held` (call again), `returned` (their note, how long they held it, what changed: active window, windows opened and closed, the page's URL and title before and after; and a screenshot), `cancelled` or `expired`. What they typed is never reported. Sends progress every 5 s when the request has a progress token.",
         annotations(
             title = "Wait for the person to hand the screen back",
             read_only_hint = true,

@@ -40,7 +40,7 @@ impl ComputerUseServer {
         name = "start_recording",
         output_schema = schema_for_output::<RecordingStartedResult>(),
         title = "Record what you do in this session",
-        description = "Start recording this session so a person can review afterwards, step by step, what you did: from now on every tool call on this session is a step with its arguments, its result, and the screen before and after (the frames you were shown, stored once each). People watching the viewer see the screen marked as recorded. Type passwords and other secrets with `secret: true` on the type action: they are typed but shown as ••• in the recording. task (1 to 80 characters) names the package. Call recording_note to add what you checked or concluded, and stop_recording to get the package (a folder with index.html that opens from disk). Ending the session also stops the recording and delivers the package.",
+        description = "Record this session so a person can review, step by step, what you did: from now on each tool call on it is a step with its arguments, its result and the screen before and after. Viewers see the screen marked as recorded. Type secrets with `secret: true`: typed, but shown as ••• in the recording. Add notes with recording_note; stop_recording (or ending the session) delivers the package, a folder whose index.html opens from disk.",
         annotations(
             title = "Record what you do in this session",
             read_only_hint = false,
@@ -104,7 +104,7 @@ impl ComputerUseServer {
         name = "recording_note",
         output_schema = schema_for_output::<NoteAdded>(),
         title = "Add a note to the recording",
-        description = "Add a note to this session's recording: what you checked, found or concluded, 1 to 2000 characters. It shows in the walkthrough as its own step between the calls around it. The session must be recording (start_recording).",
+        description = "Add a note to this session's recording (what you checked, found or concluded), shown as its own step. The session must be recording.",
         annotations(
             title = "Add a note to the recording",
             read_only_hint = false,
@@ -137,7 +137,7 @@ impl ComputerUseServer {
         name = "stop_recording",
         output_schema = schema_for_output::<Delivered>(),
         title = "Stop recording and get the package",
-        description = "Stop this session's recording and copy its package to this machine: a folder with index.html (a walkthrough that opens from disk in any browser: every step with its time, the screen before and after, shell output, notes and errors), walkthrough.json (the steps as data), frames/ and manifest.json (sha256 of every file; `computer-use-mcp review PATH` checks it). host_path: optional folder on the machine running this MCP server; an existing folder gets the package inside it as <task>-<UTC time>/; default computer-use-evidence/<task>-<UTC time>/ under the server's working folder (over HTTP: beneath COMPUTER_USE_TRANSFER_ROOT, relative to it).",
+        description = "Stop this session's recording and copy its package to this machine: index.html (a walkthrough that opens from disk: each step with its time, the screens before and after, output, notes and errors), walkthrough.json, frames/ and manifest.json (the sha256 of each file, which `computer-use-mcp review PATH` checks).",
         annotations(
             title = "Stop recording and get the package",
             read_only_hint = false,

@@ -25,7 +25,7 @@ impl ComputerUseServer {
         name = "shell",
         output_schema = schema_for_output::<ShellResult>(),
         title = "Run a shell command",
-        description = "Run a command with `bash -lc` as the user `computer` in the session's working folder, with no input; DISPLAY points at the session's screen once it has one. It runs while a person holds the screen after request_handoff (it does not touch the screen; do not use it to drive the screen meanwhile). Sends progress notifications every 5 s while a command runs longer than that, when the request has a progress token. Returns exit_code, duration_ms, timed_out, stdout and stderr (each keeps its first and last 15000 bytes). A non-zero exit is a normal result. The call returns when the command exits: start long jobs in the background with output redirected, e.g. `setsid nohup server >log 2>&1 &`. On timeout the command and everything it started are killed.",
+        description = "Run a command with `bash -lc` as the user `computer` in the session's working folder, with no input; DISPLAY is the session's screen once it has one. Returns exit_code, duration_ms, timed_out, stdout and stderr (each keeps its first and last 15000 bytes); a non-zero exit is a normal result. The call returns when the command exits: start long jobs in the background with output redirected (`setsid nohup server >log 2>&1 &`). Works during a handoff. Sends progress every 5 s when the request has a progress token.",
         annotations(
             title = "Run a shell command",
             read_only_hint = false,
