@@ -301,7 +301,7 @@ async fn on_screen(spare: &Spare, budget: &Budget, report: &mut Report) {
     report.add("accessibility", o);
     let (base, key) = (spare.running.port_base, spare.running.key.as_str());
     let (o, _) = timed::<()>(budget, VIEWER_DEADLINE, &logs, async {
-        (viewer::page(base, key, &spare.id).await, None)
+        (viewer::page(base, key, TITLE, spare.screen).await, None)
     })
     .await;
     report.add("viewer-page", o);
@@ -319,9 +319,9 @@ async fn on_screen(spare: &Spare, budget: &Budget, report: &mut Report) {
     report.add("vnc", o);
 }
 
-/// Screenshots until one is drawn (a fresh screen is black for a moment):
-/// a PNG of the frame's size, of a screen of the session's size, in more
-/// than one colour.
+/// Screenshots until one is drawn (a fresh screen is black until the
+/// window manager paints its background): a PNG of the frame's size, of a
+/// screen of the session's size, not all black.
 async fn screenshot(spare: &Spare, within: Duration) -> Outcome {
     let fix = format!(
         "the screen is Xvnc with Fluxbox in `{}`; see `docker logs {}`",
@@ -357,8 +357,8 @@ async fn screenshot(spare: &Spare, within: Duration) -> Outcome {
                         "the image is {}x{}, not the {}x{} its frame says",
                         p.width, p.height, o.frame_width, o.frame_height
                     ),
-                    Ok(p) if p.uniform => format!(
-                        "every pixel of the {}x{} screenshot is one colour: the desktop was not drawn within {}",
+                    Ok(p) if p.black => format!(
+                        "every pixel of the {}x{} screenshot is black: the desktop was not drawn within {}",
                         p.width,
                         p.height,
                         secs(within)
@@ -388,35 +388,40 @@ async fn screenshot(spare: &Spare, within: Duration) -> Outcome {
 struct Picture {
     width: u32,
     height: u32,
-    /// Every pixel has the same value.
-    uniform: bool,
+    /// Every pixel is black (alpha aside): nothing was drawn yet. The
+    /// drawn desktop may well be one colour, its background.
+    black: bool,
 }
 
 fn picture(png: &[u8]) -> Result<Picture, String> {
     let bad = |e: png::DecodingError| format!("the screenshot is not a PNG: {e}");
-    let mut reader = png::Decoder::new(std::io::Cursor::new(png))
-        .read_info()
-        .map_err(bad)?;
+    let mut decoder = png::Decoder::new(std::io::Cursor::new(png));
+    // A one-colour desktop comes as a palette, whose index 0 is no colour.
+    decoder.set_transformations(png::Transformations::EXPAND);
+    let mut reader = decoder.read_info().map_err(bad)?;
+    let (color_type, bit_depth) = reader.output_color_type();
     let size = reader
         .output_buffer_size()
         .ok_or("the screenshot is too large to decode")?;
     let mut pixels = vec![0u8; size];
     let frame = reader.next_frame(&mut pixels).map_err(bad)?;
-    let pixel = frame
-        .color_type
-        .samples()
-        .saturating_mul(usize::from(frame.bit_depth as u8).div_ceil(8))
-        .max(1);
+    let samples = color_type.samples();
+    let bytes = usize::from(bit_depth as u8).div_ceil(8);
+    // Colour samples only: an opaque alpha is not drawing.
+    let colours = match color_type {
+        png::ColorType::GrayscaleAlpha | png::ColorType::Rgba => samples - 1,
+        _ => samples,
+    } * bytes;
+    let pixel = (samples * bytes).max(1);
     let data = &pixels[..frame.buffer_size()];
-    let rows = data.chunks_exact(frame.line_size);
-    let first = &data[..pixel.min(data.len())];
-    let uniform = rows
+    let black = data
+        .chunks_exact(frame.line_size)
         .flat_map(|row| row[..frame.width as usize * pixel].chunks_exact(pixel))
-        .all(|p| p == first);
+        .all(|p| p[..colours].iter().all(|b| *b == 0));
     Ok(Picture {
         width: frame.width,
         height: frame.height,
-        uniform,
+        black,
     })
 }
 
@@ -662,12 +667,24 @@ mod tests {
             Ok(Picture {
                 width: 4,
                 height: 2,
-                uniform: true
+                black: true
             })
         );
-        let mut drawn = [0u8; 24];
-        drawn[23] = 9;
-        assert!(!picture(&png_of(4, 2, &drawn)).unwrap().uniform);
+        // The desktop's background alone is drawn, though one colour.
+        let slate: Vec<u8> = [0x2e, 0x3a, 0x4a].repeat(8);
+        assert!(!picture(&png_of(4, 2, &slate)).unwrap().black);
+        let mut palette = Vec::new();
+        let mut encoder = png::Encoder::new(&mut palette, 4, 2);
+        encoder.set_color(png::ColorType::Indexed);
+        encoder.set_depth(png::BitDepth::Eight);
+        encoder.set_palette(vec![0x2e, 0x3a, 0x4a]);
+        let mut writer = encoder.write_header().unwrap();
+        writer.write_image_data(&[0; 8]).unwrap();
+        writer.finish().unwrap();
+        assert!(!picture(&palette).unwrap().black, "index 0 is not black");
+        let mut one_pixel = [0u8; 24];
+        one_pixel[23] = 9;
+        assert!(!picture(&png_of(4, 2, &one_pixel)).unwrap().black);
         assert!(picture(b"not a png")
             .unwrap_err()
             .starts_with("the screenshot is not a PNG"));

@@ -6,7 +6,7 @@
 use super::report::Outcome;
 use crate::client::loopback_http;
 use crate::docker::error::describe;
-use computer_protocol::{ScreenNumber, SessionId};
+use computer_protocol::ScreenNumber;
 use futures::StreamExt;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
@@ -15,7 +15,7 @@ use tokio_tungstenite::tungstenite::Message;
 const BODY_MAX: usize = 1024 * 1024;
 
 /// `GET /` and `GET /api/sessions?key=K` on the viewer port.
-pub(crate) async fn page(base: u16, key: &str, session: &SessionId) -> Outcome {
+pub(crate) async fn page(base: u16, key: &str, title: &str, screen: ScreenNumber) -> Outcome {
     let fix = "the viewer is computerd's; see its logs with `docker logs <computer>`, and check that nothing else answers on this port";
     let http = loopback_http()
         .build()
@@ -35,9 +35,17 @@ pub(crate) async fn page(base: u16, key: &str, session: &SessionId) -> Outcome {
         Ok(list) => list,
         Err(e) => return Outcome::err(e.replace(key, "<key>"), fix),
     };
-    if !list.contains(&session.0) {
+    // The viewer shows titles and screens, never session ids.
+    let listed = serde_json::from_str::<serde_json::Value>(&list).is_ok_and(|v| {
+        v["sessions"].as_array().is_some_and(|sessions| {
+            sessions
+                .iter()
+                .any(|s| s["title"] == title && s["screen"] == screen.0)
+        })
+    });
+    if !listed {
         return Outcome::err(
-            format!("the viewer's session list does not show the spare session `{session}`"),
+            format!("the viewer's session list does not show the spare session `{title}` on screen {screen}"),
             fix,
         );
     }
