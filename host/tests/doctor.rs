@@ -52,7 +52,7 @@ fn shown(out: &Output) -> String {
 }
 
 /// The checks of a `--json` run, each with exactly the four fields.
-fn checks(out: &Output) -> Vec<Value> {
+fn json_checks(out: &Output) -> Vec<Value> {
     let v: Value = serde_json::from_str(&stdout(out))
         .unwrap_or_else(|e| panic!("--json prints one JSON object ({e}):\n{}", shown(out)));
     let object = v.as_object().expect("an object");
@@ -122,7 +122,7 @@ async fn green_on_a_working_machine_as_text_and_json() {
 
     let (out, _) = doctor(&t, &["--json"], &[]).await;
     assert_eq!(out.status.code(), Some(0), "{}", shown(&out));
-    let checks = checks(&out);
+    let checks = json_checks(&out);
     assert_eq!(status_of(&checks, "computerd"), "ok", "{checks:?}");
     assert_eq!(status_of(&checks, "docker-engine"), "ok", "{checks:?}");
 }
@@ -155,7 +155,7 @@ async fn a_dead_docker_host_exits_1_naming_docker_and_the_fix() {
 
     let (out, _) = doctor(&t, &["--json"], &[("DOCKER_HOST", &socket)]).await;
     assert_eq!(out.status.code(), Some(1), "{}", shown(&out));
-    let checks = checks(&out);
+    let checks = json_checks(&out);
     let engine = checks
         .iter()
         .find(|c| c["name"] == "docker-engine")
@@ -170,7 +170,7 @@ async fn deep_starts_the_computer_checks_a_spare_screen_and_ends_it() {
     let (out, took) = doctor(&t, &["--deep", "--json"], &[]).await;
     eprintln!("doctor --deep took {took:?}:\n{}", stdout(&out));
     assert_eq!(out.status.code(), Some(0), "{}", shown(&out));
-    let checks = checks(&out);
+    let checks = json_checks(&out);
     assert!(checks.iter().all(|c| c["status"] != "err"), "{checks:#?}");
     for name in [
         "computer-start",
@@ -202,7 +202,7 @@ async fn deep_starts_the_computer_checks_a_spare_screen_and_ends_it() {
     let (out, took) = doctor(&t, &["--deep", "--json"], &[]).await;
     eprintln!("doctor --deep on a running computer took {took:?}");
     assert_eq!(out.status.code(), Some(0), "{}", shown(&out));
-    let checks = checks(&out);
+    let checks = json_checks(&out);
     assert!(
         checks.iter().all(|c| c["name"] != "computer-start"),
         "{checks:#?}"
