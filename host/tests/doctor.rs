@@ -228,3 +228,46 @@ async fn start_computer_on_a_dead_docker_host_ends_with_the_doctor_fix() {
     assert!(error.contains("`computer-use-mcp doctor`"), "{error}");
     client.cancel().await.ok();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_taken_port_is_an_err_with_the_start_computer_fix() {
+    use computer_use_mcp::doctor::fix::PORT_TAKEN;
+    let t = TestComputer::new();
+    let taken = t.port_base + 5;
+    let _holder = std::net::TcpListener::bind(("127.0.0.1", taken)).expect("the port is free");
+    let (out, _) = doctor(&t, &["--json"], &[]).await;
+    assert_eq!(out.status.code(), Some(1), "{}", shown(&out));
+    let checks = json_checks(&out);
+    let ports = checks.iter().find(|c| c["name"] == "ports").unwrap();
+    assert_eq!(ports["status"], "err", "{ports}");
+    assert!(
+        ports["detail"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("host port {taken} on 127.0.0.1 is taken")),
+        "{ports}"
+    );
+    assert_eq!(ports["fix"], json!(PORT_TAKEN));
+}
+
+#[tokio::test]
+async fn help_lists_doctor_and_a_bad_flag_is_refused() {
+    let help = tokio::process::Command::new(host_bin())
+        .arg("--help")
+        .output()
+        .await
+        .expect("--help runs");
+    assert!(
+        stdout(&help).contains("computer-use-mcp doctor [--json] [--deep]"),
+        "{}",
+        shown(&help)
+    );
+    let bad = tokio::process::Command::new(host_bin())
+        .args(["doctor", "--fix"])
+        .output()
+        .await
+        .expect("doctor runs");
+    assert_eq!(bad.status.code(), Some(2), "{}", shown(&bad));
+    assert!(String::from_utf8_lossy(&bad.stderr)
+        .contains("`doctor` takes `--json` and `--deep`, not `--fix`"));
+}
