@@ -29,6 +29,10 @@
 //!   computerd, the package brought home, and the `review` command.
 //! - [`heartbeat`]: keeps an agent's sessions alive; ends them when it goes.
 //! - [`info`]: the `info` command.
+//! - [`doctor`]: the `doctor` command: each thing the computer needs, checked
+//!   with its own deadline (`--deep`: a spare screen, its browser, DevTools,
+//!   accessibility bus, viewer and VNC), `ok`/`warn`/`err` with the fix; the
+//!   fixes `start_computer`'s Docker errors end with live there too.
 //! - [`open`]: opens the viewer (browser tab or native VNC) when a screen opens.
 //! - [`child_env`]: what every process the host starts must not inherit
 //!   (the HTTP bearer token).
@@ -42,6 +46,7 @@ pub mod child_env;
 pub mod client;
 pub mod computer;
 pub mod docker;
+pub mod doctor;
 pub mod heartbeat;
 pub mod info;
 pub mod link;

@@ -1,6 +1,6 @@
 //! `computer-use-mcp`: with no arguments (or `serve`), the MCP server on
 //! stdio; `serve --http ADDR`, MCP over Streamable HTTP; `info` prints the
-//! computer's state. Logs go to stderr: stdout carries MCP frames.
+//! computer's state; `doctor` checks what the computer needs. Logs go to stderr: stdout carries MCP frames.
 
 use computer_use_mcp::serve;
 use serve::http::HttpOptions;
@@ -20,6 +20,16 @@ Usage:
                             (comma-separated). Listens on loopback only unless
                             --allow-remote is given (then put a TLS proxy in front).
   computer-use-mcp info     show the version, image, Docker endpoint and the computer's state
+  computer-use-mcp doctor [--json] [--deep]
+                            check what the computer needs (settings, Docker, free disk,
+                            the image, the computer's ports, computerd), one line each
+                            with `ok`, `warn` or `err` and the fix; exit code 1 on any
+                            `err`. --json prints one object: a `checks` list of
+                            {name, status, detail, fix} (fix is null when ok).
+                            --deep also opens a spare screen (starting the computer if
+                            needed) and checks a screenshot, Chromium and DevTools, the
+                            accessibility bus, the viewer page and WebSocket and a VNC
+                            handshake, then ends it. Within 10 s, or 60 s with --deep
   computer-use-mcp review PATH
                             check a recording's package (stop_recording wrote it) against
                             its manifest, naming each missing or changed file, and open
@@ -50,6 +60,11 @@ fn main() -> anyhow::Result<()> {
             let info = runtime.block_on(computer_use_mcp::info::gather());
             print!("{info}");
             return Ok(());
+        }
+        Some("doctor") => {
+            let runtime = tokio::runtime::Runtime::new()?;
+            let code = runtime.block_on(computer_use_mcp::doctor::run(&args[1..]));
+            std::process::exit(code);
         }
         Some("review") => {
             let runtime = tokio::runtime::Runtime::new()?;

@@ -336,7 +336,7 @@ async fn dev_builds_never_pull_a_missing_image() {
     let e = ensure_with(&env).await.unwrap_err();
     assert_eq!(
         e.to_string(),
-        "the image `computer-use-mcp:no-such-tag` does not exist, and dev builds never pull: build it with `just image` (or `bash scripts/build-image.sh`), or set COMPUTER_USE_IMAGE to an image you have"
+        "the image `computer-use-mcp:no-such-tag` does not exist, and dev builds never pull: build it with `just image` (or `bash scripts/build-image.sh`), or set COMPUTER_USE_IMAGE to an image you have; run `computer-use-mcp doctor` to check the whole setup"
     );
     assert!(!exists(&t.name));
     assert!(!docker_output(&["volume", "inspect", &t.volume()])

@@ -667,7 +667,7 @@ async fn ready(docker: &Docker, name: &str, startup: Startup) -> Result<Computer
 }
 
 /// What to do about a computer in a state this program leaves to the user.
-fn busy_fix(status: &str, name: &str) -> Option<String> {
+pub(crate) fn busy_fix(status: &str, name: &str) -> Option<String> {
     use ContainerStateStatusEnum as S;
     let is = |state: S| status == state.to_string();
     if is(S::PAUSED) {

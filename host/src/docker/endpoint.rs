@@ -784,6 +784,13 @@ mod tests {
             )),
             "{e}"
         );
-        assert!(e.ends_with("start Docker, or point DOCKER_HOST or DOCKER_CONTEXT at a running engine (`computer-use-mcp info` shows the endpoint in use)"), "{e}");
+        assert!(
+            e.ends_with(&format!(
+                "; {}; {}",
+                crate::doctor::fix::ENGINE_UNREACHABLE,
+                crate::doctor::fix::RUN_DOCTOR
+            )),
+            "{e}"
+        );
     }
 }

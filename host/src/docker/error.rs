@@ -1,7 +1,11 @@
 //! What can go wrong on the Docker side. Each message says what happened,
-//! what may still exist or run, and what to do.
+//! what may still exist or run, and what to do. The fixes `doctor` also
+//! prints come from [`crate::doctor::fix`], and those errors point at `doctor`.
 
 use super::endpoint::EndpointSource;
+use crate::doctor::fix::{
+    DEV_IMAGE_MISSING, ENGINE_UNREACHABLE, PORT_TAKEN, PULL_DENIED, RUN_DOCTOR,
+};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -76,13 +80,13 @@ impl std::fmt::Display for Refusal {
 pub enum DockerError {
     #[error(transparent)]
     Endpoint(#[from] EndpointError),
-    #[error("cannot reach the Docker engine at `{host}` ({why}): {}; start Docker, or point DOCKER_HOST or DOCKER_CONTEXT at a running engine (`computer-use-mcp info` shows the endpoint in use)", describe(source))]
+    #[error("cannot reach the Docker engine at `{host}` ({why}): {}; {engine_unreachable}; {run_doctor}", describe(source), engine_unreachable = ENGINE_UNREACHABLE, run_doctor = RUN_DOCTOR)]
     Unreachable {
         host: String,
         why: String,
         source: bollard::errors::Error,
     },
-    #[error("the Docker engine at `{host}` ({why}) did not answer within {}s; check that Docker is running and not stuck, or point DOCKER_HOST or DOCKER_CONTEXT at another engine", after.as_secs())]
+    #[error("the Docker engine at `{host}` ({why}) did not answer within {}s; check that Docker is running and not stuck, or point DOCKER_HOST or DOCKER_CONTEXT at another engine; {run_doctor}", after.as_secs(), run_doctor = RUN_DOCTOR)]
     EngineSilent {
         host: String,
         why: String,
@@ -100,9 +104,9 @@ pub enum DockerError {
         aftermath: String,
         after: Duration,
     },
-    #[error("the image `{image}` does not exist, and dev builds never pull: build it with `just image` (or `bash scripts/build-image.sh`), or set COMPUTER_USE_IMAGE to an image you have")]
+    #[error("the image `{image}` does not exist, and dev builds never pull: {dev_image_missing}; {run_doctor}", dev_image_missing = DEV_IMAGE_MISSING, run_doctor = RUN_DOCTOR)]
     DevImageMissing { image: String },
-    #[error("cannot pull the image `{image}`: {}; if the registry needs a login, run `docker login ghcr.io -u <github-user>` with a token that has the `read:packages` scope, or set COMPUTER_USE_IMAGE to an image you have", describe(source))]
+    #[error("cannot pull the image `{image}`: {}; {pull_denied}; {run_doctor}", describe(source), pull_denied = PULL_DENIED, run_doctor = RUN_DOCTOR)]
     Pull {
         image: String,
         source: bollard::errors::Error,
@@ -111,9 +115,9 @@ pub enum DockerError {
     PullStalled { image: String, after: Duration },
     #[error("cannot use the registry login for `{registry}`: {reason}; run `docker login {registry}` again")]
     Credentials { registry: String, reason: String },
-    #[error("host port {port} on 127.0.0.1 is taken, so a computer with ports {base}-{} cannot start; stop what uses it, or set COMPUTER_USE_PORT_BASE to another first port (1024 to 65519; the computer takes it and the 16 after it)", base + 16)]
+    #[error("host port {port} on 127.0.0.1 is taken, so a computer with ports {base}-{} cannot start; {port_taken}; {run_doctor}", base + 16, port_taken = PORT_TAKEN, run_doctor = RUN_DOCTOR)]
     PortTaken { port: u16, base: u16 },
-    #[error("host port {port} on 127.0.0.1 is taken, and the stopped computer `{name}` keeps the ports it was created with ({base}-{}); stop what uses the port, or remove the computer with `docker rm {name}` (its home volume stays) and set COMPUTER_USE_PORT_BASE to another first port", base + 16)]
+    #[error("host port {port} on 127.0.0.1 is taken, and the stopped computer `{name}` keeps the ports it was created with ({base}-{}); stop what uses the port, or remove the computer with `docker rm {name}` (its home volume stays) and set COMPUTER_USE_PORT_BASE to another first port; {run_doctor}", base + 16, run_doctor = RUN_DOCTOR)]
     ExistingPortTaken { port: u16, base: u16, name: String },
     #[error("no 17 free host ports above {first} for a tenant's computer: every slot is held by another computer or program; remove computers no longer used (`docker ps -a`), or set COMPUTER_USE_PORT_BASE lower")]
     NoPortSlot { first: u16 },

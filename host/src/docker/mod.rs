@@ -7,9 +7,9 @@
 //! or [`find_computer`] (for `info`) runs: resolving the endpoint only reads
 //! the environment and the Docker CLI's files.
 
-mod call;
+pub(crate) mod call;
 pub mod container;
-mod credentials;
+pub(crate) mod credentials;
 pub mod endpoint;
 pub mod error;
 pub mod image;

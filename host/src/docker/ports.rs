@@ -78,6 +78,15 @@ fn host_port(map: &PortMap, container_port: u16) -> Option<u16> {
         .filter(|p| *p != 0)
 }
 
+/// The fixed host ports (viewer and VNC of `base`) that a running
+/// container's `NetworkSettings.Ports` does not publish as they should be.
+pub fn unpublished(ports: &PortMap, base: u16) -> Vec<u16> {
+    fixed(base)
+        .filter(|(container, host)| host_port(ports, *container) != Some(*host))
+        .map(|(_, host)| host)
+        .collect()
+}
+
 /// The first of the computer's fixed host ports that something on
 /// 127.0.0.1 already uses. Docker would also refuse it, but only after
 /// creating the container, and with a message that does not name the setting.
@@ -145,6 +154,15 @@ mod tests {
         assert_eq!(base_from_bindings(&map), Some(20900));
         // An unfilled API port is no port.
         assert_eq!(api_host_port(&map), None);
+    }
+
+    #[test]
+    fn names_the_ports_not_published() {
+        let mut map = port_bindings(20900);
+        assert_eq!(unpublished(&map, 20900), Vec::<u16>::new());
+        map.remove("5903/tcp");
+        assert_eq!(unpublished(&map, 20900), vec![20903]);
+        assert_eq!(unpublished(&map, 21000).len(), 17);
     }
 
     #[test]

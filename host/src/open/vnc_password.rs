@@ -1,7 +1,8 @@
 //! The VNC password file format: the password, zero-padded to 8 bytes,
 //! DES-encrypted with a fixed key. Classic VNC viewers (TigerVNC's
 //! `-passwd FILE`) read this, so the Windows opener can hand over the key
-//! without putting it on a command line.
+//! without putting it on a command line. The same DES answers a VNC
+//! server's authentication challenge, which `doctor` does.
 
 use des::cipher::{Array, BlockCipherEncrypt, KeyInit};
 use des::Des;
@@ -27,6 +28,23 @@ pub fn obfuscate(password: &str) -> [u8; 8] {
     out.into()
 }
 
+/// The answer to a VncAuth challenge: both halves encrypted with DES, keyed
+/// by the password (first 8 bytes, zero-padded, bits reversed as VNC does).
+pub fn challenge_response(password: &str, challenge: &[u8; 16]) -> [u8; 16] {
+    let mut key = [0u8; 8];
+    for (slot, byte) in key.iter_mut().zip(password.bytes()) {
+        *slot = byte.reverse_bits();
+    }
+    let cipher = Des::new(&Array::from(key));
+    let mut out = [0u8; 16];
+    for (half, answer) in challenge.chunks_exact(8).zip(out.chunks_exact_mut(8)) {
+        let mut block = Array::from(<[u8; 8]>::try_from(half).expect("8 bytes"));
+        cipher.encrypt_block(&mut block);
+        answer.copy_from_slice(&block);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -43,5 +61,20 @@ mod tests {
     #[test]
     fn only_the_first_eight_bytes_count() {
         assert_eq!(obfuscate("ab3d5fghIGNORED"), obfuscate("ab3d5fgh"));
+    }
+
+    #[test]
+    fn a_challenge_answer_is_the_password_file_cipher_keyed_by_the_password() {
+        // The password file is DES of the password under VNC's fixed key;
+        // a challenge answer is DES of the challenge under the password.
+        // With the fixed key as the password and the password as the
+        // challenge, both are the same cipher.
+        let fixed: String = VNC_KEY.iter().map(|b| char::from(*b)).collect();
+        let mut challenge = [0u8; 16];
+        challenge[..8].copy_from_slice(b"ab3d5fgh");
+        challenge[8..].copy_from_slice(b"ab3d5fgh");
+        let answer = challenge_response(&fixed, &challenge);
+        assert_eq!(answer[..8], obfuscate("ab3d5fgh"));
+        assert_eq!(answer[8..], obfuscate("ab3d5fgh"));
     }
 }

@@ -1,0 +1,389 @@
+//! The checks up to the engine: the `COMPUTER_USE_*` settings, which Docker
+//! endpoint is used and why, the engine itself, its free disk and the image.
+
+use super::fix;
+use super::report::{Outcome, Report};
+use super::{timed, Budget};
+use crate::docker::call::Call;
+use crate::docker::error::describe;
+use crate::docker::image::{inspect_image, is_older_than_binary, pulls_missing_image};
+use crate::docker::{
+    binary_version, credentials, find_computer, resolve_endpoint, ComputerState, DockerEndpoint,
+    DockerError, Transport,
+};
+use crate::settings::{ComputerSettings, DevtoolsSettings, Env, Settings, SettingsError};
+use bollard::models::{ExecConfig, SystemInfo};
+use bollard::Docker;
+use futures::StreamExt;
+use std::time::Duration;
+
+const ENGINE_DEADLINE: Duration = Duration::from_secs(3);
+const DISK_DEADLINE: Duration = Duration::from_secs(3);
+const IMAGE_DEADLINE: Duration = Duration::from_secs(3);
+
+/// Under this much free space on the engine's disk, a warning: an image
+/// pull, Chromium's cache and recordings need room.
+const DISK_WARN_KIB: u64 = 5 * 1024 * 1024;
+/// Under this much, containers fail to write and the check is an error.
+const DISK_ERR_KIB: u64 = 1024 * 1024;
+
+/// What the checks so far found, for the ones after them.
+pub(crate) struct Found {
+    /// Everything `start_computer` reads, when all of it is usable.
+    pub settings: Option<Settings>,
+    /// The computer's own settings, when at least those are usable.
+    pub computer: Option<ComputerSettings>,
+    pub endpoint: Option<DockerEndpoint>,
+    pub docker: Option<Docker>,
+}
+
+/// Settings, endpoint, engine, then the disk and the image side by side.
+pub(crate) async fn check(env: &Env, budget: &Budget, report: &mut Report) -> Found {
+    let (outcome, settings, computer) = settings(env);
+    report.add("settings", outcome);
+    let endpoint = match resolve_endpoint(env) {
+        Ok(endpoint) => {
+            report.add("docker-endpoint", Outcome::ok(endpoint.to_string()));
+            Some(endpoint)
+        }
+        Err(e) => {
+            report.add(
+                "docker-endpoint",
+                Outcome::err(e.to_string(), fix::ENDPOINT),
+            );
+            None
+        }
+    };
+    let mut found = Found {
+        settings,
+        computer,
+        endpoint,
+        docker: None,
+    };
+    let Some(endpoint) = &found.endpoint else {
+        return found;
+    };
+    let (outcome, engine) = timed(
+        budget,
+        ENGINE_DEADLINE,
+        fix::ENGINE_UNREACHABLE,
+        engine(endpoint),
+    )
+    .await;
+    report.add("docker-engine", outcome);
+    let Some((docker, info)) = engine else {
+        return found;
+    };
+    let disk = timed(
+        budget,
+        DISK_DEADLINE,
+        "check it with `docker system df`",
+        disk(&docker, &info, endpoint, found.computer.as_ref()),
+    );
+    let image = async {
+        match &found.computer {
+            Some(computer) => Some(
+                timed(
+                    budget,
+                    IMAGE_DEADLINE,
+                    "check that Docker is not stuck, then run `docker image ls`",
+                    image(&docker, computer, endpoint),
+                )
+                .await,
+            ),
+            None => None,
+        }
+    };
+    let ((disk, _), image) = tokio::join!(disk, image);
+    report.add("docker-disk", disk);
+    if let Some((image, _)) = image {
+        report.add("image", image);
+    }
+    found.docker = Some(docker);
+    found
+}
+
+fn settings(env: &Env) -> (Outcome, Option<Settings>, Option<ComputerSettings>) {
+    let bad = |e: SettingsError| {
+        Outcome::err(format!("`{}` is `{}`", e.name, e.value), e.expected.clone())
+    };
+    let settings = match Settings::for_start_computer(env) {
+        Ok(settings) => settings,
+        Err(e) => return (bad(e), None, ComputerSettings::from_env(env).ok()),
+    };
+    if let Err(e) = DevtoolsSettings::for_start_chrome_devtools(env) {
+        let computer = settings.computer.clone();
+        return (bad(e), None, Some(computer));
+    }
+    let c = &settings.computer;
+    let outcome = Outcome::ok(format!(
+        "computer `{}`, ports {}-{}, image `{}`, screens {}",
+        c.name,
+        c.port_base,
+        c.port_base + 16,
+        c.image,
+        settings.session.screen_size
+    ));
+    let computer = settings.computer.clone();
+    (outcome, Some(settings), Some(computer))
+}
+
+async fn engine(endpoint: &DockerEndpoint) -> (Outcome, Option<(Docker, SystemInfo)>) {
+    let docker = match endpoint.connect().await {
+        Ok(docker) => docker,
+        Err(e) => {
+            let detail = match &e {
+                DockerError::Unreachable { host, why, source } => format!(
+                    "cannot reach the Docker engine at `{host}` ({why}): {}",
+                    describe(source)
+                ),
+                DockerError::EngineSilent { host, why, after } => format!(
+                    "the Docker engine at `{host}` ({why}) did not answer within {}s",
+                    after.as_secs()
+                ),
+                other => other.to_string(),
+            };
+            return (Outcome::err(detail, fix::ENGINE_UNREACHABLE), None);
+        }
+    };
+    let info = match docker.info().await {
+        Ok(info) => info,
+        Err(e) => {
+            return (
+                Outcome::err(
+                    format!(
+                        "the Docker engine at {endpoint} did not answer `info`: {}",
+                        describe(&e)
+                    ),
+                    fix::ENGINE_UNREACHABLE,
+                ),
+                None,
+            )
+        }
+    };
+    let unknown = || "?".to_string();
+    let os = info.os_type.clone().unwrap_or_else(unknown);
+    let arch = info.architecture.clone().unwrap_or_else(unknown);
+    let detail = format!(
+        "Docker {} at `{}`, {os}/{arch}, {} CPUs, {} memory",
+        info.server_version.clone().unwrap_or_else(unknown),
+        endpoint.host,
+        info.ncpu.unwrap_or(0),
+        crate::settings::format_size(info.mem_total.unwrap_or(0).max(0) as u64),
+    );
+    let outcome = if os != "linux" {
+        Outcome::err(
+            format!("{detail}: the computer is a Linux container"),
+            "switch Docker Desktop to Linux containers (its tray menu), or use another engine",
+        )
+    } else if !matches!(arch.as_str(), "x86_64" | "amd64" | "aarch64" | "arm64") {
+        Outcome::warn(
+            format!("{detail}: the image is built for x86_64 and arm64 only"),
+            "use an engine on an x86_64 or arm64 machine",
+        )
+    } else {
+        Outcome::ok(detail)
+    };
+    (outcome, Some((docker, info)))
+}
+
+/// Free space where the engine keeps images and containers: its data root
+/// when that is on this machine (a local socket), else the root of a running
+/// computer (Docker Desktop's VM, a remote engine).
+async fn disk(
+    docker: &Docker,
+    info: &SystemInfo,
+    endpoint: &DockerEndpoint,
+    computer: Option<&ComputerSettings>,
+) -> (Outcome, Option<()>) {
+    let root = info.docker_root_dir.clone().unwrap_or_default();
+    let local = matches!(endpoint.transport, Transport::Unix(_))
+        && !root.is_empty()
+        && std::path::Path::new(&root).exists();
+    let measured = if local {
+        df_local(&root).await.map(|kib| (kib, format!("`{root}`")))
+    } else {
+        match computer {
+            Some(c) => df_in_computer(docker, &c.name)
+                .await
+                .map(|kib| (kib, format!("the engine's disk (seen from `{}`)", c.name))),
+            None => Err("the computer's settings are not usable".into()),
+        }
+    };
+    let outcome = match measured {
+        Ok((kib, place)) => {
+            let free = crate::settings::format_size(kib * 1024);
+            if kib < DISK_ERR_KIB {
+                Outcome::err(
+                    format!("{free} free on {place}"),
+                    "free space: `docker system prune` removes stopped containers and unused images",
+                )
+            } else if kib < DISK_WARN_KIB {
+                Outcome::warn(
+                    format!("{free} free on {place}, under 5 GiB"),
+                    "free space: `docker system prune` removes stopped containers and unused images",
+                )
+            } else {
+                Outcome::ok(format!("{free} free on {place}"))
+            }
+        }
+        Err(why) => Outcome::warn(
+            format!("free space not measured: {why}"),
+            "check it with `docker system df`; `doctor --deep` starts the computer, and then it can be measured",
+        ),
+    };
+    (outcome, Some(()))
+}
+
+async fn df_local(path: &str) -> Result<u64, String> {
+    let out = tokio::process::Command::new("df")
+        .args(["-Pk", path])
+        .kill_on_drop(true)
+        .output()
+        .await
+        .map_err(|e| format!("cannot run `df`: {e}"))?;
+    available_kib(&String::from_utf8_lossy(&out.stdout))
+        .ok_or_else(|| format!("`df -Pk {path}` printed no size"))
+}
+
+async fn df_in_computer(docker: &Docker, name: &str) -> Result<u64, String> {
+    match find_computer(docker, name).await {
+        Ok(Some(found)) if found.state == ComputerState::Running => {}
+        Ok(_) => {
+            return Err(format!(
+                "the engine's data root is not on this machine and `{name}` is not running"
+            ))
+        }
+        Err(e) => return Err(e.to_string()),
+    }
+    let exec = docker
+        .create_exec(
+            name,
+            ExecConfig {
+                cmd: Some(vec!["df".into(), "-Pk".into(), "/".into()]),
+                attach_stdout: Some(true),
+                ..Default::default()
+            },
+        )
+        .await
+        .map_err(|e| describe(&e))?;
+    let mut text = String::new();
+    if let bollard::exec::StartExecResults::Attached { mut output, .. } = docker
+        .start_exec(&exec.id, None)
+        .await
+        .map_err(|e| describe(&e))?
+    {
+        while let Some(Ok(chunk)) = output.next().await {
+            text.push_str(&chunk.to_string());
+        }
+    }
+    available_kib(&text).ok_or_else(|| format!("`df -Pk /` in `{name}` printed no size"))
+}
+
+/// The `Available` column of `df -Pk`'s one line of data.
+fn available_kib(df: &str) -> Option<u64> {
+    df.lines().nth(1)?.split_whitespace().nth(3)?.parse().ok()
+}
+
+/// The image: present with its version, or (missing) whether this build can
+/// get it: a dev build never pulls, a release build asks the registry with
+/// the current login.
+async fn image(
+    docker: &Docker,
+    computer: &ComputerSettings,
+    endpoint: &DockerEndpoint,
+) -> (Outcome, Option<()>) {
+    let image = &computer.image;
+    let outcome = match inspect_image(docker, image).await {
+        Err(e) => Outcome::err(e.to_string(), fix::ENGINE_UNREACHABLE),
+        Ok(Some(facts)) => match facts.version {
+            None => Outcome::warn(
+                format!("`{image}` is present without a `computer-use.version` label"),
+                "computers made from it count as this binary's version; build it with `just image`, or set COMPUTER_USE_IMAGE to a released image",
+            ),
+            Some(v) if is_older_than_binary(Some(&v)) => Outcome::warn(
+                format!("`{image}` is present, version {v}, older than this binary ({})", binary_version()),
+                if pulls_missing_image() {
+                    format!("run `docker pull {image}`")
+                } else {
+                    "rebuild it with `just image`".to_string()
+                },
+            ),
+            Some(v) => Outcome::ok(format!("`{image}` is present, version {v}")),
+        },
+        Ok(None) if !pulls_missing_image() => {
+            let exists = matches!(find_computer(docker, &computer.name).await, Ok(Some(_)));
+            let detail = format!("`{image}` is not on the engine, and dev builds never pull");
+            if exists {
+                Outcome::warn(
+                    format!(
+                        "{detail}; the computer `{}` exists and keeps working, but a new one cannot be made",
+                        computer.name
+                    ),
+                    fix::DEV_IMAGE_MISSING,
+                )
+            } else {
+                Outcome::err(detail, fix::DEV_IMAGE_MISSING)
+            }
+        }
+        Ok(None) => pullable(docker, image, endpoint).await,
+    };
+    (outcome, Some(()))
+}
+
+/// Asks the registry, through the engine and with the user's login, for the
+/// image's manifest: what a pull needs first, without pulling gigabytes.
+async fn pullable(docker: &Docker, image: &str, endpoint: &DockerEndpoint) -> Outcome {
+    let credentials = match credentials::for_image(endpoint.config_dir.as_deref(), image).await {
+        Ok(credentials) => credentials,
+        Err(e) => return Outcome::err(e.to_string(), fix::PULL_DENIED),
+    };
+    let call = Call::new(
+        format!("asking the registry for `{image}`"),
+        "nothing was changed",
+        IMAGE_DEADLINE,
+    );
+    match call
+        .run_raw(docker.inspect_registry_image(image, credentials))
+        .await
+    {
+        Ok(Ok(_)) => Outcome::ok(format!(
+            "`{image}` is not on the engine yet; the registry has it for this login, and start_computer pulls it (a few GB the first time)"
+        )),
+        Ok(Err(e)) => Outcome::err(
+            format!(
+                "`{image}` is not on the engine, and the registry refuses it: {}",
+                describe(&e)
+            ),
+            fix::PULL_DENIED,
+        ),
+        Err(e) => Outcome::err(e.to_string(), fix::PULL_DENIED),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_the_available_column_of_df() {
+        let linux = "Filesystem     1024-blocks      Used Available Capacity Mounted on\n/dev/sda1        102687672  61234567  36199981      63% /\n";
+        assert_eq!(available_kib(linux), Some(36199981));
+        assert_eq!(available_kib("Filesystem 1024-blocks\n"), None);
+        assert_eq!(available_kib(""), None);
+    }
+
+    #[test]
+    fn a_bad_setting_is_an_err_naming_it_with_the_fix() {
+        let env: Env = [("COMPUTER_USE_SCREEN_SIZE".to_string(), "huge".to_string())].into();
+        let (outcome, settings, computer) = settings(&env);
+        assert_eq!(outcome.status, super::super::report::Status::Err);
+        assert_eq!(outcome.detail, "`COMPUTER_USE_SCREEN_SIZE` is `huge`");
+        assert!(outcome.fix.is_some_and(|f| !f.is_empty()));
+        assert!(settings.is_none());
+        assert!(
+            computer.is_some(),
+            "the computer's own settings still count"
+        );
+    }
+}
