@@ -36,35 +36,30 @@ enum ActionKind {
 pub struct ActionShape {
     #[serde(rename = "type")]
     kind: ActionKind,
-    /// Pixels from the left.
     x: Option<i32>,
-    /// Pixels from the top.
     y: Option<i32>,
-    /// A node of the latest text view (`e12`), in place of x,y.
+    /// A text view node (`e12`) in place of x,y.
     #[serde(rename = "ref")]
     element: Option<String>,
-    /// Default `left`.
     button: Option<Button>,
     direction: Option<ScrollDirection>,
     #[schemars(range(min = SCROLL_STEPS_MIN, max = SCROLL_STEPS_MAX))]
     /// Default 3.
     steps: Option<u32>,
-    /// Any Unicode, up to 10000 characters; `\n` presses Return.
+    /// Any Unicode; `\n` presses Return.
     #[schemars(length(max = TYPE_TEXT_MAX_CHARS))]
     text: Option<String>,
     /// With `text`: typed, but shown as `•••` in recordings, logs and errors.
     secret: Option<bool>,
     /// A chord such as `enter`, `ctrl+shift+t`, `cmd+a`.
     key: Option<String>,
-    /// Milliseconds, up to 5000.
     #[schemars(range(max = WAIT_MAX_MS))]
     ms: Option<u64>,
     target: Option<String>,
 }
 
-// The doc comments above state these limits in words for the model.
-const _: () =
-    assert!(SCROLL_STEPS_DEFAULT == 3 && TYPE_TEXT_MAX_CHARS == 10_000 && WAIT_MAX_MS == 5000);
+// `steps` says its default in words; the bounds come from the limits.
+const _: () = assert!(SCROLL_STEPS_DEFAULT == 3);
 
 /// Where in one refused action the fault is, as `(field, message)`, when
 /// reading it field by field finds one (`x`: invalid type: string "a",

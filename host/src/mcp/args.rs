@@ -20,7 +20,6 @@ pub struct StartComputerArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SessionArgs {
-    /// From start_computer.
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,
 }
@@ -32,30 +31,29 @@ fn default_true() -> bool {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ActArgs {
-    /// From start_computer.
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,
-    /// Run in order; the first failure stops the batch. click: press and release `button` at x,y. move: the pointer to x,y. down / up: press / release `button` (drags), moving to x,y first when given. scroll: `steps` wheel steps toward `direction`, at x,y when given. type: `text`. key: `key`. wait: `ms`. focus: raise the window whose class or title contains `target` (case-insensitive), or start that app. A double click is two clicks.
+    /// In order; the first failure stops the batch. click / move / down / up (drags): `button` (default left) at x,y (down and up move first only when given). scroll: `steps` toward `direction`, at x,y if given. type: `text`. key: `key`. wait: `ms`. focus: raise the window whose class or title contains `target`, or start that app. A double click is two clicks.
     #[schemars(with = "Vec<ActionShape>", length(min = 1, max = ACTIONS_MAX))]
     pub actions: Vec<Action>,
-    /// Return a screenshot after the last action (default true).
+    /// Return a screenshot after the last action.
     #[serde(default = "default_true")]
     pub observe: bool,
-    /// Ms from the last action to the screenshot (default 300; with quiet, the longest wait, default 3000).
+    /// Ms to wait (default 300; with quiet, at most, default 3000).
     #[serde(default)]
     #[schemars(range(max = 5000))]
     pub settle_ms: Option<u64>,
-    /// `fixed` (default): wait settle_ms. `quiet`: return once the screen has been still for quiet_ms, waiting at most settle_ms.
+    /// `quiet`: return once the screen is still for quiet_ms (at most settle_ms).
     #[serde(default)]
     pub settle: Settle,
-    /// Quiet mode: ms the screen must be still (default 250).
+    /// With quiet: ms the screen must be still (default 250).
     #[serde(default)]
     #[schemars(range(min = 50, max = 2000))]
     pub quiet_ms: Option<u64>,
-    /// A frame_id of this session's last 16 screenshots: x/y are then that frame's pixels (for scaled or zoomed frames), else screen pixels.
+    /// One of the last 16 screenshots: x/y are then its pixels.
     #[serde(default)]
     pub frame_id: Option<u64>,
-    /// Longest side of the screenshot in px (default 1568, and about 1.15 megapixels at most); larger screens are scaled down.
+    /// Longest side in px (default 1568; about 1.15 megapixels at most).
     #[serde(default)]
     #[schemars(range(min = 256, max = 7680))]
     pub max_side: Option<u32>,
@@ -74,7 +72,6 @@ pub struct ActArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ObserveArgs {
-    /// From start_computer.
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,
     /// Zoom: only this part of the screen (screen px), at up to full resolution.
@@ -93,7 +90,7 @@ pub struct ObserveArgs {
     /// Text view: a cut view's cursor, for its next nodes.
     #[serde(default)]
     pub cursor: Option<String>,
-    /// Longest side of the screenshot in px (default 1568, and about 1.15 megapixels at most); larger screens are scaled down.
+    /// Longest side in px (default 1568; about 1.15 megapixels at most).
     #[serde(default)]
     #[schemars(range(min = 256, max = 7680))]
     pub max_side: Option<u32>,
@@ -104,7 +101,7 @@ pub struct ObserveArgs {
     #[serde(default)]
     #[schemars(range(min = 1, max = 100))]
     pub quality: Option<u8>,
-    /// Return the image even when the screen is unchanged (default false).
+    /// Return the image even when the screen is unchanged.
     #[serde(default)]
     pub force: bool,
 }
@@ -112,7 +109,6 @@ pub struct ObserveArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ShellArgs {
-    /// From start_computer.
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,
     /// A bash command line.
@@ -125,23 +121,22 @@ pub struct ShellArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OpenPathArgs {
-    /// From start_computer.
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,
     /// An http(s) URL, or a path on the computer (absolute, `~/...`, or relative to the working folder).
     pub target: String,
-    /// `fixed` (default): wait settle_ms. `quiet`: return once the screen has been still for quiet_ms, waiting at most settle_ms.
+    /// `quiet`: return once the screen is still for quiet_ms (at most settle_ms).
     #[serde(default)]
     pub settle: Settle,
-    /// Ms from its opening to the screenshot (default 0; with quiet, the longest wait, default 3000).
+    /// Ms to wait once open (default 0; with quiet, at most, default 3000).
     #[serde(default)]
     #[schemars(range(max = 5000))]
     pub settle_ms: Option<u64>,
-    /// Quiet mode: ms the screen must be still (default 250).
+    /// With quiet: ms the screen must be still (default 250).
     #[serde(default)]
     #[schemars(range(min = 50, max = 2000))]
     pub quiet_ms: Option<u64>,
-    /// Longest side of the screenshot in px (default 1568, and about 1.15 megapixels at most); larger screens are scaled down.
+    /// Longest side in px (default 1568; about 1.15 megapixels at most).
     #[serde(default)]
     #[schemars(range(min = 256, max = 7680))]
     pub max_side: Option<u32>,
@@ -157,7 +152,6 @@ pub struct OpenPathArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LaunchAppArgs {
-    /// From start_computer.
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,
     /// `browser`, `terminal`, an installed application (a .desktop entry id such as `libreoffice-writer`, or its name), or a program on PATH.
@@ -165,18 +159,18 @@ pub struct LaunchAppArgs {
     /// A URL or file to open in the app (the browser opens a new tab).
     #[serde(default)]
     pub uri: Option<String>,
-    /// `fixed` (default): wait settle_ms. `quiet`: return once the screen has been still for quiet_ms, waiting at most settle_ms.
+    /// `quiet`: return once the screen is still for quiet_ms (at most settle_ms).
     #[serde(default)]
     pub settle: Settle,
-    /// Ms from its opening to the screenshot (default 0; with quiet, the longest wait, default 3000).
+    /// Ms to wait once open (default 0; with quiet, at most, default 3000).
     #[serde(default)]
     #[schemars(range(max = 5000))]
     pub settle_ms: Option<u64>,
-    /// Quiet mode: ms the screen must be still (default 250).
+    /// With quiet: ms the screen must be still (default 250).
     #[serde(default)]
     #[schemars(range(min = 50, max = 2000))]
     pub quiet_ms: Option<u64>,
-    /// Longest side of the screenshot in px (default 1568, and about 1.15 megapixels at most); larger screens are scaled down.
+    /// Longest side in px (default 1568; about 1.15 megapixels at most).
     #[serde(default)]
     #[schemars(range(min = 256, max = 7680))]
     pub max_side: Option<u32>,
@@ -192,7 +186,6 @@ pub struct LaunchAppArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SetCwdArgs {
-    /// From start_computer.
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,
     /// A folder: absolute, `~` for home, or relative to the current working folder.
@@ -202,7 +195,6 @@ pub struct SetCwdArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListFilesArgs {
-    /// From start_computer.
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,
     /// The folder to list (default: the working folder); `~` is home.
@@ -213,7 +205,6 @@ pub struct ListFilesArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadFileArgs {
-    /// From start_computer.
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,
     /// The file: absolute, `~/...`, or relative to the working folder.
@@ -229,7 +220,6 @@ pub struct ReadFileArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WriteFileArgs {
-    /// From start_computer.
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,
     /// The file to replace or create; missing folders are created.
@@ -241,7 +231,6 @@ pub struct WriteFileArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TransferArgs {
-    /// From start_computer.
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,
     /// `to_computer`: host_path to computer_path. `from_computer`: back.
@@ -258,7 +247,6 @@ pub struct TransferArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StartRecordingArgs {
-    /// From start_computer.
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,
     /// What the task is, 1 to 80 characters; it names the package folder.
@@ -268,7 +256,6 @@ pub struct StartRecordingArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecordingNoteArgs {
-    /// From start_computer.
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,
     /// The note, 1 to 2000 characters: what you checked, found or concluded.
@@ -278,7 +265,6 @@ pub struct RecordingNoteArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StopRecordingArgs {
-    /// From start_computer.
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,
     /// Where on this server's machine: an existing folder gets the package inside as <task>-<UTC time>/, a new path names it. Default computer-use-evidence/<task>-<UTC time>/ in the server's working folder (over HTTP, relative to COMPUTER_USE_TRANSFER_ROOT).
@@ -289,7 +275,6 @@ pub struct StopRecordingArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HandoffArgs {
-    /// From start_computer.
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,
     /// What the person should do, 1 to 500 characters.
@@ -302,7 +287,6 @@ pub struct HandoffArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitHandoffArgs {
-    /// From start_computer.
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,
     /// Seconds to wait at most (default 30).

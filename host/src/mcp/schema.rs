@@ -34,9 +34,30 @@ const STANDARD_FORMATS: [&str; 19] = [
 /// An input schema as published: no `$schema` (2020-12 is MCP's
 /// default), no non-standard formats, no descriptions on shared types
 /// (the fields that use them have theirs), and an optional field shown as its
-/// type alone, since leaving it out is how a caller says "none".
+/// type alone, since leaving it out is how a caller says "none". Nor
+/// `additionalProperties: false`: a misspelt field is refused all the same,
+/// by an error that names it and the fields there are.
 pub fn publish_input(schema: &Map<String, Value>) -> Map<String, Value> {
-    publish(schema, Nulls::Drop)
+    let mut published = publish(schema, Nulls::Drop);
+    let mut value = Value::Object(std::mem::take(&mut published));
+    drop_closed_objects(&mut value);
+    match value {
+        Value::Object(map) => map,
+        _ => unreachable!("an object stays an object"),
+    }
+}
+
+fn drop_closed_objects(node: &mut Value) {
+    match node {
+        Value::Object(map) => {
+            if map.get("additionalProperties") == Some(&Value::Bool(false)) {
+                map.remove("additionalProperties");
+            }
+            map.values_mut().for_each(drop_closed_objects);
+        }
+        Value::Array(items) => items.iter_mut().for_each(drop_closed_objects),
+        _ => {}
+    }
 }
 
 /// An output schema as published: as [`publish_input`], but a field that
@@ -223,6 +244,7 @@ mod tests {
                 "Region": {"description": "rustdoc", "type": "object"}
             },
             "type": "object",
+            "additionalProperties": false,
             "properties": {
                 "max_side": {"type": ["integer", "null"], "format": "uint32", "minimum": 0, "default": null, "description": "256 to 7680"},
                 "when": {"type": "string", "format": "date-time"},

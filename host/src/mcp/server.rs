@@ -391,6 +391,40 @@ mod tests {
         );
     }
 
+    /// What a model reads of the tools on every request: their
+    /// descriptions and input schemas, as compact JSON.
+    #[test]
+    fn the_tool_definitions_fit_their_budget_and_use_standard_formats() {
+        const BUDGET: usize = 16_000;
+        let listed = &catalog().listed;
+        let size: usize = listed
+            .iter()
+            .map(|t| {
+                t.description.as_deref().map_or(0, str::len)
+                    + serde_json::to_string(&t.input_schema).unwrap().len()
+            })
+            .sum();
+        assert!(
+            size <= BUDGET,
+            "the tool definitions are {size} characters, over {BUDGET}: say less, or say it once"
+        );
+        for tool in listed {
+            for schema in [Some(&tool.input_schema), tool.output_schema.as_ref()]
+                .into_iter()
+                .flatten()
+            {
+                let text = serde_json::to_string(schema).unwrap();
+                for rust_format in ["int8", "int16", "int32", "int64", "uint", "double", "float"] {
+                    assert!(
+                        !text.contains(&format!("\"format\":\"{rust_format}")),
+                        "{} publishes the format {rust_format}",
+                        tool.name
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn every_tool_is_listed_once_in_order() {
         let router = ComputerUseServer::router();

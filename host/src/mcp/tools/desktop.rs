@@ -175,7 +175,7 @@ impl ComputerUseServer {
         name = "computer_observe",
         output_schema = schema_for_output::<Observation>(),
         title = "Screenshot the session's screen",
-        description = "Screenshot of this session's own screen (the first call opens it), with frame_id, screen size, cursor and active window. A large screen comes scaled down: the result gives the scale, and computer_act takes the frame_id to use the frame's pixels. When nothing changed since this session's previous screenshot of the same region and size, the image is left out (unchanged: true). Frames stay under 1 MB. view text gives the windows (topmost first) and one window's accessibility tree, a node per line such as `e7 button \"Save\" [focused] @ 412,300 80x28`: from the page itself in the browser, from the accessibility bus for GTK, Qt and LibreOffice; apps with none (xterm) get a note. A tree over max_nodes or 200000 characters is cut with a cursor; an unchanged view leaves its nodes out and its refs stay valid.",
+        description = "Screenshot of this session's own screen (the first call opens it). Large screens come scaled down; computer_act takes the frame_id to use the frame's pixels. Unchanged since this session's last screenshot of the same region and size: no image, unchanged: true. view text lists the windows (topmost first) and one window's accessibility tree, a node per line (`e7 button \"Save\" [focused] @ 412,300 80x28`), from the page in the browser or the accessibility bus (GTK, Qt, LibreOffice; xterm has none). Over max_nodes or 200000 characters it is cut with a cursor; unchanged, its nodes are left out and refs stay valid.",
         annotations(
             title = "Screenshot the session's screen",
             read_only_hint = true,
@@ -213,7 +213,7 @@ impl ComputerUseServer {
         name = "computer_act",
         output_schema = schema_for_output::<Acted>(),
         title = "Act on the session's screen",
-        description = "Run mouse and keyboard actions in order on this session's screen, then return a screenshot. x/y are screen pixels, or a recent frame's with frame_id; click, move, down, up and scroll take a text view ref instead (landing on the centre of its visible part). Key chords join names such as enter, esc, f5, a with the modifiers ctrl, alt (option), shift and super (cmd, meta, win). The 4th identical batch of pointer, scroll or key actions in a row that leaves the screen unchanged is refused.",
+        description = "Run mouse and keyboard actions in order on this session's screen, then return a screenshot. x/y are screen pixels, or a recent frame's with frame_id; click, move, down, up and scroll take a text view ref instead. Key chords join names (enter, esc, f5, a) with ctrl, alt, shift, super (cmd, meta, win). The 4th identical batch of pointer, scroll or key actions in a row that leaves the screen unchanged is refused.",
         annotations(
             title = "Act on the session's screen",
             read_only_hint = false,
@@ -265,7 +265,7 @@ impl ComputerUseServer {
         name = "open_path",
         output_schema = schema_for_output::<Opened>(),
         title = "Open a page or file on the screen",
-        description = "Open an http(s) URL or a file on this session's screen and return a screenshot once it loaded (or after 15 s, saying it was still loading). Pages and HTML, PDF, image, text, JSON and XML files open in the screen's Chromium (started when needed, signed in wherever the other screens are); other files in their default app. A missing file is an error listing what its folder holds.",
+        description = "Open an http(s) URL or a file on this session's screen; returns a screenshot once it loaded (or after 15 s, saying so). Pages and HTML, PDF, image, text, JSON and XML files open in the screen's Chromium (signed in wherever the other screens are); other files in their default app. A missing file's error lists its folder.",
         annotations(
             title = "Open a page or file on the screen",
             read_only_hint = false,
@@ -295,7 +295,7 @@ impl ComputerUseServer {
         name = "launch_app",
         output_schema = schema_for_output::<Opened>(),
         title = "Start or raise an app on the screen",
-        description = "Start an app on this session's screen, or raise its window when one is open, and return a screenshot once the window shows. app: `browser` (the screen's Chromium), `terminal`, an installed application (.desktop id or name) or a program on PATH. An unknown app is an error listing the installed ones.",
+        description = "Start an app on this session's screen, or raise its open window; returns a screenshot once the window shows. An unknown app's error lists the installed ones.",
         annotations(
             title = "Start or raise an app on the screen",
             read_only_hint = false,

@@ -24,7 +24,7 @@ impl ComputerUseServer {
         name = "start_chrome_devtools",
         output_schema = schema_for_output::<DevToolsStarted>(),
         title = "Start Chrome DevTools for the screen's browser",
-        description = "Start Chrome DevTools' MCP tools (DOM snapshot, console, network, script evaluation, screenshots, performance traces) for this session's browser, starting the browser if none runs. Call them through shell: `mcpc @cdt-N tools-call <tool> '<json>'` (the reply gives N and lists the tools). Calling again returns the same bridge. Unused for COMPUTER_USE_DEVTOOLS_IDLE (10m) it stops, and the next mcpc call starts it again with the pages kept. Needs COMPUTER_USE_SHELL_TIMEOUT_MAX of 60 or more.",
+        description = "Start Chrome DevTools' MCP tools (DOM snapshot, console, network, script evaluation, screenshots, performance traces) for this session's browser, starting it if needed. Call them through shell: `mcpc @cdt-N tools-call <tool> '<json>'` (the reply gives N and the tools). Unused for COMPUTER_USE_DEVTOOLS_IDLE (10m) it stops; the next call restarts it, pages kept. Needs COMPUTER_USE_SHELL_TIMEOUT_MAX of 60 or more.",
         annotations(
             title = "Start Chrome DevTools for the screen's browser",
             read_only_hint = false,
@@ -59,7 +59,7 @@ impl ComputerUseServer {
         name = "stop_chrome_devtools",
         output_schema = schema_for_output::<DevToolsStopped>(),
         title = "Stop Chrome DevTools for the screen's browser",
-        description = "Stop this session's DevTools bridge at once and free its memory (about 300 MB). The browser and its pages stay.",
+        description = "Stop this session's DevTools bridge now, freeing about 300 MB. The browser and its pages stay.",
         annotations(
             title = "Stop Chrome DevTools for the screen's browser",
             read_only_hint = false,

@@ -57,7 +57,7 @@ impl ComputerUseServer {
         name = "set_cwd",
         output_schema = schema_for_output::<SetCwdResponse>(),
         title = "Change the working folder",
-        description = "Change the session's working folder (used by shell and the file tools). Relative paths start at the current one; `~` is home. Returns the new absolute path.",
+        description = "Change the session's working folder (for shell and the file tools); `~` is home. Returns the absolute path.",
         annotations(
             title = "Change the working folder",
             read_only_hint = false,
@@ -78,7 +78,7 @@ impl ComputerUseServer {
         name = "list_files",
         output_schema = schema_for_output::<ListFilesResponse>(),
         title = "List a folder",
-        description = "List one folder (default: the working folder), folders first, each entry with name, type (file, dir, symlink, other), size and modified time. At most 1000 entries, with a note of how many more exist.",
+        description = "List one folder, folders first: name, type (file, dir, symlink, other), size, modified time. At most 1000 entries, with a count of the rest.",
         annotations(
             title = "List a folder",
             read_only_hint = true,
@@ -115,7 +115,7 @@ impl ComputerUseServer {
         name = "read_file",
         output_schema = schema_for_output::<FileRead>(),
         title = "Read a file",
-        description = "Read a UTF-8 text file (optionally a range: offset = first line from 1, limit = line count), or a PNG/JPEG image up to 1 MB as an image. Long text keeps its first and last 15000 bytes with a note on reading a range. Other binary files are refused: use shell or file_transfer.",
+        description = "Read a UTF-8 text file (offset: first line from 1, limit: lines), or a PNG/JPEG image up to 1 MB as an image. Long text keeps its first and last 15000 bytes, with a note on reading a range. Other binary files are refused: use shell or file_transfer.",
         annotations(
             title = "Read a file",
             read_only_hint = true,
@@ -179,7 +179,7 @@ impl ComputerUseServer {
         name = "write_file",
         output_schema = schema_for_output::<WriteFileResponse>(),
         title = "Write a file",
-        description = "Replace or create a file with UTF-8 content up to 10 MB. Creates missing folders, writes atomically, keeps an existing file's permissions, refuses a folder. Returns the absolute path and byte count.",
+        description = "Create or replace a file with UTF-8 text up to 10 MB, atomically, creating missing folders and keeping an existing file's permissions. Refuses a folder.",
         annotations(
             title = "Write a file",
             read_only_hint = false,

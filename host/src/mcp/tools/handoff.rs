@@ -63,7 +63,7 @@ impl ComputerUseServer {
         name = "request_handoff",
         output_schema = schema_for_output::<Requested>(),
         title = "Ask a person to take the screen",
-        description = "Ask a person to take over this session's screen for what only they should do (a sign-in, CAPTCHA, 2FA code, payment). The viewer opens on the screen with your reason and Take control / Hand back; give the person viewer_url too. Until they hand back, computer_act, open_path, launch_app and computer_observe on this screen are refused; shell and the file tools keep working (do not drive the screen from shell meanwhile). Then call wait_handoff until it says `returned`. A hold nobody returns expires after COMPUTER_USE_HANDOFF_TIMEOUT (15 min).",
+        description = "Ask a person to take this session's screen for what only they should do (sign-in, CAPTCHA, 2FA, payment). The viewer opens on it with your reason; give them viewer_url too. Until they hand back, computer_act, open_path, launch_app and computer_observe on it are refused; shell and file tools work (do not drive the screen from shell). Then call wait_handoff until `returned`. Unreturned, it expires after COMPUTER_USE_HANDOFF_TIMEOUT (15 min).",
         annotations(
             title = "Ask a person to take the screen",
             read_only_hint = false,
@@ -123,7 +123,7 @@ impl ComputerUseServer {
         name = "wait_handoff",
         output_schema = schema_for_output::<HandoffOutcome>(),
         title = "Wait for the person to hand the screen back",
-        description = "Wait for the person to hand this session's screen back; answers at once when the hold ends. state: `held` (call again), `returned` (their note, how long they held it, what changed: active window, windows opened and closed, the page's URL and title before and after; and a screenshot), `cancelled` or `expired`. What they typed is never reported. Sends progress every 5 s when the request has a progress token.",
+        description = "Wait for the person to hand the screen back. state: `held` (call again), `returned` (their note, how long, what changed: windows, the page's URL and title; a screenshot), `cancelled` or `expired`. What they typed is never reported.",
         annotations(
             title = "Wait for the person to hand the screen back",
             read_only_hint = true,
@@ -194,7 +194,7 @@ impl ComputerUseServer {
         name = "cancel_handoff",
         output_schema = schema_for_output::<HandoffOutcome>(),
         title = "Take the screen back from the person",
-        description = "End this session's handoff: the agent takes the screen back, the viewer's request goes away, and acting and observing work again. Answers what happened meanwhile (how long it was held, what changed).",
+        description = "End this session's handoff: the screen is yours again and the person's request goes away. Says how long it was held and what changed.",
         annotations(
             title = "Take the screen back from the person",
             read_only_hint = false,

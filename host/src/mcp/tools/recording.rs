@@ -40,7 +40,7 @@ impl ComputerUseServer {
         name = "start_recording",
         output_schema = schema_for_output::<RecordingStartedResult>(),
         title = "Record what you do in this session",
-        description = "Record this session so a person can review, step by step, what you did: from now on each tool call on it is a step with its arguments, its result and the screen before and after. Viewers see the screen marked as recorded. Type secrets with `secret: true`: typed, but shown as ••• in the recording. Add notes with recording_note; stop_recording (or ending the session) delivers the package, a folder whose index.html opens from disk.",
+        description = "Record this session for a person to review step by step: each later tool call on it becomes a step with its arguments, result and the screen before and after. Viewers see it marked as recorded. Type secrets with `secret: true` (shown as •••). Add notes with recording_note; stop_recording or end_session delivers the package.",
         annotations(
             title = "Record what you do in this session",
             read_only_hint = false,
@@ -104,7 +104,7 @@ impl ComputerUseServer {
         name = "recording_note",
         output_schema = schema_for_output::<NoteAdded>(),
         title = "Add a note to the recording",
-        description = "Add a note to this session's recording (what you checked, found or concluded), shown as its own step. The session must be recording.",
+        description = "Add a note (what you checked, found or concluded) to this session's recording, as its own step.",
         annotations(
             title = "Add a note to the recording",
             read_only_hint = false,
@@ -137,7 +137,7 @@ impl ComputerUseServer {
         name = "stop_recording",
         output_schema = schema_for_output::<Delivered>(),
         title = "Stop recording and get the package",
-        description = "Stop this session's recording and copy its package to this machine: index.html (a walkthrough that opens from disk: each step with its time, the screens before and after, output, notes and errors), walkthrough.json, frames/ and manifest.json (the sha256 of each file, which `computer-use-mcp review PATH` checks).",
+        description = "Stop this session's recording and copy its package here: index.html (a walkthrough that opens from disk: each step's time, screens before and after, output, notes, errors), walkthrough.json, frames/ and manifest.json (sha256 of each file, checked by `computer-use-mcp review PATH`).",
         annotations(
             title = "Stop recording and get the package",
             read_only_hint = false,

@@ -83,7 +83,7 @@ impl ComputerUseServer {
         name = "start_computer",
         output_schema = schema_for_output::<Started>(),
         title = "Start a computer session",
-        description = "Start a session on the shared Linux desktop (Debian 13 in Docker), creating or starting the computer when needed. Returns the session_id every other tool takes, and a viewer_url a person can open to watch. Each session gets its own screen on its first computer_observe.",
+        description = "Start a session on the shared Linux desktop (Debian 13 in Docker), creating or starting the computer if needed. Returns the session_id the other tools take and a viewer_url where people can watch. The session's own screen opens on its first computer_observe.",
         annotations(
             title = "Start a computer session",
             read_only_hint = false,
@@ -167,7 +167,7 @@ impl ComputerUseServer {
         name = "end_session",
         output_schema = schema_for_output::<Ended>(),
         title = "End a session",
-        description = "End a session: closes its screen (and the screen's Chromium, which saves its logins and bookmarks first) and frees the screen number. Files are never touched.",
+        description = "End a session: its screen closes (its Chromium saves logins and bookmarks first) and the screen number is freed. Files are never touched.",
         annotations(
             title = "End a session",
             read_only_hint = false,

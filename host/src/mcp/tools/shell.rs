@@ -25,7 +25,7 @@ impl ComputerUseServer {
         name = "shell",
         output_schema = schema_for_output::<ShellResult>(),
         title = "Run a shell command",
-        description = "Run a command with `bash -lc` as the user `computer` in the session's working folder, with no input; DISPLAY is the session's screen once it has one. Returns exit_code, duration_ms, timed_out, stdout and stderr (each keeps its first and last 15000 bytes); a non-zero exit is a normal result. The call returns when the command exits: start long jobs in the background with output redirected (`setsid nohup server >log 2>&1 &`). Works during a handoff. Sends progress every 5 s when the request has a progress token.",
+        description = "Run a command with `bash -lc` as the user `computer` in the session's working folder, no input; DISPLAY is the session's screen. stdout and stderr each keep their first and last 15000 bytes; a non-zero exit is a normal result. It returns when the command exits: start long jobs in the background with output redirected (`setsid nohup server >log 2>&1 &`). Works during a handoff.",
         annotations(
             title = "Run a shell command",
             read_only_hint = false,
