@@ -176,7 +176,11 @@ impl Agent {
         let Some(conn) = self.link.connection() else {
             return;
         };
-        if !first || conn.open == crate::settings::OpenMode::None {
+        if !first {
+            return;
+        }
+        if conn.open == crate::settings::OpenMode::None {
+            tracing::debug!(target: "computer_use_mcp::open", "session {id}: `COMPUTER_USE_OPEN` is `none`, so no viewer opens");
             return;
         }
         let opener = Arc::clone(&self.link.opener);

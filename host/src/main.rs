@@ -92,7 +92,7 @@ fn main() -> anyhow::Result<()> {
         )
         .init();
     let runtime = tokio::runtime::Runtime::new()?;
-    match http {
+    let served = match http {
         None => runtime.block_on(serve::stdio::serve()),
         Some(options) => {
             if let Err(e) = runtime.block_on(serve::http::serve(options)) {
@@ -101,5 +101,11 @@ fn main() -> anyhow::Result<()> {
             }
             Ok(())
         }
-    }
+    };
+    // The sessions are ended by now. Dropping the runtime would wait for its
+    // blocking threads, and the one reading stdin returns only at EOF: after
+    // Ctrl+C or SIGTERM the client still holds stdin open, and the process
+    // would hang until it let go.
+    runtime.shutdown_background();
+    served
 }

@@ -297,6 +297,62 @@ async fn the_client_going_away_ends_the_sessions_within_three_seconds() {
     assert!(took <= Duration::from_secs(3), "took {took:?}");
 }
 
+/// Whether process `pid` has exited (gone, or a zombie its parent has not
+/// reaped yet).
+fn exited(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        // The state follows the command name, which is in parentheses.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+    }
+}
+
+/// Sends `signal` to a host with a session on its screen; the host ends the
+/// session and exits within 3 s.
+async fn a_signal_ends_the_sessions_within_three_seconds(signal: i32) {
+    let computer = TestComputer::new();
+    let (client, pid) = connect(&computer, &[]).await;
+    let sid = start_session(&client, "signalled").await;
+    ok(&client, "computer_observe", json!({"session_id": sid})).await;
+    assert!(live_sessions(&computer)
+        .await
+        .iter()
+        .any(|x| x["session_id"] == json!(sid)));
+    let sent = Instant::now();
+    // SAFETY: signalling the host process this test started.
+    assert_eq!(unsafe { libc::kill(pid as i32, signal) }, 0);
+    while !exited(pid) {
+        assert!(
+            sent.elapsed() < Duration::from_secs(3),
+            "the host still runs 3 s after signal {signal}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let took = sent.elapsed();
+    eprintln!("the host exited {took:?} after signal {signal}");
+    // The host ended the session before it exited, not the heartbeat later.
+    assert!(
+        !live_sessions(&computer)
+            .await
+            .iter()
+            .any(|x| x["session_id"] == json!(sid)),
+        "session {sid} outlived the host, which exited {took:?} after signal {signal}"
+    );
+    drop(client);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn ctrl_c_ends_the_sessions_within_three_seconds() {
+    a_signal_ends_the_sessions_within_three_seconds(libc::SIGINT).await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_ends_the_sessions_within_three_seconds() {
+    a_signal_ends_the_sessions_within_three_seconds(libc::SIGTERM).await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_killed_host_loses_its_sessions_by_heartbeat_and_their_screens_are_freed() {
     let computer = TestComputer::new();

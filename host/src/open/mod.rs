@@ -6,6 +6,7 @@
 //! call; problems go to stderr.
 
 mod browser;
+mod password_file;
 mod vnc;
 
 pub use browser::open_url;
@@ -98,16 +99,23 @@ impl Opener {
                 .send::<FocusViewer>(&(), &focus, VIEWER_DEADLINE, "nothing")
                 .await
                 .map_err(|e| e.to_string())?;
+            tracing::debug!("screen {screen}: the open viewer page switched to it");
             return Ok(());
         }
         {
             let mut last = self.last_tab.lock().unwrap_or_else(|e| e.into_inner());
-            if last.is_some_and(|at| at.elapsed() < ONE_TAB_WINDOW) {
+            if let Some(at) = last.filter(|at| at.elapsed() < ONE_TAB_WINDOW) {
+                tracing::debug!(
+                    "screen {screen}: no tab of its own, one opened {:?} ago",
+                    at.elapsed()
+                );
                 return Ok(());
             }
             *last = Some(Instant::now());
         }
-        browser::open_url(&viewer_link(target.port_base, &target.key, Some(screen)))
+        browser::open_url(&viewer_link(target.port_base, &target.key, Some(screen)))?;
+        tracing::debug!("screen {screen}: opened a browser tab on it");
+        Ok(())
     }
 }
 

@@ -2,78 +2,66 @@
 //! key, TigerVNC on Windows with a private password file (Windows viewers do
 //! not read a password from a link). Anything else falls back to the browser.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-/// How long the password file may exist before it is removed.
-#[cfg(windows)]
-const PASSWORD_FILE_LIFETIME: std::time::Duration = std::time::Duration::from_secs(15);
-
-pub fn open(port: u16, key: &str, viewer: Option<PathBuf>) -> Result<(), String> {
+/// Opens the native viewer on `port`, or says why the browser opens instead.
+/// `viewer_setting` is `COMPUTER_USE_VNC_VIEWER` (read on Windows only).
+pub fn open(port: u16, key: &str, viewer_setting: Option<PathBuf>) -> Result<(), String> {
     if cfg!(target_os = "macos") {
-        let _ = viewer;
+        let _ = viewer_setting;
         return super::browser::open_url(&format!("vnc://:{key}@127.0.0.1:{port}"));
     }
     #[cfg(windows)]
     {
-        return open_tigervnc(port, key, viewer);
+        return open_tigervnc(port, key, viewer_setting);
     }
     #[allow(unreachable_code)]
     {
-        let _ = (port, key, viewer);
-        Err("`vnc` opens a native viewer on macOS and Windows only".to_string())
+        let _ = (port, key, viewer_setting);
+        Err("`COMPUTER_USE_OPEN` is `vnc`, which runs a native viewer on macOS and Windows only; on this system the viewer opens in the browser".to_string())
+    }
+}
+
+/// The TigerVNC program to run, or why the browser opens instead: the file
+/// `COMPUTER_USE_VNC_VIEWER` names when it is set, otherwise what `search`
+/// finds. A setting that names no file is a reason to open the browser, not
+/// an error of any call: opening never fails a tool call.
+#[cfg_attr(not(windows), allow(dead_code))]
+pub(super) fn choose_viewer(
+    setting: Option<&Path>,
+    is_file: impl Fn(&Path) -> bool,
+    search: impl FnOnce() -> Option<PathBuf>,
+) -> Result<PathBuf, String> {
+    match setting {
+        Some(path) if is_file(path) => Ok(path.to_path_buf()),
+        Some(path) => Err(format!(
+            "`COMPUTER_USE_VNC_VIEWER` is `{}`: no file is there; set it to the path of TigerVNC's `vncviewer.exe`, or unset it to look on PATH and in Program Files",
+            path.display()
+        )),
+        None => search().ok_or_else(|| {
+            "no TigerVNC viewer found on PATH or in Program Files: install TigerVNC (https://tigervnc.org) or set `COMPUTER_USE_VNC_VIEWER` to the path of `vncviewer.exe`".to_string()
+        }),
     }
 }
 
 #[cfg(windows)]
-fn open_tigervnc(port: u16, key: &str, viewer: Option<PathBuf>) -> Result<(), String> {
+fn open_tigervnc(port: u16, key: &str, viewer_setting: Option<PathBuf>) -> Result<(), String> {
     use crate::child_env::WithoutHostSecrets;
-    use std::io::Write;
-    let program = viewer
-        .or_else(find_tigervnc)
-        .ok_or("no TigerVNC viewer found: set COMPUTER_USE_VNC_VIEWER to vncviewer.exe, or install TigerVNC")?;
-    let mut file = tempfile::Builder::new()
-        .prefix("computer-use-vnc-")
-        .tempfile()
-        .map_err(|e| format!("could not write the VNC password file: {e}"))?;
-    file.write_all(&super::vnc_password::obfuscate(key))
-        .map_err(|e| format!("could not write the VNC password file: {e}"))?;
-    let path = file.into_temp_path();
+    let program = choose_viewer(viewer_setting.as_deref(), Path::is_file, find_tigervnc)?;
+    let password_file = super::password_file::PASSWORD_FILES.write(key)?;
     std::process::Command::new(&program)
         .without_host_secrets()
         .arg("-passwd")
-        .arg(&path)
+        .arg(&password_file)
         .arg(format!("127.0.0.1::{port}"))
         .spawn()
         .map_err(|e| format!("could not start `{}`: {e}", program.display()))?;
-    // The file goes after 15 s, or at exit through `remove_password_files`.
-    let path = std::sync::Arc::new(std::sync::Mutex::new(Some(path)));
-    PASSWORD_FILES
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push(std::sync::Arc::clone(&path));
-    std::thread::spawn(move || {
-        std::thread::sleep(PASSWORD_FILE_LIFETIME);
-        path.lock().unwrap_or_else(|e| e.into_inner()).take();
-    });
     Ok(())
 }
 
-/// Password files not yet removed; emptied at exit.
-#[cfg(windows)]
-type PendingFile = std::sync::Arc<std::sync::Mutex<Option<tempfile::TempPath>>>;
-#[cfg(windows)]
-static PASSWORD_FILES: std::sync::Mutex<Vec<PendingFile>> = std::sync::Mutex::new(Vec::new());
-
 /// Removes every password file still on disk (the server is exiting).
 pub fn remove_password_files() {
-    #[cfg(windows)]
-    for file in PASSWORD_FILES
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .drain(..)
-    {
-        file.lock().unwrap_or_else(|e| e.into_inner()).take();
-    }
+    super::password_file::PASSWORD_FILES.remove_all();
 }
 
 #[cfg(windows)]
@@ -93,4 +81,55 @@ fn find_tigervnc() -> Option<PathBuf> {
                 f.is_file().then_some(f)
             })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found() -> Option<PathBuf> {
+        Some(PathBuf::from(r"C:\Program Files\TigerVNC\vncviewer.exe"))
+    }
+
+    #[test]
+    fn a_setting_that_names_a_file_is_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("vncviewer.exe");
+        std::fs::write(&file, b"").unwrap();
+        assert_eq!(
+            choose_viewer(Some(&file), Path::is_file, found),
+            Ok(file.clone())
+        );
+        // The search is not needed and does not decide.
+        assert_eq!(choose_viewer(Some(&file), Path::is_file, || None), Ok(file));
+    }
+
+    #[test]
+    fn a_setting_that_names_no_file_opens_the_browser_and_says_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = dir.path().display().to_string();
+        let missing = dir.path().join("vncviewer.exe").display().to_string();
+        for bad in [&folder, &missing] {
+            assert_eq!(
+                choose_viewer(Some(Path::new(bad)), Path::is_file, found),
+                Err(format!("`COMPUTER_USE_VNC_VIEWER` is `{bad}`: no file is there; set it to the path of TigerVNC's `vncviewer.exe`, or unset it to look on PATH and in Program Files"))
+            );
+        }
+    }
+
+    #[test]
+    fn without_a_setting_the_search_decides() {
+        assert_eq!(choose_viewer(None, |_| false, found), Ok(found().unwrap()));
+        assert_eq!(
+            choose_viewer(None, |_| true, || None),
+            Err("no TigerVNC viewer found on PATH or in Program Files: install TigerVNC (https://tigervnc.org) or set `COMPUTER_USE_VNC_VIEWER` to the path of `vncviewer.exe`".to_string())
+        );
+    }
+
+    #[cfg(not(any(windows, target_os = "macos")))]
+    #[test]
+    fn other_systems_open_the_browser_and_say_why() {
+        let why = open(20901, "abcdefgh", Some(PathBuf::from("/usr/bin/vncviewer"))).unwrap_err();
+        assert!(why.starts_with("`COMPUTER_USE_OPEN` is `vnc`"), "{why}");
+    }
 }
