@@ -43,6 +43,7 @@ fn help_lists_every_command_and_exits_0() {
         "computer-use-mcp serve    the same",
         "computer-use-mcp serve --http 127.0.0.1:PORT [--allow-remote]",
         "computer-use-mcp info ",
+        "computer-use-mcp doctor [--json] [--deep]",
         "computer-use-mcp review PATH",
         "computer-use-mcp review --list",
         "computer-use-mcp review --fetch ID [PATH]",

@@ -223,7 +223,7 @@ async fn bad_input_is_a_tool_error_naming_the_field() {
         (
             "computer_act",
             json!({"session_id": sid, "actions": [{"type": "click", "x": "a", "y": 1}]}),
-            "actions[0]",
+            "`actions[0].x`",
         ),
         (
             "computer_act",
