@@ -19,3 +19,5 @@ bash scripts/build-image.sh
 # The viewer's browser tests: noVNC for the work tree's page, Playwright.
 bash scripts/fetch-novnc.sh
 npm ci --prefix computerd/tests/browser --no-audit --no-fund
+# The official MCP TypeScript SDK, for the test that lists the tools with it.
+npm ci --prefix host/tests/node --no-audit --no-fund
