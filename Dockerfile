@@ -36,6 +36,9 @@ RUN printf '%s\n' \
         imagemagick \
         # The system.
         tini sudo locales tzdata ca-certificates procps less nano \
+        # xdg-mime (so xdg-open) tells a file's type with `file`; without it
+        # every file fell through to the system Chromium.
+        file \
         unzip zip jq curl openssh-client \
         # Development.
         git gh awscli python3 python3-pip python3-venv ruby fish \

@@ -423,3 +423,59 @@ async fn says_where_to_look_when_computerd_does_not_answer() {
     );
     assert_eq!(inspect(&t.name)["State"]["Status"], "running");
 }
+
+/// The `viewer:` lines of the container's log so far.
+fn logged_viewer_lines(name: &str) -> Vec<String> {
+    let out = docker_output(&["logs", name]);
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    log.lines()
+        .filter(|line| line.starts_with("viewer: "))
+        .map(str::to_string)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_log_prints_the_viewer_link_and_vnc_password_at_every_start() {
+    use support::mcp::{connect, ok};
+    let t = TestComputer::new();
+    let (client, _) = connect(&t, &[]).await;
+    let (started, _) = ok(
+        &client,
+        "start_computer",
+        serde_json::json!({"title": "log line"}),
+    )
+    .await;
+    let link = started["viewer_url"].as_str().unwrap().to_string();
+    let key = link.split_once("#key=").expect("a key in the link").1;
+    let line = format!("viewer: {link}  (VNC password: {key})");
+    assert_eq!(logged_viewer_lines(&t.name), vec![line.clone()]);
+
+    // The key lives in home, so the next start prints the same line again.
+    docker(&["restart", "-t", "5", &t.name]);
+    let deadline = Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let lines = logged_viewer_lines(&t.name);
+        if lines.len() == 2 {
+            assert_eq!(lines, vec![line.clone(), line.clone()]);
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the restarted computer did not print its viewer line: {lines:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    // And start_computer still hands out that link.
+    let (again, _) = ok(
+        &client,
+        "start_computer",
+        serde_json::json!({"title": "after restart"}),
+    )
+    .await;
+    assert_eq!(again["viewer_url"], link.as_str(), "{again}");
+    client.cancel().await.ok();
+}

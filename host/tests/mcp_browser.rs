@@ -245,3 +245,125 @@ async fn pages_files_links_and_apps_open_on_the_sessions_screen() {
     );
     client.cancel().await.ok();
 }
+
+/// Reads what `chrome://policy` shows on the Chromium with DevTools on
+/// `port`, from inside the computer: its rows sit in shadow roots, so the
+/// script walks them and returns their text.
+const POLICY_PAGE_TEXT: &str = r#"
+const port = process.argv[2];
+const target = await (await fetch(`http://127.0.0.1:${port}/json/new`, { method: "PUT" })).json();
+const ws = new WebSocket(target.webSocketDebuggerUrl);
+await new Promise((ok) => ws.addEventListener("open", ok));
+let id = 0;
+const send = (method, params) => new Promise((ok) => {
+  const me = ++id;
+  ws.addEventListener("message", function on(event) {
+    const answer = JSON.parse(event.data);
+    if (answer.id === me) { ws.removeEventListener("message", on); ok(answer); }
+  });
+  ws.send(JSON.stringify({ id: me, method, params }));
+});
+await send("Page.navigate", { url: "chrome://policy" });
+const walk = `(function walk(node) {
+  let text = "";
+  if (node.shadowRoot) text += walk(node.shadowRoot);
+  for (const child of node.childNodes) {
+    if (child.nodeType === 3) text += child.textContent.trim() + " ";
+    else if (child.nodeType === 1 && !["STYLE", "SCRIPT", "TEMPLATE"].includes(child.tagName)) text += walk(child);
+  }
+  if (node.nodeType === 1 && node.tagName === "POLICY-ROW") text += "\\n";
+  return text;
+})(document.body)`;
+let text = "";
+for (let i = 0; i < 100 && !text.includes("ExtensionSettings"); i++) {
+  await new Promise((ok) => setTimeout(ok, 100));
+  const answer = await send("Runtime.evaluate", { expression: walk, returnByValue: true });
+  if (answer.result.exceptionDetails) console.error(JSON.stringify(answer.result.exceptionDetails));
+  text = answer.result.result.value ?? "";
+}
+if (!text.includes("ExtensionSettings")) {
+  const where = await send("Runtime.evaluate", { expression: "location.href + ' ' + document.documentElement.outerHTML.slice(0, 800)", returnByValue: true });
+  console.error(JSON.stringify(where));
+}
+console.log(text.split("\n").map((l) => l.replace(/\s+/g, " ").trim()).filter(Boolean).join("\n"));
+ws.close();
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn chromium_applies_the_ublock_policy_and_asks_the_web_store_for_it() {
+    let computer = TestComputer::new();
+    let (client, _) = connect(&computer, &[]).await;
+    let sid = start(&client, "ublock").await;
+    // This machine cannot reach the Chrome Web Store. To see Chromium ask
+    // for the extension, its update host points at a listener in the
+    // computer that keeps the first bytes each connection sends: the TLS
+    // greeting names the host it wants.
+    let listening = shell(
+        &client,
+        &sid,
+        r#"echo '127.0.0.1 clients2.google.com' | sudo tee -a /etc/hosts >/dev/null
+sudo setsid nohup python3 -c '
+import socket
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 443)); s.listen(8)
+while True:
+    c, _ = s.accept(); c.settimeout(5)
+    try: data = c.recv(4096)
+    except OSError: data = b""
+    open("/tmp/update-requests", "ab").write(data); c.close()
+' >/dev/null 2>&1 &
+for i in $(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/443) 2>/dev/null && exit 0; sleep 0.1; done; exit 1"#,
+    )
+    .await;
+    assert_eq!(listening["exit_code"], 0, "{listening}");
+
+    ok(
+        &client,
+        "launch_app",
+        json!({"session_id": sid, "app": "browser"}),
+    )
+    .await;
+    let n = screen_number(&client, &sid).await;
+    write_files(&client, &sid, &[("policy.mjs", POLICY_PAGE_TEXT)]).await;
+    let read = shell(&client, &sid, &format!("node policy.mjs {}", 9221 + n)).await;
+    assert_eq!(read["exit_code"], 0, "{read}");
+    let page = read["stdout"].as_str().unwrap();
+    // The row: the policy's value from the image's file, from the machine's
+    // platform policies, applied with the status OK.
+    let row = page
+        .split_once("\nExtensionSettings ")
+        .map(|(_, rest)| rest.lines().next().unwrap_or(""))
+        .unwrap_or_else(|| panic!("chrome://policy has no ExtensionSettings row:\n{page}"));
+    assert!(
+        row.starts_with(r#"{"ddkjiahejlhfcafbddmgiahcphecmpfh":{"installation_mode":"normal_installed","update_url":"https://clients2.google.com/service/update2/crx"}}"#)
+            && row.contains("} Platform Machine Mandatory OK"),
+        "{row}"
+    );
+
+    // Chromium asked the update host for the extension.
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        // The listener runs as root, so its file is root's.
+        let asked = shell(
+            &client,
+            &sid,
+            "sudo grep -ac clients2.google.com /tmp/update-requests 2>/dev/null || true",
+        )
+        .await;
+        let connections: u32 = asked["stdout"]
+            .as_str()
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap_or(0);
+        if connections > 0 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "Chromium never asked clients2.google.com for uBlock Origin Lite"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    client.cancel().await.ok();
+}

@@ -211,6 +211,81 @@ async fn devtools_tools_work_through_shell_and_the_bridge_stops_when_idle() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn devtools_starts_the_browser_when_none_runs_with_statistics_and_crux_off() {
+    let computer = TestComputer::new();
+    let (client, _) = connect(&computer, &[]).await;
+    let sid = start(&client, "devtools first").await;
+    // The screen opens on the agent's first look; no page is opened.
+    ok(&client, "computer_observe", json!({ "session_id": sid })).await;
+    let n: u16 = shell(&client, &sid, "echo ${DISPLAY#:}").await["stdout"]
+        .as_str()
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let port = 9221 + n;
+    // No page opened before: no Chromium runs for this screen.
+    let browser = format!("pgrep -f -- '[-]-remote-debugging-port={port}' | wc -l");
+    let none = shell(&client, &sid, &browser).await;
+    assert_eq!(none["stdout"].as_str().unwrap().trim(), "0", "{none}");
+
+    let (started, _) = ok(
+        &client,
+        "start_chrome_devtools",
+        json!({ "session_id": sid }),
+    )
+    .await;
+    let bridge = started["bridge"].as_str().unwrap().to_string();
+    let running = shell(
+        &client,
+        &sid,
+        &format!("curl -fsS http://127.0.0.1:{port}/json/version"),
+    )
+    .await;
+    assert_eq!(running["exit_code"], 0, "screen {n}'s Chromium: {running}");
+    let pages = devtools(&client, &sid, &bridge, "list_pages", json!({})).await;
+    assert_eq!(pages["exit_code"], 0, "{pages}");
+
+    // The configuration mcpc runs, read back from the computer.
+    let config = shell(
+        &client,
+        &sid,
+        &format!("cat ~/.local/share/computer-use/devtools/cdt-{n}.json"),
+    )
+    .await;
+    let config: Value = serde_json::from_str(config["stdout"].as_str().unwrap())
+        .unwrap_or_else(|e| panic!("cdt-{n}.json is not JSON: {e}: {config}"));
+    let server = &config["mcpServers"][format!("cdt-{n}")];
+    assert_eq!(
+        server["args"],
+        json!([
+            format!("--browser-url=http://127.0.0.1:{port}"),
+            "--no-usage-statistics",
+            "--no-performance-crux"
+        ]),
+        "{config}"
+    );
+    assert_eq!(
+        server["env"]["CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS"], "1",
+        "{config}"
+    );
+    // And the server that runs has the variable (its command line is
+    // not readable: it renames its process to `chrome-devtools-mcp`).
+    let process = shell(
+        &client,
+        &sid,
+        "for p in $(pgrep -f '^chrome-devtools-mcp'); do tr '\\0' '\\n' </proc/$p/environ | grep -x CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS=1; done",
+    )
+    .await;
+    assert_eq!(
+        process["stdout"].as_str().unwrap().trim(),
+        "CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS=1",
+        "{process}"
+    );
+    client.cancel().await.ok();
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn two_sessions_have_bridges_of_their_own() {
     let computer = TestComputer::new();
     let (client, _) = connect(&computer, &[]).await;

@@ -166,7 +166,7 @@ impl Launcher {
         let (browser, new) = self.browsers.ensure(on.screen).await?;
         let display = on.screen.display;
         let shown = x(display, |d| {
-            wait_for_window(d, BROWSER_CLASS, &HashSet::new(), WINDOW_WAIT)
+            wait_for_window(d, BROWSER_CLASS, None, WINDOW_WAIT)
         })
         .await?;
         if !shown {
@@ -242,7 +242,7 @@ impl Launcher {
         spawn_detached(&argv, on.screen.env, &self.home, &on.cwd, &self.env)?;
         let wanted = hint.clone().unwrap_or_default();
         let shown = x(display, move |d| {
-            wait_for_window(d, &wanted, &before, WINDOW_WAIT)
+            wait_for_window(d, &wanted, Some(&before), WINDOW_WAIT)
         })
         .await?;
         Ok(if shown {
@@ -309,7 +309,9 @@ fn spawn_detached(
 }
 
 /// Polls until a window matching `hint` (class or title, when not empty)
-/// or any window not in `before` shows and holds the focus. Blocking.
+/// or, when `before` is given, any window not in it shows and holds the
+/// focus. Blocking. `None` counts only the hint: the browser, whose
+/// window may take longer than another app's that opens meanwhile.
 ///
 /// A new window is listed before it is mapped, and the window manager
 /// ignores focus asked for too early; so the focus is asked again on each
@@ -317,7 +319,7 @@ fn spawn_detached(
 fn wait_for_window(
     display: &Display,
     hint: &str,
-    before: &HashSet<u32>,
+    before: Option<&HashSet<u32>>,
     wait: Duration,
 ) -> Result<bool, LaunchError> {
     let started = Instant::now();
@@ -325,7 +327,10 @@ fn wait_for_window(
         if !hint.is_empty() && focus_window(display, hint)? && active_matches(display, hint)? {
             return Ok(true);
         }
-        if !before.is_empty() || hint.is_empty() {
+        // A window that was not there before is the started app's, even
+        // when its class and title do not hold the hint (`xev` titles its
+        // window "Event Tester"), and even on a screen that had none.
+        if let Some(before) = before {
             let now = window_list(display)?;
             if let Some(new) = now.into_iter().find(|w| !before.contains(w)) {
                 focus_window_id(display, new)?;
