@@ -7,7 +7,11 @@
 # Left out: mcp_http.rs and mcp_http_trust.rs, HTTP only and already in the
 # workspace pass;
 # faults_dockerd.rs, which restarts the Docker engine and tests no transport;
-# release_build.rs, which checks the release binary's stdio start.
+# release_build.rs, which checks the release binary's stdio start;
+# mcp_apps.rs, about what the image opens for open_path and launch_app (the
+# same calls as mcp_browser.rs, which does run here); cli.rs, doctor.rs and
+# typescript_sdk.rs, which start no MCP client of their own or only a stdio
+# one by design.
 #
 # The binaries are the workspace pass's own: `cargo test --workspace
 # --no-run` builds nothing new after it and names them. Asking cargo for
