@@ -150,20 +150,12 @@ fn slow_fluxbox(dir: &std::path::Path) -> String {
                 .find(|f| f.is_file())
         })
         .expect("`fluxbox` is not installed; run `apt-get install fluxbox`");
-    let script = dir.join("fluxbox");
-    std::fs::write(
-        &script,
-        format!(
-            "#!/bin/sh\n{} \"$@\" &\nwm=$!\ntrap 'kill $wm; sleep 2; exit 0' TERM\nwhile :; do sleep 0.2; done\n",
+    path_with_fluxbox(
+        dir,
+        &format!(
+            "{} \"$@\" &\nwm=$!\ntrap 'kill $wm; sleep 2; exit 0' TERM\nwhile :; do sleep 0.2; done",
             real.display()
         ),
-    )
-    .expect("script");
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    format!(
-        "{}:{}",
-        dir.display(),
-        std::env::var("PATH").unwrap_or_default()
     )
 }
 
@@ -249,16 +241,21 @@ async fn a_new_screens_first_frame_is_its_drawn_desktop() {
     }
 }
 
-/// A `fluxbox` that exits at once without drawing anything.
-fn fluxbox_that_exits(dir: &std::path::Path) -> String {
+/// A `PATH` whose `fluxbox` is a shell script of `body`, in `dir`.
+fn path_with_fluxbox(dir: &std::path::Path, body: &str) -> String {
     let script = dir.join("fluxbox");
-    std::fs::write(&script, "#!/bin/sh\nexit 3\n").expect("script");
+    std::fs::write(&script, format!("#!/bin/sh\n{body}\n")).expect("script");
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     format!(
         "{}:{}",
         dir.display(),
         std::env::var("PATH").unwrap_or_default()
     )
+}
+
+/// A `fluxbox` that exits at once without drawing anything.
+fn fluxbox_that_exits(dir: &std::path::Path) -> String {
+    path_with_fluxbox(dir, "exit 3")
 }
 
 /// No black frame in place of a desktop: when the window manager dies
@@ -292,14 +289,7 @@ async fn a_screen_whose_window_manager_dies_before_drawing_says_so() {
 
 /// A `fluxbox` that runs but never draws.
 fn fluxbox_that_never_draws(dir: &std::path::Path) -> String {
-    let script = dir.join("fluxbox");
-    std::fs::write(&script, "#!/bin/sh\nexec sleep 600\n").expect("script");
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    format!(
-        "{}:{}",
-        dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    )
+    path_with_fluxbox(dir, "exec sleep 600")
 }
 
 /// The wait for the desktop has a deadline, and its error names what is

@@ -19,8 +19,8 @@ use computer_protocol::endpoints::{
 };
 use computer_protocol::textview::{TextViewOptions, TreeSource, View};
 use computer_protocol::{
-    CreateSessionRequest, ObserveRequest, OpenPathRequest, OwnerId, ScreenNumber, SessionId,
-    SessionSettings, ShellRequest, ShellResult, TextNode,
+    CreateSessionRequest, Observation, ObserveRequest, OpenPathRequest, OwnerId, ScreenNumber,
+    SessionId, SessionSettings, ShellRequest, ShellResult, TextNode,
 };
 use std::time::Duration;
 use tokio::time::Instant;
@@ -327,53 +327,72 @@ async fn screenshot(spare: &Spare, within: Duration) -> Outcome {
         "the screen is Xvnc with Fluxbox in `{}`; see `docker logs {}`",
         spare.running.name, spare.running.name
     );
-    let ends = Instant::now() + within;
     let request = ObserveRequest {
         force: true,
         ..Default::default()
     };
+    observe_until(spare, &request, within, fix, |o| {
+        if (o.width, o.height) != (spare.size.width, spare.size.height) {
+            return Err(format!(
+                "the screen is {}x{}, not the {} the session asked for",
+                o.width, o.height, spare.size
+            ));
+        }
+        let png = match o
+            .image_base64
+            .as_deref()
+            .map(|b| base64::engine::general_purpose::STANDARD.decode(b))
+        {
+            None => return Err("the screenshot came without an image".into()),
+            Some(Err(e)) => return Err(format!("the screenshot is not base64: {e}")),
+            Some(Ok(png)) => png,
+        };
+        match picture(&png)? {
+            p if (p.width, p.height) != (o.frame_width, o.frame_height) => Err(format!(
+                "the image is {}x{}, not the {}x{} its frame says",
+                p.width, p.height, o.frame_width, o.frame_height
+            )),
+            p if p.black => Err(format!(
+                "every pixel of the {}x{} screenshot is black: the desktop was not drawn within {}",
+                p.width,
+                p.height,
+                secs(within)
+            )),
+            p => Ok(format!(
+                "a {}x{} screen, drawn ({} PNG bytes, {}x{} frame)",
+                o.width,
+                o.height,
+                png.len(),
+                p.width,
+                p.height
+            )),
+        }
+    })
+    .await
+}
+
+/// Observes the spare screen with `request` until `judge` finds what it
+/// wants (its `Ok` is the check's detail) or `within` runs out (then the
+/// last problem it named, with `fix`).
+async fn observe_until(
+    spare: &Spare,
+    request: &ObserveRequest,
+    within: Duration,
+    fix: String,
+    judge: impl Fn(&Observation) -> Result<String, String>,
+) -> Outcome {
+    let ends = Instant::now() + within;
     loop {
         let problem = match spare
             .running
             .client
-            .send::<Observe>(&spare.id, &request, within, "nothing")
+            .send::<Observe>(&spare.id, request, within, "nothing")
             .await
         {
             Err(e) => e.to_string(),
-            Ok(o) if (o.width, o.height) != (spare.size.width, spare.size.height) => format!(
-                "the screen is {}x{}, not the {} the session asked for",
-                o.width, o.height, spare.size
-            ),
-            Ok(o) => match o
-                .image_base64
-                .as_deref()
-                .map(|b| base64::engine::general_purpose::STANDARD.decode(b))
-            {
-                None => "the screenshot came without an image".into(),
-                Some(Err(e)) => format!("the screenshot is not base64: {e}"),
-                Some(Ok(png)) => match picture(&png) {
-                    Err(e) => e,
-                    Ok(p) if (p.width, p.height) != (o.frame_width, o.frame_height) => format!(
-                        "the image is {}x{}, not the {}x{} its frame says",
-                        p.width, p.height, o.frame_width, o.frame_height
-                    ),
-                    Ok(p) if p.black => format!(
-                        "every pixel of the {}x{} screenshot is black: the desktop was not drawn within {}",
-                        p.width,
-                        p.height,
-                        secs(within)
-                    ),
-                    Ok(p) => {
-                        return Outcome::ok(format!(
-                            "a {}x{} screen, drawn ({} PNG bytes, {}x{} frame)",
-                            o.width,
-                            o.height,
-                            png.len(),
-                            p.width,
-                            p.height
-                        ))
-                    }
-                },
+            Ok(o) => match judge(&o) {
+                Ok(detail) => return Outcome::ok(detail),
+                Err(problem) => problem,
             },
         };
         if Instant::now() + POLL_EVERY >= ends {
@@ -556,35 +575,25 @@ async fn accessibility(spare: &Spare, within: Duration) -> Outcome {
         },
         ..Default::default()
     };
-    let ends = Instant::now() + within;
-    loop {
-        let problem = match spare
-            .running
-            .client
-            .send::<Observe>(&spare.id, &request, within, "nothing")
-            .await
-        {
-            Err(e) => e.to_string(),
-            Ok(o) => match o.text_view {
-                None => "the text view was not given".to_string(),
-                Some(v) if v.source != Some(TreeSource::Atspi) => format!(
-                    "no accessibility tree of the dialog yet{}",
-                    v.note.map(|n| format!(": {n}")).unwrap_or_default()
-                ),
-                Some(v) if has_button(&v.nodes) => {
-                    return Outcome::ok(format!(
-                        "the AT-SPI bus gave a GTK dialog's tree ({} nodes, its button among them)",
-                        v.total_nodes
-                    ))
-                }
-                Some(v) => format!("the dialog's tree ({} nodes) has no button", v.total_nodes),
-            },
-        };
-        if Instant::now() + POLL_EVERY >= ends {
-            return Outcome::err(problem, fix);
-        }
-        tokio::time::sleep(POLL_EVERY).await;
-    }
+    observe_until(spare, &request, within, fix, |o| match &o.text_view {
+        None => Err("the text view was not given".to_string()),
+        Some(v) if v.source != Some(TreeSource::Atspi) => Err(format!(
+            "no accessibility tree of the dialog yet{}",
+            v.note
+                .as_ref()
+                .map(|n| format!(": {n}"))
+                .unwrap_or_default()
+        )),
+        Some(v) if has_button(&v.nodes) => Ok(format!(
+            "the AT-SPI bus gave a GTK dialog's tree ({} nodes, its button among them)",
+            v.total_nodes
+        )),
+        Some(v) => Err(format!(
+            "the dialog's tree ({} nodes) has no button",
+            v.total_nodes
+        )),
+    })
+    .await
 }
 
 fn has_button(nodes: &[TextNode]) -> bool {
