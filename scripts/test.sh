@@ -4,11 +4,12 @@
 # packages), builds the release host binary that host/tests/release_build.rs
 # drives, then runs every test of the workspace against those real parts, and
 # the MCP tests a second time over Streamable HTTP (scripts/test-http.sh).
+# Every test binary runs even when one fails, so one run names every failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/test-setup.sh
 bash scripts/release-check.sh
 cargo build --release --locked -p computer-use-mcp
-cargo test --workspace -- --test-threads="${TEST_THREADS:-2}"
+cargo test --workspace --no-fail-fast -- --test-threads="${TEST_THREADS:-2}"
 bash scripts/test-http.sh -- --test-threads="${TEST_THREADS:-2}"

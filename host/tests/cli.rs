@@ -74,7 +74,6 @@ fn version_prints_the_crate_version_and_exits_0() {
             "{flag}"
         );
     }
-    assert_eq!(env!("CARGO_PKG_VERSION"), "0.4.0");
 }
 
 #[test]

@@ -373,8 +373,9 @@ async fn two_servers_starting_at_once_share_one_computer() {
 #[tokio::test]
 async fn says_when_the_computer_stops_while_starting() {
     let t = TestComputer::new();
-    // computerd refuses a token this short and exits at once.
-    t.create_labelled("0.1.0", "short");
+    // computerd refuses a token this short and exits at once. The label is
+    // this binary's version: an older one would be recreated, not started.
+    t.create_labelled(env!("CARGO_PKG_VERSION"), "short");
     let e = ensure_with(&t.env()).await.unwrap_err();
     assert!(matches!(e, DockerError::Exited { .. }), "{e:?}");
     assert_eq!(
@@ -393,7 +394,7 @@ async fn says_where_to_look_when_computerd_does_not_answer() {
     // computerd runs but listens on the container's own loopback, which the
     // published API port does not reach.
     t.create_labelled_with(
-        "0.1.0",
+        env!("CARGO_PKG_VERSION"),
         "quiet-token-0123456789abcdef",
         &["COMPUTERD_LISTEN=127.0.0.1:7070"],
     );
