@@ -2,9 +2,10 @@
 //! types: `format: "uint32"` for an integer, `["integer", "null"]` and
 //! `"default": null` for an `Option`. A model pays for every character of
 //! them in each request, and validators such as the TypeScript SDK's warn
-//! about formats JSON Schema does not define. [`publish`] keeps what a client
-//! needs to send a valid call (types, limits, enums, descriptions, required
-//! fields) and drops the rest.
+//! about formats JSON Schema does not define. [`publish_input`] and
+//! [`publish_output`] keep what a client needs to send a valid call and to
+//! check a result (types, limits, enums, descriptions, required fields) and
+//! drop the rest.
 
 use serde_json::{Map, Value};
 
@@ -38,42 +39,23 @@ const STANDARD_FORMATS: [&str; 19] = [
 /// `additionalProperties: false`: a misspelt field is refused all the same,
 /// by an error that names it and the fields there are.
 pub fn publish_input(schema: &Map<String, Value>) -> Map<String, Value> {
-    let mut published = publish(schema, Nulls::Drop);
-    let mut value = Value::Object(std::mem::take(&mut published));
-    drop_closed_objects(&mut value);
-    match value {
-        Value::Object(map) => map,
-        _ => unreachable!("an object stays an object"),
-    }
-}
-
-fn drop_closed_objects(node: &mut Value) {
-    match node {
-        Value::Object(map) => {
-            if map.get("additionalProperties") == Some(&Value::Bool(false)) {
-                map.remove("additionalProperties");
-            }
-            map.values_mut().for_each(drop_closed_objects);
-        }
-        Value::Array(items) => items.iter_mut().for_each(drop_closed_objects),
-        _ => {}
-    }
+    publish(schema, Side::Input)
 }
 
 /// An output schema as published: as [`publish_input`], but a field that
 /// may be `null` keeps saying so, because clients check each result's
-/// `structuredContent` against it.
+/// `structuredContent` against it, and closed objects stay closed.
 pub fn publish_output(schema: &Map<String, Value>) -> Map<String, Value> {
-    publish(schema, Nulls::Keep)
+    publish(schema, Side::Output)
 }
 
 #[derive(Clone, Copy, PartialEq)]
-enum Nulls {
-    Drop,
-    Keep,
+enum Side {
+    Input,
+    Output,
 }
 
-fn publish(schema: &Map<String, Value>, nulls: Nulls) -> Map<String, Value> {
+fn publish(schema: &Map<String, Value>, side: Side) -> Map<String, Value> {
     let mut schema = schema.clone();
     schema.remove("$schema");
     // A shared type's own doc (rustdoc, written for this code's readers)
@@ -86,11 +68,25 @@ fn publish(schema: &Map<String, Value>, nulls: Nulls) -> Map<String, Value> {
         }
     }
     inline_choices(&mut schema);
-    let mut value = Value::Object(schema);
-    plain(&mut value, nulls);
-    match value {
-        Value::Object(map) => map,
-        _ => unreachable!("an object stays an object"),
+    each_object(&mut schema, &mut |node| plain(node, side));
+    schema
+}
+
+/// Calls `visit` on `map` and then on every object below it.
+fn each_object(map: &mut Map<String, Value>, visit: &mut impl FnMut(&mut Map<String, Value>)) {
+    visit(map);
+    for child in map.values_mut() {
+        each_object_in(child, visit);
+    }
+}
+
+fn each_object_in(node: &mut Value, visit: &mut impl FnMut(&mut Map<String, Value>)) {
+    match node {
+        Value::Object(map) => each_object(map, visit),
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|item| each_object_in(item, visit)),
+        _ => {}
     }
 }
 
@@ -110,12 +106,16 @@ fn inline_choices(schema: &mut Map<String, Value>) {
     if choices.is_empty() {
         return;
     }
-    let mut value = Value::Object(std::mem::take(schema));
-    replace_refs(&mut value, &choices);
-    *schema = match value {
-        Value::Object(map) => map,
-        _ => unreachable!("an object stays an object"),
-    };
+    each_object(schema, &mut |node| {
+        let target = node.get("$ref").and_then(Value::as_str);
+        if let Some(Value::Object(choice)) = target.and_then(|t| choices.get(t)) {
+            let choice = choice.clone();
+            node.remove("$ref");
+            for (key, value) in choice {
+                node.entry(key).or_insert(value);
+            }
+        }
+    });
     if let Some(Value::Object(defs)) = schema.get_mut("$defs") {
         defs.retain(|name, _| !choices.contains_key(&format!("#/$defs/{name}")));
         if defs.is_empty() {
@@ -144,50 +144,22 @@ fn choice_of(def: &Value) -> Option<Value> {
         .then(|| serde_json::json!({ "enum": values }))
 }
 
-fn replace_refs(node: &mut Value, choices: &Map<String, Value>) {
-    match node {
-        Value::Object(map) => {
-            let target = map.get("$ref").and_then(Value::as_str);
-            if let Some(Value::Object(choice)) = target.and_then(|t| choices.get(t)) {
-                let choice = choice.clone();
-                map.remove("$ref");
-                for (key, value) in choice {
-                    map.entry(key).or_insert(value);
-                }
-            }
-            for child in map.values_mut() {
-                replace_refs(child, choices);
-            }
+/// Makes one schema object plain (its children are visited on their own).
+fn plain(map: &mut Map<String, Value>, side: Side) {
+    if let Some(Value::String(format)) = map.get("format") {
+        if !STANDARD_FORMATS.contains(&format.as_str()) {
+            map.remove("format");
         }
-        Value::Array(items) => items
-            .iter_mut()
-            .for_each(|item| replace_refs(item, choices)),
-        _ => {}
     }
-}
-
-/// Makes one schema node and everything under it plain.
-fn plain(node: &mut Value, nulls: Nulls) {
-    match node {
-        Value::Object(map) => {
-            if let Some(Value::String(format)) = map.get("format") {
-                if !STANDARD_FORMATS.contains(&format.as_str()) {
-                    map.remove("format");
-                }
-            }
-            if map.get("default") == Some(&Value::Null) {
-                map.remove("default");
-            }
-            if nulls == Nulls::Drop {
-                drop_null_type(map);
-                drop_null_branch(map);
-            }
-            for child in map.values_mut() {
-                plain(child, nulls);
-            }
+    if map.get("default") == Some(&Value::Null) {
+        map.remove("default");
+    }
+    if side == Side::Input {
+        drop_null_type(map);
+        drop_null_branch(map);
+        if map.get("additionalProperties") == Some(&Value::Bool(false)) {
+            map.remove("additionalProperties");
         }
-        Value::Array(items) => items.iter_mut().for_each(|item| plain(item, nulls)),
-        _ => {}
     }
 }
 
