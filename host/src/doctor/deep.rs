@@ -37,7 +37,6 @@ const VNC_DEADLINE: Duration = Duration::from_secs(4);
 /// Ending the session; not taken from the run's budget, so it always runs.
 const CLEANUP_DEADLINE: Duration = Duration::from_secs(5);
 const POLL_EVERY: Duration = Duration::from_millis(200);
-const HEARTBEAT_EVERY: Duration = Duration::from_secs(10);
 /// Screen N's Chromium serves DevTools on this + N inside the computer
 /// (computerd's `COMPUTERD_DEVTOOLS_PORT_BASE`, which the host never sets).
 const DEVTOOLS_PORT_BASE: u16 = 9221;
@@ -185,12 +184,14 @@ async fn start(
     running
 }
 
+/// Keeps the spare session alive as an agent's are, at the same pace.
 async fn heartbeat(client: ComputerdClient, owner: OwnerId) {
-    let mut ticks = tokio::time::interval(HEARTBEAT_EVERY);
+    use crate::heartbeat::INTERVAL;
+    let mut ticks = tokio::time::interval(INTERVAL);
     loop {
         ticks.tick().await;
         let _ = client
-            .send::<Heartbeat>(&owner, &NoBody {}, HEARTBEAT_EVERY, "nothing")
+            .send::<Heartbeat>(&owner, &NoBody {}, INTERVAL, "nothing")
             .await;
     }
 }

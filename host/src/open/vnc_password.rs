@@ -18,31 +18,36 @@ fn reversed_key() -> [u8; 8] {
 /// The 8 bytes a VNC password file holds for `password` (only its first 8
 /// bytes count, as in classic VNC authentication).
 pub fn obfuscate(password: &str) -> [u8; 8] {
+    encrypt(reversed_key(), first_eight(password))
+}
+
+/// The answer to a VncAuth challenge: both halves encrypted with DES, keyed
+/// by the password (its first 8 bytes, bits reversed as VNC does).
+pub fn challenge_response(password: &str, challenge: &[u8; 16]) -> [u8; 16] {
+    let key = first_eight(password).map(u8::reverse_bits);
+    let mut out = [0u8; 16];
+    for (half, answer) in challenge.chunks_exact(8).zip(out.chunks_exact_mut(8)) {
+        let block = <[u8; 8]>::try_from(half).expect("8 bytes");
+        answer.copy_from_slice(&encrypt(key, block));
+    }
+    out
+}
+
+/// A password's first 8 bytes, zero-padded: all classic VNC reads.
+fn first_eight(password: &str) -> [u8; 8] {
     let mut block = [0u8; 8];
     for (slot, byte) in block.iter_mut().zip(password.bytes()) {
         *slot = byte;
     }
-    let cipher = Des::new(&Array::from(reversed_key()));
+    block
+}
+
+/// One DES block.
+fn encrypt(key: [u8; 8], block: [u8; 8]) -> [u8; 8] {
+    let cipher = Des::new(&Array::from(key));
     let mut out = Array::from(block);
     cipher.encrypt_block(&mut out);
     out.into()
-}
-
-/// The answer to a VncAuth challenge: both halves encrypted with DES, keyed
-/// by the password (first 8 bytes, zero-padded, bits reversed as VNC does).
-pub fn challenge_response(password: &str, challenge: &[u8; 16]) -> [u8; 16] {
-    let mut key = [0u8; 8];
-    for (slot, byte) in key.iter_mut().zip(password.bytes()) {
-        *slot = byte.reverse_bits();
-    }
-    let cipher = Des::new(&Array::from(key));
-    let mut out = [0u8; 16];
-    for (half, answer) in challenge.chunks_exact(8).zip(out.chunks_exact_mut(8)) {
-        let mut block = Array::from(<[u8; 8]>::try_from(half).expect("8 bytes"));
-        cipher.encrypt_block(&mut block);
-        answer.copy_from_slice(&block);
-    }
-    out
 }
 
 #[cfg(test)]
