@@ -10,7 +10,7 @@ mod support;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 use support::docker::TestComputer;
-use support::mcp::{connect, ok, shell_ok as shell, start_session as start, Client};
+use support::mcp::{connect, ok, screen_number, shell_ok as shell, start_session as start, Client};
 
 /// The screen's windows from the text view: `(title, class)`.
 async fn windows(client: &Client, sid: &str) -> Vec<(String, String)> {
@@ -49,12 +49,6 @@ async fn wait_window(client: &Client, sid: &str, want: &str, limit: Duration) ->
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
-}
-
-/// The screen number of a session, from `DISPLAY` in its shell.
-async fn screen_number(client: &Client, sid: &str) -> u16 {
-    let r = shell(client, sid, "echo ${DISPLAY#:}").await;
-    r["stdout"].as_str().unwrap().trim().parse().unwrap()
 }
 
 /// The Chromium main processes (no `--type=` helpers) of the computer.

@@ -10,20 +10,13 @@ use serde_json::json;
 use std::time::{Duration, Instant};
 use support::docker::TestComputer;
 use support::mcp::{
-    call, connect, is_error, ok, shell_ok as shell, start_session as start, text, write_files,
-    Client,
+    call, connect, is_error, ok, screen_number, shell_ok as shell, start_session as start, text,
+    write_files, Client,
 };
 
 async fn active_window(client: &Client, sid: &str) -> String {
     let (o, _) = ok(client, "computer_observe", json!({ "session_id": sid })).await;
     o["active_window"].as_str().unwrap_or("").to_string()
-}
-
-/// The screen number of a session, from `DISPLAY` in its shell (the
-/// image's displays are the screen numbers).
-async fn screen_number(client: &Client, sid: &str) -> u16 {
-    let r = shell(client, sid, "echo ${DISPLAY#:}").await;
-    r["stdout"].as_str().unwrap().trim().parse().unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread")]

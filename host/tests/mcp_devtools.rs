@@ -9,8 +9,8 @@ use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 use support::docker::TestComputer;
 use support::mcp::{
-    call, connect, is_error, ok, shell_ok as shell, start_session as start, text, write_files,
-    Client,
+    call, connect, is_error, ok, screen_number, shell_ok as shell, start_session as start, text,
+    write_files, Client,
 };
 
 /// `mcpc <bridge> tools-call <tool> '<json>'` through `shell`.
@@ -217,12 +217,7 @@ async fn devtools_starts_the_browser_when_none_runs_with_statistics_and_crux_off
     let sid = start(&client, "devtools first").await;
     // The screen opens on the agent's first look; no page is opened.
     ok(&client, "computer_observe", json!({ "session_id": sid })).await;
-    let n: u16 = shell(&client, &sid, "echo ${DISPLAY#:}").await["stdout"]
-        .as_str()
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let n = screen_number(&client, &sid).await;
     let port = 9221 + n;
     // No page opened before: no Chromium runs for this screen.
     let browser = format!("pgrep -f -- '[-]-remote-debugging-port={port}' | wc -l");

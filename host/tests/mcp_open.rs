@@ -98,26 +98,26 @@ async fn connect_logged(computer: &TestComputer, env: &[(&str, &str)]) -> (Clien
     (client, kept)
 }
 
-/// How many of the host's stderr lines hold `needle`.
-fn lines_with(stderr: &Stderr, needle: &str) -> usize {
+/// How many of the host's stderr lines match `matches`.
+fn count_lines(stderr: &Stderr, matches: impl Fn(&str) -> bool) -> usize {
     stderr
         .lock()
         .unwrap()
         .lines()
-        .filter(|l| l.contains(needle))
+        .filter(|l| matches(l))
         .count()
+}
+
+/// How many of the host's stderr lines hold `needle`.
+fn lines_with(stderr: &Stderr, needle: &str) -> usize {
+    count_lines(stderr, |l| l.contains(needle))
 }
 
 /// Waits until the host's stderr has `count` lines that match `matches`.
 async fn wait_for_lines(stderr: &Stderr, count: usize, matches: impl Fn(&str) -> bool) {
     let started = Instant::now();
     loop {
-        let found = stderr
-            .lock()
-            .unwrap()
-            .lines()
-            .filter(|l| matches(l))
-            .count();
+        let found = count_lines(stderr, &matches);
         if found >= count {
             return;
         }

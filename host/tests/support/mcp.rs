@@ -209,6 +209,18 @@ pub async fn shell_ok(client: &Client, session: &str, command: &str) -> Value {
     r
 }
 
+/// The screen number of a session with an open screen, from `DISPLAY` in
+/// its shell (the image's displays are the screen numbers).
+pub async fn screen_number(client: &Client, session: &str) -> u16 {
+    let r = shell_ok(client, session, "echo ${DISPLAY#:}").await;
+    r["stdout"]
+        .as_str()
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap_or_else(|e| panic!("no screen number in {r}: {e}"))
+}
+
 /// Writes each `(path, content)` with `write_file`.
 pub async fn write_files(client: &Client, session: &str, files: &[(&str, &str)]) {
     for (path, content) in files {
