@@ -26,6 +26,9 @@ const IMAGE_DEADLINE: Duration = Duration::from_secs(3);
 const DISK_WARN_KIB: u64 = 5 * 1024 * 1024;
 /// Under this much, containers fail to write and the check is an error.
 const DISK_ERR_KIB: u64 = 1024 * 1024;
+/// The fix for too little free space, a warning or an error.
+const FREE_SPACE: &str =
+    "free space: `docker system prune` removes stopped containers and unused images";
 
 /// What the checks so far found, for the ones after them.
 pub(crate) struct Found {
@@ -216,12 +219,12 @@ async fn disk(
             if kib < DISK_ERR_KIB {
                 Outcome::err(
                     format!("{free} free on {place}"),
-                    "free space: `docker system prune` removes stopped containers and unused images",
+                    FREE_SPACE,
                 )
             } else if kib < DISK_WARN_KIB {
                 Outcome::warn(
                     format!("{free} free on {place}, under 5 GiB"),
-                    "free space: `docker system prune` removes stopped containers and unused images",
+                    FREE_SPACE,
                 )
             } else {
                 Outcome::ok(format!("{free} free on {place}"))
