@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# A "remote" Docker engine on this machine, for the remote-engine tests: a
+# second dockerd in a network namespace of its own, reached only over a veth
+# pair, listening with TLS on its veth address, and an sshd beside it whose
+# sessions talk to that engine (for `ssh://` and `docker system dial-stdio`).
+# The ports that engine publishes are on the namespace's loopback, so they
+# are out of reach from here, as on a real remote machine.
+#
+# Usage: scripts/remote-engine.sh up|down|env
+#   up    creates it (idempotent) and loads computer-use-mcp:dev into it
+#   down  removes it (the namespace, the veth pair, both daemons, the state)
+#   env   prints the variables that point a client at it (TLS), and the
+#         ssh arguments that reach it
+#
+# Nothing listens on anything but the namespace's addresses; traffic goes
+# only between this machine and that namespace.
+set -euo pipefail
+
+NS=cu-remote
+HOST_IF=cu-remote-h
+NS_IF=cu-remote-n
+HOST_IP=10.231.0.1
+NS_IP=10.231.0.2
+STATE=${COMPUTER_USE_REMOTE_STATE:-/var/tmp/computer-use-remote}
+CERTS=$STATE/certs
+SOCK=$STATE/docker.sock
+IMAGE=${COMPUTER_USE_REMOTE_IMAGE:-computer-use-mcp:dev}
+
+say() { echo "remote-engine: $*" >&2; }
+die() { say "$*"; exit 1; }
+# Only the network namespace: `ip netns exec` also remounts /sys, which
+# hides the cgroup mounts dockerd needs.
+in_ns() { nsenter --net="/var/run/netns/$NS" "$@"; }
+
+make_certs() {
+    [ -f "$CERTS/key.pem" ] && return
+    mkdir -p "$CERTS"
+    cd "$CERTS"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj "/CN=computer-use test CA" \
+        -keyout ca-key.pem -out ca.pem 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=$NS_IP" \
+        -keyout server-key.pem -out server.csr 2>/dev/null
+    printf 'subjectAltName=IP:%s\nextendedKeyUsage=serverAuth\n' "$NS_IP" > server.ext
+    openssl x509 -req -in server.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial \
+        -days 30 -extfile server.ext -out server-cert.pem 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=client" \
+        -keyout key.pem -out client.csr 2>/dev/null
+    printf 'extendedKeyUsage=clientAuth\n' > client.ext
+    openssl x509 -req -in client.csr -CA ca.pem -CAkey ca-key.pem -CAcreateserial \
+        -days 30 -extfile client.ext -out cert.pem 2>/dev/null
+    chmod 0600 ./*-key.pem key.pem
+    cd - >/dev/null
+}
+
+make_network() {
+    ip netns list | grep -qw "$NS" || ip netns add "$NS"
+    if ! ip link show "$HOST_IF" >/dev/null 2>&1; then
+        ip link add "$HOST_IF" type veth peer name "$NS_IF"
+        ip link set "$NS_IF" netns "$NS"
+        ip addr add "$HOST_IP/30" dev "$HOST_IF"
+        ip link set "$HOST_IF" up
+        in_ns ip addr add "$NS_IP/30" dev "$NS_IF"
+        in_ns ip link set "$NS_IF" up
+        in_ns ip link set lo up
+    fi
+}
+
+start_dockerd() {
+    if [ -S "$SOCK" ] && docker -H "unix://$SOCK" version >/dev/null 2>&1; then return; fi
+    mkdir -p "$STATE/data" "$STATE/exec"
+    # Its own containerd namespaces: the machine's containerd socket is
+    # visible here too, and must not mix this engine's containers with the
+    # machine engine's.
+    in_ns setsid dockerd \
+        --data-root "$STATE/data" --exec-root "$STATE/exec" --pidfile "$STATE/docker.pid" \
+        --containerd-namespace cu-remote --containerd-plugins-namespace cu-remote-plugins \
+        -H "unix://$SOCK" -H "tcp://$NS_IP:2376" \
+        --tlsverify --tlscacert "$CERTS/ca.pem" \
+        --tlscert "$CERTS/server-cert.pem" --tlskey "$CERTS/server-key.pem" \
+        >"$STATE/dockerd.log" 2>&1 </dev/null &
+    for _ in $(seq 150); do
+        docker -H "unix://$SOCK" version >/dev/null 2>&1 && return
+        sleep 0.2
+    done
+    die "the remote dockerd did not answer within 30 s; see $STATE/dockerd.log"
+}
+
+# sshd on the namespace's address, its sessions pointed at this engine, so
+# `ssh root@NS_IP docker system dial-stdio` reaches it the way the docker
+# CLI's `ssh://` does. The client's key and known_hosts are in $STATE/ssh.
+start_sshd() {
+    local dir=$STATE/ssh
+    if [ -f "$dir/sshd.pid" ] && kill -0 "$(cat "$dir/sshd.pid")" 2>/dev/null; then return; fi
+    mkdir -p "$dir"
+    chmod 0700 "$dir"
+    [ -f "$dir/host_key" ] || ssh-keygen -q -t ed25519 -N '' -f "$dir/host_key"
+    [ -f "$dir/client_key" ] || ssh-keygen -q -t ed25519 -N '' -f "$dir/client_key"
+    cp "$dir/client_key.pub" "$dir/authorized_keys"
+    printf '%s %s\n' "$NS_IP" "$(cut -d' ' -f1,2 "$dir/host_key.pub")" > "$dir/known_hosts"
+    cat > "$dir/sshd_config" <<CONFIG
+ListenAddress $NS_IP:22
+HostKey $dir/host_key
+PidFile $dir/sshd.pid
+AuthorizedKeysFile $dir/authorized_keys
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+SetEnv DOCKER_HOST=unix://$SOCK
+CONFIG
+    mkdir -p /run/sshd
+    in_ns /usr/sbin/sshd -f "$dir/sshd_config" -E "$dir/sshd.log" \
+        || die "sshd did not start; see $dir/sshd.log (apt-get install openssh-server)"
+}
+
+load_image() {
+    if docker -H "unix://$SOCK" image inspect "$IMAGE" >/dev/null 2>&1; then return; fi
+    docker image inspect "$IMAGE" >/dev/null 2>&1 \
+        || die "$IMAGE is not on this machine's engine: run scripts/build-image.sh first"
+    say "loading $IMAGE into the remote engine"
+    docker save "$IMAGE" | docker -H "unix://$SOCK" load >/dev/null
+}
+
+case "${1:-}" in
+    up)
+        [ "$(id -u)" = 0 ] || die "needs root (network namespaces, a second dockerd)"
+        make_certs
+        make_network
+        start_dockerd
+        start_sshd
+        load_image
+        say "up: tcp://$NS_IP:2376 (TLS) and ssh://root@$NS_IP (see \`$0 env\`)"
+        ;;
+    down)
+        for pid in "$STATE/ssh/sshd.pid" "$STATE/docker.pid"; do
+            if [ -f "$pid" ]; then kill "$(cat "$pid")" 2>/dev/null || true; fi
+        done
+        for _ in $(seq 100); do [ -S "$SOCK" ] || break; sleep 0.1; done
+        ip link del "$HOST_IF" 2>/dev/null || true
+        ip netns del "$NS" 2>/dev/null || true
+        rm -rf "$STATE"
+        ;;
+    env)
+        # TLS; for ssh, DOCKER_HOST=ssh://root@$NS_IP with the ssh options below.
+        printf 'DOCKER_HOST=tcp://%s:2376\nDOCKER_TLS_VERIFY=1\nDOCKER_CERT_PATH=%s\n' "$NS_IP" "$CERTS"
+        printf 'REMOTE_SSH="-i %s/ssh/client_key -o UserKnownHostsFile=%s/ssh/known_hosts -o IdentitiesOnly=yes root@%s"\n' "$STATE" "$STATE" "$NS_IP"
+        ;;
+    *) die "usage: $0 up|down|env" ;;
+esac
