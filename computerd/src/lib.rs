@@ -33,6 +33,9 @@
 //!   fed frames by [`desktop`] and steps by the host.
 //! - [`memory`]: the container's memory limit and out-of-memory kills, which
 //!   `shell` answers report.
+//! - [`relay`]: `computerd relay`, one TCP connection to one of this
+//!   computer's ports carried over stdin and stdout: the host's way in
+//!   through `docker exec` when the engine is on another machine.
 //! - [`process`]: supervised children, reaped as soon as they exit, killed
 //!   when dropped unstopped, with the tail of their stderr kept for errors.
 //!
@@ -57,6 +60,7 @@ pub mod launcher;
 pub mod memory;
 pub mod process;
 pub mod recording;
+pub mod relay;
 pub mod screens;
 pub mod server;
 pub mod sessions;

@@ -6,6 +6,16 @@ use tokio::signal::unix::{signal, SignalKind};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // `relay` is the host's way in when the engine is remote; it runs as a
+    // `docker exec` beside the daemon, never as the daemon.
+    if args.first().map(String::as_str) == Some("relay") {
+        let result = computerd::relay::target(&args[1..]).and_then(computerd::relay::run);
+        if let Err(e) = result {
+            eprintln!("computerd relay: {e}");
+            std::process::exit(1);
+        }
+        return;
+    }
     if args.iter().any(|a| a == "--help" || a == "-h") {
         print!("{}", help());
         return;

@@ -24,8 +24,9 @@ pub struct Started {
     pub shell_timeout_max: Duration,
     pub open: OpenMode,
     pub vnc_viewer: Option<std::path::PathBuf>,
-    /// The engine it runs on, for checking later where its API is.
-    pub docker: bollard::Docker,
+    /// How its ports are reached, with the engine it runs on, for checking
+    /// later where its API is.
+    pub dialer: crate::docker::Dialer,
     pub container_id: String,
 }
 
@@ -76,7 +77,7 @@ pub async fn start(tenant: &Tenant) -> Result<Started, String> {
         shell_timeout_max: settings.session.shell_timeout_max,
         open: settings.open,
         vnc_viewer: settings.vnc_viewer.clone(),
-        docker,
+        dialer: computer.dialer.clone(),
         container_id: computer.id.clone(),
     })
 }

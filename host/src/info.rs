@@ -44,7 +44,7 @@ pub enum ComputerReport {
     Unknown(DockerError),
     Missing,
     Present {
-        found: FoundComputer,
+        found: Box<FoundComputer>,
         /// The viewer link while it runs, or why it could not be had.
         viewer: Option<Result<String, DockerError>>,
     },
@@ -121,7 +121,7 @@ async fn find(container: &str, endpoint: &DockerEndpoint) -> ComputerReport {
         Err(e) => ComputerReport::Unknown(e),
         Ok(None) => ComputerReport::Missing,
         Ok(Some(found)) => ComputerReport::Present {
-            found,
+            found: Box::new(found),
             viewer: None,
         },
     }
@@ -151,7 +151,7 @@ async fn look(
                 ),
                 _ => None,
             };
-            ComputerReport::Present { found, viewer }
+            ComputerReport::Present { found: Box::new(found), viewer }
         }
     };
     (Some(image), computer)

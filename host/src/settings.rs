@@ -37,6 +37,7 @@ pub const DEVTOOLS_IDLE: &str = "COMPUTER_USE_DEVTOOLS_IDLE";
 pub const PORT_BASE: &str = "COMPUTER_USE_PORT_BASE";
 pub const OPEN: &str = "COMPUTER_USE_OPEN";
 pub const VNC_VIEWER: &str = "COMPUTER_USE_VNC_VIEWER";
+pub const TUNNEL: &str = "COMPUTER_USE_TUNNEL";
 pub const IMAGE: &str = "COMPUTER_USE_IMAGE";
 pub const FRAME_MAX_SIDE: &str = "COMPUTER_USE_FRAME_MAX_SIDE";
 pub const FRAME_MAX_PIXELS: &str = "COMPUTER_USE_FRAME_MAX_PIXELS";
@@ -78,6 +79,8 @@ pub struct ComputerSettings {
     pub image: String,
     /// Memory and CPUs a new computer may use.
     pub limits: ResourceLimits,
+    /// How its ports are reached.
+    pub tunnel: TunnelMode,
 }
 
 impl ComputerSettings {
@@ -94,11 +97,16 @@ impl ComputerSettings {
             .map(str::to_string)
             .unwrap_or_else(default_image);
         let limits = ResourceLimits::from_env(env)?;
+        let tunnel = match get(env, TUNNEL) {
+            None => TunnelMode::Auto,
+            Some(v) => tunnel_mode(v)?,
+        };
         Ok(ComputerSettings {
             name,
             port_base,
             image,
             limits,
+            tunnel,
         })
     }
 
@@ -151,6 +159,15 @@ pub enum OpenMode {
     Browser,
     Vnc,
     None,
+}
+
+/// How the host reaches the computer's ports (`COMPUTER_USE_TUNNEL`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TunnelMode {
+    /// Published ports on a local engine, the tunnel on a remote one.
+    Auto,
+    /// The tunnel on every engine, local ones too.
+    Always,
 }
 
 /// Everything `start_computer` reads.
@@ -384,6 +401,18 @@ fn open_mode(value: &str) -> Result<OpenMode, SettingsError> {
     }
 }
 
+fn tunnel_mode(value: &str) -> Result<TunnelMode, SettingsError> {
+    match value.to_ascii_lowercase().as_str() {
+        "auto" => Ok(TunnelMode::Auto),
+        "always" => Ok(TunnelMode::Always),
+        _ => Err(SettingsError {
+            name: TUNNEL,
+            value: value.to_string(),
+            expected: "use `auto` (the tunnel only for a remote engine) or `always`".into(),
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -577,6 +606,17 @@ mod tests {
         );
         let s = Settings::for_start_computer(&env(&[(OPEN, "none")])).unwrap();
         assert_eq!(s.open, OpenMode::None);
+    }
+
+    #[test]
+    fn the_tunnel_is_auto_unless_always_is_asked_for() {
+        let read = |pairs: &[(&str, &str)]| Settings::for_start_computer(&env(pairs)).unwrap().computer.tunnel;
+        assert_eq!(read(&[]), TunnelMode::Auto);
+        assert_eq!(read(&[(TUNNEL, "ALWAYS")]), TunnelMode::Always);
+        assert_eq!(
+            error_of(&[(TUNNEL, "yes")]).to_string(),
+            "`COMPUTER_USE_TUNNEL` is `yes`: use `auto` (the tunnel only for a remote engine) or `always`"
+        );
     }
 
     #[test]

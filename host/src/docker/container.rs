@@ -11,6 +11,7 @@
 //! already gone) looks again instead of failing.
 
 use super::call::{message_of, status_of, Call};
+use super::dialer::Dialer;
 use super::endpoint::DockerEndpoint;
 use super::error::DockerError;
 use super::image::{
@@ -90,7 +91,7 @@ pub enum Startup {
 
 /// A running computer whose computerd answered its health probe. `Debug`
 /// leaves the token out, so no log line or panic message can carry it.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub struct Computer {
     /// Container name.
     pub name: String,
@@ -106,12 +107,15 @@ pub struct Computer {
     /// It runs an older image than this binary's; it is used as it is and
     /// upgraded the next time it is found stopped.
     pub upgrade_pending: bool,
-    /// computerd's API, `http://127.0.0.1:<port>`.
+    /// computerd's API, `http://127.0.0.1:<port>`, from the dialer.
     pub api_url: String,
     /// Bearer token of the API.
     pub token: String,
-    /// First of the 17 published host ports; the viewer is on it.
+    /// The viewer's port on this machine's 127.0.0.1; VNC of screen N is
+    /// on `port_base + N`.
     pub port_base: u16,
+    /// How its ports are reached, for finding its API again later.
+    pub dialer: Dialer,
     /// The viewer key (also the VNC password), when computerd gave it.
     pub viewer_key: Option<String>,
 }
@@ -129,6 +133,7 @@ impl fmt::Debug for Computer {
             .field("api_url", &self.api_url)
             .field("token", &"<redacted>")
             .field("port_base", &self.port_base)
+            .field("dialer", &self.dialer)
             .field(
                 "viewer_key",
                 &self.viewer_key.as_ref().map(|_| "<redacted>"),
@@ -172,6 +177,8 @@ pub struct FoundComputer {
     pub port_base: Option<u16>,
     /// Host port of the API; known only while it runs.
     pub api_port: Option<u16>,
+    /// When Docker last started it: a restart keeps the id, not this.
+    pub started_at: Option<String>,
     /// The named volume on `/home/computer`.
     pub volume: Option<String>,
 }
@@ -189,6 +196,7 @@ impl fmt::Debug for FoundComputer {
             .field("token", &self.token.as_ref().map(|_| "<redacted>"))
             .field("port_base", &self.port_base)
             .field("api_port", &self.api_port)
+            .field("started_at", &self.started_at)
             .field("volume", &self.volume)
             .finish()
     }
@@ -249,7 +257,8 @@ impl FoundComputer {
             name: name.to_string(),
             state,
             status: status.to_string(),
-            exit_code: inspect.state.and_then(|s| s.exit_code),
+            exit_code: inspect.state.as_ref().and_then(|s| s.exit_code),
+            started_at: inspect.state.and_then(|s| s.started_at),
             image: config.image.unwrap_or_default(),
             version: config.labels.and_then(|mut l| l.remove(VERSION_LABEL)),
             token,
@@ -285,6 +294,7 @@ pub async fn ensure_computer(
     endpoint: &DockerEndpoint,
 ) -> Result<Computer, DockerError> {
     let docker = endpoint.connect().await?;
+    let dialer = Dialer::new(endpoint, &docker, settings.tunnel);
     let config_dir = endpoint.config_dir.as_deref();
     let settle_by = tokio::time::Instant::now() + SETTLE_DEADLINE;
     loop {
@@ -317,7 +327,7 @@ pub async fn ensure_computer(
         };
         // `None`: another MCP server changed the computer under us; look again.
         if let Some(startup) = outcome {
-            return ready(&docker, &settings.name, startup).await;
+            return ready(&docker, &dialer, &settings.name, startup).await;
         }
         if tokio::time::Instant::now() >= settle_by {
             return Err(DockerError::Busy {
@@ -615,7 +625,12 @@ async fn create_and_start(docker: &Docker, plan: &Creation<'_>) -> Result<Option
 }
 
 /// Waits for computerd and gathers what the host needs to call it.
-async fn ready(docker: &Docker, name: &str, startup: Startup) -> Result<Computer, DockerError> {
+async fn ready(
+    docker: &Docker,
+    dialer: &Dialer,
+    name: &str,
+    startup: Startup,
+) -> Result<Computer, DockerError> {
     let found = find_computer(docker, name)
         .await?
         .ok_or_else(|| DockerError::Vanished {
@@ -635,10 +650,18 @@ async fn ready(docker: &Docker, name: &str, startup: Startup) -> Result<Computer
             exit_code: found.exit_code.unwrap_or(-1),
         });
     }
-    let api_url = found.api_url().ok_or_else(|| DockerError::Damaged {
-        name: name.to_string(),
-        what: "API port (container port 7070) bound on the host",
-    })?;
+    let reach = dialer
+        .reach(&found)
+        .await
+        .map_err(|source| DockerError::Tunnel {
+            name: name.to_string(),
+            source,
+        })?
+        .ok_or_else(|| DockerError::Damaged {
+            name: name.to_string(),
+            what: "API port (container port 7070) bound on the host",
+        })?;
+    let api_url = reach.api_url;
     let token = found.token.clone().ok_or_else(|| DockerError::NotOurs {
         name: name.to_string(),
     })?;
@@ -661,7 +684,8 @@ async fn ready(docker: &Docker, name: &str, startup: Startup) -> Result<Computer
         upgrade_pending,
         api_url,
         token,
-        port_base: found.port_base.unwrap_or_default(),
+        port_base: reach.port_base,
+        dialer: dialer.clone(),
         viewer_key,
     })
 }
@@ -702,6 +726,12 @@ mod tests {
             api_url: "http://127.0.0.1:1".into(),
             token: "secret-token-0123456789".into(),
             port_base: 20900,
+            dialer: Dialer::new(
+                &crate::docker::resolve_endpoint(&Default::default()).unwrap(),
+                &Docker::connect_with_http("http://127.0.0.1:1", 1, bollard::API_DEFAULT_VERSION)
+                    .unwrap(),
+                crate::settings::TunnelMode::Auto,
+            ),
             viewer_key: Some("abcdefgh".into()),
         };
         let found = FoundComputer {
@@ -714,6 +744,7 @@ mod tests {
             version: None,
             token: Some("secret-token-0123456789".into()),
             port_base: Some(20900),
+            started_at: None,
             api_port: Some(1),
             volume: None,
         };

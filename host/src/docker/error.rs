@@ -131,6 +131,11 @@ pub enum DockerError {
     },
     #[error("the computer `{name}` has no {what}, so it was changed outside computer-use-mcp; remove it with `docker rm -f {name}` (its home volume stays) and call start_computer to create it again")]
     Damaged { name: String, what: &'static str },
+    #[error("cannot open the tunnel to the computer `{name}` on this machine's 127.0.0.1: {source}; free a local port or set COMPUTER_USE_PORT_BASE to other ports")]
+    Tunnel {
+        name: String,
+        source: std::io::Error,
+    },
     #[error("the computer `{name}` stopped while starting (exit code {exit_code}); its container is still there: see why with `docker logs {name}`")]
     Exited { name: String, exit_code: i64 },
     #[error("the computer `{name}` was removed while it was starting; call start_computer again to create it")]

@@ -1,7 +1,9 @@
 //! The Docker side of the host: which engine to talk to ([`endpoint`]), the
 //! computer's container ([`container`]), its image ([`image`]), published
-//! ports ([`ports`]), tenants' port slots ([`slots`]) and limits ([`limits`]),
-//! and what can go wrong ([`error`]).
+//! ports ([`ports`]), how those ports are reached from here ([`dialer`]: as
+//! published on a local engine, through a [`tunnel`] over the engine
+//! connection on a remote one), tenants' port slots ([`slots`]) and limits
+//! ([`limits`]), and what can go wrong ([`error`]).
 //!
 //! Nothing here calls Docker until [`ensure_computer`] (for `start_computer`)
 //! or [`find_computer`] (for `info`) runs: resolving the endpoint only reads
@@ -10,6 +12,7 @@
 pub(crate) mod call;
 pub mod container;
 pub(crate) mod credentials;
+pub mod dialer;
 pub mod endpoint;
 pub mod error;
 pub mod image;
@@ -17,10 +20,12 @@ pub mod limits;
 pub mod ports;
 pub mod probe;
 pub mod slots;
+pub mod tunnel;
 
 pub use container::{
     ensure_computer, find_computer, viewer_url, Computer, ComputerState, FoundComputer, Startup,
 };
+pub use dialer::{Dialer, Reach, Way};
 pub use endpoint::{resolve_endpoint, DockerEndpoint, EndpointSource, Transport};
 pub use error::{DockerError, EndpointError, Refusal};
 pub use image::{binary_version, default_image, ImageFacts};

@@ -3,8 +3,7 @@
 //! after a restart the old port is free for anyone on this machine to bind:
 //! the token may only go to the port Docker publishes for the container now.
 
-use crate::docker::{find_computer, ComputerState, DockerError};
-use bollard::Docker;
+use crate::docker::{find_computer, ComputerState, Dialer, DockerError};
 
 /// What Docker says about the computer a connection was made to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,22 +26,34 @@ pub enum Recheck {
     Missing,
 }
 
-/// Compares what Docker publishes for `name` now with the connection's
-/// container id and API URL.
+/// Compares what Docker says of `name` now, reached through `dialer`,
+/// with the connection's container id and API URL.
 pub async fn recheck(
-    docker: &Docker,
+    dialer: &Dialer,
     name: &str,
     container_id: &str,
     api_url: &str,
 ) -> Result<Recheck, DockerError> {
-    let Some(found) = find_computer(docker, name).await? else {
+    let Some(found) = find_computer(dialer.docker(), name).await? else {
         return Ok(Recheck::Missing);
     };
     // A paused or restarting container counts as running for the Docker
     // side, but only a running one with a published API can answer.
-    let published = match (found.state, found.status.as_str(), found.api_url()) {
-        (ComputerState::Running, "running", Some(url)) => url,
-        _ => {
+    let running = found.state == ComputerState::Running && found.status == "running";
+    let reach = if running {
+        dialer
+            .reach(&found)
+            .await
+            .map_err(|source| DockerError::Tunnel {
+                name: name.to_string(),
+                source,
+            })?
+    } else {
+        None
+    };
+    let published = match reach {
+        Some(reach) => reach.api_url,
+        None => {
             return Ok(Recheck::Stopped {
                 status: found.status,
                 exit_code: found.exit_code,

@@ -47,8 +47,9 @@ pub struct Connection {
     pub vnc_viewer: Option<std::path::PathBuf>,
     pub port_base: u16,
     pub viewer_key: String,
-    /// The engine the computer runs on, for checking where its API is.
-    pub docker: bollard::Docker,
+    /// How the computer's ports are reached, with the engine it runs on,
+    /// for checking where its API is.
+    pub dialer: crate::docker::Dialer,
     /// The container's id; another id under the same name is another
     /// computer.
     pub container_id: String,
@@ -187,7 +188,7 @@ impl Link {
             return Ok(conn);
         }
         let now = recheck(
-            &conn.docker,
+            &conn.dialer,
             &conn.container,
             &conn.container_id,
             conn.client.base_url(),

@@ -142,7 +142,7 @@ impl ComputerUseServer {
             vnc_viewer: started.vnc_viewer.clone(),
             port_base: started.port_base,
             viewer_key: info.viewer_key.clone(),
-            docker: started.docker.clone(),
+            dialer: started.dialer.clone(),
             container_id: started.container_id.clone(),
         });
         host.remember(created.session_id.clone(), info.boot_id);
