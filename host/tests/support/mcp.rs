@@ -139,7 +139,9 @@ pub async fn ok(client: &Client, tool: &str, args: Value) -> (Value, CallToolRes
 }
 
 /// computerd's session list, read straight from its API with the token from
-/// the container's configuration.
+/// the container's configuration. The request goes through `docker exec` of
+/// `computerd relay`, so it reaches the computer on any engine the `docker`
+/// command reaches, a remote one included.
 pub async fn live_sessions(computer: &TestComputer) -> Vec<Value> {
     let info = inspect(&computer.name);
     let token = info["Config"]["Env"]
@@ -150,21 +152,42 @@ pub async fn live_sessions(computer: &TestComputer) -> Vec<Value> {
         .find_map(|e| e.strip_prefix("COMPUTERD_TOKEN="))
         .expect("token in the container's env")
         .to_string();
-    let port = info["NetworkSettings"]["Ports"]["7070/tcp"][0]["HostPort"]
-        .as_str()
-        .expect("API port")
-        .to_string();
-    let body: Value = reqwest::Client::new()
-        .get(format!("http://127.0.0.1:{port}/v1/sessions"))
-        .bearer_auth(token)
-        .timeout(Duration::from_secs(10))
-        .send()
-        .await
-        .expect("computerd answers")
-        .json()
-        .await
-        .expect("json");
+    let answer = computerd_get(&computer.name, "/v1/sessions", &token).await;
+    let body: Value = serde_json::from_slice(&answer).expect("json");
     body["sessions"].as_array().cloned().unwrap_or_default()
+}
+
+/// The body of `GET path` on computerd's API in the container `name`, over
+/// one `docker exec -i … computerd relay 127.0.0.1:7070`.
+pub async fn computerd_get(name: &str, path: &str, token: &str) -> Vec<u8> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut relay = tokio::process::Command::new("docker")
+        .args(["exec", "-i", name, "/usr/local/bin/computerd", "relay", "127.0.0.1:7070"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("docker runs");
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:7070\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
+    );
+    let mut stdin = relay.stdin.take().expect("stdin");
+    stdin.write_all(request.as_bytes()).await.expect("request sent");
+    let mut answer = Vec::new();
+    let mut stdout = relay.stdout.take().expect("stdout");
+    tokio::time::timeout(Duration::from_secs(10), stdout.read_to_end(&mut answer))
+        .await
+        .expect("computerd answers within 10 s")
+        .expect("the relay's output reads");
+    drop(stdin);
+    let text = String::from_utf8_lossy(&answer);
+    let (head, _) = text.split_once("\r\n\r\n").expect("an HTTP answer");
+    assert!(head.starts_with("HTTP/1.1 200"), "computerd answered {head}");
+    assert!(
+        !head.to_ascii_lowercase().contains("transfer-encoding: chunked"),
+        "a JSON answer has a length"
+    );
+    answer[head.len() + 4..].to_vec()
 }
 
 /// Polls until `session` is no longer live, failing after `limit`; returns
