@@ -58,8 +58,7 @@ pub fn run(addr: SocketAddr) -> Result<(), RelayError> {
     let io = |source| RelayError::Io { addr, source };
     // Unbuffered handles on fds 0 and 1: Rust's own stdout is line-buffered.
     let stdin = std::fs::File::from(std::io::stdin().as_fd().try_clone_to_owned().map_err(io)?);
-    let stdout =
-        std::fs::File::from(std::io::stdout().as_fd().try_clone_to_owned().map_err(io)?);
+    let stdout = std::fs::File::from(std::io::stdout().as_fd().try_clone_to_owned().map_err(io)?);
     let sending = socket.try_clone().map_err(io)?;
     std::thread::spawn(move || {
         let _ = copy(stdin, &sending);

@@ -4,7 +4,7 @@
 
 use crate::docker::image::{inspect_image, pulls_missing_image};
 use crate::docker::{
-    binary_version, find_computer, resolve_endpoint, viewer_key, viewer_url, ComputerState,
+    binary_version, find_computer, resolve_endpoint, viewer_key, viewer_url, ComputerState, Dialer,
     DockerEndpoint, DockerError, EndpointError, FoundComputer, ImageFacts,
 };
 use crate::serve::tenants::{read_tenants, TenantsError, TENANTS_VAR};
@@ -143,15 +143,26 @@ async fn look(
         Err(e) => ComputerReport::Unknown(e),
         Ok(None) => ComputerReport::Missing,
         Ok(Some(found)) => {
-            let viewer = match (found.state, found.api_url(), &found.token, found.port_base) {
-                (ComputerState::Running, Some(api), Some(token), Some(base)) => Some(
-                    viewer_key(&found.name, &api, token)
+            // On a remote engine the published API is on that machine's
+            // loopback: the dialer reaches it through a tunnel.
+            let dialer = Dialer::new(endpoint, &docker, settings.tunnel);
+            let reach = if found.state == ComputerState::Running {
+                dialer.reach(&found).await.ok().flatten()
+            } else {
+                None
+            };
+            let viewer = match (reach, &found.token) {
+                (Some(reach), Some(token)) => Some(
+                    viewer_key(&found.name, &reach.api_url, token)
                         .await
-                        .map(|key| viewer_url(base, &key)),
+                        .map(|key| viewer_url(reach.port_base, &key)),
                 ),
                 _ => None,
             };
-            ComputerReport::Present { found: Box::new(found), viewer }
+            ComputerReport::Present {
+                found: Box::new(found),
+                viewer,
+            }
         }
     };
     (Some(image), computer)

@@ -610,7 +610,12 @@ mod tests {
 
     #[test]
     fn the_tunnel_is_auto_unless_always_is_asked_for() {
-        let read = |pairs: &[(&str, &str)]| Settings::for_start_computer(&env(pairs)).unwrap().computer.tunnel;
+        let read = |pairs: &[(&str, &str)]| {
+            Settings::for_start_computer(&env(pairs))
+                .unwrap()
+                .computer
+                .tunnel
+        };
         assert_eq!(read(&[]), TunnelMode::Auto);
         assert_eq!(read(&[(TUNNEL, "ALWAYS")]), TunnelMode::Always);
         assert_eq!(

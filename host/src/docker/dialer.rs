@@ -162,7 +162,9 @@ pub fn is_local(transport: &Transport) -> bool {
                 .map_or(authority.as_str(), |(h, _)| h);
             let host = host.trim_start_matches('[').trim_end_matches(']');
             host.eq_ignore_ascii_case("localhost")
-                || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+                || host
+                    .parse::<std::net::IpAddr>()
+                    .is_ok_and(|ip| ip.is_loopback())
         }
         #[allow(unreachable_patterns)]
         _ => false,
@@ -176,7 +178,9 @@ mod tests {
     #[test]
     fn sockets_pipes_and_loopback_tcp_are_local() {
         assert!(is_local(&Transport::Unix("/var/run/docker.sock".into())));
-        assert!(is_local(&Transport::NamedPipe("//./pipe/docker_engine".into())));
+        assert!(is_local(&Transport::NamedPipe(
+            "//./pipe/docker_engine".into()
+        )));
         assert!(is_local(&Transport::Http("127.0.0.1:2375".into())));
         assert!(is_local(&Transport::Http("localhost:2375".into())));
         assert!(is_local(&Transport::Http("[::1]:2375".into())));

@@ -95,6 +95,7 @@ impl Tunnel {
         let container = Arc::new(RwLock::new(run.container_id.clone()));
         let api = ApiListener::open(docker, run).await?;
         let mut people = Vec::new();
+        let mut taken = Vec::new();
         let ports = std::iter::once((port_base, VIEWER_PORT)).chain(
             (1..=SCREENS_MAX as u16).map(|n| (port_base.saturating_add(n), VNC_PORT_BASE + n)),
         );
@@ -106,10 +107,14 @@ impl Tunnel {
                     container.clone(),
                     remote,
                 ))),
-                Err(e) => tracing::warn!(
-                    "not relaying {LOOPBACK}:{local} to the computer's port {remote}: {e}"
-                ),
+                Err(e) => taken.push(format!("{local} ({e})")),
             }
+        }
+        if !taken.is_empty() {
+            tracing::warn!(
+                "not relaying these ports of {LOOPBACK} to the computer, as they cannot be bound (another MCP server of the same computer may relay them already): {}",
+                taken.join(", ")
+            );
         }
         Ok(Tunnel {
             docker: docker.clone(),
@@ -172,12 +177,7 @@ fn target(container: &RwLock<String>) -> String {
 }
 
 /// Accepts connections until the tunnel is dropped, each relayed on its own.
-async fn serve(
-    listener: TcpListener,
-    docker: Docker,
-    container: Arc<RwLock<String>>,
-    port: u16,
-) {
+async fn serve(listener: TcpListener, docker: Docker, container: Arc<RwLock<String>>, port: u16) {
     loop {
         let stream = match listener.accept().await {
             Ok((stream, _)) => stream,

@@ -8,7 +8,9 @@ use crate::client::{loopback_http, ComputerdClient};
 use crate::docker::container::busy_fix;
 use crate::docker::error::describe;
 use crate::docker::ports::{self, HOST_PORTS, LOOPBACK};
-use crate::docker::{binary_version, find_computer, viewer_key, ComputerState, FoundComputer};
+use crate::docker::{
+    binary_version, find_computer, viewer_key, ComputerState, Dialer, FoundComputer, Way,
+};
 use bollard::Docker;
 use computer_protocol::endpoints::{Endpoint, GetHealth, ListSessions, NoBody};
 use computer_protocol::Health;
@@ -46,6 +48,10 @@ pub(crate) async fn check(found: &Found, budget: &Budget, report: &mut Report) -
         return result;
     };
     let name = &settings.name;
+    let dialer = found
+        .endpoint
+        .as_ref()
+        .map(|endpoint| Dialer::new(endpoint, docker, settings.tunnel));
     let (outcome, container) = timed(
         budget,
         COMPUTER_DEADLINE,
@@ -61,16 +67,28 @@ pub(crate) async fn check(found: &Found, budget: &Budget, report: &mut Report) -
         budget,
         PORTS_DEADLINE,
         fix::PORT_TAKEN,
-        ports(docker, container.as_ref(), settings.port_base),
+        ports(
+            docker,
+            dialer.as_ref(),
+            container.as_ref(),
+            settings.port_base,
+        ),
     )
     .await;
     report.add("ports", outcome);
-    if let Some(c) = container
-        .as_ref()
-        .filter(|c| c.state == ComputerState::Running)
-    {
-        let (outcome, running) =
-            timed(budget, COMPUTERD_DEADLINE, &restart_fix(name), computerd(c)).await;
+    if let (Some(c), Some(dialer)) = (
+        container
+            .as_ref()
+            .filter(|c| c.state == ComputerState::Running),
+        &dialer,
+    ) {
+        let (outcome, running) = timed(
+            budget,
+            COMPUTERD_DEADLINE,
+            &restart_fix(name),
+            computerd(c, dialer),
+        )
+        .await;
         report.add("computerd", outcome);
         result.running = running;
     }
@@ -122,7 +140,12 @@ async fn computer(docker: &Docker, name: &str) -> (Outcome, Option<Option<FoundC
 
 /// A missing or stopped computer needs its 17 host ports free; a running one
 /// holds them, published on 127.0.0.1.
-async fn ports(docker: &Docker, c: Option<&FoundComputer>, wanted: u16) -> (Outcome, Option<()>) {
+async fn ports(
+    docker: &Docker,
+    dialer: Option<&Dialer>,
+    c: Option<&FoundComputer>,
+    wanted: u16,
+) -> (Outcome, Option<()>) {
     let span = |base: u16| format!("{base}-{}", base + HOST_PORTS - 1);
     let outcome = match c {
         None => match ports::first_taken(wanted) {
@@ -137,6 +160,17 @@ async fn ports(docker: &Docker, c: Option<&FoundComputer>, wanted: u16) -> (Outc
                 format!("`{}` has no viewer port bound on the host, so it was changed outside computer-use-mcp", c.name),
                 format!("remove it with `docker rm -f {}` (its home volume stays) and call start_computer", c.name),
             ),
+            // What a remote engine publishes is on its own loopback; this
+            // machine's ports are the tunnel's, opened by whoever uses it.
+            (ComputerState::Running, Some(base))
+                if dialer.is_some_and(|d| d.way() == Way::Tunnel) =>
+            {
+                Outcome::ok(format!(
+                    "`{}` is reached through {}: viewer on {LOOPBACK}:{base} and VNC of screens 1-16 after it while an MCP server of it runs",
+                    c.name,
+                    Way::Tunnel
+                ))
+            }
             (ComputerState::Running, Some(base)) => running_ports(docker, c, base, wanted).await,
             (_, Some(base)) => match ports::first_taken(base) {
                 Some(port) => Outcome::err(
@@ -187,12 +221,17 @@ async fn running_ports(docker: &Docker, c: &FoundComputer, base: u16, wanted: u1
     }
 }
 
-async fn computerd(c: &FoundComputer) -> (Outcome, Option<Running>) {
+async fn computerd(c: &FoundComputer, dialer: &Dialer) -> (Outcome, Option<Running>) {
     let name = &c.name;
     let fail = |detail: String| (Outcome::err(detail, restart_fix(name)), None);
-    let (Some(api), Some(token), Some(base)) = (c.api_url(), c.token.clone(), c.port_base) else {
+    let reach = match dialer.reach(c).await {
+        Ok(reach) => reach,
+        Err(e) => return fail(format!("cannot open the tunnel to `{name}`: {e}")),
+    };
+    let (Some(reach), Some(token)) = (reach, c.token.clone()) else {
         return fail(format!("`{name}` publishes no API port"));
     };
+    let (api, base) = (reach.api_url, reach.port_base);
     let health = match loopback_http()
         .build()
         .expect("an HTTP client without TLS always builds")

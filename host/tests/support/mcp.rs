@@ -162,7 +162,14 @@ pub async fn live_sessions(computer: &TestComputer) -> Vec<Value> {
 pub async fn computerd_get(name: &str, path: &str, token: &str) -> Vec<u8> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let mut relay = tokio::process::Command::new("docker")
-        .args(["exec", "-i", name, "/usr/local/bin/computerd", "relay", "127.0.0.1:7070"])
+        .args([
+            "exec",
+            "-i",
+            name,
+            "/usr/local/bin/computerd",
+            "relay",
+            "127.0.0.1:7070",
+        ])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .kill_on_drop(true)
@@ -172,7 +179,10 @@ pub async fn computerd_get(name: &str, path: &str, token: &str) -> Vec<u8> {
         "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:7070\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
     );
     let mut stdin = relay.stdin.take().expect("stdin");
-    stdin.write_all(request.as_bytes()).await.expect("request sent");
+    stdin
+        .write_all(request.as_bytes())
+        .await
+        .expect("request sent");
     let mut answer = Vec::new();
     let mut stdout = relay.stdout.take().expect("stdout");
     tokio::time::timeout(Duration::from_secs(10), stdout.read_to_end(&mut answer))
@@ -182,9 +192,14 @@ pub async fn computerd_get(name: &str, path: &str, token: &str) -> Vec<u8> {
     drop(stdin);
     let text = String::from_utf8_lossy(&answer);
     let (head, _) = text.split_once("\r\n\r\n").expect("an HTTP answer");
-    assert!(head.starts_with("HTTP/1.1 200"), "computerd answered {head}");
     assert!(
-        !head.to_ascii_lowercase().contains("transfer-encoding: chunked"),
+        head.starts_with("HTTP/1.1 200"),
+        "computerd answered {head}"
+    );
+    assert!(
+        !head
+            .to_ascii_lowercase()
+            .contains("transfer-encoding: chunked"),
         "a JSON answer has a length"
     );
     answer[head.len() + 4..].to_vec()
