@@ -1,0 +1,246 @@
+//! The computer on a remote engine: the second dockerd of
+//! `scripts/remote-engine.sh`, in a network namespace of its own, reached
+//! over TLS and over ssh. What it publishes is on that namespace's loopback,
+//! out of reach from here, so everything below goes through the tunnel: the
+//! API, the viewer page and its WebSocket, and VNC.
+//!
+//! The MCP tests of sessions, transfer and the browser also run against this
+//! engine over both transports (`scripts/test-remote.sh`); this file holds
+//! what only a remote engine has: `doctor --deep` through the tunnel, and
+//! the engine's connection dropping in the middle of a call.
+
+mod support;
+
+use rmcp::model::CallToolRequestParams;
+use serde_json::{json, Value};
+use std::process::Command;
+use std::time::{Duration, Instant};
+use support::docker::TestComputer;
+use support::mcp::{call, connect_with, host_command, start_session, text};
+use support::remote::{remote_docker, remote_engine, ENDPOINT_VARS};
+
+/// The veth end on this machine that the remote engine is reached over.
+const HOST_LINK: &str = "cu-remote-h";
+
+/// Tests here take the remote engine's link down; one at a time.
+static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// A computer of this test on the remote engine; removed with its volume
+/// when dropped.
+struct RemoteComputer {
+    computer: TestComputer,
+    env: Vec<(String, String)>,
+}
+
+impl RemoteComputer {
+    fn new(env: &[(String, String)]) -> RemoteComputer {
+        RemoteComputer {
+            computer: TestComputer::new(),
+            env: env.to_vec(),
+        }
+    }
+
+    /// The host binary with this computer's settings, on the remote engine.
+    fn host(&self) -> tokio::process::Command {
+        let mut cmd = host_command(&self.computer, &[]);
+        for var in ENDPOINT_VARS {
+            cmd.env_remove(var);
+        }
+        cmd.envs(self.env.iter().map(|(k, v)| (k, v)));
+        cmd
+    }
+}
+
+impl Drop for RemoteComputer {
+    fn drop(&mut self) {
+        let name = &self.computer.name;
+        remote_docker(&self.env, &["rm", "-f", "-v", name]);
+        remote_docker(&self.env, &["volume", "rm", "-f", &format!("{name}-home")]);
+    }
+}
+
+fn link(state: &str) {
+    let out = Command::new("ip")
+        .args(["link", "set", HOST_LINK, state])
+        .output()
+        .expect("ip runs");
+    assert!(
+        out.status.success(),
+        "ip link set {HOST_LINK} {state}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Brings the link back even when the test fails half way.
+struct LinkDown;
+
+impl LinkDown {
+    fn take() -> LinkDown {
+        link("down");
+        LinkDown
+    }
+}
+
+impl Drop for LinkDown {
+    fn drop(&mut self) {
+        link("up");
+    }
+}
+
+async fn doctor_deep(remote: &RemoteComputer) -> std::process::Output {
+    let mut cmd = remote.host();
+    cmd.args(["doctor", "--deep", "--json"]).kill_on_drop(true);
+    tokio::time::timeout(Duration::from_secs(120), cmd.output())
+        .await
+        .expect("doctor ends within 120 s")
+        .expect("doctor runs")
+}
+
+/// Every check of `doctor --deep` passes with the computer on the remote
+/// engine: the viewer page, its WebSocket and native VNC all answer on this
+/// machine's 127.0.0.1 though the engine published them only on its own.
+async fn doctor_deep_passes_through_the_tunnel(env: &[(String, String)], transport: &str) {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let remote = RemoteComputer::new(env);
+    let out = doctor_deep(&remote).await;
+    let shown = format!(
+        "status {}\nstdout:\n{}\nstderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{shown}");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let checks = report["checks"].as_array().expect("checks");
+    let status = |name: &str| {
+        checks
+            .iter()
+            .find(|c| c["name"] == name)
+            .unwrap_or_else(|| panic!("no `{name}` check:\n{shown}"))["status"]
+            .clone()
+    };
+    for name in [
+        "docker-endpoint",
+        "computer-start",
+        "screenshot",
+        "browser",
+        "viewer-page",
+        "viewer-websocket",
+        "vnc",
+        "cleanup",
+    ] {
+        assert_eq!(status(name), "ok", "`{name}` over {transport}:\n{shown}");
+    }
+    let endpoint = checks.iter().find(|c| c["name"] == "docker-endpoint").unwrap();
+    assert!(
+        endpoint["detail"]
+            .as_str()
+            .unwrap_or_default()
+            .to_lowercase()
+            .contains(transport),
+        "the endpoint check names {transport}:\n{shown}"
+    );
+    // The engine published the viewer on its own loopback only: the port
+    // that answered here was the tunnel's.
+    let published = remote_docker(
+        env,
+        &["port", &remote.computer.name, "6080/tcp"],
+    );
+    let published = String::from_utf8_lossy(&published.stdout).to_string();
+    assert!(
+        published.trim().starts_with("127.0.0.1:"),
+        "the remote engine publishes on its loopback only: {published}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn doctor_deep_passes_on_a_remote_engine_over_tls() {
+    doctor_deep_passes_through_the_tunnel(&remote_engine().tls, "tls").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn doctor_deep_passes_on_a_remote_engine_over_ssh() {
+    doctor_deep_passes_through_the_tunnel(&remote_engine().ssh, "ssh").await;
+}
+
+/// The engine's machine drops off the network in the middle of a shell
+/// call: the call ends with an error within its deadline instead of
+/// hanging, and once the machine is back the same session carries on.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_engine_dropping_mid_call_is_an_error_and_the_session_carries_on_after() {
+    let _one = ONE_AT_A_TIME.lock().await;
+    let remote = RemoteComputer::new(&remote_engine().tls);
+    let (client, _pid) = connect_with(remote.host(), ()).await;
+    let session = start_session(&client, "remote fault").await;
+    let (first, _) = support::mcp::ok(
+        &client,
+        "shell",
+        json!({"session_id": session, "command": "echo before"}),
+    )
+    .await;
+    assert_eq!(first["stdout"].as_str().map(str::trim), Some("before"));
+
+    let started = Instant::now();
+    let call = client.call_tool(
+        CallToolRequestParams::new("shell").with_arguments(
+            json!({"session_id": session, "command": "touch /tmp/cu-mid-call; sleep 3; echo during", "timeout": 5})
+                .as_object()
+                .cloned()
+                .unwrap(),
+        ),
+    );
+    // The link goes down once the command is known to run.
+    let name = remote.computer.name.clone();
+    let env = remote.env.clone();
+    let down = async move {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !remote_docker(&env, &["exec", &name, "test", "-f", "/tmp/cu-mid-call"])
+            .status
+            .success()
+        {
+            assert!(Instant::now() < deadline, "the command did not start within 20 s");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        LinkDown::take()
+    };
+    let (answer, link_down) = tokio::join!(
+        tokio::time::timeout(Duration::from_secs(60), call),
+        down
+    );
+    let answer = answer
+        .expect("the call ends within 60 s with the engine gone")
+        .expect("an MCP answer");
+    assert_eq!(answer.is_error, Some(true), "{}", text(&answer));
+    let message = text(&answer);
+    assert!(
+        message.contains("did not answer") || message.contains("cannot reach"),
+        "the error says the computer could not be reached: {message}"
+    );
+    eprintln!(
+        "the call failed after {:.1} s: {message}",
+        started.elapsed().as_secs_f64()
+    );
+
+    drop(link_down);
+    // Back: the same session answers again once the engine does.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let result = call(
+            &client,
+            "shell",
+            json!({"session_id": session, "command": "echo after"}),
+        )
+        .await;
+        if result.is_error != Some(true) {
+            let out = result.structured_content.unwrap_or_default();
+            assert_eq!(out["stdout"].as_str().map(str::trim), Some("after"));
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the session did not answer within 60 s of the engine coming back: {}",
+            text(&result)
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
