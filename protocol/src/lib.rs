@@ -43,6 +43,7 @@ pub mod action;
 pub mod apps;
 pub mod devtools;
 pub mod duration;
+pub mod effects;
 pub mod endpoints;
 pub mod error;
 pub mod files;
@@ -66,6 +67,7 @@ pub mod archive;
 pub use action::{ActRequest, ActResponse, Action, ActionOutcome, Button, ScrollDirection, Settle};
 pub use apps::{LaunchAppRequest, LauncherRequest, OpenPathRequest, OpenSettle, OpenedResponse};
 pub use devtools::{DevToolsStartRequest, DevToolsStarted, DevToolsStopped, DevToolsTool};
+pub use effects::ActionEffect;
 pub use duration::{parse_duration, DurationError, TimeoutArg};
 pub use error::{ErrorCode, WireError};
 pub use files::{
