@@ -67,8 +67,8 @@ pub mod archive;
 pub use action::{ActRequest, ActResponse, Action, ActionOutcome, Button, ScrollDirection, Settle};
 pub use apps::{LaunchAppRequest, LauncherRequest, OpenPathRequest, OpenSettle, OpenedResponse};
 pub use devtools::{DevToolsStartRequest, DevToolsStarted, DevToolsStopped, DevToolsTool};
-pub use effects::ActionEffect;
 pub use duration::{parse_duration, DurationError, TimeoutArg};
+pub use effects::ActionEffect;
 pub use error::{ErrorCode, WireError};
 pub use files::{
     FileEntry, FileType, ListFilesRequest, ListFilesResponse, ReadFileRequest, ReadFileResponse,

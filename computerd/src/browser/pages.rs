@@ -1,7 +1,10 @@
 //! The pages a browser has open, kept current from DevTools target events
 //! (`Target.setDiscoverTargets`), so reading which page changed costs no
-//! round trip: `computer_act` checks it after every action.
+//! round trip: `computer_act` checks it after every action. Chromium tells
+//! a navigation but not the title the page sets later: [`settled_page`]
+//! reads that once, for a batch that navigated.
 
+use super::cdp::Cdp;
 use computer_protocol::handoff::PageFacts;
 use serde_json::Value;
 use std::collections::HashMap;
@@ -36,6 +39,11 @@ impl Pages {
             .as_ref()
             .and_then(|id| known.pages.get(id))
             .cloned()
+    }
+
+    /// The target id of the page that changed last.
+    pub fn latest_id(&self) -> Option<String> {
+        self.lock().latest.clone()
     }
 
     /// Takes in one DevTools event; anything but a target event is ignored.
@@ -79,6 +87,30 @@ impl Pages {
     fn lock(&self) -> std::sync::MutexGuard<'_, Known> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
+}
+
+/// The page `target_id` as it is now (its title set since the navigation
+/// was told), or `None` when it is gone or does not answer in `deadline`.
+pub async fn settled_page(
+    cdp: &Cdp,
+    target_id: &str,
+    deadline: std::time::Duration,
+) -> Option<PageFacts> {
+    let info = tokio::time::timeout(
+        deadline,
+        cdp.call(
+            "Target.getTargetInfo",
+            serde_json::json!({ "targetId": target_id }),
+        ),
+    )
+    .await
+    .ok()?
+    .ok()?;
+    let info = info.get("targetInfo")?;
+    Some(PageFacts {
+        url: info.get("url")?.as_str()?.to_string(),
+        title: info.get("title")?.as_str()?.to_string(),
+    })
 }
 
 #[cfg(test)]

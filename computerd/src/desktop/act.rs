@@ -1,13 +1,13 @@
 //! `computer_act`: runs a batch of actions in order, stopping at the first
 //! failure, then observes the screen after `settle_ms`.
 
-use super::observe::capture_observation;
 use super::effects::EffectsWatch;
+use super::observe::capture_observation;
 use super::quiet::settle;
-use crate::browser::pages::Pages;
 use super::{blocking, DesktopError};
 use crate::a11y::{self, A11yHandle};
 use crate::apps::{Launcher, OnScreen};
+use crate::browser::pages::{settled_page, Pages};
 use crate::input::{focus_window, focus_window_id};
 use crate::screens::{Screen, ScreenX};
 use crate::sessions::{Session, Sessions};
@@ -94,13 +94,14 @@ pub async fn act(
     } else {
         Ok((true, Duration::ZERO))
     };
-    let effects = match watch.take() {
+    let mut effects = match watch.take() {
         Some(watch) => {
             let on = Arc::clone(&screen);
             blocking(move || Ok(finish_watch(&on, watch))).await?
         }
         None => Vec::new(),
     };
+    settle_page_title(&screen, &mut effects).await;
     let (settled, waited) = settled?;
     let observation = if req.observe {
         let (s, sc) = (Arc::clone(session), Arc::clone(&screen));
@@ -147,15 +148,44 @@ fn start_watch(screen: &Screen, pages: Option<Arc<Pages>>) -> Option<EffectsWatc
             None
         }
     };
-    tracing::debug!(cost_us = started.elapsed().as_micros() as u64, "effects watch began");
+    tracing::debug!(
+        cost_us = started.elapsed().as_micros() as u64,
+        "effects watch began"
+    );
     watch
 }
+
+/// A batch that navigated gets its page's title as it is after the
+/// settle: Chromium tells the new URL at once but not the title the page
+/// sets later. One DevTools round trip, only for such a batch.
+async fn settle_page_title(screen: &Screen, effects: &mut [ActionEffect]) {
+    let Some(told) = effects.iter_mut().rev().find_map(|e| e.page.as_mut()) else {
+        return;
+    };
+    let Some(browser) = screen.browsers().get(screen.number) else {
+        return;
+    };
+    let Some(target) = browser.cdp().pages().latest_id() else {
+        return;
+    };
+    if let Some(now) = settled_page(browser.cdp(), &target, PAGE_TITLE_DEADLINE).await {
+        if now.url == told.url {
+            *told = now;
+        }
+    }
+}
+
+/// How long the settled page's title may take to read.
+const PAGE_TITLE_DEADLINE: Duration = Duration::from_millis(250);
 
 fn finish_watch(screen: &Screen, watch: EffectsWatch) -> Vec<ActionEffect> {
     let started = Instant::now();
     let (effects, conn) = watch.finish();
     screen.return_watch(conn);
-    tracing::debug!(cost_us = started.elapsed().as_micros() as u64, "effects watch finished");
+    tracing::debug!(
+        cost_us = started.elapsed().as_micros() as u64,
+        "effects watch finished"
+    );
     effects
 }
 

@@ -65,16 +65,18 @@ impl EffectsWatch {
         conn: WatchConnection,
         pages: Option<Arc<Pages>>,
     ) -> Result<EffectsWatch, (WatchConnection, ReplyOrIdError)> {
-        let start = || -> Result<(Damage, Option<Window>, HashMap<Window, String>), ReplyOrIdError> {
-            let (c, root) = (&conn.display.conn, conn.display.root);
-            let damage = c.generate_id()?;
-            c.damage_create(damage, root, ReportLevel::BOUNDING_BOX)?;
-            let events = ChangeWindowAttributesAux::new().event_mask(EventMask::PROPERTY_CHANGE);
-            c.change_window_attributes(root, &events)?;
-            let (active, clients) = read_focus_and_clients(&conn)?;
-            let windows = read_titles(&conn, &clients)?;
-            Ok((damage, active, windows))
-        };
+        let start =
+            || -> Result<(Damage, Option<Window>, HashMap<Window, String>), ReplyOrIdError> {
+                let (c, root) = (&conn.display.conn, conn.display.root);
+                let damage = c.generate_id()?;
+                c.damage_create(damage, root, ReportLevel::BOUNDING_BOX)?;
+                let events =
+                    ChangeWindowAttributesAux::new().event_mask(EventMask::PROPERTY_CHANGE);
+                c.change_window_attributes(root, &events)?;
+                let (active, clients) = read_focus_and_clients(&conn)?;
+                let windows = read_titles(&conn, &clients)?;
+                Ok((damage, active, windows))
+            };
         match start() {
             Ok((damage, active, windows)) => Ok(EffectsWatch {
                 page_version: pages.as_ref().map_or(0, |p| p.version()),
@@ -244,7 +246,14 @@ fn read_focus_and_clients(
 ) -> Result<(Option<Window>, Vec<Window>), ReplyError> {
     let (c, root, atoms) = (&conn.display.conn, conn.display.root, &conn.atoms);
     let active = c.get_property(false, root, atoms.net_active_window, AtomEnum::WINDOW, 0, 1)?;
-    let clients = c.get_property(false, root, atoms.net_client_list, AtomEnum::WINDOW, 0, 4096)?;
+    let clients = c.get_property(
+        false,
+        root,
+        atoms.net_client_list,
+        AtomEnum::WINDOW,
+        0,
+        4096,
+    )?;
     let active = active
         .reply()?
         .value32()

@@ -10,9 +10,9 @@ use super::xvnc::{clear_stale_lock, fluxbox_command, lock_owner, xvnc_command, X
 use crate::a11y::A11yBus;
 use crate::browser::pages::Pages;
 use crate::browser::{BrowserScreen, Browsers};
-use crate::desktop::WatchConnection;
 use crate::capture::Capturer;
 use crate::config::ScreenSize;
+use crate::desktop::WatchConnection;
 use crate::devtools::DevTools;
 use crate::display::Display;
 use crate::input::{Input, InputError};
@@ -501,6 +501,11 @@ impl Screen {
 
     pub fn return_watch(&self, conn: WatchConnection) {
         *self.watch.lock().unwrap_or_else(|e| e.into_inner()) = Some(conn);
+    }
+
+    /// Every screen's browsers.
+    pub fn browsers(&self) -> &Arc<Browsers> {
+        &self.browsers
     }
 
     /// The pages of the screen's Chromium, when it runs.
