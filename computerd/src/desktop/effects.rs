@@ -92,6 +92,11 @@ impl EffectsWatch {
         }
     }
 
+    /// How many windows the client list held, as last read.
+    pub fn window_count(&self) -> usize {
+        self.windows.len()
+    }
+
     /// Called before action `index` runs: what was seen so far goes to the
     /// action before it, unless this one is a wait (its time is theirs).
     pub fn before(&mut self, index: usize, action: &Action) {
