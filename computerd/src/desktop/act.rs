@@ -138,16 +138,9 @@ fn start_watch(screen: &Screen, pages: Option<Arc<Pages>>) -> Option<EffectsWatc
         .take_watch()
         .map_err(|e| tracing::warn!("no effects for this batch: {e}"))
         .ok()?;
-    let watch = match EffectsWatch::begin(conn, pages) {
-        Ok(watch) => Some(watch),
-        Err((_, e)) => {
-            tracing::warn!(
-                "no effects for this batch: display :{}: {e}",
-                screen.display_number
-            );
-            None
-        }
-    };
+    let watch = EffectsWatch::begin(conn, pages)
+        .map_err(|e| tracing::warn!("no effects for this batch: {e}"))
+        .ok();
     tracing::debug!(
         cost_us = started.elapsed().as_micros() as u64,
         "effects watch began"

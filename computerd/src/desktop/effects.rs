@@ -60,36 +60,32 @@ pub struct EffectsWatch {
 }
 
 impl EffectsWatch {
-    /// Starts watching: the screen's windows and focus as they are now.
-    pub fn begin(
-        conn: WatchConnection,
-        pages: Option<Arc<Pages>>,
-    ) -> Result<EffectsWatch, (WatchConnection, ReplyOrIdError)> {
-        let start =
-            || -> Result<(Damage, Option<Window>, HashMap<Window, String>), ReplyOrIdError> {
-                let (c, root) = (&conn.display.conn, conn.display.root);
-                let damage = c.generate_id()?;
-                c.damage_create(damage, root, ReportLevel::BOUNDING_BOX)?;
-                let events =
-                    ChangeWindowAttributesAux::new().event_mask(EventMask::PROPERTY_CHANGE);
-                c.change_window_attributes(root, &events)?;
-                let (active, clients) = read_focus_and_clients(&conn)?;
-                let windows = read_titles(&conn, &clients)?;
-                Ok((damage, active, windows))
-            };
-        match start() {
-            Ok((damage, active, windows)) => Ok(EffectsWatch {
-                page_version: pages.as_ref().map_or(0, |p| p.version()),
-                conn,
-                damage,
-                pages,
-                active,
-                windows,
-                current: None,
-                done: Vec::new(),
-            }),
-            Err(e) => Err((conn, e)),
-        }
+    /// Starts watching: the screen's windows and focus as they are now. On
+    /// failure the connection is dropped (the next batch opens a new one).
+    pub fn begin(conn: WatchConnection, pages: Option<Arc<Pages>>) -> Result<EffectsWatch, String> {
+        let number = conn.display.number;
+        let (c, root) = (&conn.display.conn, conn.display.root);
+        let start = || -> Result<Damage, ReplyOrIdError> {
+            let damage = c.generate_id()?;
+            c.damage_create(damage, root, ReportLevel::BOUNDING_BOX)?;
+            let events = ChangeWindowAttributesAux::new().event_mask(EventMask::PROPERTY_CHANGE);
+            c.change_window_attributes(root, &events)?;
+            Ok(damage)
+        };
+        let fail = |e: &dyn std::fmt::Display| format!("watching display :{number}: {e}");
+        let damage = start().map_err(|e| fail(&e))?;
+        let (active, clients) = read_focus_and_clients(&conn).map_err(|e| fail(&e))?;
+        let windows = read_titles(&conn, &clients).map_err(|e| fail(&e))?;
+        Ok(EffectsWatch {
+            page_version: pages.as_ref().map_or(0, |p| p.version()),
+            conn,
+            damage,
+            pages,
+            active,
+            windows,
+            current: None,
+            done: Vec::new(),
+        })
     }
 
     /// How many windows the client list held, as last read.
