@@ -1,6 +1,7 @@
 //! Capture and input against a real Xvnc: screenshots, their PNG and
 //! fingerprint, typed text as a real X client receives it, key chords,
-//! pointer events, and window focus. Each test owns its display.
+//! pointer events, window focus, and what `computer_act`'s effects watch
+//! costs. Each test owns its display.
 
 mod support {
     pub mod xvnc;
@@ -9,11 +10,12 @@ mod support {
 use computer_protocol::{Action, Button, ScrollDirection};
 use computerd::capture::window::{window_title, Atoms};
 use computerd::capture::{active_window_title, cursor_position, encode_png, Capturer, Frame};
+use computerd::desktop::{EffectsWatch, WatchConnection};
 use computerd::display::Display;
 use computerd::input::keymap::Keymap;
 use computerd::input::{focus_window, Input};
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use support::xvnc::{wait_for, Program, Xvnc};
 use x11rb::connection::Connection;
 use x11rb::protocol::xproto::{
@@ -816,4 +818,48 @@ fn active_window_title_is_none_without_a_window_manager() {
     let display = xvnc.connect();
     assert_eq!(active_window_title(&display).expect("title"), None);
     assert!(!focus_window(&display, "anything").expect("focus"));
+}
+
+/// The watch's own work for a full batch (24 actions) on a screen with
+/// Fluxbox and three windows: begin, the check before each action, and the
+/// finish with its round trip. The actions themselves are not run: what is
+/// timed is what the watch adds to a batch. The median of 200 batches must
+/// stay under 1 ms; it is printed for the record.
+#[test]
+fn the_watch_adds_under_a_millisecond_to_a_batch() {
+    let xvnc = Xvnc::start();
+    let display = xvnc.connect();
+    let _wm = xvnc.start_fluxbox(&display);
+    let _terms: Vec<_> = (0..3)
+        .map(|n| {
+            let mut cmd = xvnc.command("xterm");
+            cmd.args(["-T", &format!("term {n}"), "-e", "sleep", "600"]);
+            xvnc.spawn(cmd)
+        })
+        .collect();
+    // Waits until Fluxbox lists the three: the watch reads their titles.
+    let mut conn = wait_for("three windows listed", Duration::from_secs(15), || {
+        let watch = EffectsWatch::begin(WatchConnection::open(xvnc.number).ok()?, None).ok()?;
+        let listed = watch.window_count() >= 3;
+        let (_, conn) = watch.finish();
+        listed.then_some(conn)
+    });
+    let actions: Vec<Action> = (0..24).map(|i| Action::move_to(i, i)).collect();
+    let mut costs = Vec::with_capacity(200);
+    for _ in 0..200 {
+        let started = Instant::now();
+        let mut watch = EffectsWatch::begin(conn, None).expect("watch");
+        for (index, action) in actions.iter().enumerate() {
+            watch.before(index, action);
+        }
+        let (effects, back) = watch.finish();
+        costs.push(started.elapsed());
+        assert_eq!(effects.len(), 24);
+        conn = back;
+    }
+    costs.sort();
+    let median = costs[costs.len() / 2];
+    let p90 = costs[costs.len() * 9 / 10];
+    println!("effects watch per 24-action batch: median {median:?}, p90 {p90:?}");
+    assert!(median < Duration::from_millis(1), "median {median:?}");
 }

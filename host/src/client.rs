@@ -421,6 +421,7 @@ mod tests {
             }),
             settled: true,
             settle_waited_ms: 0,
+            effects: Vec::new(),
         }
     }
 

@@ -400,6 +400,10 @@ pub struct ActResponse {
     /// How long computerd waited after the last action.
     #[serde(default)]
     pub settle_waited_ms: u64,
+    /// What each action that ran changed, in order (absent from older
+    /// computerd versions).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub effects: Vec<crate::effects::ActionEffect>,
 }
 
 #[cfg(test)]

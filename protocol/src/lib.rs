@@ -43,6 +43,7 @@ pub mod action;
 pub mod apps;
 pub mod devtools;
 pub mod duration;
+pub mod effects;
 pub mod endpoints;
 pub mod error;
 pub mod files;
@@ -67,6 +68,7 @@ pub use action::{ActRequest, ActResponse, Action, ActionOutcome, Button, ScrollD
 pub use apps::{LaunchAppRequest, LauncherRequest, OpenPathRequest, OpenSettle, OpenedResponse};
 pub use devtools::{DevToolsStartRequest, DevToolsStarted, DevToolsStopped, DevToolsTool};
 pub use duration::{parse_duration, DurationError, TimeoutArg};
+pub use effects::ActionEffect;
 pub use error::{ErrorCode, WireError};
 pub use files::{
     FileEntry, FileType, ListFilesRequest, ListFilesResponse, ReadFileRequest, ReadFileResponse,

@@ -3,12 +3,13 @@
 //! Commands carry an id and their answer comes back with the same id; a
 //! reader task hands each answer to the caller waiting for it. Pages are
 //! reached through the same socket with flattened sessions (`sessionId`
-//! beside the command), so one connection serves the whole browser. Events
-//! are dropped: nothing here needs them.
+//! beside the command), so one connection serves the whole browser. Of the
+//! events, only target events are read: they keep [`Pages`] current.
 //!
 //! Messages may hold cookie values, so neither they nor their parameters
 //! are ever logged; errors name the method only.
 
+use super::pages::Pages;
 use futures::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -41,6 +42,7 @@ type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Answer>>>>;
 pub struct Cdp {
     outgoing: mpsc::UnboundedSender<Message>,
     pending: Pending,
+    pages: Arc<Pages>,
     next_id: AtomicU64,
     reader: tokio::task::JoinHandle<()>,
     writer: tokio::task::JoinHandle<()>,
@@ -72,22 +74,36 @@ impl Cdp {
         });
         let pending: Pending = Arc::default();
         let answers = Arc::clone(&pending);
+        let pages = Arc::new(Pages::default());
+        let seen = Arc::clone(&pages);
         let reader = tokio::spawn(async move {
             while let Some(Ok(message)) = stream.next().await {
                 if let Message::Text(text) = message {
-                    deliver(&answers, text.as_str());
+                    deliver(&answers, &seen, text.as_str());
                 }
             }
             // Dropping the senders tells every waiting caller the socket closed.
             answers.lock().unwrap_or_else(|e| e.into_inner()).clear();
         });
-        Ok(Cdp {
+        let cdp = Cdp {
             outgoing,
             pending,
+            pages,
             next_id: AtomicU64::new(1),
             reader,
             writer,
-        })
+        };
+        // The pages are then told as they open and change, each event a
+        // few hundred bytes; an old browser that refuses only loses that.
+        let _ = cdp
+            .call("Target.setDiscoverTargets", json!({"discover": true}))
+            .await;
+        Ok(cdp)
+    }
+
+    /// The browser's pages as its events told them.
+    pub fn pages(&self) -> &Arc<Pages> {
+        &self.pages
     }
 
     /// Runs a browser-level command and returns its `result`.
@@ -169,13 +185,20 @@ impl Drop for Cdp {
     }
 }
 
-/// Hands an answer to its caller; events (no `id`) and answers nobody
-/// waits for any more are dropped.
-fn deliver(pending: &Pending, text: &str) {
+/// Hands an answer to its caller and a target event to `pages`; other
+/// events and answers nobody waits for any more are dropped.
+fn deliver(pending: &Pending, pages: &Pages, text: &str) {
     let Ok(message) = serde_json::from_str::<Value>(text) else {
         return;
     };
     let Some(id) = message.get("id").and_then(Value::as_u64) else {
+        // Events of attached pages (with a `sessionId`) are not the
+        // browser's target events.
+        if message.get("sessionId").is_none() {
+            if let Some(method) = message.get("method").and_then(Value::as_str) {
+                pages.on_event(method, message.get("params").unwrap_or(&Value::Null));
+            }
+        }
         return;
     };
     let Some(caller) = pending

@@ -7,6 +7,8 @@
 //!   DevTools answer and its clean close.
 //! - [`cdp`]: the DevTools client (one WebSocket per browser).
 //! - [`page`]: opening a page in a tab and waiting for it to load.
+//! - [`pages`]: the open pages' URLs and titles, kept current from
+//!   DevTools events, for what each `computer_act` action changed.
 //! - [`cookie`]: one cookie as Chrome DevTools Protocol reads and writes it,
 //!   its identity, and which differences are a change; its `Debug` hides the
 //!   value.
@@ -37,6 +39,7 @@ pub mod cookie_read;
 pub mod cookie_write;
 pub mod jar;
 pub mod page;
+pub mod pages;
 pub mod preferences;
 pub mod profile;
 pub mod registry;

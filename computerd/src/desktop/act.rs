@@ -1,11 +1,13 @@
 //! `computer_act`: runs a batch of actions in order, stopping at the first
 //! failure, then observes the screen after `settle_ms`.
 
+use super::effects::EffectsWatch;
 use super::observe::capture_observation;
 use super::quiet::settle;
 use super::{blocking, DesktopError};
 use crate::a11y::{self, A11yHandle};
 use crate::apps::{Launcher, OnScreen};
+use crate::browser::pages::{settled_page, Pages};
 use crate::input::{focus_window, focus_window_id};
 use crate::screens::{Screen, ScreenX};
 use crate::sessions::{Session, Sessions};
@@ -14,11 +16,11 @@ use computer_protocol::limits::REPEAT_UNCHANGED_MAX;
 use computer_protocol::recording::{ScreenPoint, SECRET_SHOWN_AS};
 use computer_protocol::textview::TREE_DEADLINE_MS;
 use computer_protocol::{
-    ActRequest, ActResponse, Action, ActionOutcome, FrameTransform, ObserveRequest,
+    ActRequest, ActResponse, Action, ActionEffect, ActionOutcome, FrameTransform, ObserveRequest,
 };
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub async fn act(
     sessions: &Arc<Sessions>,
@@ -69,7 +71,10 @@ pub async fn act(
         screen: Arc::clone(&screen),
         accessible,
     };
-    let (outcomes, before) = blocking(move || {
+    let pages = screen.pages();
+    let (outcomes, before, mut watch) = blocking(move || {
+        // Without a watch the batch runs all the same, telling no effects.
+        let mut watch = start_watch(&run_screen, pages);
         run_screen
             .with_x(|x| {
                 let before = if track {
@@ -77,17 +82,27 @@ pub async fn act(
                 } else {
                     None
                 };
-                Ok((run_actions(x, &actions, &starter), before))
+                let outcomes = run_actions(x, &actions, &starter, watch.as_mut());
+                Ok((outcomes, before, watch))
             })
             .map_err(DesktopError::from)?
     })
     .await?;
 
-    let (settled, waited) = if req.observe {
-        settle(&screen, req.settling()).await?
+    let settled = if req.observe {
+        settle(&screen, req.settling()).await
     } else {
-        (true, Duration::ZERO)
+        Ok((true, Duration::ZERO))
     };
+    let mut effects = match watch.take() {
+        Some(watch) => {
+            let on = Arc::clone(&screen);
+            blocking(move || Ok(finish_watch(&on, watch))).await?
+        }
+        None => Vec::new(),
+    };
+    settle_page_title(&screen, &mut effects).await;
+    let (settled, waited) = settled?;
     let observation = if req.observe {
         let (s, sc) = (Arc::clone(session), Arc::clone(&screen));
         let shape = ObserveRequest {
@@ -111,7 +126,60 @@ pub async fn act(
         observation,
         settled,
         settle_waited_ms: waited.as_millis() as u64,
+        effects,
     })
+}
+
+/// The batch's effects watch, or none when the screen's X server refuses
+/// one (it is then logged: the batch itself is not at fault).
+fn start_watch(screen: &Screen, pages: Option<Arc<Pages>>) -> Option<EffectsWatch> {
+    let started = Instant::now();
+    let conn = screen
+        .take_watch()
+        .map_err(|e| tracing::warn!("no effects for this batch: {e}"))
+        .ok()?;
+    let watch = EffectsWatch::begin(conn, pages)
+        .map_err(|e| tracing::warn!("no effects for this batch: {e}"))
+        .ok();
+    tracing::debug!(
+        cost_us = started.elapsed().as_micros() as u64,
+        "effects watch began"
+    );
+    watch
+}
+
+/// A batch that navigated gets its page's title as it is after the
+/// settle: Chromium tells the new URL at once but not the title the page
+/// sets later. One DevTools round trip, only for such a batch.
+async fn settle_page_title(screen: &Screen, effects: &mut [ActionEffect]) {
+    let Some(told) = effects.iter_mut().rev().find_map(|e| e.page.as_mut()) else {
+        return;
+    };
+    let Some(browser) = screen.browsers().get(screen.number) else {
+        return;
+    };
+    let Some(target) = browser.cdp().pages().latest_id() else {
+        return;
+    };
+    if let Some(now) = settled_page(browser.cdp(), &target, PAGE_TITLE_DEADLINE).await {
+        if now.url == told.url {
+            *told = now;
+        }
+    }
+}
+
+/// How long the settled page's title may take to read.
+const PAGE_TITLE_DEADLINE: Duration = Duration::from_millis(250);
+
+fn finish_watch(screen: &Screen, watch: EffectsWatch) -> Vec<ActionEffect> {
+    let started = Instant::now();
+    let (effects, conn) = watch.finish();
+    screen.return_watch(conn);
+    tracing::debug!(
+        cost_us = started.elapsed().as_micros() as u64,
+        "effects watch finished"
+    );
+    effects
 }
 
 fn record_repeat(session: &Session, key: Option<String>, before: Option<u64>, after: Option<u64>) {
@@ -157,9 +225,17 @@ struct Accessible {
     window: Option<u32>,
 }
 
-fn run_actions(x: &mut ScreenX, actions: &[Action], starter: &AppStarter) -> Vec<ActionOutcome> {
+fn run_actions(
+    x: &mut ScreenX,
+    actions: &[Action],
+    starter: &AppStarter,
+    mut watch: Option<&mut EffectsWatch>,
+) -> Vec<ActionOutcome> {
     let mut outcomes = Vec::with_capacity(actions.len());
     for (index, action) in actions.iter().enumerate() {
+        if let Some(watch) = watch.as_deref_mut() {
+            watch.before(index, action);
+        }
         let result = run_one(x, index, action, starter);
         let ok = result.is_ok();
         outcomes.push(ActionOutcome {

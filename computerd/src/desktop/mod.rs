@@ -3,10 +3,12 @@
 //! call at a time.
 
 mod act;
+pub mod effects;
 mod observe;
 mod quiet;
 
 pub use act::act;
+pub use effects::{EffectsWatch, WatchConnection};
 pub use observe::{capture_observation, observe};
 pub use quiet::settle;
 

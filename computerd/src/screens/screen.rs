@@ -8,9 +8,11 @@ use super::env::ScreenEnv;
 use super::pool::{ScreenPool, ScreenSlot};
 use super::xvnc::{clear_stale_lock, fluxbox_command, lock_owner, xvnc_command, XvncArgs};
 use crate::a11y::A11yBus;
+use crate::browser::pages::Pages;
 use crate::browser::{BrowserScreen, Browsers};
 use crate::capture::Capturer;
 use crate::config::ScreenSize;
+use crate::desktop::WatchConnection;
 use crate::devtools::DevTools;
 use crate::display::Display;
 use crate::input::{Input, InputError};
@@ -162,6 +164,9 @@ pub struct Screen {
     slot: Mutex<Option<ScreenSlot>>,
     browsers: Arc<Browsers>,
     devtools: Arc<DevTools>,
+    /// The X connection `computer_act` watches its effects on, kept
+    /// between batches (opening one costs more than a batch's watch).
+    watch: Mutex<Option<WatchConnection>>,
 }
 
 impl std::fmt::Debug for Screen {
@@ -378,6 +383,7 @@ impl Screen {
                 capturer,
                 input,
             }),
+            watch: Mutex::new(None),
             xvnc,
             window_manager,
             drawn: tokio::sync::OnceCell::new(),
@@ -482,6 +488,33 @@ impl Screen {
     }
 
     /// What the browser subsystem needs to know of this screen.
+    /// The watch connection, opened on first use; give it back with
+    /// [`Screen::return_watch`]. A second batch at the same time opens one
+    /// of its own.
+    pub fn take_watch(&self) -> Result<WatchConnection, String> {
+        let kept = self.watch.lock().unwrap_or_else(|e| e.into_inner()).take();
+        match kept {
+            Some(conn) => Ok(conn),
+            None => WatchConnection::open(self.display_number),
+        }
+    }
+
+    pub fn return_watch(&self, conn: WatchConnection) {
+        *self.watch.lock().unwrap_or_else(|e| e.into_inner()) = Some(conn);
+    }
+
+    /// Every screen's browsers.
+    pub fn browsers(&self) -> &Arc<Browsers> {
+        &self.browsers
+    }
+
+    /// The pages of the screen's Chromium, when it runs.
+    pub fn pages(&self) -> Option<Arc<Pages>> {
+        self.browsers
+            .get(self.number)
+            .map(|browser| Arc::clone(browser.cdp().pages()))
+    }
+
     pub fn browser_screen(&self) -> BrowserScreen {
         BrowserScreen {
             number: self.number,

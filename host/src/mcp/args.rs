@@ -43,10 +43,10 @@ pub struct ActArgs {
     #[serde(default)]
     #[schemars(range(max = 5000))]
     pub settle_ms: Option<u64>,
-    /// `quiet`: return once the screen is still for quiet_ms (at most settle_ms).
+    /// `quiet`: once still for quiet_ms (at most settle_ms).
     #[serde(default)]
     pub settle: Settle,
-    /// With quiet: ms the screen must be still (default 250).
+    /// With quiet: ms of stillness (default 250).
     #[serde(default)]
     #[schemars(range(min = 50, max = 2000))]
     pub quiet_ms: Option<u64>,
@@ -77,7 +77,7 @@ pub struct ObserveArgs {
     /// Zoom: only this part of the screen (screen px), at up to full resolution.
     #[serde(default)]
     pub region: Option<Region>,
-    /// `image` (default), `text` (the windows and one window's accessibility tree; its nodes' refs, e1, e2, ..., stand for x/y in computer_act) or `both`.
+    /// `text`: the windows and one window's accessibility tree (refs e1, e2, ... stand for x/y in computer_act); `both`.
     #[serde(default)]
     pub view: View,
     /// Text view: whose tree, by class or title substring (default the focused window).
@@ -113,7 +113,7 @@ pub struct ShellArgs {
     pub session_id: String,
     /// A bash command line.
     pub command: String,
-    /// Seconds, or `90s`, `2m`, `1h`. Default COMPUTER_USE_SHELL_TIMEOUT (120 s), at most COMPUTER_USE_SHELL_TIMEOUT_MAX (600 s). On timeout the command and all it started are killed; output so far is kept.
+    /// Seconds, or `90s`, `2m`, `1h`. Default COMPUTER_USE_SHELL_TIMEOUT (120 s), at most COMPUTER_USE_SHELL_TIMEOUT_MAX (600 s). On timeout all it started is killed; output so far is kept.
     #[serde(default)]
     pub timeout: Option<TimeoutArg>,
 }
@@ -125,14 +125,14 @@ pub struct OpenPathArgs {
     pub session_id: String,
     /// An http(s) URL, or a path on the computer (absolute, `~/...`, or relative to the working folder).
     pub target: String,
-    /// `quiet`: return once the screen is still for quiet_ms (at most settle_ms).
+    /// `quiet`: once still for quiet_ms (at most settle_ms).
     #[serde(default)]
     pub settle: Settle,
     /// Ms to wait once open (default 0; with quiet, at most, default 3000).
     #[serde(default)]
     #[schemars(range(max = 5000))]
     pub settle_ms: Option<u64>,
-    /// With quiet: ms the screen must be still (default 250).
+    /// With quiet: ms of stillness (default 250).
     #[serde(default)]
     #[schemars(range(min = 50, max = 2000))]
     pub quiet_ms: Option<u64>,
@@ -159,14 +159,14 @@ pub struct LaunchAppArgs {
     /// A URL or file to open in the app (the browser opens a new tab).
     #[serde(default)]
     pub uri: Option<String>,
-    /// `quiet`: return once the screen is still for quiet_ms (at most settle_ms).
+    /// `quiet`: once still for quiet_ms (at most settle_ms).
     #[serde(default)]
     pub settle: Settle,
     /// Ms to wait once open (default 0; with quiet, at most, default 3000).
     #[serde(default)]
     #[schemars(range(max = 5000))]
     pub settle_ms: Option<u64>,
-    /// With quiet: ms the screen must be still (default 250).
+    /// With quiet: ms of stillness (default 250).
     #[serde(default)]
     #[schemars(range(min = 50, max = 2000))]
     pub quiet_ms: Option<u64>,
@@ -233,7 +233,7 @@ pub struct WriteFileArgs {
 pub struct TransferArgs {
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,
-    /// `to_computer`: host_path to computer_path. `from_computer`: back.
+    // The tool's description says which way each goes.
     pub direction: TransferDirection,
     /// On the machine running this MCP server: absolute, `~/...`, or relative to its working folder.
     pub host_path: String,

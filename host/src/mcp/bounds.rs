@@ -10,7 +10,9 @@
 
 use crate::mcp::ToolError;
 use computer_protocol::textview::{TEXT_FIELD_MAX_CHARS, TEXT_VIEW_MAX_CHARS};
-use computer_protocol::{ActionOutcome, Observation, PageCursor, TextView, TextViewOptions};
+use computer_protocol::{
+    ActionEffect, ActionOutcome, Observation, PageCursor, TextView, TextViewOptions,
+};
 
 /// The active window's title: enough to recognise a window.
 pub const ACTIVE_WINDOW_MAX_CHARS: usize = 256;
@@ -80,6 +82,22 @@ pub fn bound_observation(
 pub fn bound_outcome(outcome: &mut ActionOutcome) {
     cut_text(&mut outcome.kind, WORD_MAX_CHARS);
     cut_option(&mut outcome.error, NOTE_MAX_CHARS);
+}
+
+/// An action's effect: titles and the page's URL and title of bounded
+/// length, at most [`WINDOWS_MAX`] windows each way.
+pub fn bound_effect(effect: &mut ActionEffect) {
+    cut_option(&mut effect.focused, NOTE_MAX_CHARS);
+    for windows in [&mut effect.windows_opened, &mut effect.windows_closed] {
+        windows.truncate(WINDOWS_MAX);
+        windows
+            .iter_mut()
+            .for_each(|title| cut_text(title, NOTE_MAX_CHARS));
+    }
+    if let Some(page) = &mut effect.page {
+        cut_text(&mut page.url, NOTE_MAX_CHARS);
+        cut_text(&mut page.title, NOTE_MAX_CHARS);
+    }
 }
 
 /// A text view holds at most the nodes asked for, fields of bounded size,

@@ -5,6 +5,7 @@
 mod action_shape;
 pub mod args;
 pub mod bounds;
+mod effects_text;
 pub mod error;
 pub mod progress;
 pub mod result;

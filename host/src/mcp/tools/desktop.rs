@@ -2,7 +2,10 @@
 
 use super::ToolResult;
 use crate::mcp::args::{ActArgs, Args, LaunchAppArgs, ObserveArgs, OpenPathArgs};
-use crate::mcp::bounds::{bound_observation, bound_outcome, cut_text, NOTE_MAX_CHARS};
+use crate::mcp::bounds::{
+    bound_effect, bound_observation, bound_outcome, cut_text, NOTE_MAX_CHARS,
+};
+use crate::mcp::effects_text::effect_lines;
 use crate::mcp::progress::reporting;
 use crate::mcp::result::{structured, with_image};
 use crate::mcp::{ComputerUseServer, ToolError};
@@ -10,9 +13,9 @@ use crate::settings::{process_env, FrameDefaults};
 use computer_protocol::endpoints::{self, Endpoint};
 use computer_protocol::limits::{ACTIONS_MAX, SETTLE_DEFAULT_MS};
 use computer_protocol::{
-    ActRequest, ActResponse, Action, ActionOutcome, FrameId, FrameOptions, ImageFormat,
-    LaunchAppRequest, Observation, ObserveRequest, OpenPathRequest, OpenSettle, OpenedResponse,
-    SessionId, Settling, TextViewOptions, View,
+    ActRequest, ActResponse, Action, ActionEffect, ActionOutcome, FrameId, FrameOptions,
+    ImageFormat, LaunchAppRequest, Observation, ObserveRequest, OpenPathRequest, OpenSettle,
+    OpenedResponse, SessionId, Settling, TextViewOptions, View,
 };
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
@@ -46,6 +49,9 @@ pub struct Acted {
     /// False when the screen was still changing as the wait ran out.
     pub settled: bool,
     pub settle_waited_ms: u64,
+    /// What each action that ran changed, in order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub effects: Vec<ActionEffect>,
     #[serde(flatten)]
     pub observation: Option<Observation>,
 }
@@ -213,7 +219,7 @@ impl ComputerUseServer {
         name = "computer_act",
         output_schema = schema_for_output::<Acted>(),
         title = "Act on the session's screen",
-        description = "Run mouse and keyboard actions in order on this session's screen, then return a screenshot. x/y are screen pixels, or a recent frame's with frame_id; click, move, down, up and scroll take a text view ref instead. Key chords join names (enter, esc, f5, a) with ctrl, alt, shift, super (cmd, meta, win). The 4th identical batch of pointer, scroll or key actions in a row that leaves the screen unchanged is refused.",
+        description = "Mouse and keyboard actions on this session's screen, then a screenshot. x/y are screen pixels, or a recent frame's with frame_id; click, move, down, up and scroll take a text view ref instead. Key chords join names (enter, esc, f5, a) with ctrl, alt, shift, super (cmd, meta, win). The 4th identical pointer, scroll or key batch in a row that leaves the screen unchanged is refused. `effects`, per action: `changed` (false: nothing in `watched_ms`, at least 100 ms; absent: too soon to tell), `drawn` (box redrawn, screen px), `focused`, `windows_opened`, `windows_closed`, `page` {url, title}; a wait's changes count for the action before it.",
         annotations(
             title = "Act on the session's screen",
             read_only_hint = false,
@@ -332,7 +338,14 @@ fn act_result(mut r: ActResponse) -> Result<CallToolResult, ToolError> {
             r.outcomes.len()
         )));
     }
+    if r.effects.len() > ACTIONS_MAX {
+        return Err(ToolError::Refused(format!(
+            "the computer answered with {} action effects, more than the {ACTIONS_MAX} a batch holds; it was refused; observe the screen to see where things stand",
+            r.effects.len()
+        )));
+    }
     r.outcomes.iter_mut().for_each(bound_outcome);
+    r.effects.iter_mut().for_each(bound_effect);
     let done = r.outcomes.iter().filter(|o| o.ok).count();
     let mut summary = format!("{done} of {} actions done.", r.requested);
     if let Some(failed) = r.outcomes.iter().find(|o| !o.ok) {
@@ -342,6 +355,11 @@ fn act_result(mut r: ActResponse) -> Result<CallToolResult, ToolError> {
             failed.kind,
             failed.error.as_deref().unwrap_or("unknown error")
         ));
+    }
+    let told = effect_lines(&r.outcomes, &r.effects);
+    if !told.is_empty() {
+        summary.push('\n');
+        summary.push_str(told.trim_end());
     }
     if r.observation.is_some() {
         summary.push(' ');
@@ -356,6 +374,7 @@ fn act_result(mut r: ActResponse) -> Result<CallToolResult, ToolError> {
         requested: r.requested,
         settled: r.settled,
         settle_waited_ms: r.settle_waited_ms,
+        effects: r.effects,
         observation,
     };
     match r.observation {
@@ -498,6 +517,7 @@ mod tests {
             observation: Some(o),
             settled: true,
             settle_waited_ms: 0,
+            effects: Vec::new(),
         };
         let result = act_result(r).expect("an act answer is trimmed, not refused");
         let (text, json) = shown(&result);

@@ -1,0 +1,158 @@
+//! The pages a browser has open, kept current from DevTools target events
+//! (`Target.setDiscoverTargets`), so reading which page changed costs no
+//! round trip: `computer_act` checks it after every action. Chromium tells
+//! a navigation but not the title the page sets later: [`settled_page`]
+//! reads that once, for a batch that navigated.
+
+use super::cdp::Cdp;
+use computer_protocol::handoff::PageFacts;
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+#[derive(Debug, Default)]
+pub struct Pages {
+    inner: Mutex<Known>,
+}
+
+#[derive(Debug, Default)]
+struct Known {
+    /// URL and title by target id, pages only.
+    pages: HashMap<String, PageFacts>,
+    /// Bumped each time a page opens or its URL or title changes.
+    version: u64,
+    /// The page that changed last.
+    latest: Option<String>,
+}
+
+impl Pages {
+    /// Counts changes: equal numbers mean nothing changed in between.
+    pub fn version(&self) -> u64 {
+        self.lock().version
+    }
+
+    /// The page whose URL or title changed last, as it is now.
+    pub fn latest(&self) -> Option<PageFacts> {
+        let known = self.lock();
+        known
+            .latest
+            .as_ref()
+            .and_then(|id| known.pages.get(id))
+            .cloned()
+    }
+
+    /// The target id of the page that changed last.
+    pub fn latest_id(&self) -> Option<String> {
+        self.lock().latest.clone()
+    }
+
+    /// Takes in one DevTools event; anything but a target event is ignored.
+    pub fn on_event(&self, method: &str, params: &Value) {
+        match method {
+            "Target.targetCreated" | "Target.targetInfoChanged" => {
+                let Some(info) = params.get("targetInfo") else {
+                    return;
+                };
+                if info.get("type").and_then(Value::as_str) != Some("page") {
+                    return;
+                }
+                let (Some(id), Some(url)) = (
+                    info.get("targetId").and_then(Value::as_str),
+                    info.get("url").and_then(Value::as_str),
+                ) else {
+                    return;
+                };
+                let title = info.get("title").and_then(Value::as_str).unwrap_or("");
+                let page = PageFacts {
+                    url: url.to_string(),
+                    title: title.to_string(),
+                };
+                let mut known = self.lock();
+                // Other changes (a session attached, say) are not news.
+                if known.pages.get(id) != Some(&page) {
+                    known.pages.insert(id.to_string(), page);
+                    known.version += 1;
+                    known.latest = Some(id.to_string());
+                }
+            }
+            "Target.targetDestroyed" => {
+                if let Some(id) = params.get("targetId").and_then(Value::as_str) {
+                    self.lock().pages.remove(id);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Known> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The page `target_id` as it is now (its title set since the navigation
+/// was told), or `None` when it is gone or does not answer in `deadline`.
+pub async fn settled_page(
+    cdp: &Cdp,
+    target_id: &str,
+    deadline: std::time::Duration,
+) -> Option<PageFacts> {
+    let info = tokio::time::timeout(
+        deadline,
+        cdp.call(
+            "Target.getTargetInfo",
+            serde_json::json!({ "targetId": target_id }),
+        ),
+    )
+    .await
+    .ok()?
+    .ok()?;
+    let info = info.get("targetInfo")?;
+    Some(PageFacts {
+        url: info.get("url")?.as_str()?.to_string(),
+        title: info.get("title")?.as_str()?.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn info(id: &str, kind: &str, url: &str, title: &str, attached: bool) -> Value {
+        json!({"targetInfo": {"targetId": id, "type": kind, "url": url, "title": title, "attached": attached}})
+    }
+
+    #[test]
+    fn only_a_new_url_or_title_of_a_page_counts() {
+        let pages = Pages::default();
+        pages.on_event(
+            "Target.targetCreated",
+            &info("A", "page", "about:blank", "", false),
+        );
+        assert_eq!(pages.version(), 1);
+        pages.on_event(
+            "Target.targetInfoChanged",
+            &info("A", "page", "about:blank", "", true),
+        );
+        pages.on_event(
+            "Target.targetCreated",
+            &info("W", "service_worker", "http://x/sw.js", "", false),
+        );
+        pages.on_event("Page.loadEventFired", &json!({}));
+        assert_eq!(pages.version(), 1);
+        pages.on_event(
+            "Target.targetInfoChanged",
+            &info("A", "page", "http://x/next", "Next", true),
+        );
+        assert_eq!(pages.version(), 2);
+        assert_eq!(
+            pages.latest(),
+            Some(PageFacts {
+                url: "http://x/next".into(),
+                title: "Next".into()
+            })
+        );
+        pages.on_event("Target.targetDestroyed", &json!({"targetId": "A"}));
+        assert_eq!((pages.version(), pages.latest()), (2, None));
+    }
+}

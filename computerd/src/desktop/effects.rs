@@ -1,0 +1,353 @@
+//! What each action of a batch changed, watched while the batch runs: X
+//! DAMAGE gives the redrawn area, root property events tell when the focus
+//! or the window list changed (only then are they read), and the browser's
+//! [`Pages`] (kept current by DevTools events) the page's URL and title.
+//!
+//! Changes are credited to the latest action that is not a `wait` before
+//! they were seen, up to the screenshot. The watch uses a connection of its
+//! own, kept by the screen between batches, so its events never reach the
+//! shared one; between batches it selects no events, so nothing piles up.
+
+use crate::browser::pages::Pages;
+use crate::capture::window::{window_title, Atoms};
+use crate::display::Display;
+use computer_protocol::{Action, ActionEffect, Region};
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+use x11rb::connection::Connection;
+use x11rb::errors::{ReplyError, ReplyOrIdError};
+use x11rb::protocol::damage::{ConnectionExt as _, Damage, ReportLevel};
+use x11rb::protocol::xproto::{
+    AtomEnum, ChangeWindowAttributesAux, ConnectionExt as _, EventMask, Rectangle, Window,
+};
+use x11rb::protocol::Event;
+
+/// The watch's X connection with what was learnt on it once.
+pub struct WatchConnection {
+    display: Display,
+    atoms: Atoms,
+}
+
+impl WatchConnection {
+    /// Connects to `:number` and checks DAMAGE is there.
+    pub fn open(number: u32) -> Result<WatchConnection, String> {
+        let fail = |e: &dyn std::fmt::Display| format!("watching display :{number}: {e}");
+        let display = Display::connect_once(number).map_err(|e| fail(&e))?;
+        display
+            .conn
+            .damage_query_version(1, 1)
+            .map_err(|e| fail(&e))?
+            .reply()
+            .map_err(|e| fail(&e))?;
+        let atoms = Atoms::intern(&display.conn).map_err(|e| fail(&e))?;
+        Ok(WatchConnection { display, atoms })
+    }
+}
+
+/// One batch's watch.
+pub struct EffectsWatch {
+    conn: WatchConnection,
+    damage: Damage,
+    pages: Option<Arc<Pages>>,
+    page_version: u64,
+    active: Option<Window>,
+    /// Title of each window of the client list, as last read.
+    windows: HashMap<Window, String>,
+    /// The action changes are credited to now, and since when.
+    current: Option<(ActionEffect, Instant)>,
+    done: Vec<ActionEffect>,
+}
+
+impl EffectsWatch {
+    /// Starts watching: the screen's windows and focus as they are now. On
+    /// failure the connection is dropped (the next batch opens a new one).
+    pub fn begin(conn: WatchConnection, pages: Option<Arc<Pages>>) -> Result<EffectsWatch, String> {
+        let number = conn.display.number;
+        let (c, root) = (&conn.display.conn, conn.display.root);
+        let start = || -> Result<Damage, ReplyOrIdError> {
+            let damage = c.generate_id()?;
+            c.damage_create(damage, root, ReportLevel::BOUNDING_BOX)?;
+            let events = ChangeWindowAttributesAux::new().event_mask(EventMask::PROPERTY_CHANGE);
+            c.change_window_attributes(root, &events)?;
+            Ok(damage)
+        };
+        let fail = |e: &dyn std::fmt::Display| format!("watching display :{number}: {e}");
+        let damage = start().map_err(|e| fail(&e))?;
+        let (active, clients) = read_focus_and_clients(&conn).map_err(|e| fail(&e))?;
+        let windows = read_titles(&conn, &clients).map_err(|e| fail(&e))?;
+        Ok(EffectsWatch {
+            page_version: pages.as_ref().map_or(0, |p| p.version()),
+            conn,
+            damage,
+            pages,
+            active,
+            windows,
+            current: None,
+            done: Vec::new(),
+        })
+    }
+
+    /// How many windows the client list held, as last read.
+    pub fn window_count(&self) -> usize {
+        self.windows.len()
+    }
+
+    /// Called before action `index` runs: what was seen so far goes to the
+    /// action before it, unless this one is a wait (its time is theirs).
+    pub fn before(&mut self, index: usize, action: &Action) {
+        if matches!(action, Action::Wait { .. }) {
+            self.done.push(ActionEffect {
+                index,
+                ..ActionEffect::default()
+            });
+            return;
+        }
+        self.close_current();
+        self.current = Some((
+            ActionEffect {
+                index,
+                ..ActionEffect::default()
+            },
+            Instant::now(),
+        ));
+    }
+
+    /// Ends the watch once the screen settled: every event up to now is
+    /// read. Returns the effects in action order and the connection.
+    pub fn finish(mut self) -> (Vec<ActionEffect>, WatchConnection) {
+        // One round trip: every event sent before its answer is then here.
+        let synced = self
+            .conn
+            .display
+            .conn
+            .get_input_focus()
+            .map_err(ReplyError::from)
+            .and_then(|c| c.reply());
+        if synced.is_ok() {
+            self.close_current();
+        } else {
+            self.current = None;
+        }
+        let (c, root) = (&self.conn.display.conn, self.conn.display.root);
+        let _ = c.damage_destroy(self.damage);
+        let _ = c.change_window_attributes(
+            root,
+            &ChangeWindowAttributesAux::new().event_mask(EventMask::NO_EVENT),
+        );
+        let _ = c.flush();
+        // Events sent before the deselection are dropped with the batch.
+        while let Ok(Some(_)) = c.poll_for_event() {}
+        let mut effects = self.done;
+        effects.sort_by_key(|e| e.index);
+        (effects, self.conn)
+    }
+
+    /// Credits what was seen since the current action began to it.
+    fn close_current(&mut self) {
+        let Some((mut effect, since)) = self.current.take() else {
+            self.drain();
+            return;
+        };
+        let seen = self.drain();
+        effect.watched_ms = since.elapsed().as_millis() as u64;
+        effect.drawn = seen.drawn;
+        if seen.focus_or_windows {
+            // Reading fails only when the X server went away; the effect
+            // then says nothing of the windows.
+            let _ = self.read_window_changes(&mut effect);
+        }
+        if let Some(pages) = &self.pages {
+            let version = pages.version();
+            if version != self.page_version {
+                self.page_version = version;
+                effect.page = pages.latest();
+            }
+        }
+        effect.decide();
+        self.done.push(effect);
+    }
+
+    /// Reads the pending events without waiting.
+    fn drain(&mut self) -> Seen {
+        let c = &self.conn.display.conn;
+        let atoms = self.conn.atoms;
+        let mut seen = Seen::default();
+        let mut damaged = false;
+        while let Ok(Some(event)) = c.poll_for_event() {
+            match event {
+                Event::DamageNotify(e) => {
+                    damaged = true;
+                    seen.drawn = Some(union(seen.drawn, e.area));
+                }
+                Event::PropertyNotify(e)
+                    if e.atom == atoms.net_active_window || e.atom == atoms.net_client_list =>
+                {
+                    seen.focus_or_windows = true;
+                }
+                _ => {}
+            }
+        }
+        if damaged {
+            // Re-arms the report: the next drawing sends a new event.
+            let _ = c.damage_subtract(self.damage, x11rb::NONE, x11rb::NONE);
+            let _ = c.flush();
+        }
+        seen
+    }
+
+    fn read_window_changes(&mut self, effect: &mut ActionEffect) -> Result<(), ReplyError> {
+        let (active, clients) = read_focus_and_clients(&self.conn)?;
+        let opened: Vec<Window> = clients
+            .iter()
+            .copied()
+            .filter(|w| !self.windows.contains_key(w))
+            .collect();
+        let closed: Vec<Window> = self
+            .windows
+            .keys()
+            .copied()
+            .filter(|w| !clients.contains(w))
+            .collect();
+        let new_titles = read_titles(&self.conn, &opened)?;
+        for window in &opened {
+            let title = new_titles.get(window).cloned().unwrap_or_default();
+            effect.windows_opened.push(title.clone());
+            self.windows.insert(*window, title);
+        }
+        for window in closed {
+            if let Some(title) = self.windows.remove(&window) {
+                effect.windows_closed.push(title);
+            }
+        }
+        if active != self.active {
+            self.active = active;
+            if let Some(window) = active {
+                let title = match self.windows.get(&window) {
+                    Some(title) => title.clone(),
+                    None => window_title(&self.conn.display.conn, &self.conn.atoms, window)?
+                        .unwrap_or_default(),
+                };
+                effect.focused = Some(title);
+            }
+        }
+        Ok(())
+    }
+}
+
+#[derive(Default)]
+struct Seen {
+    drawn: Option<Region>,
+    focus_or_windows: bool,
+}
+
+/// The active window and the client list, in one round trip.
+fn read_focus_and_clients(
+    conn: &WatchConnection,
+) -> Result<(Option<Window>, Vec<Window>), ReplyError> {
+    let (c, root, atoms) = (&conn.display.conn, conn.display.root, &conn.atoms);
+    let active = c.get_property(false, root, atoms.net_active_window, AtomEnum::WINDOW, 0, 1)?;
+    let clients = c.get_property(
+        false,
+        root,
+        atoms.net_client_list,
+        AtomEnum::WINDOW,
+        0,
+        4096,
+    )?;
+    let active = active
+        .reply()?
+        .value32()
+        .and_then(|mut v| v.next())
+        .filter(|&w| w != x11rb::NONE);
+    let clients = clients
+        .reply()?
+        .value32()
+        .map(Iterator::collect)
+        .unwrap_or_default();
+    Ok((active, clients))
+}
+
+/// The titles of `windows` (empty for one without).
+fn read_titles(
+    conn: &WatchConnection,
+    windows: &[Window],
+) -> Result<HashMap<Window, String>, ReplyError> {
+    windows
+        .iter()
+        .map(|&w| {
+            let title = window_title(&conn.display.conn, &conn.atoms, w)?.unwrap_or_default();
+            Ok((w, title))
+        })
+        .collect()
+}
+
+/// The bounding box of `so_far` and `area`.
+fn union(so_far: Option<Region>, area: Rectangle) -> Region {
+    let (x, y) = (area.x.max(0) as u32, area.y.max(0) as u32);
+    let added = Region {
+        x,
+        y,
+        width: u32::from(area.width),
+        height: u32::from(area.height),
+    };
+    match so_far {
+        None => added,
+        Some(r) => {
+            let (left, top) = (r.x.min(added.x), r.y.min(added.y));
+            let right = (r.x + r.width).max(added.x + added.width);
+            let bottom = (r.y + r.height).max(added.y + added.height);
+            Region {
+                x: left,
+                y: top,
+                width: right - left,
+                height: bottom - top,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn areas_grow_into_their_bounding_box() {
+        let first = union(
+            None,
+            Rectangle {
+                x: 10,
+                y: 20,
+                width: 5,
+                height: 5,
+            },
+        );
+        assert_eq!(
+            first,
+            Region {
+                x: 10,
+                y: 20,
+                width: 5,
+                height: 5
+            }
+        );
+        let both = union(
+            Some(first),
+            Rectangle {
+                x: 0,
+                y: 30,
+                width: 4,
+                height: 10,
+            },
+        );
+        assert_eq!(
+            both,
+            Region {
+                x: 0,
+                y: 20,
+                width: 15,
+                height: 20
+            }
+        );
+    }
+}

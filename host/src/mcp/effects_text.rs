@@ -1,0 +1,131 @@
+//! computer_act's effects in words: one line per pointer or key action that
+//! changed nothing, so an agent notices a missed click without another
+//! screenshot, and one for the windows, focus and page that changed.
+
+use computer_protocol::{ActionEffect, ActionOutcome};
+
+/// The actions whose "nothing changed" is worth a line: input an agent
+/// expects an answer to. Waits and focus say nothing.
+const INPUT: [&str; 7] = ["click", "move", "down", "up", "scroll", "key", "type"];
+
+/// The lines for a batch's effects (empty when there is nothing to tell),
+/// each ending with a newline.
+pub fn effect_lines(outcomes: &[ActionOutcome], effects: &[ActionEffect]) -> String {
+    let mut lines = String::new();
+    for effect in effects {
+        let Some(outcome) = outcomes.iter().find(|o| o.index == effect.index) else {
+            continue;
+        };
+        if !outcome.ok {
+            continue;
+        }
+        let what = match &outcome.at {
+            Some(at) => format!("the {} at {},{}", outcome.kind, at.x, at.y),
+            None => format!("the {}", outcome.kind),
+        };
+        let subject = format!("Action {} ({what})", effect.index);
+        if effect.changed == Some(false) && INPUT.contains(&outcome.kind.as_str()) {
+            lines.push_str(&format!(
+                "{subject} changed nothing on screen in {} ms.\n",
+                effect.watched_ms
+            ));
+        } else if effect.has_news() {
+            lines.push_str(&format!("{subject}: {}.\n", news(effect)));
+        }
+    }
+    lines
+}
+
+fn news(effect: &ActionEffect) -> String {
+    let quoted = |titles: &[String]| {
+        titles
+            .iter()
+            .map(|t| format!("\"{t}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut parts = Vec::new();
+    if !effect.windows_opened.is_empty() {
+        parts.push(format!("opened {}", quoted(&effect.windows_opened)));
+    }
+    if !effect.windows_closed.is_empty() {
+        parts.push(format!("closed {}", quoted(&effect.windows_closed)));
+    }
+    if let Some(focused) = &effect.focused {
+        parts.push(format!("focus to \"{focused}\""));
+    }
+    if let Some(page) = &effect.page {
+        parts.push(format!("page now {} \"{}\"", page.url, page.title));
+    }
+    parts.join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use computer_protocol::handoff::PageFacts;
+    use computer_protocol::recording::ScreenPoint;
+
+    fn outcome(index: usize, kind: &str, at: Option<(i32, i32)>) -> ActionOutcome {
+        ActionOutcome {
+            index,
+            kind: kind.into(),
+            ok: true,
+            error: None,
+            at: at.map(|(x, y)| ScreenPoint { x, y }),
+        }
+    }
+
+    #[test]
+    fn a_click_that_changed_nothing_gets_one_line() {
+        let outcomes = [
+            outcome(0, "click", Some((412, 300))),
+            outcome(1, "wait", None),
+        ];
+        let effects = [
+            ActionEffect {
+                index: 0,
+                watched_ms: 300,
+                changed: Some(false),
+                ..ActionEffect::default()
+            },
+            ActionEffect {
+                index: 1,
+                ..ActionEffect::default()
+            },
+        ];
+        assert_eq!(
+            effect_lines(&outcomes, &effects),
+            "Action 0 (the click at 412,300) changed nothing on screen in 300 ms.\n"
+        );
+    }
+
+    #[test]
+    fn windows_focus_and_page_are_told_and_mere_pixels_are_not() {
+        let outcomes = [outcome(0, "click", Some((5, 6))), outcome(1, "key", None)];
+        let effects = [
+            ActionEffect {
+                index: 0,
+                watched_ms: 900,
+                changed: Some(true),
+                windows_opened: vec!["Save as".into()],
+                focused: Some("Save as".into()),
+                page: Some(PageFacts {
+                    url: "http://x/next".into(),
+                    title: "Next".into(),
+                }),
+                ..ActionEffect::default()
+            },
+            ActionEffect {
+                index: 1,
+                watched_ms: 300,
+                changed: Some(true),
+                ..ActionEffect::default()
+            },
+        ];
+        assert_eq!(
+            effect_lines(&outcomes, &effects),
+            "Action 0 (the click at 5,6): opened \"Save as\"; focus to \"Save as\"; page now http://x/next \"Next\".\n"
+        );
+    }
+}
