@@ -57,7 +57,10 @@ fn docker(env: &[(String, String)], args: &[&str]) {
     for var in ENGINE_VARS {
         cmd.env_remove(var);
     }
-    let _ = cmd.envs(env.iter().map(|(k, v)| (k, v))).args(args).output();
+    let _ = cmd
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .args(args)
+        .output();
 }
 
 fn remove(case: &Case) {
@@ -100,7 +103,10 @@ async fn measure(host: &std::path::Path, case: &Case) -> (f64, f64) {
     remove(case);
     let client = connect(host, case).await;
     let started = call(&client, "start_computer", json!({"title": "tunnel bench"})).await;
-    let sid = started["session_id"].as_str().expect("session id").to_string();
+    let sid = started["session_id"]
+        .as_str()
+        .expect("session id")
+        .to_string();
     // A ticking terminal makes every frame differ, so each observe encodes.
     call(&client, "shell", json!({"session_id": sid, "command": "setsid nohup xterm -geometry 160x50+0+0 -e 'while :; do date +%s.%N; ls -la /usr/bin | head -40; sleep 0.005; done' >/dev/null 2>&1 &"})).await;
     call(
@@ -118,7 +124,12 @@ async fn measure(host: &std::path::Path, case: &Case) -> (f64, f64) {
     let mut shell = Vec::new();
     for _ in 0..SHELLS {
         let t = Instant::now();
-        call(&client, "shell", json!({"session_id": sid, "command": "true"})).await;
+        call(
+            &client,
+            "shell",
+            json!({"session_id": sid, "command": "true"}),
+        )
+        .await;
         shell.push(t.elapsed().as_secs_f64() * 1000.0);
     }
     let _ = client.cancel().await;

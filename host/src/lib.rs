@@ -6,8 +6,8 @@
 //!   file per tool area; `args` reads arguments naming the field at fault,
 //!   `result` builds results, `error` is the one [`mcp::ToolError`].
 //! - [`link`]: the process's one connection to the computer, shared by all
-//!   agents; `api_port` asks Docker where the API is now before the token is
-//!   sent anywhere (a restarted computer has a new port).
+//!   agents; it asks `docker::recheck` where the API is now before the token
+//!   is sent anywhere (a restarted computer has a new port).
 //! - [`agent`]: one MCP client: its owner id, sessions, heartbeat and shown
 //!   screens; closing it ends its sessions.
 //! - [`tenant`]: whose computer an agent drives: one for stdio and a
@@ -17,8 +17,10 @@
 //!   token or a tenants file.
 //! - [`computer`]: turns `start_computer` into a running, healthy computer
 //!   (settings, Docker, health) and a [`client::ComputerdClient`] for it.
-//! - [`docker`]: the Docker endpoint, the container lifecycle, its limits
-//!   (pids, logs, capabilities) and the image.
+//! - [`docker`]: the backend: the Docker endpoint (local, TLS, ssh), the
+//!   container lifecycle, the dialer that reaches its ports (published, or
+//!   a tunnel over the engine connection), its limits (pids, logs,
+//!   capabilities) and the image. See docs/scaling.md for the boundary.
 //! - [`settings`]: the `COMPUTER_USE_*` variables, read when the spec says.
 //! - [`version`]: this build's version and its default image.
 //! - [`client`]: computerd's HTTP API with deadlines and size caps, straight

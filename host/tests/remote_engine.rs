@@ -131,7 +131,10 @@ async fn doctor_deep_passes_through_the_tunnel(env: &[(String, String)], transpo
     ] {
         assert_eq!(status(name), "ok", "`{name}` over {transport}:\n{shown}");
     }
-    let endpoint = checks.iter().find(|c| c["name"] == "docker-endpoint").unwrap();
+    let endpoint = checks
+        .iter()
+        .find(|c| c["name"] == "docker-endpoint")
+        .unwrap();
     assert!(
         endpoint["detail"]
             .as_str()
@@ -142,10 +145,7 @@ async fn doctor_deep_passes_through_the_tunnel(env: &[(String, String)], transpo
     );
     // The engine published the viewer on its own loopback only: the port
     // that answered here was the tunnel's.
-    let published = remote_docker(
-        env,
-        &["port", &remote.computer.name, "6080/tcp"],
-    );
+    let published = remote_docker(env, &["port", &remote.computer.name, "6080/tcp"]);
     let published = String::from_utf8_lossy(&published.stdout).to_string();
     assert!(
         published.trim().starts_with("127.0.0.1:"),
@@ -198,15 +198,16 @@ async fn the_engine_dropping_mid_call_is_an_error_and_the_session_carries_on_aft
             .status
             .success()
         {
-            assert!(Instant::now() < deadline, "the command did not start within 20 s");
+            assert!(
+                Instant::now() < deadline,
+                "the command did not start within 20 s"
+            );
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         LinkDown::take()
     };
-    let (answer, link_down) = tokio::join!(
-        tokio::time::timeout(Duration::from_secs(60), call),
-        down
-    );
+    let (answer, link_down) =
+        tokio::join!(tokio::time::timeout(Duration::from_secs(60), call), down);
     let answer = answer
         .expect("the call ends within 60 s with the engine gone")
         .expect("an MCP answer");

@@ -2,7 +2,8 @@
 //! computer's container ([`container`]), its image ([`image`]), published
 //! ports ([`ports`]), how those ports are reached from here ([`dialer`]: as
 //! published on a local engine, through a [`tunnel`] over the engine
-//! connection on a remote one), tenants' port slots ([`slots`]) and limits
+//! connection on a remote one), whether a connected computer is still the
+//! same one ([`recheck`]), tenants' port slots ([`slots`]) and limits
 //! ([`limits`]), and what can go wrong ([`error`]).
 //!
 //! Nothing here calls Docker until [`ensure_computer`] (for `start_computer`)
@@ -19,6 +20,7 @@ pub mod image;
 pub mod limits;
 pub mod ports;
 pub mod probe;
+pub mod recheck;
 pub mod slots;
 pub mod tunnel;
 

@@ -10,10 +10,8 @@
 //! to its new port; while it is stopped or removed, nothing is sent and
 //! every call says so.
 
-mod api_port;
-
 use crate::client::{ClientError, ComputerdClient};
-use api_port::{recheck, Recheck};
+use crate::docker::recheck::{recheck, Recheck};
 use computer_protocol::endpoints::{GetComputer, NoBody};
 use computer_protocol::{ComputerInfo, OwnerId};
 use std::collections::HashSet;
