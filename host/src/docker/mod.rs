@@ -1,4 +1,5 @@
-//! The Docker side of the host: which engine to talk to ([`endpoint`]), the
+//! The Docker side of the host: which engine to talk to ([`endpoint`]) and
+//! how to reach it ([`tls`], [`ssh`]), the
 //! computer's container ([`container`]), its image ([`image`]), published
 //! ports ([`ports`]), tenants' port slots ([`slots`]) and limits ([`limits`]),
 //! and what can go wrong ([`error`]).
@@ -17,6 +18,8 @@ pub mod limits;
 pub mod ports;
 pub mod probe;
 pub mod slots;
+pub mod ssh;
+pub mod tls;
 
 pub use container::{
     ensure_computer, find_computer, viewer_url, Computer, ComputerState, FoundComputer, Startup,
