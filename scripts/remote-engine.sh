@@ -32,7 +32,8 @@ IMAGE=${COMPUTER_USE_REMOTE_IMAGE:-computer-use-mcp:dev}
 # A small image for tests that only need a container.
 SMALL_IMAGE=debian:trixie
 SSH_ALIAS=cu-remote
-SSH_CONFIG=${HOME:-/root}/.ssh/config
+# ssh reads the config of the user's home in the password database, not $HOME.
+SSH_CONFIG=$(getent passwd "$(id -u)" | cut -d: -f6)/.ssh/config
 INCLUDE_MARK="# computer-use-mcp scripts/remote-engine.sh: removed by its down"
 
 say() { echo "remote-engine: $*" >&2; }
