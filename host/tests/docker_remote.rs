@@ -22,6 +22,11 @@ use tokio::io::AsyncWriteExt;
 
 /// `computer-use-mcp info` against the engine `env` names; its stdout.
 fn info(env: &[(String, String)]) -> String {
+    host(env, "info")
+}
+
+/// `computer-use-mcp <command>` against the engine `env` names; its stdout.
+fn host(env: &[(String, String)], command: &str) -> String {
     let mut cmd = Command::new(host_bin());
     for var in ENDPOINT_VARS {
         cmd.env_remove(var);
@@ -30,9 +35,9 @@ fn info(env: &[(String, String)]) -> String {
         .envs(env.iter().map(|(k, v)| (k, v)))
         .env("COMPUTER_USE_NAME", "cu-remote-info-absent")
         .env("COMPUTER_USE_IMAGE", image())
-        .arg("info")
+        .arg(command)
         .output()
-        .expect("runs computer-use-mcp info");
+        .unwrap_or_else(|e| panic!("runs computer-use-mcp {command}: {e}"));
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     eprintln!("{text}{}", String::from_utf8_lossy(&out.stderr));
     text
@@ -61,14 +66,8 @@ fn assert_reached(text: &str) {
 
 #[test]
 fn info_over_tls_names_the_transport_and_the_certificates() {
-    let remote = remote_engine();
-    let cert_path = &remote
-        .tls
-        .iter()
-        .find(|(k, _)| k == "DOCKER_CERT_PATH")
-        .unwrap()
-        .1;
-    let text = info(&remote.tls);
+    let cert_path = cert_path();
+    let text = info(&remote_engine().tls);
     assert!(
         text.contains(&format!("docker:   `tcp://10.231.0.2:2376` (from DOCKER_HOST), over tls, certificates in `{cert_path}` (from DOCKER_CERT_PATH)\n")),
         "{text}"
@@ -84,6 +83,39 @@ fn info_over_ssh_names_the_transport() {
         "{text}"
     );
     assert_reached(&text);
+}
+
+/// Where the remote engine's client certificates are.
+fn cert_path() -> String {
+    let tls = &remote_engine().tls;
+    tls.iter()
+        .find(|(k, _)| k == "DOCKER_CERT_PATH")
+        .expect("the TLS environment has DOCKER_CERT_PATH")
+        .1
+        .clone()
+}
+
+#[test]
+fn doctor_over_tls_names_the_transport_and_reaches_the_engine() {
+    let text = host(&remote_engine().tls, "doctor");
+    let cert_path = cert_path();
+    let line = |name: &str| {
+        text.lines()
+            .find(|l| l.split_whitespace().nth(1) == Some(name))
+            .unwrap_or_else(|| panic!("no `{name}` line in:\n{text}"))
+            .to_string()
+    };
+    let endpoint = line("docker-endpoint");
+    assert!(endpoint.starts_with("ok "), "{text}");
+    assert!(
+        endpoint.ends_with(&format!("`tcp://10.231.0.2:2376` (from DOCKER_HOST), over tls, certificates in `{cert_path}` (from DOCKER_CERT_PATH)")),
+        "{text}"
+    );
+    let engine = line("docker-engine");
+    assert!(
+        engine.starts_with("ok ") && engine.contains("at `tcp://10.231.0.2:2376`, linux/"),
+        "{text}"
+    );
 }
 
 #[test]
