@@ -255,9 +255,62 @@ async fn exec_echoes(env: &[(String, String)], label: &str) {
     assert!(got == sent, "the echo through {label} differs");
 }
 
+/// Held by the tests that start `ssh` from this process, so that counting
+/// this process's `ssh` children sees only one test's.
+static SSH_CHILDREN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// The pids of this process's children that run `ssh`.
+fn ssh_children() -> std::collections::BTreeSet<u32> {
+    let mut pids = std::collections::BTreeSet::new();
+    for task in std::fs::read_dir("/proc/self/task").expect("reads /proc/self/task") {
+        let children = task.unwrap().path().join("children");
+        for pid in std::fs::read_to_string(children)
+            .unwrap_or_default()
+            .split_whitespace()
+        {
+            let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+            if comm.trim() == "ssh" {
+                pids.insert(pid.parse().unwrap());
+            }
+        }
+    }
+    pids
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn attached_exec_echoes_over_ssh() {
+    let _alone = SSH_CHILDREN.lock().await;
     exec_echoes(&remote_engine().ssh, "ssh").await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn consecutive_calls_over_ssh_reuse_one_process() {
+    let _alone = SSH_CHILDREN.lock().await;
+    let env: Env = remote_engine().ssh.iter().cloned().collect();
+    let docker = resolve_endpoint(&env).unwrap().connect().await.unwrap();
+    let mut seen = ssh_children();
+    let started = std::time::Instant::now();
+    for _ in 0..20 {
+        docker.version().await.expect("the remote engine answers");
+        seen.extend(ssh_children());
+    }
+    let took = started.elapsed();
+    eprintln!(
+        "20 calls over ssh took {took:?} with {} ssh processes",
+        seen.len()
+    );
+    assert_eq!(seen.len(), 1, "one ssh for 20 calls in a row: {seen:?}");
+    // Dropping the client ends its pooled ssh.
+    let pid = *seen.first().unwrap();
+    drop(docker);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while ssh_children().contains(&pid) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "ssh {pid} outlived its client by 10 s"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
