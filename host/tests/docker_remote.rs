@@ -118,6 +118,61 @@ fn doctor_over_tls_names_the_transport_and_reaches_the_engine() {
     );
 }
 
+/// Contexts made by the real docker CLI, in a folder of their own: the TLS
+/// one keeps copies of the certificates under `contexts/tls/`.
+#[test]
+fn info_through_contexts_made_by_the_docker_cli() {
+    let certs = cert_path();
+    let config = tempfile::tempdir().unwrap();
+    let config_dir = config.path().display().to_string();
+    let docker_cli = |args: &[&str]| {
+        let out = remote_docker(&[("DOCKER_CONFIG".into(), config_dir.clone())], args);
+        assert!(
+            out.status.success(),
+            "docker {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    docker_cli(&[
+        "context",
+        "create",
+        "remote-tls",
+        "--docker",
+        &format!("host=tcp://10.231.0.2:2376,ca={certs}/ca.pem,cert={certs}/cert.pem,key={certs}/key.pem"),
+    ]);
+    docker_cli(&[
+        "context",
+        "create",
+        "remote-ssh",
+        "--docker",
+        &format!("host=ssh://{SSH_ALIAS}"),
+    ]);
+    for (context, transport) in [
+        ("remote-tls", "over tls, certificates in `".to_string()),
+        (
+            "remote-ssh",
+            format!("over ssh, through `ssh -o ConnectTimeout=30 -T -- {SSH_ALIAS}"),
+        ),
+    ] {
+        let text = info(&[
+            ("DOCKER_CONFIG".into(), config_dir.clone()),
+            ("DOCKER_CONTEXT".into(), context.into()),
+        ]);
+        assert!(
+            text.contains(&format!("(from DOCKER_CONTEXT={context}), {transport}")),
+            "{text}"
+        );
+        if context == "remote-tls" {
+            assert!(
+                text.contains(&format!("{config_dir}/contexts/tls/"))
+                    && text.contains("(the context's TLS files)"),
+                "{text}"
+            );
+        }
+        assert_reached(&text);
+    }
+}
+
 #[test]
 fn a_wrong_cert_path_names_the_missing_file() {
     let empty = tempfile::tempdir().unwrap();
