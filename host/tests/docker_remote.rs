@@ -314,7 +314,8 @@ async fn exec_echoes(env: &[(String, String)], label: &str) {
 /// this process's `ssh` children sees only one test's.
 static SSH_CHILDREN: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
-/// The pids of this process's children that run `ssh`.
+/// The pids of this process's live children that run `ssh` (an ssh killed
+/// by an earlier test stays a zombie until tokio reaps it).
 fn ssh_children() -> std::collections::BTreeSet<u32> {
     let mut pids = std::collections::BTreeSet::new();
     for task in std::fs::read_dir("/proc/self/task").expect("reads /proc/self/task") {
@@ -324,7 +325,11 @@ fn ssh_children() -> std::collections::BTreeSet<u32> {
             .split_whitespace()
         {
             let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
-            if comm.trim() == "ssh" {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let zombie = stat
+                .rsplit_once(") ")
+                .is_some_and(|(_, rest)| rest.starts_with('Z'));
+            if comm.trim() == "ssh" && !zombie {
                 pids.insert(pid.parse().unwrap());
             }
         }
@@ -339,30 +344,40 @@ async fn attached_exec_echoes_over_ssh() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn consecutive_calls_over_ssh_reuse_one_process() {
+async fn consecutive_calls_over_ssh_reuse_their_ssh() {
     let _alone = SSH_CHILDREN.lock().await;
     let env: Env = remote_engine().ssh.iter().cloned().collect();
+    // Another test's ssh may still be ending.
+    let earlier = ssh_children();
     let docker = resolve_endpoint(&env).unwrap().connect().await.unwrap();
     let mut seen = ssh_children();
     let started = std::time::Instant::now();
-    for _ in 0..20 {
+    for _ in 0..50 {
         docker.version().await.expect("the remote engine answers");
         seen.extend(ssh_children());
     }
     let took = started.elapsed();
+    seen.retain(|pid| !earlier.contains(pid));
     eprintln!(
-        "20 calls over ssh took {took:?} with {} ssh processes",
+        "50 calls over ssh took {took:?} with {} ssh processes",
         seen.len()
     );
-    assert_eq!(seen.len(), 1, "one ssh for 20 calls in a row: {seen:?}");
-    // Dropping the client ends its pooled ssh.
-    let pid = *seen.first().unwrap();
+    // Usually one. hyper's pool starts a new connection when a call comes
+    // before the previous call's connection is back in the pool, and drops
+    // one the engine closed, so a busy machine sees a few; one per call
+    // would mean no reuse at all.
+    assert!(
+        (1..=5).contains(&seen.len()),
+        "50 calls in a row started {} ssh processes: {seen:?}",
+        seen.len()
+    );
+    // Dropping the client ends its pooled ssh processes.
     drop(docker);
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while ssh_children().contains(&pid) {
+    while ssh_children().iter().any(|pid| seen.contains(pid)) {
         assert!(
             std::time::Instant::now() < deadline,
-            "ssh {pid} outlived its client by 10 s"
+            "an ssh of {seen:?} outlived its client by 10 s"
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
