@@ -7,10 +7,14 @@
 # are out of reach from here, as on a real remote machine.
 #
 # Usage: scripts/remote-engine.sh up|down|env
-#   up    creates it (idempotent) and loads computer-use-mcp:dev into it
-#   down  removes it (the namespace, the veth pair, both daemons, the state)
-#   env   prints the variables that point a client at it (TLS), and the
-#         ssh arguments that reach it
+#   up    creates it (idempotent), loads computer-use-mcp:dev and
+#         debian:trixie into it, and makes `ssh cu-remote` reach it (a
+#         `Host cu-remote` block in the state folder, included from root's
+#         ~/.ssh/config by one marked line)
+#   down  removes it (the namespace, the veth pair, both daemons, the state,
+#         the include line)
+#   env   prints the variables that point a client at it: TLS, and
+#         DOCKER_HOST=ssh://cu-remote
 #
 # Nothing listens on anything but the namespace's addresses; traffic goes
 # only between this machine and that namespace.
@@ -25,6 +29,12 @@ STATE=${COMPUTER_USE_REMOTE_STATE:-/var/tmp/computer-use-remote}
 CERTS=$STATE/certs
 SOCK=$STATE/docker.sock
 IMAGE=${COMPUTER_USE_REMOTE_IMAGE:-computer-use-mcp:dev}
+# A small image for tests that only need a container.
+SMALL_IMAGE=debian:trixie
+SSH_ALIAS=cu-remote
+# ssh reads the config of the user's home in the password database, not $HOME.
+SSH_CONFIG=$(getent passwd "$(id -u)" | cut -d: -f6)/.ssh/config
+INCLUDE_MARK="# computer-use-mcp scripts/remote-engine.sh: removed by its down"
 
 say() { echo "remote-engine: $*" >&2; }
 die() { say "$*"; exit 1; }
@@ -114,12 +124,49 @@ CONFIG
         || die "sshd did not start; see $dir/sshd.log (apt-get install openssh-server)"
 }
 
+# `ssh cu-remote` with no other flags, for the docker CLI and for the host
+# alike: the block lives in the state folder, and one marked line in root's
+# ~/.ssh/config includes it (ssh reads Include only at the top, before any
+# Host block, so the line goes first).
+write_ssh_config() {
+    local dir=$STATE/ssh
+    cat > "$dir/client_config" <<CONFIG
+Host $SSH_ALIAS
+    HostName $NS_IP
+    User root
+    IdentityFile $dir/client_key
+    UserKnownHostsFile $dir/known_hosts
+    IdentitiesOnly yes
+    BatchMode yes
+CONFIG
+    mkdir -p "$(dirname "$SSH_CONFIG")"
+    chmod 0700 "$(dirname "$SSH_CONFIG")"
+    touch "$SSH_CONFIG"
+    if ! grep -qF "$INCLUDE_MARK" "$SSH_CONFIG"; then
+        { printf 'Include %s %s\n' "$dir/client_config" "$INCLUDE_MARK"; cat "$SSH_CONFIG"; } > "$SSH_CONFIG.new"
+        chmod 0600 "$SSH_CONFIG.new"
+        mv "$SSH_CONFIG.new" "$SSH_CONFIG"
+    fi
+}
+
+remove_ssh_include() {
+    [ -f "$SSH_CONFIG" ] || return 0
+    if grep -qF "$INCLUDE_MARK" "$SSH_CONFIG"; then
+        grep -vF "$INCLUDE_MARK" "$SSH_CONFIG" > "$SSH_CONFIG.new" || true
+        chmod 0600 "$SSH_CONFIG.new"
+        mv "$SSH_CONFIG.new" "$SSH_CONFIG"
+    fi
+}
+
 load_image() {
-    if docker -H "unix://$SOCK" image inspect "$IMAGE" >/dev/null 2>&1; then return; fi
-    docker image inspect "$IMAGE" >/dev/null 2>&1 \
-        || die "$IMAGE is not on this machine's engine: run scripts/build-image.sh first"
-    say "loading $IMAGE into the remote engine"
-    docker save "$IMAGE" | docker -H "unix://$SOCK" load >/dev/null
+    local image=$1 hint=$2 here there
+    here=$(docker image inspect -f '{{.Id}}' "$image" 2>/dev/null) \
+        || die "$image is not on this machine's engine: $hint"
+    # The same tag rebuilt here is loaded again.
+    there=$(docker -H "unix://$SOCK" image inspect -f '{{.Id}}' "$image" 2>/dev/null || true)
+    [ "$here" = "$there" ] && return
+    say "loading $image into the remote engine"
+    docker save "$image" | docker -H "unix://$SOCK" load >/dev/null
 }
 
 case "${1:-}" in
@@ -129,8 +176,10 @@ case "${1:-}" in
         make_network
         start_dockerd
         start_sshd
-        load_image
-        say "up: tcp://$NS_IP:2376 (TLS) and ssh://root@$NS_IP (see \`$0 env\`)"
+        write_ssh_config
+        load_image "$IMAGE" "run scripts/build-image.sh first"
+        load_image "$SMALL_IMAGE" "run scripts/build-base-image.sh first"
+        say "up: tcp://$NS_IP:2376 (TLS) and ssh://$SSH_ALIAS (see \`$0 env\`)"
         ;;
     down)
         for pid in "$STATE/ssh/sshd.pid" "$STATE/docker.pid"; do
@@ -139,12 +188,13 @@ case "${1:-}" in
         for _ in $(seq 100); do [ -S "$SOCK" ] || break; sleep 0.1; done
         ip link del "$HOST_IF" 2>/dev/null || true
         ip netns del "$NS" 2>/dev/null || true
+        remove_ssh_include
         rm -rf "$STATE"
         ;;
     env)
-        # TLS; for ssh, DOCKER_HOST=ssh://root@$NS_IP with the ssh options below.
+        # TLS, then ssh (through the `Host cu-remote` block `up` wrote).
         printf 'DOCKER_HOST=tcp://%s:2376\nDOCKER_TLS_VERIFY=1\nDOCKER_CERT_PATH=%s\n' "$NS_IP" "$CERTS"
-        printf 'REMOTE_SSH="-i %s/ssh/client_key -o UserKnownHostsFile=%s/ssh/known_hosts -o IdentitiesOnly=yes root@%s"\n' "$STATE" "$STATE" "$NS_IP"
+        printf 'SSH_DOCKER_HOST=ssh://%s\n' "$SSH_ALIAS"
         ;;
     *) die "usage: $0 up|down|env" ;;
 esac

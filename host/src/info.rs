@@ -196,7 +196,7 @@ impl fmt::Display for Info {
             Err(e) => writeln!(f, "settings: {e}")?,
         }
         match &self.endpoint {
-            Ok(e) => writeln!(f, "docker:   {e}")?,
+            Ok(e) => writeln!(f, "docker:   {e}, over {}", e.transport)?,
             Err(e) => writeln!(f, "docker:   {e}")?,
         }
         let name = self

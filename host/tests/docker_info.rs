@@ -131,7 +131,10 @@ async fn prints_what_it_knows_when_docker_is_unreachable() {
     );
     assert_eq!(
         lines[2],
-        format!("docker:   `unix://{}` (from DOCKER_HOST)", socket.display())
+        format!(
+            "docker:   `unix://{}` (from DOCKER_HOST), over unix socket",
+            socket.display()
+        )
     );
     assert!(
         lines[3].starts_with(&format!(
@@ -146,14 +149,14 @@ async fn prints_what_it_knows_when_docker_is_unreachable() {
 async fn prints_a_bad_setting_and_still_the_endpoint() {
     let mut env = process_env();
     env.insert("COMPUTER_USE_PORT_BASE".into(), "80".into());
-    env.insert("DOCKER_HOST".into(), "ssh://me@box".into());
+    env.insert("DOCKER_HOST".into(), "ssh://me:secret@box".into());
     let text = gather_from(&env).await.to_string();
     assert!(
         text.contains("settings: `COMPUTER_USE_PORT_BASE` is `80`: use a port from 1024 to 65519"),
         "{text}"
     );
     assert!(
-        text.contains("docker:   the Docker endpoint `ssh://me@box` (from DOCKER_HOST) uses ssh"),
+        text.contains("docker:   `ssh://me:secret@box` (from DOCKER_HOST) is not a usable ssh address: a plain-text password is not supported"),
         "{text}"
     );
     assert!(

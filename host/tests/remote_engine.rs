@@ -181,7 +181,7 @@ async fn the_engine_dropping_mid_call_is_an_error_and_the_session_carries_on_aft
     assert_eq!(first["stdout"].as_str().map(str::trim), Some("before"));
 
     let started = Instant::now();
-    let call = client.call_tool(
+    let during = client.call_tool(
         CallToolRequestParams::new("shell").with_arguments(
             json!({"session_id": session, "command": "touch /tmp/cu-mid-call; sleep 3; echo during", "timeout": 5})
                 .as_object()
@@ -207,7 +207,7 @@ async fn the_engine_dropping_mid_call_is_an_error_and_the_session_carries_on_aft
         LinkDown::take()
     };
     let (answer, link_down) =
-        tokio::join!(tokio::time::timeout(Duration::from_secs(60), call), down);
+        tokio::join!(tokio::time::timeout(Duration::from_secs(60), during), down);
     let answer = answer
         .expect("the call ends within 60 s with the engine gone")
         .expect("an MCP answer");

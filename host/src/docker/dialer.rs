@@ -156,19 +156,20 @@ impl Dialer {
 pub fn is_local(transport: &Transport) -> bool {
     match transport {
         Transport::Unix(_) | Transport::NamedPipe(_) => true,
-        Transport::Http(authority) => {
-            let host = authority
-                .rsplit_once(':')
-                .map_or(authority.as_str(), |(h, _)| h);
-            let host = host.trim_start_matches('[').trim_end_matches(']');
-            host.eq_ignore_ascii_case("localhost")
-                || host
-                    .parse::<std::net::IpAddr>()
-                    .is_ok_and(|ip| ip.is_loopback())
-        }
-        #[allow(unreachable_patterns)]
-        _ => false,
+        Transport::Http(authority) | Transport::Tls { authority, .. } => is_loopback(authority),
+        // Even `ssh://localhost` may land in another network namespace.
+        Transport::Ssh(_) => false,
     }
+}
+
+/// Whether `host:port` names this machine's loopback.
+fn is_loopback(authority: &str) -> bool {
+    let host = authority.rsplit_once(':').map_or(authority, |(h, _)| h);
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
 }
 
 #[cfg(test)]

@@ -11,10 +11,17 @@
 //! `contexts/meta/<sha256 of its name>/meta.json` of the same folder, and its
 //! TLS files, if any, under `contexts/tls/<sha256>/docker/`.
 //!
-//! Only plain transports are supported (`unix://`, `npipe://`, `tcp://`,
-//! `http://`); TLS and ssh endpoints are refused with a message naming them.
+//! Transports: a Unix socket (`unix://`), a Windows named pipe (`npipe://`),
+//! plain TCP (`tcp://`, `http://`), TLS ([`tls`](super::tls): `tcp://` with
+//! `DOCKER_TLS_VERIFY`, `https://`, or a context with TLS files) and ssh
+//! ([`ssh`](super::ssh): `ssh://[user@]host[:port]`). TLS that skips checking
+//! the engine's certificate (`DOCKER_TLS` alone, a context's
+//! `SkipTLSVerify`) is refused: it would let anyone on the path run
+//! containers as the user.
 
 use super::error::{DockerError, EndpointError, Refusal};
+use super::ssh::{self, SshTarget};
+use super::tls::{self, CertOrigin, TlsFiles};
 use crate::settings::Env;
 use bollard::{Docker, API_DEFAULT_VERSION};
 use serde::Deserialize;
@@ -56,6 +63,33 @@ pub enum Transport {
     NamedPipe(String),
     /// Plain HTTP to `host:port`.
     Http(String),
+    /// HTTPS to `host:port` with a client certificate, checking the engine's
+    /// certificate against the CA in `files`.
+    Tls {
+        authority: String,
+        files: TlsFiles,
+    },
+    /// The system `ssh` running `docker system dial-stdio` on the remote
+    /// machine.
+    Ssh(SshTarget),
+}
+
+impl fmt::Display for Transport {
+    /// What `info` and doctor say about the connection.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Transport::Unix(_) => f.write_str("unix socket"),
+            Transport::NamedPipe(_) => f.write_str("named pipe"),
+            Transport::Http(_) => f.write_str("tcp, unencrypted"),
+            Transport::Tls { files, .. } => write!(
+                f,
+                "tls, certificates in `{}` ({})",
+                files.dir.display(),
+                files.origin
+            ),
+            Transport::Ssh(target) => write!(f, "ssh, through `{target}`"),
+        }
+    }
 }
 
 /// Where the endpoint came from.
@@ -121,17 +155,24 @@ pub fn resolve_endpoint(env: &Env) -> Result<DockerEndpoint, EndpointError> {
 
 fn choose(env: &Env, config_dir: Option<&Path>) -> Result<DockerEndpoint, EndpointError> {
     if let Some(host) = var(env, "DOCKER_HOST") {
-        let endpoint = parse_host(host, EndpointSource::DockerHost)?;
-        // The CLI applies DOCKER_TLS_VERIFY (any value) to DOCKER_HOST only,
-        // and only TCP can carry TLS.
-        if matches!(endpoint.transport, Transport::Http(_))
-            && var(env, "DOCKER_TLS_VERIFY").is_some()
-        {
-            return Err(EndpointError::Refused {
-                host: host.to_string(),
-                origin: EndpointSource::DockerHost,
-                reason: Refusal::TlsVerifyVariable,
-            });
+        let (mut endpoint, https) = parse_host(host, EndpointSource::DockerHost)?;
+        // The CLI applies DOCKER_TLS_VERIFY and DOCKER_TLS (any value) to
+        // DOCKER_HOST only, and only TCP can carry TLS.
+        if let Transport::Http(authority) = &endpoint.transport {
+            if https || var(env, "DOCKER_TLS_VERIFY").is_some() {
+                let files = variable_tls_files(env, config_dir, host)?;
+                files.check(host, &endpoint.origin)?;
+                endpoint.transport = Transport::Tls {
+                    authority: authority.clone(),
+                    files,
+                };
+            } else if var(env, "DOCKER_TLS").is_some() {
+                return Err(EndpointError::Refused {
+                    host: host.to_string(),
+                    origin: EndpointSource::DockerHost,
+                    reason: Refusal::TlsWithoutVerify,
+                });
+            }
         }
         return Ok(endpoint);
     }
@@ -151,7 +192,7 @@ fn choose(env: &Env, config_dir: Option<&Path>) -> Result<DockerEndpoint, Endpoi
             return context_endpoint(Some(dir), &name, origin);
         }
     }
-    parse_host(PLATFORM_DEFAULT, EndpointSource::PlatformDefault)
+    platform_default(EndpointSource::PlatformDefault)
 }
 
 impl DockerEndpoint {
@@ -164,13 +205,19 @@ impl DockerEndpoint {
             source,
         };
         let docker = self.client().map_err(unreachable)?;
-        match tokio::time::timeout(FIRST_CONTACT, docker.negotiate_version()).await {
+        // ssh gets the connect timeout the docker CLI gives it, plus a
+        // little for the login and the remote `docker` to start.
+        let first_contact = match self.transport {
+            Transport::Ssh(_) => Duration::from_secs(ssh::CONNECT_TIMEOUT_SECS + 5),
+            _ => FIRST_CONTACT,
+        };
+        match tokio::time::timeout(first_contact, docker.negotiate_version()).await {
             Ok(Ok(docker)) => Ok(docker),
             Ok(Err(source)) => Err(unreachable(source)),
             Err(_) => Err(DockerError::EngineSilent {
                 host: self.host.clone(),
                 why: self.origin.to_string(),
-                after: FIRST_CONTACT,
+                after: first_contact,
             }),
         }
     }
@@ -182,6 +229,22 @@ impl DockerEndpoint {
                 REQUEST_CEILING_SECS,
                 API_DEFAULT_VERSION,
             ),
+            Transport::Tls { authority, files } => {
+                tls::install_provider().map_err(|why| bollard::errors::Error::IOError {
+                    err: std::io::Error::new(std::io::ErrorKind::Unsupported, why),
+                })?;
+                Docker::connect_with_ssl(
+                    &format!("https://{authority}"),
+                    &files.path(tls::KEY),
+                    &files.path(tls::CERT),
+                    &files.path(tls::CA),
+                    REQUEST_CEILING_SECS,
+                    API_DEFAULT_VERSION,
+                )
+            }
+            Transport::Ssh(target) => {
+                ssh::connect(target, REQUEST_CEILING_SECS, API_DEFAULT_VERSION)
+            }
             #[cfg(unix)]
             Transport::Unix(path) => Docker::connect_with_unix(
                 &path.to_string_lossy(),
@@ -213,6 +276,30 @@ impl DockerEndpoint {
                 .to_string(),
             ),
         }
+    }
+}
+
+/// The TLS files for DOCKER_HOST: `DOCKER_CERT_PATH`, else the Docker CLI's
+/// folder, as the CLI picks them.
+fn variable_tls_files(
+    env: &Env,
+    config_dir: Option<&Path>,
+    host: &str,
+) -> Result<TlsFiles, EndpointError> {
+    if let Some(dir) = var(env, "DOCKER_CERT_PATH") {
+        return Ok(TlsFiles {
+            dir: PathBuf::from(dir),
+            origin: CertOrigin::CertPathVariable,
+        });
+    }
+    match config_dir {
+        Some(dir) => Ok(TlsFiles {
+            dir: dir.to_path_buf(),
+            origin: CertOrigin::ConfigDir,
+        }),
+        None => Err(EndpointError::NoCertPath {
+            host: host.to_string(),
+        }),
     }
 }
 
@@ -279,7 +366,7 @@ fn context_endpoint(
     origin: EndpointSource,
 ) -> Result<DockerEndpoint, EndpointError> {
     if name == DEFAULT_CONTEXT {
-        return parse_host(PLATFORM_DEFAULT, origin);
+        return platform_default(origin);
     }
     let hash = context_hash(name);
     // Without a known folder the context cannot exist; report where it was
@@ -325,18 +412,29 @@ fn context_endpoint(
             meta,
         });
     };
-    let endpoint = parse_host(host, origin)?;
+    let (mut endpoint, https) = parse_host(host, origin)?;
     let tls_dir = dir.join("contexts").join("tls").join(&hash).join("docker");
-    let has_tls_files = std::fs::read_dir(&tls_dir).is_ok_and(|mut d| d.next().is_some());
     // The CLI sets up TLS for a context with TLS files or SkipTLSVerify, and
     // TLS only ever applies to TCP.
-    if matches!(endpoint.transport, Transport::Http(_)) && (has_tls_files || docker.skip_tls_verify)
-    {
-        return Err(EndpointError::Refused {
-            host: host.to_string(),
-            origin: endpoint.origin,
-            reason: Refusal::Tls,
-        });
+    if let Transport::Http(authority) = &endpoint.transport {
+        if docker.skip_tls_verify {
+            return Err(EndpointError::Refused {
+                host: host.to_string(),
+                origin: endpoint.origin,
+                reason: Refusal::ContextSkipsVerify,
+            });
+        }
+        if https || tls::has_files(&tls_dir) {
+            let files = TlsFiles {
+                dir: tls_dir,
+                origin: CertOrigin::Context,
+            };
+            files.check(host, &endpoint.origin)?;
+            endpoint.transport = Transport::Tls {
+                authority: authority.clone(),
+                files,
+            };
+        }
     }
     Ok(endpoint)
 }
@@ -349,15 +447,17 @@ fn context_hash(name: &str) -> String {
         .collect()
 }
 
-fn parse_host(host: &str, origin: EndpointSource) -> Result<DockerEndpoint, EndpointError> {
+/// The platform default, which never carries TLS.
+fn platform_default(origin: EndpointSource) -> Result<DockerEndpoint, EndpointError> {
+    parse_host(PLATFORM_DEFAULT, origin).map(|(endpoint, _)| endpoint)
+}
+
+/// The endpoint `host` names, and whether its scheme is `https://` (the
+/// caller finds the TLS files, in the variables or the context).
+fn parse_host(host: &str, origin: EndpointSource) -> Result<(DockerEndpoint, bool), EndpointError> {
     let malformed = |origin: EndpointSource| EndpointError::Malformed {
         host: host.to_string(),
         origin,
-    };
-    let refused = |origin: EndpointSource, reason| EndpointError::Refused {
-        host: host.to_string(),
-        origin,
-        reason,
     };
     let Some((scheme, rest)) = host.split_once("://") else {
         return Err(malformed(origin));
@@ -365,28 +465,37 @@ fn parse_host(host: &str, origin: EndpointSource) -> Result<DockerEndpoint, Endp
     let transport = match scheme.to_ascii_lowercase().as_str() {
         "unix" if rest.len() > 1 && rest.starts_with('/') => Transport::Unix(PathBuf::from(rest)),
         "npipe" if !rest.is_empty() => Transport::NamedPipe(rest.to_string()),
-        "tcp" | "http" => {
-            // Docker's default port for plain TCP; an optional trailing `/`.
+        "tcp" | "http" | "https" => {
+            // Docker's default port for TCP, with or without TLS (as in the
+            // CLI); an optional trailing `/`.
             let authority = rest.strip_suffix('/').unwrap_or(rest);
-            let default_port = if scheme.eq_ignore_ascii_case("tcp") {
-                2375
-            } else {
-                80
+            let default_port = match scheme.to_ascii_lowercase().as_str() {
+                "tcp" => 2375,
+                "http" => 80,
+                _ => 443,
             };
             Transport::Http(
                 with_port(authority, default_port).ok_or_else(|| malformed(origin.clone()))?,
             )
         }
-        "https" => return Err(refused(origin, Refusal::Tls)),
-        "ssh" => return Err(refused(origin, Refusal::Ssh)),
+        "ssh" => {
+            Transport::Ssh(
+                SshTarget::parse(rest).map_err(|reason| EndpointError::BadSsh {
+                    host: host.to_string(),
+                    origin: origin.clone(),
+                    reason,
+                })?,
+            )
+        }
         _ => return Err(malformed(origin)),
     };
-    Ok(DockerEndpoint {
+    let endpoint = DockerEndpoint {
         host: host.to_string(),
         transport,
         origin,
         config_dir: None,
-    })
+    };
+    Ok((endpoint, scheme.eq_ignore_ascii_case("https")))
 }
 
 /// `host:port`, adding the default port when none is given. `None` for an
@@ -458,15 +567,15 @@ mod tests {
             fs::write(dir.join("meta.json"), meta.to_string()).unwrap();
             self
         }
-        fn tls_files(&self, name: &str) -> &CliDir {
+        /// The context's TLS folder, as `docker context create` fills it.
+        fn tls_files(&self, name: &str) -> PathBuf {
             let dir = self
                 .path()
                 .join("contexts/tls")
                 .join(context_hash(name))
                 .join("docker");
-            fs::create_dir_all(&dir).unwrap();
-            fs::write(dir.join("ca.pem"), "-----BEGIN CERTIFICATE-----\n").unwrap();
-            self
+            write_tls_files(&dir);
+            dir
         }
         fn env(&self, pairs: &[(&str, &str)]) -> Env {
             let mut env: Env = pairs
@@ -642,88 +751,240 @@ mod tests {
             assert!(matches!(e, EndpointError::Malformed { .. }), "{host}: {e}");
             assert_eq!(
                 e.to_string(),
-                format!("`{host}` (from DOCKER_HOST) is not a Docker address: use `unix:///path/to/docker.sock`, `npipe:////./pipe/docker_engine`, `tcp://host:port` or `http://host:port`")
+                format!("`{host}` (from DOCKER_HOST) is not a Docker address: use `unix:///path/to/docker.sock`, `npipe:////./pipe/docker_engine`, `tcp://host:port` (with DOCKER_TLS_VERIFY for TLS) or `ssh://[user@]host[:port]`")
             );
         }
     }
 
-    const ADVICE: &str = "which computer-use-mcp does not support; use a Docker context with a socket (`docker context use <name>`) or set DOCKER_HOST to a `unix://`, `npipe://`, `tcp://` or `http://` address";
+    /// PEM files of the right kinds; their contents are only checked by
+    /// the TLS handshake, which the integration tests do.
+    fn write_tls_files(dir: &Path) {
+        fs::create_dir_all(dir).unwrap();
+        let pem = |label: &str| format!("-----BEGIN {label}-----\nAAAA\n-----END {label}-----\n");
+        fs::write(dir.join("ca.pem"), pem("CERTIFICATE")).unwrap();
+        fs::write(dir.join("cert.pem"), pem("CERTIFICATE")).unwrap();
+        fs::write(dir.join("key.pem"), pem("PRIVATE KEY")).unwrap();
+    }
+
+    fn env_of(pairs: &[(&str, &str)]) -> Env {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
 
     #[test]
-    fn refuses_ssh_and_https_hosts() {
-        let env: Env = [("DOCKER_HOST".to_string(), "ssh://me@box".to_string())].into();
+    fn ssh_hosts_and_contexts() {
+        let e = resolve(&env_of(&[("DOCKER_HOST", "ssh://me@box:2222")]));
         assert_eq!(
-            resolve_endpoint(&env).unwrap_err().to_string(),
-            format!("the Docker endpoint `ssh://me@box` (from DOCKER_HOST) uses ssh, {ADVICE}")
+            e.transport,
+            Transport::Ssh(SshTarget {
+                user: Some("me".into()),
+                host: "box".into(),
+                port: Some(2222),
+                socket: None,
+            })
         );
-        let env: Env = [("DOCKER_HOST".to_string(), "https://box:2376".to_string())].into();
+        assert_eq!(
+            e.transport.to_string(),
+            "ssh, through `ssh -l me -p 2222 -o ConnectTimeout=30 -T -- box 'docker system dial-stdio'`"
+        );
+        // DOCKER_TLS_VERIFY never applies to ssh.
+        let e = resolve(&env_of(&[
+            ("DOCKER_HOST", "ssh://box"),
+            ("DOCKER_TLS_VERIFY", "1"),
+        ]));
+        assert!(matches!(e.transport, Transport::Ssh(_)));
+        let cli = CliDir::new();
+        cli.context("remote-ssh", "ssh://me@box", false)
+            .current("remote-ssh");
+        assert!(matches!(
+            resolve(&cli.env(&[])).transport,
+            Transport::Ssh(_)
+        ));
+        let e = resolve_endpoint(&env_of(&[("DOCKER_HOST", "ssh://me:pw@box")])).unwrap_err();
+        assert_eq!(e.to_string(), "`ssh://me:pw@box` (from DOCKER_HOST) is not a usable ssh address: a plain-text password is not supported; use a key or an ssh agent; write it as `ssh://[user@]host[:port]`");
+    }
+
+    #[test]
+    fn tls_from_docker_tls_verify_and_cert_path() {
+        let certs = tempfile::tempdir().unwrap();
+        write_tls_files(certs.path());
+        let cert_path = certs.path().display().to_string();
+        // Any non-empty value turns verification on, as in the CLI.
+        for verify in ["1", "0", "yes"] {
+            let e = resolve(&env_of(&[
+                ("DOCKER_HOST", "tcp://box:2376"),
+                ("DOCKER_TLS_VERIFY", verify),
+                ("DOCKER_CERT_PATH", &cert_path),
+            ]));
+            assert_eq!(
+                e.transport,
+                Transport::Tls {
+                    authority: "box:2376".into(),
+                    files: TlsFiles {
+                        dir: certs.path().into(),
+                        origin: CertOrigin::CertPathVariable
+                    }
+                }
+            );
+            assert_eq!(
+                e.transport.to_string(),
+                format!("tls, certificates in `{cert_path}` (from DOCKER_CERT_PATH)")
+            );
+        }
+        // `https://` takes the same files, with or without the variable.
+        let e = resolve(&env_of(&[
+            ("DOCKER_HOST", "https://box"),
+            ("DOCKER_CERT_PATH", &cert_path),
+        ]));
+        assert!(
+            matches!(&e.transport, Transport::Tls { authority, .. } if authority == "box:443"),
+            "{e:?}"
+        );
+        // No DOCKER_CERT_PATH: the Docker CLI's folder.
+        let cli = CliDir::new();
+        write_tls_files(cli.path());
+        let e = resolve(&cli.env(&[
+            ("DOCKER_HOST", "tcp://box:2376"),
+            ("DOCKER_TLS_VERIFY", "1"),
+        ]));
+        assert_eq!(
+            e.transport.to_string(),
+            format!(
+                "tls, certificates in `{}` (DOCKER_CERT_PATH is unset, so the Docker CLI's folder)",
+                cli.path().display()
+            )
+        );
+        // DOCKER_CERT_PATH alone does not turn TLS on, and a socket never
+        // carries TLS.
+        let e = resolve(&env_of(&[
+            ("DOCKER_HOST", "tcp://box:2375"),
+            ("DOCKER_CERT_PATH", &cert_path),
+        ]));
+        assert_eq!(e.transport, Transport::Http("box:2375".into()));
+        let e = resolve(&env_of(&[
+            ("DOCKER_HOST", "unix:///var/run/docker.sock"),
+            ("DOCKER_TLS_VERIFY", "1"),
+        ]));
+        assert!(matches!(e.transport, Transport::Unix(_)));
+    }
+
+    #[test]
+    fn names_a_missing_or_broken_tls_file() {
+        let certs = tempfile::tempdir().unwrap();
+        write_tls_files(certs.path());
+        let cert_path = certs.path().display().to_string();
+        let env = env_of(&[
+            ("DOCKER_HOST", "tcp://box:2376"),
+            ("DOCKER_TLS_VERIFY", "1"),
+            ("DOCKER_CERT_PATH", &cert_path),
+        ]);
+        let fix = CertOrigin::CertPathVariable.fix();
+        fs::remove_file(certs.path().join("cert.pem")).unwrap();
         assert_eq!(
             resolve_endpoint(&env).unwrap_err().to_string(),
             format!(
-                "the Docker endpoint `https://box:2376` (from DOCKER_HOST) needs TLS, {ADVICE}"
+                "the Docker endpoint `tcp://box:2376` (from DOCKER_HOST) uses TLS, but `{}` (from DOCKER_CERT_PATH) is missing; {fix}",
+                certs.path().join("cert.pem").display()
             )
         );
+        write_tls_files(certs.path());
+        fs::write(certs.path().join("key.pem"), "not a key").unwrap();
+        let e = resolve_endpoint(&env).unwrap_err().to_string();
+        assert!(e.contains("key.pem` (from DOCKER_CERT_PATH) holds no private key in PEM form; set DOCKER_CERT_PATH"), "{e}");
+        fs::write(certs.path().join("ca.pem"), "").unwrap();
+        let e = resolve_endpoint(&env).unwrap_err().to_string();
+        assert!(
+            e.contains("ca.pem` (from DOCKER_CERT_PATH) holds no certificate in PEM form"),
+            "{e}"
+        );
+        // Without DOCKER_CERT_PATH, HOME or DOCKER_CONFIG nothing says where
+        // the files are.
+        let e = resolve_endpoint(&env_of(&[
+            ("DOCKER_HOST", "tcp://box:2376"),
+            ("DOCKER_TLS_VERIFY", "1"),
+        ]))
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("needs TLS files, but neither DOCKER_CERT_PATH"),
+            "{e}"
+        );
     }
 
     #[test]
-    fn refuses_docker_tls_verify_on_tcp() {
-        let env: Env = [
-            ("DOCKER_HOST".to_string(), "tcp://box:2376".to_string()),
-            ("DOCKER_TLS_VERIFY".to_string(), "1".to_string()),
-        ]
-        .into();
-        assert_eq!(
-            resolve_endpoint(&env).unwrap_err().to_string(),
-            format!("the Docker endpoint `tcp://box:2376` (from DOCKER_HOST) needs TLS because DOCKER_TLS_VERIFY is set, {ADVICE}")
-        );
-        // A socket never carries TLS, so the variable does not matter there.
-        let env: Env = [
-            (
-                "DOCKER_HOST".to_string(),
-                "unix:///var/run/docker.sock".to_string(),
+    fn refuses_tls_that_does_not_verify() {
+        let e = resolve_endpoint(&env_of(&[
+            ("DOCKER_HOST", "tcp://box:2376"),
+            ("DOCKER_TLS", "1"),
+        ]))
+        .unwrap_err();
+        assert!(
+            matches!(
+                e,
+                EndpointError::Refused {
+                    reason: Refusal::TlsWithoutVerify,
+                    ..
+                }
             ),
-            ("DOCKER_TLS_VERIFY".to_string(), "1".to_string()),
-        ]
-        .into();
-        assert!(resolve_endpoint(&env).is_ok());
+            "{e}"
+        );
+        assert!(e.to_string().starts_with("the Docker endpoint `tcp://box:2376` (from DOCKER_HOST) asks for TLS without checking the engine's certificate"), "{e}");
+        let cli = CliDir::new();
+        cli.context("insecure", "tcp://box:2376", true);
+        let e = resolve_endpoint(&cli.env(&[("DOCKER_CONTEXT", "insecure")]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("the Docker endpoint `tcp://box:2376` (from DOCKER_CONTEXT=insecure) skips checking the engine's certificate (`SkipTLSVerify` in the context)"), "{e}");
     }
 
     #[test]
-    fn refuses_tls_and_ssh_contexts() {
+    fn tls_contexts_use_their_own_files() {
         let cli = CliDir::new();
-        cli.context("remote-tls", "tcp://box:2376", false)
-            .tls_files("remote-tls")
-            .context("insecure", "tcp://box:2376", true)
-            .context("remote-ssh", "ssh://me@box", false)
-            .context("plain", "tcp://box:2375", false);
-        for (name, reason) in [
-            ("remote-tls", "needs TLS"),
-            ("insecure", "needs TLS"),
-            ("remote-ssh", "uses ssh"),
-        ] {
-            let host = if name == "remote-ssh" {
-                "ssh://me@box"
-            } else {
-                "tcp://box:2376"
-            };
-            assert_eq!(
-                resolve_endpoint(&cli.env(&[("DOCKER_CONTEXT", name)]))
-                    .unwrap_err()
-                    .to_string(),
-                format!(
-                    "the Docker endpoint `{host}` (from DOCKER_CONTEXT={name}) {reason}, {ADVICE}"
-                )
-            );
-        }
-        assert_eq!(
-            resolve(&cli.env(&[("DOCKER_CONTEXT", "plain")])).transport,
-            Transport::Http("box:2375".into())
+        cli.context("remote-tls", "tcp://box:2376", false).context(
+            "plain",
+            "tcp://box:2375",
+            false,
         );
-        // A TLS context chosen by currentContext names the config file.
+        let dir = cli.tls_files("remote-tls");
+        let e = resolve(&cli.env(&[("DOCKER_CONTEXT", "remote-tls")]));
+        assert_eq!(
+            e.transport,
+            Transport::Tls {
+                authority: "box:2376".into(),
+                files: TlsFiles {
+                    dir: dir.clone(),
+                    origin: CertOrigin::Context
+                }
+            }
+        );
+        assert_eq!(
+            e.transport.to_string(),
+            format!(
+                "tls, certificates in `{}` (the context's TLS files)",
+                dir.display()
+            )
+        );
+        // DOCKER_TLS_VERIFY and DOCKER_CERT_PATH are for DOCKER_HOST only.
+        let e = resolve(&cli.env(&[
+            ("DOCKER_CONTEXT", "plain"),
+            ("DOCKER_TLS_VERIFY", "1"),
+            ("DOCKER_CERT_PATH", "/nowhere"),
+        ]));
+        assert_eq!(e.transport, Transport::Http("box:2375".into()));
+        // A context with part of its files names the missing one.
+        fs::remove_file(dir.join("key.pem")).unwrap();
         cli.current("remote-tls");
         let e = resolve_endpoint(&cli.env(&[])).unwrap_err().to_string();
-        assert!(e.contains("from currentContext `remote-tls` in"), "{e}");
-        assert!(e.contains("needs TLS"), "{e}");
+        assert!(
+            e.contains(&format!(
+                "`{}` (the context's TLS files) is missing; recreate the context",
+                dir.join("key.pem").display()
+            )),
+            "{e}"
+        );
+        assert!(e.contains("(from currentContext `remote-tls` in"), "{e}");
     }
 
     #[test]

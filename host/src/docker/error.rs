@@ -3,6 +3,7 @@
 //! prints come from [`crate::doctor::fix`], and those errors point at `doctor`.
 
 use super::endpoint::EndpointSource;
+use super::tls::CertOrigin;
 use crate::doctor::fix::{
     DEV_IMAGE_MISSING, ENGINE_UNREACHABLE, PORT_TAKEN, PULL_DENIED, RUN_DOCTOR,
 };
@@ -13,16 +14,32 @@ use std::time::Duration;
 /// CLI's configuration; no connection was attempted.
 #[derive(Debug, thiserror::Error)]
 pub enum EndpointError {
-    #[error("the Docker endpoint `{host}` ({origin}) {reason}, which computer-use-mcp does not support; use a Docker context with a socket (`docker context use <name>`) or set DOCKER_HOST to a `unix://`, `npipe://`, `tcp://` or `http://` address")]
+    #[error("the Docker endpoint `{host}` ({origin}) {reason}")]
     Refused {
         host: String,
         origin: EndpointSource,
         reason: Refusal,
     },
-    #[error("`{host}` ({origin}) is not a Docker address: use `unix:///path/to/docker.sock`, `npipe:////./pipe/docker_engine`, `tcp://host:port` or `http://host:port`")]
+    #[error("`{host}` ({origin}) is not a Docker address: use `unix:///path/to/docker.sock`, `npipe:////./pipe/docker_engine`, `tcp://host:port` (with DOCKER_TLS_VERIFY for TLS) or `ssh://[user@]host[:port]`")]
     Malformed {
         host: String,
         origin: EndpointSource,
+    },
+    #[error("`{host}` ({origin}) is not a usable ssh address: {reason}; write it as `ssh://[user@]host[:port]`")]
+    BadSsh {
+        host: String,
+        origin: EndpointSource,
+        reason: String,
+    },
+    #[error("the Docker endpoint `{host}` (from DOCKER_HOST) needs TLS files, but neither DOCKER_CERT_PATH nor a home folder (HOME, USERPROFILE on Windows) nor DOCKER_CONFIG says where they are; set DOCKER_CERT_PATH to the folder with `ca.pem`, `cert.pem` and `key.pem`")]
+    NoCertPath { host: String },
+    /// `file` names the file, where it came from and what is wrong with it.
+    #[error("the Docker endpoint `{host}` ({origin}) uses TLS, but {file}; {}", cert_origin.fix())]
+    TlsFile {
+        host: String,
+        origin: EndpointSource,
+        file: String,
+        cert_origin: CertOrigin,
     },
     #[error("the Docker endpoint `{host}` ({origin}) is a {kind}, which this system does not have; use a Docker context with a socket or set DOCKER_HOST")]
     WrongPlatform {
@@ -57,20 +74,17 @@ pub enum EndpointError {
 /// Why a well-formed endpoint is refused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Refusal {
-    /// `ssh://`: would need an ssh client and a remote `docker system dial-stdio`.
-    Ssh,
-    /// `https://`, a context with TLS material or `SkipTLSVerify`.
-    Tls,
-    /// `tcp://` from DOCKER_HOST while DOCKER_TLS_VERIFY is set.
-    TlsVerifyVariable,
+    /// `DOCKER_TLS` without `DOCKER_TLS_VERIFY`: TLS that trusts any engine.
+    TlsWithoutVerify,
+    /// A context with `SkipTLSVerify`.
+    ContextSkipsVerify,
 }
 
 impl std::fmt::Display for Refusal {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
-            Refusal::Ssh => "uses ssh",
-            Refusal::Tls => "needs TLS",
-            Refusal::TlsVerifyVariable => "needs TLS because DOCKER_TLS_VERIFY is set",
+            Refusal::TlsWithoutVerify => "asks for TLS without checking the engine's certificate (DOCKER_TLS is set, DOCKER_TLS_VERIFY is not), which computer-use-mcp does not do: anyone on the way could run containers as you; set DOCKER_TLS_VERIFY=1 and DOCKER_CERT_PATH to the folder with the engine's `ca.pem` and your `cert.pem` and `key.pem`",
+            Refusal::ContextSkipsVerify => "skips checking the engine's certificate (`SkipTLSVerify` in the context), which computer-use-mcp does not do: anyone on the way could run containers as you; recreate the context with the engine's CA (`docker context create <name> --docker \"host=tcp://…,ca=…,cert=…,key=…\"`)",
         })
     }
 }

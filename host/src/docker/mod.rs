@@ -1,6 +1,6 @@
-//! The Docker side of the host: which engine to talk to ([`endpoint`]), the
-//! computer's container ([`container`]), its image ([`image`]), published
-//! ports ([`ports`]), how those ports are reached from here ([`dialer`]: as
+//! The Docker side of the host: which engine to talk to ([`endpoint`]) and
+//! how to reach it ([`tls`], [`ssh`]), the computer's container
+//! ([`container`]), its image ([`image`]), published ports ([`ports`]), how those ports are reached from here ([`dialer`]: as
 //! published on a local engine, through a [`tunnel`] over the engine
 //! connection on a remote one), whether a connected computer is still the
 //! same one ([`recheck`]), tenants' port slots ([`slots`]) and limits
@@ -22,6 +22,8 @@ pub mod ports;
 pub mod probe;
 pub mod recheck;
 pub mod slots;
+pub mod ssh;
+pub mod tls;
 pub mod tunnel;
 
 pub use container::{

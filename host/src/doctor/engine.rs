@@ -46,7 +46,10 @@ pub(crate) async fn check(env: &Env, budget: &Budget, report: &mut Report) -> Fo
     report.add("settings", outcome);
     let endpoint = match resolve_endpoint(env) {
         Ok(endpoint) => {
-            report.add("docker-endpoint", Outcome::ok(endpoint.to_string()));
+            report.add(
+                "docker-endpoint",
+                Outcome::ok(format!("{endpoint}, over {}", endpoint.transport)),
+            );
             Some(endpoint)
         }
         Err(e) => {

@@ -3,4 +3,5 @@
 
 pub mod docker;
 pub mod mcp;
+pub mod remote;
 pub mod schema;

@@ -1,0 +1,159 @@
+//! TLS to a Docker engine, decided the way the `docker` command decides it:
+//! `DOCKER_HOST=tcp://…` with `DOCKER_TLS_VERIFY` set, or a context that
+//! keeps TLS files. The client certificate, its key and the CA that signed
+//! the engine's certificate are `cert.pem`, `key.pem` and `ca.pem` in one
+//! folder. They are read and checked while the endpoint is resolved, so a
+//! missing or broken file is named before any connection is tried.
+//!
+//! The cryptography is graviola's, pure Rust: the Windows and macOS binaries
+//! then need no C compiler for their target. It runs on x86_64 and aarch64
+//! CPUs with the AES and carry-less multiply instructions (x86_64 from about
+//! 2014 on), and is checked before use rather than left to panic.
+
+use super::endpoint::EndpointSource;
+use super::error::EndpointError;
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// The three files the Docker CLI uses, in the order it needs them.
+pub const CA: &str = "ca.pem";
+pub const CERT: &str = "cert.pem";
+pub const KEY: &str = "key.pem";
+
+/// The folder holding `ca.pem`, `cert.pem` and `key.pem`, and who chose it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsFiles {
+    pub dir: PathBuf,
+    pub origin: CertOrigin,
+}
+
+/// Where the TLS files came from; `info` and doctor show it, and errors
+/// say which setting to change.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CertOrigin {
+    /// `DOCKER_CERT_PATH`.
+    CertPathVariable,
+    /// `DOCKER_CERT_PATH` unset: the Docker CLI's folder (`DOCKER_CONFIG`,
+    /// else `~/.docker`).
+    ConfigDir,
+    /// The context's own `contexts/tls/<hash>/docker/` folder.
+    Context,
+}
+
+impl fmt::Display for CertOrigin {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            CertOrigin::CertPathVariable => "from DOCKER_CERT_PATH",
+            CertOrigin::ConfigDir => "DOCKER_CERT_PATH is unset, so the Docker CLI's folder",
+            CertOrigin::Context => "the context's TLS files",
+        })
+    }
+}
+
+impl CertOrigin {
+    /// How to put the right file in place.
+    pub fn fix(&self) -> &'static str {
+        match self {
+            CertOrigin::CertPathVariable | CertOrigin::ConfigDir => "set DOCKER_CERT_PATH to the folder that holds the engine's `ca.pem` and your `cert.pem` and `key.pem` (`docker --tlsverify info` reads the same files)",
+            CertOrigin::Context => "recreate the context with `docker context create <name> --docker \"host=tcp://…,ca=…,cert=…,key=…\"` (`docker --context <name> info` reads the same files)",
+        }
+    }
+}
+
+impl TlsFiles {
+    pub fn path(&self, file: &str) -> PathBuf {
+        self.dir.join(file)
+    }
+
+    /// Reads and parses the three files, so that a missing, unreadable or
+    /// wrong one is reported by name before any connection.
+    pub fn check(&self, host: &str, origin: &EndpointSource) -> Result<(), EndpointError> {
+        let bad = |file: &str, problem: String| EndpointError::TlsFile {
+            host: host.to_string(),
+            origin: origin.clone(),
+            file: format!(
+                "`{}` ({}) {problem}",
+                self.path(file).display(),
+                self.origin
+            ),
+            cert_origin: self.origin.clone(),
+        };
+        for file in [CA, CERT, KEY] {
+            let bytes = std::fs::read(self.path(file)).map_err(|e| {
+                let problem = match e.kind() {
+                    std::io::ErrorKind::NotFound => "is missing".to_string(),
+                    _ => format!("cannot be read ({e})"),
+                };
+                bad(file, problem)
+            })?;
+            if file == KEY {
+                PrivateKeyDer::from_pem_slice(&bytes)
+                    .map_err(|_| bad(file, "holds no private key in PEM form".into()))?;
+            } else {
+                let certs = CertificateDer::pem_slice_iter(&bytes)
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| bad(file, format!("is not valid PEM ({e})")))?;
+                if certs.is_empty() {
+                    return Err(bad(file, "holds no certificate in PEM form".into()));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Makes graviola the process's rustls provider, once. bollard's TLS client
+/// takes the process default. An error when this CPU or architecture cannot
+/// run it, instead of graviola's panic.
+pub fn install_provider() -> Result<(), String> {
+    cpu_supported()?;
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    {
+        // Err means another provider is already installed, which serves too.
+        let _ = rustls_graviola::default_provider().install_default();
+    }
+    Ok(())
+}
+
+fn cpu_supported() -> Result<(), String> {
+    const FIX: &str = "reach this engine over ssh instead (`DOCKER_HOST=ssh://user@host`)";
+    #[cfg(target_arch = "x86_64")]
+    {
+        let ok = std::arch::is_x86_feature_detected!("aes")
+            && std::arch::is_x86_feature_detected!("pclmulqdq")
+            && std::arch::is_x86_feature_detected!("bmi1")
+            && std::arch::is_x86_feature_detected!("bmi2")
+            && std::arch::is_x86_feature_detected!("adx")
+            && std::arch::is_x86_feature_detected!("avx")
+            && std::arch::is_x86_feature_detected!("avx2");
+        if !ok {
+            return Err(format!("TLS in computer-use-mcp needs an x86_64 CPU with AES-NI, PCLMULQDQ, BMI1/2, ADX and AVX2 (made since about 2014), which this one lacks; {FIX}"));
+        }
+        Ok(())
+    }
+    #[cfg(target_arch = "aarch64")]
+    {
+        let ok = std::arch::is_aarch64_feature_detected!("aes")
+            && std::arch::is_aarch64_feature_detected!("pmull")
+            && std::arch::is_aarch64_feature_detected!("sha2")
+            && std::arch::is_aarch64_feature_detected!("neon");
+        if !ok {
+            return Err(format!("TLS in computer-use-mcp needs an arm64 CPU with the AES, PMULL and SHA2 instructions, which this one lacks; {FIX}"));
+        }
+        Ok(())
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        Err(format!(
+            "TLS in computer-use-mcp runs on x86_64 and arm64 only; {FIX}"
+        ))
+    }
+}
+
+/// Whether `dir` holds any file: the CLI turns TLS on for a context whose
+/// TLS folder is not empty.
+pub fn has_files(dir: &Path) -> bool {
+    std::fs::read_dir(dir).is_ok_and(|mut d| d.next().is_some())
+}
