@@ -16,11 +16,15 @@ use serde_json::{json, Value};
 use std::process::Command;
 use std::time::{Duration, Instant};
 use support::docker::TestComputer;
-use support::mcp::{call, connect_with, host_command, start_session, text};
+use support::mcp::{call, connect_with, host_command, shell_ok, start_session, text};
 use support::remote::{remote_docker, remote_engine, ENDPOINT_VARS};
 
-/// The veth end on this machine that the remote engine is reached over.
-const HOST_LINK: &str = "cu-remote-h";
+/// The remote engine's end of the veth pair, in its namespace. Taking it
+/// down (rather than this machine's end) keeps the route to the engine on
+/// the veth, so packets are dropped there instead of taking the default
+/// route to somewhere else.
+const NAMESPACE: &str = "/var/run/netns/cu-remote";
+const ENGINE_LINK: &str = "cu-remote-n";
 
 /// Tests here take the remote engine's link down; one at a time.
 static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -60,13 +64,14 @@ impl Drop for RemoteComputer {
 }
 
 fn link(state: &str) {
-    let out = Command::new("ip")
-        .args(["link", "set", HOST_LINK, state])
+    let out = Command::new("nsenter")
+        .arg(format!("--net={NAMESPACE}"))
+        .args(["ip", "link", "set", ENGINE_LINK, state])
         .output()
-        .expect("ip runs");
+        .expect("nsenter runs");
     assert!(
         out.status.success(),
-        "ip link set {HOST_LINK} {state}: {}",
+        "ip link set {ENGINE_LINK} {state} in {NAMESPACE}: {}",
         String::from_utf8_lossy(&out.stderr)
     );
 }
@@ -165,19 +170,16 @@ async fn doctor_deep_passes_on_a_remote_engine_over_ssh() {
 
 /// The engine's machine drops off the network in the middle of a shell
 /// call: the call ends with an error within its deadline instead of
-/// hanging, and once the machine is back the same session carries on.
+/// hanging. The outage outlasts the heartbeat, so the session ends; once
+/// the machine is back, `start_computer` finds the same computer running
+/// and its new session works.
 #[tokio::test(flavor = "multi_thread")]
-async fn the_engine_dropping_mid_call_is_an_error_and_the_session_carries_on_after() {
+async fn the_engine_dropping_mid_call_is_an_error_and_start_computer_recovers_after() {
     let _one = ONE_AT_A_TIME.lock().await;
     let remote = RemoteComputer::new(&remote_engine().tls);
     let (client, _pid) = connect_with(remote.host(), ()).await;
     let session = start_session(&client, "remote fault").await;
-    let (first, _) = support::mcp::ok(
-        &client,
-        "shell",
-        json!({"session_id": session, "command": "echo before"}),
-    )
-    .await;
+    let first = shell_ok(&client, &session, "echo before").await;
     assert_eq!(first["stdout"].as_str().map(str::trim), Some("before"));
 
     let started = Instant::now();
@@ -223,25 +225,30 @@ async fn the_engine_dropping_mid_call_is_an_error_and_the_session_carries_on_aft
     );
 
     drop(link_down);
-    // Back: the same session answers again once the engine does.
+    // Back: the computer never stopped, so start_computer finds it running.
     let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
+    let again = loop {
         let result = call(
             &client,
-            "shell",
-            json!({"session_id": session, "command": "echo after"}),
+            "start_computer",
+            json!({"title": "after the outage"}),
         )
         .await;
         if result.is_error != Some(true) {
-            let out = result.structured_content.unwrap_or_default();
-            assert_eq!(out["stdout"].as_str().map(str::trim), Some("after"));
-            break;
+            break result.structured_content.unwrap_or_default();
         }
         assert!(
             Instant::now() < deadline,
-            "the session did not answer within 60 s of the engine coming back: {}",
+            "start_computer did not succeed within 60 s of the engine coming back: {}",
             text(&result)
         );
         tokio::time::sleep(Duration::from_millis(500)).await;
-    }
+    };
+    assert_eq!(again["computer"]["state"], "running", "{again}");
+    let session = again["session_id"]
+        .as_str()
+        .expect("a session id")
+        .to_string();
+    let after = shell_ok(&client, &session, "echo after").await;
+    assert_eq!(after["stdout"].as_str().map(str::trim), Some("after"));
 }
