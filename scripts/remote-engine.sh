@@ -172,6 +172,10 @@ load_image() {
 case "${1:-}" in
     up)
         [ "$(id -u)" = 0 ] || die "needs root (network namespaces, a second dockerd)"
+        # One `up` at a time: scripts/test.sh starts one early, in the
+        # background, and the tests' own `up` waits for it here.
+        exec 9>"$STATE.lock"
+        flock 9
         make_certs
         make_network
         start_dockerd

@@ -11,37 +11,27 @@
 # mcp_apps.rs, about what the image opens for open_path and launch_app (the
 # same calls as mcp_browser.rs, which does run here); cli.rs, doctor.rs and
 # typescript_sdk.rs, which start no MCP client of their own or only a stdio
-# one by design.
+# one by design; docker_remote.rs and remote_engine.rs, about the Docker
+# engine's transport and the tunnel, which scripts/test-remote.sh covers.
 #
-# The binaries are the workspace pass's own: `cargo test --workspace
-# --no-run` builds nothing new after it and names them. Asking cargo for
-# just these tests (`--test=...`) would leave the other packages'
-# dev-dependencies out of feature unification and recompile every crate.
+# The binaries are the workspace pass's own (scripts/test-binaries.sh).
 # Each binary runs from its package's folder, as `cargo test` runs it; all
 # run, and the script fails if any failed.
 #
 # Usage: scripts/test-http.sh [-- test harness options]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$(pwd)
 
 mcp_tests=(mcp_session mcp_open mcp_transfer mcp_browser mcp_devtools mcp_textview mcp_evidence mcp_handoff faults docker_hardening)
 
 [ "${1:-}" = "--" ] && shift
 
-listing=$(cargo test --workspace --no-run 2>&1) || {
-    printf '%s\n' "$listing" >&2
-    exit 1
-}
+mapfile -t binaries < <(bash scripts/test-binaries.sh "${mcp_tests[@]}")
+[ "${#binaries[@]}" -eq "${#mcp_tests[@]}" ] || exit 1
 failed=()
-for name in "${mcp_tests[@]}"; do
-    exe=$(printf '%s\n' "$listing" \
-        | sed -n "s|^ *Executable tests/$name\.rs (\(.*\))\$|\1|p" | head -n 1)
-    if [ -z "$exe" ]; then
-        echo "test-http: cargo built no test binary named $name" >&2
-        exit 1
-    fi
-    case "$exe" in /*) ;; *) exe="$root/$exe" ;; esac
+for i in "${!mcp_tests[@]}"; do
+    name=${mcp_tests[$i]}
+    exe=${binaries[$i]}
     echo "test-http: $name over HTTP ($exe)"
     if ! (cd host && COMPUTER_USE_TEST_TRANSPORT=http "$exe" "$@"); then
         failed+=("$name")

@@ -3,13 +3,20 @@
 # runs the release checks (workflow lint, Windows and macOS builds, crate
 # packages), builds the release host binary that host/tests/release_build.rs
 # drives, then runs every test of the workspace against those real parts, and
-# the MCP tests a second time over Streamable HTTP (scripts/test-http.sh).
+# the MCP tests a second time over Streamable HTTP (scripts/test-http.sh) and
+# a third time against a remote engine over TLS and ssh
+# (scripts/test-remote.sh).
 # Every test binary runs even when one fails, so one run names every failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/test-setup.sh
+# The remote engine loads the image (about two minutes of disk, not CPU)
+# while the builds below run; the tests that need it wait for it.
+mkdir -p target
+bash scripts/remote-engine.sh up > target/remote-engine-up.log 2>&1 &
 bash scripts/release-check.sh
 cargo build --release --locked -p computer-use-mcp
 cargo test --workspace --no-fail-fast -- --test-threads="${TEST_THREADS:-2}"
 bash scripts/test-http.sh -- --test-threads="${TEST_THREADS:-2}"
+bash scripts/test-remote.sh -- --test-threads="${TEST_THREADS:-2}"
