@@ -6,7 +6,7 @@
 
 use super::filter::{FilterChoice, RowFilter};
 use super::frame::Frame;
-use super::palette::{index_colours, Indexed};
+use super::palette::{bit_depth, index_colours, pack_indices, Indexed};
 use super::strips::{zlib_stream, Rows};
 use super::CaptureError;
 
@@ -56,11 +56,18 @@ pub fn encode_png_with(frame: &Frame, settings: PngSettings) -> Result<Vec<u8>, 
         ))));
     }
     let indexed = index_colours(&frame.rgb);
-    let (rows, palette) = match &indexed {
-        Some(Indexed { palette, indices }) => (
+    // Few colours pack several pixels to the byte (a terminal: 8).
+    let depth = indexed
+        .as_ref()
+        .map_or(8, |i| bit_depth(i.palette.len() / 3));
+    let packed = indexed
+        .as_ref()
+        .map(|i| pack_indices(&i.indices, width, depth));
+    let (rows, palette) = match (&indexed, &packed) {
+        (Some(Indexed { palette, .. }), Some(packed)) => (
             Rows {
-                raw: indices,
-                row_len: width,
+                raw: packed,
+                row_len: packed.len() / height,
                 bpp: 1,
                 height,
                 filter: FilterChoice::All(RowFilter::None),
@@ -68,7 +75,7 @@ pub fn encode_png_with(frame: &Frame, settings: PngSettings) -> Result<Vec<u8>, 
             },
             Some(palette),
         ),
-        None => (
+        _ => (
             Rows {
                 raw: &frame.rgb,
                 row_len: width * 3,
@@ -86,9 +93,9 @@ pub fn encode_png_with(frame: &Frame, settings: PngSettings) -> Result<Vec<u8>, 
     let mut header = Vec::with_capacity(13);
     header.extend_from_slice(&frame.width.to_be_bytes());
     header.extend_from_slice(&frame.height.to_be_bytes());
-    // 8 bits; colour type 3 (palette) or 2 (RGB); deflate; filters of
+    // Bits a sample; colour type 3 (palette) or 2 (RGB); deflate; filters of
     // method 0; no interlace.
-    header.extend_from_slice(&[8, if palette.is_some() { 3 } else { 2 }, 0, 0, 0]);
+    header.extend_from_slice(&[depth, if palette.is_some() { 3 } else { 2 }, 0, 0, 0]);
     chunk(&mut out, b"IHDR", &header);
     if let Some(palette) = palette {
         chunk(&mut out, b"PLTE", palette);
@@ -148,6 +155,41 @@ mod tests {
         let (w, h, stored, rgb) = decode(&encode_png(&flat).expect("encodes"));
         assert_eq!((w, h, stored), (64, 48, ColorType::Indexed));
         assert_eq!(rgb, flat.rgb);
+    }
+
+    #[test]
+    fn up_to_16_colours_pack_pixels_and_decode_to_the_same_pixels() {
+        // Odd widths leave a part-filled last byte in each row.
+        for (colours, depth) in [(2u32, 1u8), (3, 2), (4, 2), (13, 4), (16, 4), (17, 8)] {
+            let few = frame(37, 11, |i| {
+                let c = ((i * 7 + i / 37) % colours) as u8;
+                [c * 15, c, 255 - c]
+            });
+            let png = encode_png(&few).expect("encodes");
+            // IHDR's bit depth: signature (8), length and type (8), size (8).
+            assert_eq!(png[24], depth, "{colours} colours");
+            let (w, h, stored, rgb) = decode(&png);
+            assert_eq!((w, h, stored), (37, 11, ColorType::Indexed));
+            assert_eq!(rgb, few.rgb, "{colours} colours");
+        }
+    }
+
+    #[test]
+    fn frames_deflated_in_strips_decode_to_the_same_pixels() {
+        // 1280x800 is over the threshold for strips; text-like rows.
+        let text = |colours: u32| {
+            frame(1280, 800, move |i| {
+                let (x, y) = (i % 1280, i / 1280);
+                let ink = (x / 3 + y / 5 * 7 + (x * y) % 11) % colours;
+                [(ink * 37) as u8, (ink * 11) as u8, (ink / 19) as u8]
+            })
+        };
+        for colours in [2, 200, 5000] {
+            let frame = text(colours);
+            let (w, h, _, rgb) = decode(&encode_png(&frame).expect("encodes"));
+            assert_eq!((w, h), (1280, 800));
+            assert!(rgb == frame.rgb, "{colours} colours: the pixels differ");
+        }
     }
 
     #[test]

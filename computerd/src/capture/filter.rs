@@ -127,16 +127,12 @@ fn apply(filter: RowFilter, row: &[u8], above: Option<&[u8]>, bpp: usize, out: &
             for ((o, x), b) in out[..head].iter_mut().zip(&row[..head]).zip(above) {
                 *o = x.wrapping_sub(*b);
             }
-            let lefts = row.iter();
-            let upper_lefts = above.iter();
-            for ((((o, x), b), a), c) in out[head..]
-                .iter_mut()
-                .zip(&row[head..])
-                .zip(&above[head..])
-                .zip(lefts)
-                .zip(upper_lefts)
-            {
-                *o = x.wrapping_sub(paeth(*a, *b, *c));
+            // Slices of one length, indexed alike: the loop vectorizes.
+            let len = n - head;
+            let (out, x, b) = (&mut out[head..], &row[head..], &above[head..]);
+            let (a, c) = (&row[..len], &above[..len]);
+            for i in 0..len {
+                out[i] = x[i].wrapping_sub(paeth(a[i], b[i], c[i]));
             }
         }
     }
@@ -150,12 +146,12 @@ fn paeth(a: u8, b: u8, c: u8) -> u8 {
     let pa = (b16 - c16).abs();
     let pb = (a16 - c16).abs();
     let pc = (a16 + b16 - 2 * c16).abs();
+    // Selects rather than branches, so vectors can take them.
+    let b_or_c = if pb <= pc { b } else { c };
     if pa <= pb && pa <= pc {
         a
-    } else if pb <= pc {
-        b
     } else {
-        c
+        b_or_c
     }
 }
 
