@@ -7,7 +7,8 @@
 //! - `pixels`: the server's pixel layout and its conversion to RGB8.
 //! - `frame`: [`Frame`], one screenshot, and its fingerprint.
 //! - `encode`: PNG encoding, [`encode_png`]: indexed when the frame has
-//!   at most 256 colours (`palette`), RGB otherwise.
+//!   at most 256 colours (`palette`), RGB otherwise; rows filtered
+//!   (`filter`) and deflated in strips on all cores (`strips`).
 //! - `shape`: the frame an agent gets: region, scaled to its bounds,
 //!   PNG or JPEG, under 1 MB ([`shape`]).
 //! - [`window`]: pointer position and window titles (EWMH), also used by
@@ -18,15 +19,18 @@
 
 mod capturer;
 mod encode;
+mod filter;
 mod frame;
 mod palette;
 mod pixels;
 mod shape;
 mod shm;
+mod strips;
 pub mod window;
 
 pub use capturer::Capturer;
-pub use encode::encode_png;
+pub use encode::{encode_png, encode_png_with, PngSettings};
+pub use filter::{FilterChoice, RowFilter};
 pub use frame::Frame;
 pub use palette::{index_colours, Indexed};
 pub use shape::{check_region, fitted_size, shape, Shaped};
@@ -62,7 +66,7 @@ pub enum CaptureError {
         width: u32,
         height: u32,
         #[source]
-        source: png::EncodingError,
+        source: std::io::Error,
     },
     #[error("shaping a {width}x{height} frame failed: {reason}")]
     Scale {

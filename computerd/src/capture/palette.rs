@@ -61,6 +61,41 @@ pub fn index_colours(rgb: &[u8]) -> Option<Indexed> {
     Some(Indexed { palette, indices })
 }
 
+/// The fewest bits a pixel of a palette of `colours` takes in a PNG: 1, 2,
+/// 4 or 8. A terminal of 2 colours packs 8 pixels to the byte, so deflate
+/// reads an eighth of the bytes.
+pub fn bit_depth(colours: usize) -> u8 {
+    match colours {
+        0..=2 => 1,
+        3..=4 => 2,
+        5..=16 => 4,
+        _ => 8,
+    }
+}
+
+/// `indices` (rows of `width`) packed `depth` bits a pixel, leftmost pixel
+/// in the high bits, each row padded to whole bytes (PNG's layout). The
+/// indices must fit in `depth` bits.
+pub fn pack_indices(indices: &[u8], width: usize, depth: u8) -> Vec<u8> {
+    if depth == 8 {
+        return indices.to_vec();
+    }
+    let per_byte = usize::from(8 / depth);
+    let row_len = width.div_ceil(per_byte);
+    let rows = indices.len() / width.max(1);
+    let mut packed = Vec::with_capacity(row_len * rows);
+    for row in indices.chunks_exact(width) {
+        for group in row.chunks(per_byte) {
+            let byte = group
+                .iter()
+                .fold(0u8, |byte, index| (byte << depth) | index);
+            // A short last group sits in the high bits too.
+            packed.push(byte << (usize::from(depth) * (per_byte - group.len())));
+        }
+    }
+    packed
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,5 +133,24 @@ mod tests {
         let edge = [255, 255, 255, 0, 0, 0, 255, 255, 255];
         let indexed = index_colours(&edge).unwrap();
         assert_eq!(indexed.indices, [0, 1, 0]);
+    }
+
+    #[test]
+    fn indices_pack_high_bits_first_and_pad_each_row() {
+        assert_eq!(
+            (bit_depth(2), bit_depth(3), bit_depth(16), bit_depth(17)),
+            (1, 2, 4, 8)
+        );
+        // Two rows of 3 pixels at 2 bits: 0b01_10_11_00 each.
+        assert_eq!(
+            pack_indices(&[1, 2, 3, 1, 2, 3], 3, 2),
+            [0b0110_1100, 0b0110_1100]
+        );
+        // 1 bit, 9 pixels: a full byte and one bit in the high end.
+        assert_eq!(
+            pack_indices(&[1, 0, 1, 0, 0, 0, 0, 1, 1], 9, 1),
+            [0b1010_0001, 0b1000_0000]
+        );
+        assert_eq!(pack_indices(&[5, 15], 2, 4), [0x5f]);
     }
 }
