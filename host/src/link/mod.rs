@@ -12,6 +12,7 @@
 
 use crate::client::{ClientError, ComputerdClient};
 use crate::docker::recheck::{recheck, Recheck};
+use crate::docker::Way;
 use computer_protocol::endpoints::{GetComputer, NoBody};
 use computer_protocol::{ComputerInfo, OwnerId};
 use std::collections::HashSet;
@@ -185,16 +186,27 @@ impl Link {
         if last.is_some_and(|at| at.elapsed() < fresh) {
             return Ok(conn);
         }
-        let now = recheck(
+        let now = match recheck(
             &conn.dialer,
             &conn.container,
             &conn.container_id,
             conn.client.base_url(),
         )
         .await
-        .map_err(|e| {
-            format!("cannot ask Docker where the computer `{}` is, so nothing was sent to it: {e}. Once Docker answers again, try again; call start_computer if the computer stopped", conn.container)
-        })?;
+        {
+            Ok(now) => now,
+            // Through a tunnel the API URL is this process's own listener,
+            // so the token cannot go astray while Docker is slow to answer
+            // (a long `docker cp` holds the container's lock); carry on
+            // unconfirmed, and ask again next time.
+            Err(e) if conn.dialer.way() == Way::Tunnel => {
+                tracing::warn!("calling the computer `{}` through its tunnel while Docker does not answer: {e}", conn.container);
+                return Ok(conn);
+            }
+            Err(e) => {
+                return Err(format!("cannot ask Docker where the computer `{}` is, so nothing was sent to it: {e}. Once Docker answers again, try again; call start_computer if the computer stopped", conn.container));
+            }
+        };
         match now {
             Recheck::Unchanged => {
                 self.mark_confirmed();
