@@ -652,11 +652,7 @@ async fn ready(
     }
     let reach = dialer
         .reach(&found)
-        .await
-        .map_err(|source| DockerError::Tunnel {
-            name: name.to_string(),
-            source,
-        })?
+        .await?
         .ok_or_else(|| DockerError::Damaged {
             name: name.to_string(),
             what: "API port (container port 7070) bound on the host",

@@ -15,6 +15,7 @@
 
 use super::container::FoundComputer;
 use super::endpoint::{DockerEndpoint, Transport};
+use super::error::DockerError;
 use super::tunnel::{Run, Tunnel};
 use crate::settings::TunnelMode;
 use bollard::Docker;
@@ -97,7 +98,16 @@ impl Dialer {
     /// Where `found` is reached, or `None` while Docker shows it without a
     /// running API (stopped, or started without its API port). Opens the
     /// tunnel the first time, and follows a computer created again.
-    pub async fn reach(&self, found: &FoundComputer) -> std::io::Result<Option<Reach>> {
+    pub async fn reach(&self, found: &FoundComputer) -> Result<Option<Reach>, DockerError> {
+        self.reach_io(found)
+            .await
+            .map_err(|source| DockerError::Tunnel {
+                name: found.name.clone(),
+                source,
+            })
+    }
+
+    async fn reach_io(&self, found: &FoundComputer) -> std::io::Result<Option<Reach>> {
         // The engine publishes the API only while computerd's container
         // runs: on the remote machine's loopback too, where it says the
         // same even though that port is not used from here.

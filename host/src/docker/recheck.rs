@@ -43,13 +43,7 @@ pub async fn recheck(
     // side, but only a running one with a published API can answer.
     let running = found.state == ComputerState::Running && found.status == "running";
     let reach = if running {
-        dialer
-            .reach(&found)
-            .await
-            .map_err(|source| DockerError::Tunnel {
-                name: name.to_string(),
-                source,
-            })?
+        dialer.reach(&found).await?
     } else {
         None
     };

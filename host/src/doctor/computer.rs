@@ -226,7 +226,7 @@ async fn computerd(c: &FoundComputer, dialer: &Dialer) -> (Outcome, Option<Runni
     let fail = |detail: String| (Outcome::err(detail, restart_fix(name)), None);
     let reach = match dialer.reach(c).await {
         Ok(reach) => reach,
-        Err(e) => return fail(format!("cannot open the tunnel to `{name}`: {e}")),
+        Err(e) => return fail(e.to_string()),
     };
     let (Some(reach), Some(token)) = (reach, c.token.clone()) else {
         return fail(format!("`{name}` publishes no API port"));
