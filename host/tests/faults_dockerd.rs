@@ -14,16 +14,22 @@ use std::time::{Duration, Instant};
 use support::docker::TestComputer;
 use support::mcp::{call, connect, is_error, ok, text};
 
-/// The running engine's pid, from `pidof`.
+/// The running engine's pid, from `pidof`: the machine's own dockerd, not
+/// the remote-engine tests' second one (scripts/remote-engine.sh), whose
+/// command line names its state folder.
 fn dockerd_pid() -> i32 {
     let out = Command::new("pidof")
         .arg("dockerd")
         .output()
         .expect("pidof runs (apt-get install procps)");
+    let is_remote_engine = |pid: &i32| {
+        std::fs::read(format!("/proc/{pid}/cmdline"))
+            .is_ok_and(|cmdline| String::from_utf8_lossy(&cmdline).contains("computer-use-remote"))
+    };
     String::from_utf8_lossy(&out.stdout)
         .split_whitespace()
-        .next()
-        .and_then(|p| p.parse().ok())
+        .filter_map(|p| p.parse().ok())
+        .find(|pid| !is_remote_engine(pid))
         .expect("a running dockerd; this test needs the engine on this machine, run as root")
 }
 
