@@ -1,6 +1,7 @@
 //! The Docker side of the host: which engine to talk to ([`endpoint`]) and
 //! how to reach it ([`tls`], [`ssh`]), the computer's container
-//! ([`container`]), its image ([`image`]), published ports ([`ports`]), how those ports are reached from here ([`dialer`]: as
+//! ([`container`]), its image ([`image`]), the questions `doctor` asks of
+//! the engine ([`engine`]), published ports ([`ports`]), how those ports are reached from here ([`dialer`]: as
 //! published on a local engine, through a [`tunnel`] over the engine
 //! connection on a remote one), whether a connected computer is still the
 //! same one ([`recheck`]), tenants' port slots ([`slots`]) and limits
@@ -15,6 +16,7 @@ pub mod container;
 pub(crate) mod credentials;
 pub mod dialer;
 pub mod endpoint;
+pub mod engine;
 pub mod error;
 pub mod image;
 pub mod limits;
@@ -31,6 +33,7 @@ pub use container::{
 };
 pub use dialer::{Dialer, Reach, Way};
 pub use endpoint::{resolve_endpoint, DockerEndpoint, EndpointSource, Transport};
+pub use engine::{Engine, EngineFacts};
 pub use error::{DockerError, EndpointError, Refusal};
 pub use image::{binary_version, default_image, ImageFacts};
 pub use probe::viewer_key;

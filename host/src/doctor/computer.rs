@@ -9,9 +9,8 @@ use crate::docker::container::busy_fix;
 use crate::docker::error::describe;
 use crate::docker::ports::{self, HOST_PORTS, LOOPBACK};
 use crate::docker::{
-    binary_version, find_computer, viewer_key, ComputerState, Dialer, FoundComputer, Way,
+    binary_version, viewer_key, ComputerState, Dialer, Engine, FoundComputer, Way,
 };
-use bollard::Docker;
 use computer_protocol::endpoints::{Endpoint, GetHealth, ListSessions, NoBody};
 use computer_protocol::Health;
 use std::net::Ipv4Addr;
@@ -44,19 +43,19 @@ pub(crate) async fn check(found: &Found, budget: &Budget, report: &mut Report) -
         found: None,
         running: None,
     };
-    let (Some(docker), Some(settings)) = (&found.docker, &found.computer) else {
+    let (Some(engine), Some(settings)) = (&found.engine, &found.computer) else {
         return result;
     };
     let name = &settings.name;
     let dialer = found
         .endpoint
         .as_ref()
-        .map(|endpoint| Dialer::new(endpoint, docker, settings.tunnel));
+        .map(|endpoint| engine.dialer(endpoint, settings.tunnel));
     let (outcome, container) = timed(
         budget,
         COMPUTER_DEADLINE,
         "check that Docker is not stuck, then run `docker ps -a`",
-        computer(docker, name),
+        computer(engine, name),
     )
     .await;
     report.add("computer", outcome);
@@ -68,7 +67,7 @@ pub(crate) async fn check(found: &Found, budget: &Budget, report: &mut Report) -
         PORTS_DEADLINE,
         fix::PORT_TAKEN,
         ports(
-            docker,
+            engine,
             dialer.as_ref(),
             container.as_ref(),
             settings.port_base,
@@ -100,8 +99,8 @@ fn restart_fix(name: &str) -> String {
     format!("see its logs with `docker logs {name}`; if it stays stuck, `docker restart {name}` (its sessions end, files in home stay)")
 }
 
-async fn computer(docker: &Docker, name: &str) -> (Outcome, Option<Option<FoundComputer>>) {
-    let found = match find_computer(docker, name).await {
+async fn computer(engine: &Engine, name: &str) -> (Outcome, Option<Option<FoundComputer>>) {
+    let found = match engine.find_computer(name).await {
         Ok(found) => found,
         Err(e) => return (Outcome::err(e.to_string(), fix::ENGINE_UNREACHABLE), None),
     };
@@ -141,7 +140,7 @@ async fn computer(docker: &Docker, name: &str) -> (Outcome, Option<Option<FoundC
 /// A missing or stopped computer needs its 17 host ports free; a running one
 /// holds them, published on 127.0.0.1.
 async fn ports(
-    docker: &Docker,
+    engine: &Engine,
     dialer: Option<&Dialer>,
     c: Option<&FoundComputer>,
     wanted: u16,
@@ -171,7 +170,7 @@ async fn ports(
                     Way::Tunnel
                 ))
             }
-            (ComputerState::Running, Some(base)) => running_ports(docker, c, base, wanted).await,
+            (ComputerState::Running, Some(base)) => running_ports(engine, c, base, wanted).await,
             (_, Some(base)) => match ports::first_taken(base) {
                 Some(port) => Outcome::err(
                     format!("host port {port} on 127.0.0.1 is taken, and the stopped `{}` keeps its ports {}", c.name, span(base)),
@@ -184,15 +183,11 @@ async fn ports(
     (outcome, Some(()))
 }
 
-async fn running_ports(docker: &Docker, c: &FoundComputer, base: u16, wanted: u16) -> Outcome {
-    let published = match docker.inspect_container(&c.name, None).await {
-        Ok(inspect) => inspect
-            .network_settings
-            .and_then(|n| n.ports)
-            .unwrap_or_default(),
-        Err(e) => return Outcome::err(describe(&e), fix::ENGINE_UNREACHABLE),
+async fn running_ports(engine: &Engine, c: &FoundComputer, base: u16, wanted: u16) -> Outcome {
+    let missing = match engine.unpublished_ports(&c.name, base).await {
+        Ok(missing) => missing,
+        Err(e) => return Outcome::err(e, fix::ENGINE_UNREACHABLE),
     };
-    let missing: Vec<u16> = ports::unpublished(&published, base);
     let note = if wanted == base {
         String::new()
     } else {

@@ -4,17 +4,13 @@
 use super::fix;
 use super::report::{Outcome, Report};
 use super::{timed, Budget};
-use crate::docker::call::Call;
 use crate::docker::error::describe;
-use crate::docker::image::{inspect_image, is_older_than_binary, pulls_missing_image};
+use crate::docker::image::{is_older_than_binary, pulls_missing_image};
 use crate::docker::{
-    binary_version, credentials, find_computer, resolve_endpoint, ComputerState, DockerEndpoint,
-    DockerError, Transport,
+    binary_version, resolve_endpoint, ComputerState, DockerEndpoint, DockerError, Engine,
+    EngineFacts, Transport,
 };
 use crate::settings::{ComputerSettings, DevtoolsSettings, Env, Settings, SettingsError};
-use bollard::models::{ExecConfig, SystemInfo};
-use bollard::Docker;
-use futures::StreamExt;
 use std::time::Duration;
 
 const ENGINE_DEADLINE: Duration = Duration::from_secs(3);
@@ -37,7 +33,7 @@ pub(crate) struct Found {
     /// The computer's own settings, when at least those are usable.
     pub computer: Option<ComputerSettings>,
     pub endpoint: Option<DockerEndpoint>,
-    pub docker: Option<Docker>,
+    pub engine: Option<Engine>,
 }
 
 /// Settings, endpoint, engine, then the disk and the image side by side.
@@ -64,7 +60,7 @@ pub(crate) async fn check(env: &Env, budget: &Budget, report: &mut Report) -> Fo
         settings,
         computer,
         endpoint,
-        docker: None,
+        engine: None,
     };
     let Some(endpoint) = &found.endpoint else {
         return found;
@@ -77,14 +73,14 @@ pub(crate) async fn check(env: &Env, budget: &Budget, report: &mut Report) -> Fo
     )
     .await;
     report.add("docker-engine", outcome);
-    let Some((docker, info)) = engine else {
+    let Some((engine, facts)) = engine else {
         return found;
     };
     let disk = timed(
         budget,
         DISK_DEADLINE,
         "check it with `docker system df`",
-        disk(&docker, &info, endpoint, found.computer.as_ref()),
+        disk(&engine, &facts, endpoint, found.computer.as_ref()),
     );
     let image = async {
         match &found.computer {
@@ -93,7 +89,7 @@ pub(crate) async fn check(env: &Env, budget: &Budget, report: &mut Report) -> Fo
                     budget,
                     IMAGE_DEADLINE,
                     "check that Docker is not stuck, then run `docker image ls`",
-                    image(&docker, computer, endpoint),
+                    image(&engine, computer, endpoint),
                 )
                 .await,
             ),
@@ -105,7 +101,7 @@ pub(crate) async fn check(env: &Env, budget: &Budget, report: &mut Report) -> Fo
     if let Some((image, _)) = image {
         report.add("image", image);
     }
-    found.docker = Some(docker);
+    found.engine = Some(engine);
     found
 }
 
@@ -134,9 +130,9 @@ fn settings(env: &Env) -> (Outcome, Option<Settings>, Option<ComputerSettings>) 
     (outcome, Some(settings), Some(computer))
 }
 
-async fn engine(endpoint: &DockerEndpoint) -> (Outcome, Option<(Docker, SystemInfo)>) {
-    let docker = match endpoint.connect().await {
-        Ok(docker) => docker,
+async fn engine(endpoint: &DockerEndpoint) -> (Outcome, Option<(Engine, EngineFacts)>) {
+    let engine = match Engine::connect(endpoint).await {
+        Ok(engine) => engine,
         Err(e) => {
             let detail = match &e {
                 DockerError::Unreachable { host, why, source } => format!(
@@ -152,15 +148,12 @@ async fn engine(endpoint: &DockerEndpoint) -> (Outcome, Option<(Docker, SystemIn
             return (Outcome::err(detail, fix::ENGINE_UNREACHABLE), None);
         }
     };
-    let info = match docker.info().await {
-        Ok(info) => info,
+    let facts = match engine.facts().await {
+        Ok(facts) => facts,
         Err(e) => {
             return (
                 Outcome::err(
-                    format!(
-                        "the Docker engine at {endpoint} did not answer `info`: {}",
-                        describe(&e)
-                    ),
+                    format!("the Docker engine at {endpoint} did not answer `info`: {e}"),
                     fix::ENGINE_UNREACHABLE,
                 ),
                 None,
@@ -168,14 +161,14 @@ async fn engine(endpoint: &DockerEndpoint) -> (Outcome, Option<(Docker, SystemIn
         }
     };
     let unknown = || "?".to_string();
-    let os = info.os_type.clone().unwrap_or_else(unknown);
-    let arch = info.architecture.clone().unwrap_or_else(unknown);
+    let os = facts.os.clone().unwrap_or_else(unknown);
+    let arch = facts.arch.clone().unwrap_or_else(unknown);
     let detail = format!(
         "Docker {} at `{}`, {os}/{arch}, {} CPUs, {} memory",
-        info.server_version.clone().unwrap_or_else(unknown),
+        facts.version.clone().unwrap_or_else(unknown),
         endpoint.host,
-        info.ncpu.unwrap_or(0),
-        crate::settings::format_size(info.mem_total.unwrap_or(0).max(0) as u64),
+        facts.cpus,
+        crate::settings::format_size(facts.memory_bytes),
     );
     let outcome = if os != "linux" {
         Outcome::err(
@@ -190,19 +183,19 @@ async fn engine(endpoint: &DockerEndpoint) -> (Outcome, Option<(Docker, SystemIn
     } else {
         Outcome::ok(detail)
     };
-    (outcome, Some((docker, info)))
+    (outcome, Some((engine, facts)))
 }
 
 /// Free space where the engine keeps images and containers: its data root
 /// when that is on this machine (a local socket), else the root of a running
 /// computer (Docker Desktop's VM, a remote engine).
 async fn disk(
-    docker: &Docker,
-    info: &SystemInfo,
+    engine: &Engine,
+    facts: &EngineFacts,
     endpoint: &DockerEndpoint,
     computer: Option<&ComputerSettings>,
 ) -> (Outcome, Option<()>) {
-    let root = info.docker_root_dir.clone().unwrap_or_default();
+    let root = facts.root_dir.clone().unwrap_or_default();
     let local = matches!(endpoint.transport, Transport::Unix(_))
         && !root.is_empty()
         && std::path::Path::new(&root).exists();
@@ -210,7 +203,7 @@ async fn disk(
         df_local(&root).await.map(|kib| (kib, format!("`{root}`")))
     } else {
         match computer {
-            Some(c) => df_in_computer(docker, &c.name)
+            Some(c) => df_in_computer(engine, &c.name)
                 .await
                 .map(|kib| (kib, format!("the engine's disk (seen from `{}`)", c.name))),
             None => Err("the computer's settings are not usable".into()),
@@ -252,8 +245,8 @@ async fn df_local(path: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("`df -Pk {path}` printed no size"))
 }
 
-async fn df_in_computer(docker: &Docker, name: &str) -> Result<u64, String> {
-    match find_computer(docker, name).await {
+async fn df_in_computer(engine: &Engine, name: &str) -> Result<u64, String> {
+    match engine.find_computer(name).await {
         Ok(Some(found)) if found.state == ComputerState::Running => {}
         Ok(_) => {
             return Err(format!(
@@ -262,27 +255,7 @@ async fn df_in_computer(docker: &Docker, name: &str) -> Result<u64, String> {
         }
         Err(e) => return Err(e.to_string()),
     }
-    let exec = docker
-        .create_exec(
-            name,
-            ExecConfig {
-                cmd: Some(vec!["df".into(), "-Pk".into(), "/".into()]),
-                attach_stdout: Some(true),
-                ..Default::default()
-            },
-        )
-        .await
-        .map_err(|e| describe(&e))?;
-    let mut text = String::new();
-    if let bollard::exec::StartExecResults::Attached { mut output, .. } = docker
-        .start_exec(&exec.id, None)
-        .await
-        .map_err(|e| describe(&e))?
-    {
-        while let Some(Ok(chunk)) = output.next().await {
-            text.push_str(&chunk.to_string());
-        }
-    }
+    let text = engine.output_in(name, &["df", "-Pk", "/"]).await?;
     available_kib(&text).ok_or_else(|| format!("`df -Pk /` in `{name}` printed no size"))
 }
 
@@ -295,12 +268,12 @@ fn available_kib(df: &str) -> Option<u64> {
 /// get it: a dev build never pulls, a release build asks the registry with
 /// the current login.
 async fn image(
-    docker: &Docker,
+    engine: &Engine,
     computer: &ComputerSettings,
     endpoint: &DockerEndpoint,
 ) -> (Outcome, Option<()>) {
     let image = &computer.image;
-    let outcome = match inspect_image(docker, image).await {
+    let outcome = match engine.inspect_image(image).await {
         Err(e) => Outcome::err(e.to_string(), fix::ENGINE_UNREACHABLE),
         Ok(Some(facts)) => match facts.version {
             None => Outcome::warn(
@@ -318,7 +291,7 @@ async fn image(
             Some(v) => Outcome::ok(format!("`{image}` is present, version {v}")),
         },
         Ok(None) if !pulls_missing_image() => {
-            let exists = matches!(find_computer(docker, &computer.name).await, Ok(Some(_)));
+            let exists = matches!(engine.find_computer(&computer.name).await, Ok(Some(_)));
             let detail = format!("`{image}` is not on the engine, and dev builds never pull");
             if exists {
                 Outcome::warn(
@@ -332,35 +305,20 @@ async fn image(
                 Outcome::err(detail, fix::DEV_IMAGE_MISSING)
             }
         }
-        Ok(None) => pullable(docker, image, endpoint).await,
+        Ok(None) => pullable(engine, image, endpoint).await,
     };
     (outcome, Some(()))
 }
 
 /// Asks the registry, through the engine and with the user's login, for the
 /// image's manifest: what a pull needs first, without pulling gigabytes.
-async fn pullable(docker: &Docker, image: &str, endpoint: &DockerEndpoint) -> Outcome {
-    let credentials = match credentials::for_image(endpoint.config_dir.as_deref(), image).await {
-        Ok(credentials) => credentials,
-        Err(e) => return Outcome::err(e.to_string(), fix::PULL_DENIED),
-    };
-    let call = Call::new(
-        format!("asking the registry for `{image}`"),
-        "nothing was changed",
-        IMAGE_DEADLINE,
-    );
-    match call
-        .run_raw(docker.inspect_registry_image(image, credentials))
-        .await
-    {
-        Ok(Ok(_)) => Outcome::ok(format!(
+async fn pullable(engine: &Engine, image: &str, endpoint: &DockerEndpoint) -> Outcome {
+    match engine.registry_has(image, endpoint.config_dir.as_deref()).await {
+        Ok(Ok(())) => Outcome::ok(format!(
             "`{image}` is not on the engine yet; the registry has it for this login, and start_computer pulls it (a few GB the first time)"
         )),
-        Ok(Err(e)) => Outcome::err(
-            format!(
-                "`{image}` is not on the engine, and the registry refuses it: {}",
-                describe(&e)
-            ),
+        Ok(Err(refusal)) => Outcome::err(
+            format!("`{image}` is not on the engine, and the registry refuses it: {refusal}"),
             fix::PULL_DENIED,
         ),
         Err(e) => Outcome::err(e.to_string(), fix::PULL_DENIED),
