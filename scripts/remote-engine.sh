@@ -80,14 +80,15 @@ start_dockerd() {
     mkdir -p "$STATE/data" "$STATE/exec"
     # Its own containerd namespaces: the machine's containerd socket is
     # visible here too, and must not mix this engine's containers with the
-    # machine engine's.
+    # machine engine's. The daemon must not inherit the lock `up` holds
+    # (fd 9), or every later `up` would wait for as long as it runs.
     in_ns setsid dockerd \
         --data-root "$STATE/data" --exec-root "$STATE/exec" --pidfile "$STATE/docker.pid" \
         --containerd-namespace cu-remote --containerd-plugins-namespace cu-remote-plugins \
         -H "unix://$SOCK" -H "tcp://$NS_IP:2376" \
         --tlsverify --tlscacert "$CERTS/ca.pem" \
         --tlscert "$CERTS/server-cert.pem" --tlskey "$CERTS/server-key.pem" \
-        >"$STATE/dockerd.log" 2>&1 </dev/null &
+        >"$STATE/dockerd.log" 2>&1 </dev/null 9>&- &
     for _ in $(seq 150); do
         docker -H "unix://$SOCK" version >/dev/null 2>&1 && return
         sleep 0.2
@@ -120,7 +121,7 @@ StrictModes no
 SetEnv DOCKER_HOST=unix://$SOCK
 CONFIG
     mkdir -p /run/sshd
-    in_ns /usr/sbin/sshd -f "$dir/sshd_config" -E "$dir/sshd.log" \
+    in_ns /usr/sbin/sshd -f "$dir/sshd_config" -E "$dir/sshd.log" 9>&- \
         || die "sshd did not start; see $dir/sshd.log (apt-get install openssh-server)"
 }
 
