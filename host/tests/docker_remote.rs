@@ -387,3 +387,55 @@ async fn consecutive_calls_over_ssh_reuse_their_ssh() {
 async fn attached_exec_echoes_over_tls() {
     exec_echoes(&remote_engine().tls, "tls").await;
 }
+
+/// The inodes of this process's established TCP connections to the remote
+/// engine's TLS port (10.231.0.2:2376, as `/proc/net/tcp` writes it).
+fn engine_connections() -> Vec<u64> {
+    const ENGINE: &str = "0200E70A:0948";
+    const ESTABLISHED: &str = "01";
+    let mine: std::collections::BTreeSet<u64> = std::fs::read_dir("/proc/self/fd")
+        .expect("reads /proc/self/fd")
+        .filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+        .filter_map(|link| {
+            let link = link.to_string_lossy().into_owned();
+            link.strip_prefix("socket:[")?
+                .strip_suffix(']')?
+                .parse()
+                .ok()
+        })
+        .collect();
+    std::fs::read_to_string("/proc/self/net/tcp")
+        .expect("reads /proc/self/net/tcp")
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let inode: u64 = fields.get(9)?.parse().ok()?;
+            (fields.get(2) == Some(&ENGINE)
+                && fields.get(3) == Some(&ESTABLISHED)
+                && mine.contains(&inode))
+            .then_some(inode)
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn consecutive_calls_over_tls_reuse_their_connection() {
+    let env: Env = remote_engine().tls.iter().cloned().collect();
+    let docker = resolve_endpoint(&env).unwrap().connect().await.unwrap();
+    let mut seen: std::collections::BTreeMap<u64, usize> = Default::default();
+    for _ in 0..50 {
+        docker.version().await.expect("the remote engine answers");
+        for inode in engine_connections() {
+            *seen.entry(inode).or_default() += 1;
+        }
+    }
+    // A client without a pool closes its connection after each call, so
+    // no connection would be seen after more than one of them. The pool
+    // may replace a connection the engine closed, hence not all 50.
+    let most = seen.values().copied().max().unwrap_or(0);
+    assert!(
+        most >= 40,
+        "no TLS connection carried 40 of 50 calls in a row: {seen:?}"
+    );
+}

@@ -230,17 +230,7 @@ impl DockerEndpoint {
                 API_DEFAULT_VERSION,
             ),
             Transport::Tls { authority, files } => {
-                tls::install_provider().map_err(|why| bollard::errors::Error::IOError {
-                    err: std::io::Error::new(std::io::ErrorKind::Unsupported, why),
-                })?;
-                Docker::connect_with_ssl(
-                    &format!("https://{authority}"),
-                    &files.path(tls::KEY),
-                    &files.path(tls::CERT),
-                    &files.path(tls::CA),
-                    REQUEST_CEILING_SECS,
-                    API_DEFAULT_VERSION,
-                )
+                tls::connect(authority, files, REQUEST_CEILING_SECS, API_DEFAULT_VERSION)
             }
             Transport::Ssh(target) => {
                 ssh::connect(target, REQUEST_CEILING_SECS, API_DEFAULT_VERSION)

@@ -9,13 +9,31 @@
 //! then need no C compiler for their target. It runs on x86_64 and aarch64
 //! CPUs with the AES and carry-less multiply instructions (x86_64 from about
 //! 2014 on), and is checked before use rather than left to panic.
+//!
+//! The client is this module's, not bollard's `connect_with_ssl`: that one
+//! opens a new connection (a TCP and a TLS handshake) for every request and
+//! leaves Nagle's algorithm on, so each small write of a tunnel waited for
+//! the engine's acknowledgement of the one before. Here idle connections
+//! are kept for reuse, as the ssh client keeps its processes, and writes go
+//! out at once.
 
 use super::endpoint::EndpointSource;
 use super::error::EndpointError;
+use bollard::{BollardRequest, ClientVersion, Docker};
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// How long an idle connection to the engine is kept for reuse.
+const IDLE: Duration = Duration::from_secs(15);
+/// Idle connections kept at most; more calls at once each open their own.
+const MAX_IDLE: usize = 4;
 
 /// The three files the Docker CLI uses, in the order it needs them.
 pub const CA: &str = "ca.pem";
@@ -102,6 +120,85 @@ impl TlsFiles {
         }
         Ok(())
     }
+}
+
+/// A client for the engine at `authority` (`host:port`) that proves itself
+/// with `files`' certificate and trusts only the engine certificates their
+/// CA signed, as `docker --tlsverify` does. No connection is made until the
+/// first request.
+pub fn connect(
+    authority: &str,
+    files: &TlsFiles,
+    timeout_secs: u64,
+    version: &ClientVersion,
+) -> Result<Docker, bollard::errors::Error> {
+    let io_error = |kind, why: String| bollard::errors::Error::IOError {
+        err: std::io::Error::new(kind, why),
+    };
+    install_provider().map_err(|why| io_error(std::io::ErrorKind::Unsupported, why))?;
+    let config =
+        client_config(files).map_err(|why| io_error(std::io::ErrorKind::InvalidData, why))?;
+    let mut tcp = HttpConnector::new();
+    tcp.enforce_http(false);
+    tcp.set_nodelay(true);
+    let connector = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(config)
+        .https_only()
+        .enable_http1()
+        .wrap_connector(tcp);
+    let client = Client::builder(TokioExecutor::new())
+        .pool_idle_timeout(IDLE)
+        .pool_max_idle_per_host(MAX_IDLE)
+        .pool_timer(TokioTimer::new())
+        .build(connector);
+    let client = Arc::new(client);
+    Docker::connect_with_custom_transport(
+        move |request: BollardRequest| {
+            let client = Arc::clone(&client);
+            async move { Ok(client.request(request).await?) }
+        },
+        Some(format!("https://{authority}")),
+        timeout_secs,
+        version,
+    )
+}
+
+/// The TLS settings from the three files; the error names the file.
+fn client_config(files: &TlsFiles) -> Result<rustls::ClientConfig, String> {
+    let certs = |file: &str| {
+        CertificateDer::pem_file_iter(files.path(file))
+            .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+            .map_err(|e| {
+                format!(
+                    "`{}` cannot be read as PEM certificates: {e}",
+                    files.path(file).display()
+                )
+            })
+    };
+    let mut roots = rustls::RootCertStore::empty();
+    let (added, _) = roots.add_parsable_certificates(certs(CA)?);
+    if added == 0 {
+        return Err(format!(
+            "`{}` holds no CA certificate rustls can use",
+            files.path(CA).display()
+        ));
+    }
+    let key = PrivateKeyDer::from_pem_file(files.path(KEY)).map_err(|e| {
+        format!(
+            "`{}` holds no usable private key: {e}",
+            files.path(KEY).display()
+        )
+    })?;
+    rustls::ClientConfig::builder()
+        .with_root_certificates(roots)
+        .with_client_auth_cert(certs(CERT)?, key)
+        .map_err(|e| {
+            format!(
+                "`{}` and `{}` do not make a client certificate: {e}",
+                files.path(CERT).display(),
+                files.path(KEY).display()
+            )
+        })
 }
 
 /// Makes graviola the process's rustls provider, once. bollard's TLS client
