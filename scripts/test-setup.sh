@@ -4,18 +4,33 @@
 # debian:trixie base image, the computer-use-mcp:dev image, noVNC and
 # Playwright, and the release checks' tools (actionlint, zizmor, the Windows
 # and macOS Rust targets). Safe to re-run: each step does only what is missing.
+#
+# Usage: scripts/test-setup.sh [--without-images | --images-only]
+# scripts/test.sh runs the two halves apart, so that the images build while
+# the Rust builds use the CPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash scripts/install-test-deps.sh
-bash scripts/install-release-tools.sh
-bash scripts/ensure-docker.sh
-# Behind a proxy that re-signs https, the image build must trust the host's
-# CA bundle; trusting the system store is harmless everywhere else.
-if [ -z "${COMPUTER_USE_EXTRA_CA:-}" ] && [ -f /etc/ssl/certs/ca-certificates.crt ]; then
-    export COMPUTER_USE_EXTRA_CA=/etc/ssl/certs/ca-certificates.crt
+part=${1:-all}
+case "$part" in
+    all | --without-images | --images-only) ;;
+    *) echo "test-setup: unknown option \`$part\`; use --without-images or --images-only" >&2; exit 2 ;;
+esac
+
+if [ "$part" != --images-only ]; then
+    bash scripts/install-test-deps.sh
+    bash scripts/install-release-tools.sh
+    bash scripts/ensure-docker.sh
 fi
-bash scripts/build-image.sh
+if [ "$part" != --without-images ]; then
+    # Behind a proxy that re-signs https, the image build must trust the
+    # host's CA bundle; trusting the system store is harmless everywhere else.
+    if [ -z "${COMPUTER_USE_EXTRA_CA:-}" ] && [ -f /etc/ssl/certs/ca-certificates.crt ]; then
+        export COMPUTER_USE_EXTRA_CA=/etc/ssl/certs/ca-certificates.crt
+    fi
+    bash scripts/build-image.sh
+fi
+[ "$part" = --images-only ] && exit 0
 # The viewer's browser tests: noVNC for the work tree's page, Playwright.
 bash scripts/fetch-novnc.sh
 npm ci --prefix computerd/tests/browser --no-audit --no-fund

@@ -10,13 +10,22 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-bash scripts/test-setup.sh
-# The remote engine loads the image (about two minutes of disk, not CPU)
-# while the builds below run; the tests that need it wait for it.
+bash scripts/test-setup.sh --without-images
+# The images build (mostly downloads and unpacking) and the remote engine
+# loads them (about two minutes of disk) while the Rust builds below use
+# the CPU; the tests start once both are done.
 mkdir -p target
-bash scripts/remote-engine.sh up > target/remote-engine-up.log 2>&1 &
+(bash scripts/test-setup.sh --images-only && bash scripts/remote-engine.sh up) \
+    > target/images.log 2>&1 &
+images=$!
 bash scripts/release-check.sh
 cargo build --release --locked -p computer-use-mcp
+cargo test --workspace --locked --no-run
+if ! wait "$images"; then
+    cat target/images.log >&2
+    echo "test: building the images or loading them into the remote engine failed (above)" >&2
+    exit 1
+fi
 cargo test --workspace --no-fail-fast -- --test-threads="${TEST_THREADS:-2}"
 bash scripts/test-http.sh -- --test-threads="${TEST_THREADS:-2}"
 bash scripts/test-remote.sh -- --test-threads="${TEST_THREADS:-2}"
