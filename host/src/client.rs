@@ -94,6 +94,9 @@ impl fmt::Debug for ComputerdClient {
     }
 }
 
+/// How long an idle connection to computerd is kept for the next call.
+pub const POOL_IDLE: Duration = Duration::from_secs(13);
+
 /// The HTTP client for computerd's API: straight to loopback, never
 /// through `HTTP_PROXY`/`ALL_PROXY` (the proxy would see the token and
 /// everything sent), and never following a redirect (a hostile computer
@@ -110,9 +113,12 @@ impl ComputerdClient {
             .connect_timeout(Duration::from_secs(5))
             // Idle keep-alive connections make repeated calls fast.
             // computerd closes a connection that sends no request head for
-            // 15 s; dropping idle ones first keeps a request from racing
-            // that close.
-            .pool_idle_timeout(Duration::from_secs(5))
+            // 15 s; dropping idle ones 2 s before keeps a request from
+            // racing that close. Kept past the heartbeat's 10 s (plus the
+            // 2 s a tunnel's Docker check may take), so the heartbeat always
+            // finds one: through a tunnel a new connection is a new exec,
+            // which waits while a `docker cp` holds the container.
+            .pool_idle_timeout(POOL_IDLE)
             .build()
             .expect("an HTTP client without TLS always builds");
         ComputerdClient {

@@ -6,8 +6,10 @@
 //!
 //! The MCP tests of sessions, transfer and the browser also run against this
 //! engine over both transports (`scripts/test-remote.sh`); this file holds
-//! what only a remote engine has: `doctor --deep` through the tunnel, and
-//! the engine's connection dropping in the middle of a call.
+//! what only a remote engine has: `doctor --deep` through the tunnel, the
+//! engine's connection dropping in the middle of a call, and a `docker cp`
+//! holding the container in the engine for longer than a session may go
+//! without a heartbeat.
 
 mod support;
 
@@ -17,7 +19,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 use support::docker::TestComputer;
 use support::mcp::{call, connect_with, host_command, shell_ok, start_session, text};
-use support::remote::{remote_docker, remote_engine, ENDPOINT_VARS};
+use support::remote::{remote_docker, remote_docker_command, remote_engine, ENDPOINT_VARS};
 
 /// The remote engine's end of the veth pair, in its namespace. Taking it
 /// down (rather than this machine's end) keeps the route to the engine on
@@ -249,6 +251,71 @@ async fn the_engine_dropping_mid_call_is_an_error_and_start_computer_recovers_af
         .as_str()
         .expect("a session id")
         .to_string();
+    let after = shell_ok(&client, &session, "echo after").await;
+    assert_eq!(after["stdout"].as_str().map(str::trim), Some("after"));
+}
+
+/// A `docker cp` holds the container in the engine for as long as it
+/// copies: Docker's check of the computer, and any new exec (so any new
+/// tunnel connection), wait for it. The heartbeat goes on without the check
+/// and on the tunnel connection it already has, so the session outlives the
+/// 30 s computerd allows without a heartbeat.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_docker_cp_holding_the_computer_longer_than_the_heartbeat_window_ends_no_session() {
+    const HELD: Duration = Duration::from_secs(40);
+    let _one = ONE_AT_A_TIME.lock().await;
+    let remote = RemoteComputer::new(&remote_engine().tls);
+    let (client, _pid) = connect_with(remote.host(), ()).await;
+    let session = start_session(&client, "held by docker cp").await;
+    let before = shell_ok(&client, &session, "echo before").await;
+    assert_eq!(before["stdout"].as_str().map(str::trim), Some("before"));
+
+    // An archive that never comes: the engine holds the container while it
+    // waits for it, until the copy is killed.
+    let name = remote.computer.name.clone();
+    let mut copy = remote_docker_command(&remote.env, &["cp", "-", &format!("{name}:/tmp")])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("docker cp starts");
+    // Held: `docker inspect` waits too.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let mut inspect = remote_docker_command(
+            &remote.env,
+            &["inspect", "--format", "{{.State.Running}}", &name],
+        )
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("docker inspect starts");
+        let waited = Instant::now() + Duration::from_secs(3);
+        while inspect.try_wait().expect("inspect's status").is_none() && Instant::now() < waited {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        let held = inspect.try_wait().expect("inspect's status").is_none();
+        let _ = inspect.kill();
+        let _ = inspect.wait();
+        if held {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "`docker cp -` did not hold the container within 20 s (inspect kept answering)"
+        );
+    }
+
+    let held_since = Instant::now();
+    while held_since.elapsed() < HELD {
+        assert!(
+            copy.try_wait().expect("docker cp's status").is_none(),
+            "docker cp ended early"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let _ = copy.kill();
+    let _ = copy.wait();
+
     let after = shell_ok(&client, &session, "echo after").await;
     assert_eq!(after["stdout"].as_str().map(str::trim), Some("after"));
 }

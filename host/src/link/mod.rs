@@ -26,6 +26,13 @@ use std::time::{Duration, Instant};
 pub const CONFIRMED_FOR: Duration = Duration::from_secs(2);
 /// How long a computer restarted elsewhere gets to answer on its new port.
 const NEW_PORT_DEADLINE: Duration = Duration::from_secs(5);
+/// How long a call through a tunnel waits for Docker's check before going
+/// on unconfirmed. A `docker cp` holds the container's lock in the engine
+/// for as long as it copies, so the check may wait that long; meanwhile the
+/// heartbeat must still go out well within computerd's 15 s keep-alive, on
+/// the tunnel connection it already has (a new one needs an exec, which
+/// waits for the same lock).
+const TUNNEL_CHECK_WAIT: Duration = Duration::from_secs(2);
 
 /// A computer this process reached through `start_computer`.
 #[derive(Debug, Clone)]
@@ -186,14 +193,24 @@ impl Link {
         if last.is_some_and(|at| at.elapsed() < fresh) {
             return Ok(conn);
         }
-        let now = match recheck(
+        let check = recheck(
             &conn.dialer,
             &conn.container,
             &conn.container_id,
             conn.client.base_url(),
-        )
-        .await
-        {
+        );
+        let checked = if conn.dialer.way() == Way::Tunnel {
+            match tokio::time::timeout(TUNNEL_CHECK_WAIT, check).await {
+                Ok(checked) => checked,
+                Err(_) => {
+                    tracing::warn!("calling the computer `{}` through its tunnel while Docker has not answered within {}s", conn.container, TUNNEL_CHECK_WAIT.as_secs());
+                    return Ok(conn);
+                }
+            }
+        } else {
+            check.await
+        };
+        let now = match checked {
             Ok(now) => now,
             // Through a tunnel the API URL is this process's own listener,
             // so the token cannot go astray while Docker is slow to answer
@@ -274,4 +291,17 @@ pub(crate) async fn computer_info(client: &ComputerdClient) -> Result<ComputerIn
     client
         .send::<GetComputer>(&(), &NoBody {}, NEW_PORT_DEADLINE, "nothing keeps running")
         .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TUNNEL_CHECK_WAIT;
+
+    /// A heartbeat through a tunnel goes out at most the interval plus the
+    /// Docker check after the previous one; its connection must still be in
+    /// the pool then, or it needs a new exec (see `client::POOL_IDLE`).
+    #[test]
+    fn the_heartbeat_finds_its_connection_still_pooled() {
+        assert!(crate::heartbeat::INTERVAL + TUNNEL_CHECK_WAIT < crate::client::POOL_IDLE);
+    }
 }

@@ -111,12 +111,17 @@ pub const ENDPOINT_VARS: [&str; 6] = [
 
 /// Runs `docker <args>` against the engine `env` names.
 pub fn remote_docker(env: &[(String, String)], args: &[&str]) -> std::process::Output {
+    remote_docker_command(env, args)
+        .output()
+        .expect("runs `docker`")
+}
+
+/// `docker ARGS` against the engine `env` names, not yet started.
+pub fn remote_docker_command(env: &[(String, String)], args: &[&str]) -> Command {
     let mut cmd = Command::new("docker");
     for var in ENDPOINT_VARS {
         cmd.env_remove(var);
     }
-    cmd.envs(env.iter().map(|(k, v)| (k, v)))
-        .args(args)
-        .output()
-        .expect("runs `docker`")
+    cmd.envs(env.iter().map(|(k, v)| (k, v))).args(args);
+    cmd
 }
