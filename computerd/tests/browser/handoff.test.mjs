@@ -74,7 +74,12 @@ test('the held screen shows the request; the person takes control and hands back
   page.on('pageerror', (e) => errors.push(e));
   await page.goto(VIEWER_URL);
   const panel = page.locator('#handoff');
-  await waitFor('the handoff panel', () => panel.isVisible());
+  // On a timeout, what the page said and what its list held tell why.
+  await waitFor('the handoff panel', () => panel.isVisible()).catch(async (e) => {
+    const said = await page.locator('#list-status').textContent().catch(() => '?');
+    const listed = await page.locator('#sessions').innerText().catch(() => '?');
+    throw new Error(`${e.message}; the page's status: ${JSON.stringify(said)}; its list: ${JSON.stringify(listed)}`);
+  });
   // The reason is the agent's text, shown as text: no markup of it runs.
   assert.equal(await page.locator('#handoff-reason').textContent(), REASON);
   assert.equal(await page.locator('#handoff-reason b').count(), 0);
