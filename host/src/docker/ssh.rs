@@ -9,11 +9,10 @@
 //! instead of paying for a new handshake. Upgraded connections (an attached
 //! exec) keep their process until they are dropped, which kills it.
 
-use bollard::{BollardRequest, ClientVersion, Docker};
+use bollard::{ClientVersion, Docker};
 use hyper::Uri;
 use hyper_util::client::legacy::connect::{Connected, Connection};
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use hyper_util::rt::TokioIo;
 use std::fmt;
 use std::future::Future;
 use std::io;
@@ -27,10 +26,6 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 /// The `ConnectTimeout` the docker CLI gives `ssh`.
 pub const CONNECT_TIMEOUT_SECS: u64 = 30;
-/// How long an idle connection (and its `ssh` process) is kept for reuse.
-const IDLE: Duration = Duration::from_secs(15);
-/// Idle connections kept at most; more calls at once each start their own.
-const MAX_IDLE: usize = 4;
 /// How much of ssh's stderr is kept to explain a failure.
 const STDERR_KEPT: usize = 4096;
 /// How long a failed ssh gets to finish writing why before we report it.
@@ -183,23 +178,9 @@ pub fn connect(
     let connector = SshConnector {
         target: Arc::new(target.clone()),
     };
-    let client = Client::builder(TokioExecutor::new())
-        .pool_idle_timeout(IDLE)
-        .pool_max_idle_per_host(MAX_IDLE)
-        .pool_timer(TokioTimer::new())
-        .build(connector);
-    let client = Arc::new(client);
-    Docker::connect_with_custom_transport(
-        move |request: BollardRequest| {
-            let client = Arc::clone(&client);
-            async move { Ok(client.request(request).await?) }
-        },
-        // Only the path of each request reaches the engine; the host is a
-        // placeholder, as in the docker CLI.
-        Some("http://docker"),
-        timeout_secs,
-        version,
-    )
+    // Only the path of each request reaches the engine; the host is a
+    // placeholder, as in the docker CLI.
+    super::pooled::pooled_docker(connector, "http://docker".into(), timeout_secs, version)
 }
 
 /// Starts one `ssh` per connection the HTTP client asks for.

@@ -19,21 +19,12 @@
 
 use super::endpoint::EndpointSource;
 use super::error::EndpointError;
-use bollard::{BollardRequest, ClientVersion, Docker};
+use bollard::{ClientVersion, Docker};
 use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::client::legacy::Client;
-use hyper_util::rt::{TokioExecutor, TokioTimer};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::Duration;
-
-/// How long an idle connection to the engine is kept for reuse.
-const IDLE: Duration = Duration::from_secs(15);
-/// Idle connections kept at most; more calls at once each open their own.
-const MAX_IDLE: usize = 4;
 
 /// The three files the Docker CLI uses, in the order it needs them.
 pub const CA: &str = "ca.pem";
@@ -146,18 +137,9 @@ pub fn connect(
         .https_only()
         .enable_http1()
         .wrap_connector(tcp);
-    let client = Client::builder(TokioExecutor::new())
-        .pool_idle_timeout(IDLE)
-        .pool_max_idle_per_host(MAX_IDLE)
-        .pool_timer(TokioTimer::new())
-        .build(connector);
-    let client = Arc::new(client);
-    Docker::connect_with_custom_transport(
-        move |request: BollardRequest| {
-            let client = Arc::clone(&client);
-            async move { Ok(client.request(request).await?) }
-        },
-        Some(format!("https://{authority}")),
+    super::pooled::pooled_docker(
+        connector,
+        format!("https://{authority}"),
         timeout_secs,
         version,
     )
