@@ -1,5 +1,5 @@
 //! The Docker side of the host: which engine to talk to ([`endpoint`]) and
-//! how to reach it ([`tls`], [`ssh`], over one pooled client),  the computer's container
+//! how to reach it ([`tls`], [`ssh`], over one pooled client), the computer's container
 //! ([`container`]), its image ([`image`]), the questions `doctor` asks of
 //! the engine ([`engine`]), published ports ([`ports`]), how those ports are reached from here ([`dialer`]: as
 //! published on a local engine, through a [`tunnel`] over the engine
