@@ -72,13 +72,21 @@ test('the held screen shows the request; the person takes control and hands back
   const page = await context.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(e));
+  // What the page fetched and failed, and what it logged, for a timeout.
+  const trouble = [];
+  page.on('requestfailed', (r) => trouble.push(`${r.url()} failed: ${r.failure()?.errorText}`));
+  page.on('response', (r) => r.status() >= 400 && trouble.push(`${r.url()} answered ${r.status()}`));
+  page.on('console', (m) => m.type() === 'error' && trouble.push(`console: ${m.text()}`));
   await page.goto(VIEWER_URL);
   const panel = page.locator('#handoff');
   // On a timeout, what the page said and what its list held tell why.
   await waitFor('the handoff panel', () => panel.isVisible()).catch(async (e) => {
     const said = await page.locator('#list-status').textContent().catch(() => '?');
     const listed = await page.locator('#sessions').innerText().catch(() => '?');
-    throw new Error(`${e.message}; the page's status: ${JSON.stringify(said)}; its list: ${JSON.stringify(listed)}`);
+    throw new Error(
+      `${e.message}; the page's status: ${JSON.stringify(said)}; its list: ${JSON.stringify(listed)}; ` +
+        `errors: ${JSON.stringify(errors.map(String))}; trouble: ${JSON.stringify(trouble)}`,
+    );
   });
   // The reason is the agent's text, shown as text: no markup of it runs.
   assert.equal(await page.locator('#handoff-reason').textContent(), REASON);
