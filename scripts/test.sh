@@ -1,16 +1,22 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what the tests need (scripts/test-setup.sh),
-# runs the release checks (workflow lint, Windows and macOS builds, crate
-# packages), builds the release host binary that host/tests/release_build.rs
-# drives, then runs every test of the workspace against those real parts, and
-# the MCP tests a second time over Streamable HTTP (scripts/test-http.sh) and
-# a third time against a remote engine over TLS and ssh
-# (scripts/test-remote.sh).
-# Every test binary runs even when one fails, so one run names every failure.
+# builds the release host binary that host/tests/release_build.rs drives,
+# then runs every test of the workspace against those real parts, the MCP
+# tests a second time over Streamable HTTP (scripts/test-http.sh) and a third
+# time against a remote engine over TLS and ssh (scripts/test-remote.sh).
+# The release checks (workflow lint, Windows and macOS builds, crate
+# packages) run beside the tests.
+#
+# Every test binary and every pass runs even when one fails, so one run
+# names every failure; the exit status is non-zero if anything failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+started=$SECONDS
+phase() { printf 'test: %s (at %dm%02ds)\n' "$1" $(((SECONDS - started) / 60)) $(((SECONDS - started) % 60)) >&2; }
+
 bash scripts/test-setup.sh --without-images
+phase "setup done"
 # The images build (mostly downloads and unpacking) and the remote engine
 # loads them (about two minutes of disk) while the Rust builds below use
 # the CPU; the tests start once both are done.
@@ -18,14 +24,45 @@ mkdir -p target
 (bash scripts/test-setup.sh --images-only && bash scripts/remote-engine.sh up) \
     > target/images.log 2>&1 &
 images=$!
-bash scripts/release-check.sh
 cargo build --release --locked -p computer-use-mcp
 cargo test --workspace --locked --no-run
+phase "the release binary and the test binaries are built"
 if ! wait "$images"; then
     cat target/images.log >&2
     echo "test: building the images or loading them into the remote engine failed (above)" >&2
     exit 1
 fi
-cargo test --workspace --no-fail-fast -- --test-threads="${TEST_THREADS:-2}"
-bash scripts/test-http.sh -- --test-threads="${TEST_THREADS:-2}"
-bash scripts/test-remote.sh -- --test-threads="${TEST_THREADS:-2}"
+phase "the images are built and loaded"
+
+# The release checks only compile: for two other targets, and the packages.
+# They run at idle priority (SCHED_IDLE: the CPU the tests leave unused),
+# in a target directory of their own so that neither side waits on the
+# other's build lock. Two cores would otherwise spend a third of the run on
+# them before the first test.
+(CARGO_TARGET_DIR=$PWD/target/release-check chrt --idle 0 \
+    nice -n 19 bash scripts/release-check.sh) > target/release-check.log 2>&1 &
+checks=$!
+
+failed=()
+cargo test --workspace --no-fail-fast -- --test-threads="${TEST_THREADS:-2}" \
+    || failed+=("the workspace tests")
+phase "workspace tests done"
+bash scripts/test-http.sh -- --test-threads="${TEST_THREADS:-2}" \
+    || failed+=("the tests over HTTP")
+phase "HTTP pass done"
+bash scripts/test-remote.sh -- --test-threads="${TEST_THREADS:-2}" \
+    || failed+=("the tests on the remote engine")
+phase "remote pass done"
+
+if wait "$checks"; then
+    tail -n 1 target/release-check.log >&2
+else
+    cat target/release-check.log >&2
+    failed+=("the release checks")
+fi
+phase "release checks done"
+if [ "${#failed[@]}" -gt 0 ]; then
+    printf 'test: failed: %s\n' "${failed[@]}" >&2
+    exit 1
+fi
+echo "test: everything passed in $(((SECONDS - started) / 60)) min"
