@@ -187,10 +187,19 @@ case "${1:-}" in
         say "up: tcp://$NS_IP:2376 (TLS) and ssh://$SSH_ALIAS (see \`$0 env\`)"
         ;;
     down)
+        pids=()
         for pid in "$STATE/ssh/sshd.pid" "$STATE/docker.pid"; do
-            if [ -f "$pid" ]; then kill "$(cat "$pid")" 2>/dev/null || true; fi
+            if [ -f "$pid" ]; then
+                pids+=("$(cat "$pid")")
+                kill "${pids[-1]}" 2>/dev/null || true
+            fi
         done
-        for _ in $(seq 100); do [ -S "$SOCK" ] || break; sleep 0.1; done
+        # dockerd unmounts its data root on its way out: wait for the exit,
+        # not only the socket, or the removal below meets a busy mount.
+        for pid in "${pids[@]}"; do
+            for _ in $(seq 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        done
+        findmnt -rno TARGET | grep "^$STATE/" | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
         ip link del "$HOST_IF" 2>/dev/null || true
         ip netns del "$NS" 2>/dev/null || true
         remove_ssh_include
