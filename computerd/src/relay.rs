@@ -9,23 +9,13 @@
 //!
 //! Only loopback addresses are relayed: the relay is a way into this
 //! computer's own services, not out of it.
-//!
-//! The exec's stdin and stdout are pipes, so the bytes move with splice(2)
-//! between them and the socket, never through this process: a file sent to
-//! the computer crosses the relay at the cost of the kernel's page moves.
-//! Anything that is not a pipe (a test's file) is copied instead.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
-use std::os::fd::{AsFd, AsRawFd};
+use std::os::fd::AsFd;
 
 /// Bytes moved per read; a frame or a tar block arrives in a few.
 const CHUNK: usize = 64 * 1024;
-
-/// Bytes asked of one splice, and the size asked for the exec's pipes:
-/// Docker's are 64 KiB, so a sender and this relay would take turns every
-/// 64 KiB.
-const PIPE_BYTES: usize = 1024 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RelayError {
@@ -71,53 +61,10 @@ pub fn run(addr: SocketAddr) -> Result<(), RelayError> {
     let stdout = std::fs::File::from(std::io::stdout().as_fd().try_clone_to_owned().map_err(io)?);
     let sending = socket.try_clone().map_err(io)?;
     std::thread::spawn(move || {
-        let _ = forward(&stdin, &sending);
+        let _ = copy(stdin, &sending);
         let _ = sending.shutdown(Shutdown::Write);
     });
-    forward(&socket, &stdout).map_err(io)
-}
-
-/// Moves bytes from `from` to `to` until the end of input: spliced when
-/// either is a pipe, copied otherwise.
-fn forward<F, T>(from: &F, to: &T) -> std::io::Result<()>
-where
-    F: AsFd,
-    T: AsFd,
-    for<'a> &'a F: Read,
-    for<'a> &'a T: Write,
-{
-    for fd in [from.as_fd().as_raw_fd(), to.as_fd().as_raw_fd()] {
-        // Best effort: a pipe keeps its size where the system caps it.
-        // SAFETY: F_SETPIPE_SZ on a descriptor we hold; a non-pipe fails.
-        unsafe { libc::fcntl(fd, libc::F_SETPIPE_SZ, PIPE_BYTES as libc::c_int) };
-    }
-    let mut moved_any = false;
-    loop {
-        // SAFETY: both descriptors are open for the whole call; no offsets.
-        let n = unsafe {
-            libc::splice(
-                from.as_fd().as_raw_fd(),
-                std::ptr::null_mut(),
-                to.as_fd().as_raw_fd(),
-                std::ptr::null_mut(),
-                PIPE_BYTES,
-                libc::SPLICE_F_MOVE,
-            )
-        };
-        match n {
-            0 => return Ok(()),
-            n if n > 0 => moved_any = true,
-            _ => {
-                let e = std::io::Error::last_os_error();
-                match e.raw_os_error() {
-                    Some(libc::EINTR) => {}
-                    // Neither end is a pipe: nothing moved yet, so copy.
-                    Some(libc::EINVAL) if !moved_any => return copy(from, to),
-                    _ => return Err(e),
-                }
-            }
-        }
-    }
+    copy(&socket, stdout).map_err(io)
 }
 
 /// Copies until end of input, writing each chunk as soon as it is read.
@@ -191,50 +138,5 @@ mod tests {
         copy(&socket, &mut out).unwrap();
         server.join().unwrap();
         assert_eq!(out, b"hello through the relay");
-    }
-
-    /// The exec's case: pipes on the outside, a socket inside, 3 MiB (more
-    /// than one splice) each way.
-    #[test]
-    fn pipes_and_a_socket_are_spliced_both_ways() {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
-        let server = std::thread::spawn(move || {
-            let (mut conn, _) = listener.accept().unwrap();
-            let mut got = Vec::new();
-            conn.read_to_end(&mut got).unwrap();
-            conn.write_all(&got).unwrap();
-        });
-        let data: Vec<u8> = (0..3 * 1024 * 1024).map(|i| (i % 251) as u8).collect();
-        let (stdin_reader, mut stdin_writer) = std::io::pipe().unwrap();
-        let (stdout_reader, stdout_writer) = std::io::pipe().unwrap();
-        let socket = TcpStream::connect(addr).unwrap();
-        let sending = socket.try_clone().unwrap();
-        let sent = data.clone();
-        let feeder = std::thread::spawn(move || stdin_writer.write_all(&sent).unwrap());
-        let inward = std::thread::spawn(move || {
-            forward(&stdin_reader, &sending).unwrap();
-            sending.shutdown(Shutdown::Write).unwrap();
-        });
-        let outward = std::thread::spawn(move || forward(&socket, &stdout_writer).unwrap());
-        let mut out = Vec::new();
-        (&stdout_reader).read_to_end(&mut out).unwrap();
-        for thread in [feeder, inward, outward] {
-            thread.join().unwrap();
-        }
-        server.join().unwrap();
-        assert_eq!(out.len(), data.len());
-        assert!(out == data, "the bytes arrived changed");
-    }
-
-    #[test]
-    fn files_that_are_not_pipes_are_copied() {
-        let dir = tempfile::tempdir().unwrap();
-        let (from, to) = (dir.path().join("from"), dir.path().join("to"));
-        std::fs::write(&from, b"no pipe here").unwrap();
-        let source = std::fs::File::open(&from).unwrap();
-        let target = std::fs::File::create(&to).unwrap();
-        forward(&source, &target).unwrap();
-        assert_eq!(std::fs::read(&to).unwrap(), b"no pipe here");
     }
 }
