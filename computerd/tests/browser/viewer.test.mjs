@@ -205,6 +205,24 @@ test('the key moves from the address bar to local storage; #screen stays', async
   await page.context().close();
 });
 
+test('a module lost on the way (the network changed) reloads the page, which then works', async () => {
+  // Chromium drops requests in flight when an interface comes or goes
+  // (ERR_NETWORK_CHANGED); here one of noVNC's modules fails once the same way.
+  const context = await browser.newContext({ viewport: { width: 1600, height: 1000 } });
+  const page = await context.newPage();
+  let dropped = 0;
+  await page.route('**/novnc/core/websock.js', (route) => {
+    if (dropped++ === 0) return route.abort('internetdisconnected');
+    return route.continue();
+  });
+  await page.goto(`${VIEWER_URL}/#key=${KEY}`);
+  await waitFor('the list after the reload', () => page.locator('#sessions li').first().isVisible());
+  assert.equal(dropped, 2, 'the module was asked for once more, after the reload');
+  assert.equal(await page.locator('#list-status').textContent(), '');
+  assert.equal(await page.evaluate(() => sessionStorage.getItem('computer-use.viewer-boot-tries')), null);
+  await context.close();
+});
+
 test('the list follows sessions as they start and end', async () => {
   const page = await openPage();
   const title = `List check ${Date.now()}`;
