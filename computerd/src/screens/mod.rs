@@ -9,3 +9,4 @@ mod xvnc;
 pub use env::ScreenEnv;
 pub use pool::{ScreenPool, ScreenSlot};
 pub use screen::{Screen, ScreenError, ScreenPaths, ScreenX};
+pub use xvnc::ensure_socket_dir;

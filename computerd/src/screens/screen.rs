@@ -6,7 +6,10 @@
 use super::drawn::{desktop_not_drawn, DESKTOP_DRAWN_POLL, DESKTOP_DRAWN_WAIT};
 use super::env::ScreenEnv;
 use super::pool::{ScreenPool, ScreenSlot};
-use super::xvnc::{clear_stale_lock, fluxbox_command, lock_owner, xvnc_command, XvncArgs};
+use super::xvnc::{
+    clear_stale_lock, ensure_socket_dir, fluxbox_command, lock_owner, xvnc_command, XvncArgs,
+    SOCKET_DIR,
+};
 use crate::a11y::A11yBus;
 use crate::browser::pages::Pages;
 use crate::browser::{BrowserScreen, Browsers};
@@ -36,6 +39,8 @@ pub enum ScreenError {
     NoWorkingDisplay { in_use: usize, failing: usize },
     #[error("display :{display} is held by another X server (pid {pid}); set COMPUTERD_DISPLAY_BASE to a free range")]
     DisplayTaken { display: u32, pid: i32 },
+    #[error("cannot make the folder of X sockets {SOCKET_DIR}: {source}; make it with `install -d -m 1777 {SOCKET_DIR}`")]
+    SocketDir { source: std::io::Error },
     #[error("could not start `{program}` for screen {screen}: {source}; install tigervnc-standalone-server and fluxbox")]
     Spawn {
         program: &'static str,
@@ -245,6 +250,7 @@ impl Screen {
         let number = slot.number;
         let display_number = paths.display_base + u32::from(number.0);
         let rfb_port = paths.rfb_port_base + u16::from(number.0);
+        ensure_socket_dir().map_err(|source| ScreenError::SocketDir { source })?;
         if let Some(pid) = clear_stale_lock(display_number) {
             return Err(ScreenError::DisplayTaken {
                 display: display_number,

@@ -1,5 +1,6 @@
-//! The Xvnc and Fluxbox command lines, and clearing the lock a crashed X
-//! server left behind (a restarted container keeps its /tmp).
+//! The Xvnc and Fluxbox command lines, the folder of X sockets, and
+//! clearing the lock a crashed X server left behind (a restarted container
+//! keeps its /tmp).
 
 use super::env::ScreenEnv;
 use crate::config::ScreenSize;
@@ -76,11 +77,70 @@ pub fn fluxbox_command(
     cmd
 }
 
+/// Where X servers make their sockets.
+pub const SOCKET_DIR: &str = "/tmp/.X11-unix";
+
+/// Makes [`SOCKET_DIR`], open to all with the sticky bit, unless it is
+/// there. The image has it; on a machine where no X server ran yet (a fresh
+/// test machine), two Xvnc started at once race to make it and the loser
+/// refuses to start. It is made under another name and renamed into place,
+/// so no X server ever sees it half set up.
+pub fn ensure_socket_dir() -> std::io::Result<()> {
+    ensure_shared_dir(Path::new(SOCKET_DIR))
+}
+
+fn ensure_shared_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    static STAGING: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    if dir.is_dir() {
+        return Ok(());
+    }
+    let staging = PathBuf::from(format!(
+        "{}.{}.{}",
+        dir.display(),
+        std::process::id(),
+        STAGING.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    ));
+    std::fs::create_dir(&staging)?;
+    let placed = std::fs::set_permissions(&staging, std::fs::Permissions::from_mode(0o1777))
+        .and_then(|()| rename_unless_there(&staging, dir));
+    let _ = std::fs::remove_dir(&staging);
+    match placed {
+        Err(_) if dir.is_dir() => Ok(()),
+        other => other,
+    }
+}
+
+/// `rename(from, to)` that fails rather than replace an existing `to`.
+fn rename_unless_there(from: &Path, to: &Path) -> std::io::Result<()> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = |p: &Path| {
+        std::ffi::CString::new(p.as_os_str().as_bytes())
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))
+    };
+    let (from, to) = (c(from)?, c(to)?);
+    // SAFETY: two NUL-terminated paths valid for the call.
+    let done = unsafe {
+        libc::renameat2(
+            libc::AT_FDCWD,
+            from.as_ptr(),
+            libc::AT_FDCWD,
+            to.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    if done == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
 /// The lock file and socket of display `:n`.
 pub fn lock_paths(n: u32) -> (PathBuf, PathBuf) {
     (
         PathBuf::from(format!("/tmp/.X{n}-lock")),
-        PathBuf::from(format!("/tmp/.X11-unix/X{n}")),
+        PathBuf::from(format!("{SOCKET_DIR}/X{n}")),
     )
 }
 
@@ -110,6 +170,26 @@ pub fn clear_stale_lock(n: u32) -> Option<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_shared_dir_made_by_many_at_once_is_whole_for_all() {
+        use std::os::unix::fs::PermissionsExt;
+        let parent = tempfile::tempdir().unwrap();
+        let dir = parent.path().join(".X11-unix");
+        let makers: Vec<_> = (0..8)
+            .map(|_| {
+                let dir = dir.clone();
+                std::thread::spawn(move || ensure_shared_dir(&dir))
+            })
+            .collect();
+        for maker in makers {
+            maker.join().unwrap().expect("every caller finds the folder made");
+        }
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
+        assert_eq!(mode & 0o7777, 0o1777);
+        let left: Vec<_> = std::fs::read_dir(parent.path()).unwrap().collect();
+        assert_eq!(left.len(), 1, "no staging folder is left behind");
+    }
 
     #[test]
     fn xvnc_refuses_an_address_after_failed_logins() {

@@ -67,6 +67,7 @@ impl Xvnc {
 
     pub fn start_sized(width: u16, height: u16) -> Xvnc {
         require("Xvnc");
+        computerd::screens::ensure_socket_dir().expect("make /tmp/.X11-unix");
         let mut home = tempfile::tempdir().expect("temp dir");
         for _ in 0..DISPLAYS {
             let number = candidate();
