@@ -183,7 +183,10 @@ mod tests {
             })
             .collect();
         for maker in makers {
-            maker.join().unwrap().expect("every caller finds the folder made");
+            maker
+                .join()
+                .unwrap()
+                .expect("every caller finds the folder made");
         }
         let mode = std::fs::metadata(&dir).unwrap().permissions().mode();
         assert_eq!(mode & 0o7777, 0o1777);
