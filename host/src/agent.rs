@@ -12,9 +12,10 @@ use crate::recording::HostRecording;
 use crate::tenant::Tenant;
 use computer_protocol::endpoints::{ListSessions, NoBody};
 use computer_protocol::{ErrorCode, OwnerId, SessionId};
+use parking_lot::Mutex;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// After a call failed to connect while Docker still lists the container as
@@ -90,8 +91,10 @@ impl Agent {
         self.recordings_map().remove(&SessionId(id.to_string()))
     }
 
-    fn recordings_map(&self) -> std::sync::MutexGuard<'_, HashMap<SessionId, Arc<HostRecording>>> {
-        self.recordings.lock().unwrap_or_else(|e| e.into_inner())
+    fn recordings_map(
+        &self,
+    ) -> parking_lot::MutexGuard<'_, HashMap<SessionId, Arc<HostRecording>>> {
+        self.recordings.lock()
     }
 
     /// The link to the tenant's computer.
@@ -138,7 +141,6 @@ impl Agent {
     fn boot_of(&self, id: &str) -> Option<String> {
         self.sessions
             .lock()
-            .unwrap_or_else(|e| e.into_inner())
             .get(&SessionId(id.to_string()))
             .cloned()
     }
@@ -158,21 +160,14 @@ impl Agent {
     }
 
     pub fn remember(&self, id: SessionId, boot_id: String) {
-        self.sessions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(id, boot_id);
+        self.sessions.lock().insert(id, boot_id);
     }
 
     /// Called after a successful observe or act: the first time for a
     /// session, opens the viewer on its screen in the background.
     pub fn announce_screen(&self, id: &str) {
         let sid = SessionId(id.to_string());
-        let first = self
-            .announced
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(sid.clone());
+        let first = self.announced.lock().insert(sid.clone());
         let Some(conn) = self.link.connection() else {
             return;
         };

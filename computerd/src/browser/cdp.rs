@@ -11,10 +11,11 @@
 
 use super::pages::Pages;
 use futures::{SinkExt, StreamExt};
+use parking_lot::Mutex;
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 use tokio_tungstenite::tungstenite::Message;
@@ -83,7 +84,7 @@ impl Cdp {
                 }
             }
             // Dropping the senders tells every waiting caller the socket closed.
-            answers.lock().unwrap_or_else(|e| e.into_inner()).clear();
+            answers.lock().clear();
         });
         let cdp = Cdp {
             outgoing,
@@ -138,10 +139,7 @@ impl Cdp {
             message["sessionId"] = json!(session_id);
         }
         let (tx, rx) = oneshot::channel();
-        self.pending
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(id, tx);
+        self.pending.lock().insert(id, tx);
         let closed = || CdpError::Closed {
             method: method.to_string(),
         };
@@ -171,10 +169,7 @@ impl Cdp {
     }
 
     fn forget(&self, id: u64) {
-        self.pending
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&id);
+        self.pending.lock().remove(&id);
     }
 }
 
@@ -201,11 +196,7 @@ fn deliver(pending: &Pending, pages: &Pages, text: &str) {
         }
         return;
     };
-    let Some(caller) = pending
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .remove(&id)
-    else {
+    let Some(caller) = pending.lock().remove(&id) else {
         return;
     };
     let answer = match message.get("error") {

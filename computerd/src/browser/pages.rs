@@ -6,9 +6,9 @@
 
 use super::cdp::Cdp;
 use computer_protocol::handoff::PageFacts;
+use parking_lot::Mutex;
 use serde_json::Value;
 use std::collections::HashMap;
-use std::sync::Mutex;
 
 #[derive(Debug, Default)]
 pub struct Pages {
@@ -84,8 +84,8 @@ impl Pages {
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, Known> {
-        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> parking_lot::MutexGuard<'_, Known> {
+        self.inner.lock()
     }
 }
 

@@ -15,13 +15,13 @@
 //! Everything here is blocking `std::fs`; the caller runs it on a blocking
 //! thread.
 
+use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::fs::{self, DirBuilder, File, OpenOptions};
 use std::hash::{DefaultHasher, Hasher};
 use std::io::{self, Read, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
 
 use serde_json::{Map, Value};
 
@@ -127,7 +127,7 @@ impl Template {
     /// Empties `user_data_dir` (or creates it, mode 0700) and copies into it
     /// the kept files the template has.
     pub fn clone_to(&self, user_data_dir: &Path) -> io::Result<ProfileClone> {
-        let _held = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
+        let _held = self.lock.lock();
         // A folder left from an earlier Chromium on this screen would bring
         // back its cookies, history and lock files.
         match fs::remove_dir_all(user_data_dir) {
@@ -187,7 +187,7 @@ impl Template {
     /// clone still has a non-empty journal or write-ahead log is skipped:
     /// without it the file is not consistent.
     pub fn copy_back(&self, clone: &ProfileClone) -> io::Result<Vec<String>> {
-        let _held = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
+        let _held = self.lock.lock();
         let mut copied = Vec::new();
         for (name, before) in &clone.at_clone {
             let from = clone.user_data_dir.join(name);

@@ -12,11 +12,12 @@ use super::profile::{ProfileClone, Template};
 use crate::config::ScreenSize;
 use crate::screens::ScreenEnv;
 use computer_protocol::ScreenNumber;
+use parking_lot::Mutex;
 use serde_json::json;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// How often the cookies of running browsers are compared and shared.
@@ -170,7 +171,7 @@ impl Browsers {
         screen: BrowserScreen,
     ) -> Result<(Arc<Browser>, bool), BrowserError> {
         let start_lock = {
-            let mut starts = self.starts.lock().unwrap_or_else(|e| e.into_inner());
+            let mut starts = self.starts.lock();
             Arc::clone(starts.entry(screen.number).or_default())
         };
         let _one_start = start_lock.lock().await;
@@ -363,8 +364,8 @@ impl Browsers {
         .await;
     }
 
-    fn running_map(&self) -> std::sync::MutexGuard<'_, HashMap<ScreenNumber, Arc<Browser>>> {
-        self.running.lock().unwrap_or_else(|e| e.into_inner())
+    fn running_map(&self) -> parking_lot::MutexGuard<'_, HashMap<ScreenNumber, Arc<Browser>>> {
+        self.running.lock()
     }
 }
 

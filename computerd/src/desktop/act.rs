@@ -50,7 +50,7 @@ pub async fn act(
     let repeat_key = Action::batch_counts_as_repeatable(&req.actions)
         .then(|| serde_json::to_string(&req.actions).unwrap_or_default());
     if let Some(key) = &repeat_key {
-        let tracker = session.repeats.lock().unwrap_or_else(|e| e.into_inner());
+        let tracker = session.repeats.lock();
         if tracker.should_refuse(key, REPEAT_UNCHANGED_MAX) {
             return Err(DesktopError::NotReacting);
         }
@@ -184,11 +184,7 @@ fn finish_watch(screen: &Screen, watch: EffectsWatch) -> Vec<ActionEffect> {
 
 fn record_repeat(session: &Session, key: Option<String>, before: Option<u64>, after: Option<u64>) {
     let changed = before.is_none() || before != after;
-    session
-        .repeats
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .record(key, changed);
+    session.repeats.lock().record(key, changed);
 }
 
 async fn fingerprint_now(screen: &Arc<Screen>) -> Result<u64, DesktopError> {

@@ -119,7 +119,7 @@ pub fn capture_observation(
         let shown_as = shown_key(pixels, region, req);
         // `force` always shows the frame, and it still counts as shown.
         let unchanged = {
-            let mut last = session.last_shown.lock().unwrap_or_else(|e| e.into_inner());
+            let mut last = session.last_shown.lock();
             let unchanged = *last == Some(shown_as) && !req.force;
             *last = Some(shown_as);
             unchanged

@@ -28,9 +28,10 @@ use crate::browser::{BrowserError, BrowserScreen, Browsers};
 use bridge_process::BridgeProcess;
 use computer_protocol::{DevToolsStarted, DevToolsStopped, ErrorCode, ScreenNumber};
 use mcpc::{Mcpc, McpcError, COMMAND_DEADLINE, CONNECT_DEADLINE};
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use time::OffsetDateTime;
 
@@ -151,10 +152,7 @@ impl DevTools {
             started: OffsetDateTime::now_utc(),
             seen: None,
         };
-        self.bridges
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(number, bridge);
+        self.bridges.lock().insert(number, bridge);
         tracing::info!(screen = %number, state, "DevTools bridge ready");
         Ok(DevToolsStarted {
             screen: number.0,
@@ -170,12 +168,7 @@ impl DevTools {
     pub async fn stop(&self, number: ScreenNumber) -> DevToolsStopped {
         let _one_at_a_time = self.busy.lock().await;
         let name = bridge_name(number);
-        let known = self
-            .bridges
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(&number)
-            .is_some();
+        let known = self.bridges.lock().remove(&number).is_some();
         let was_running = known && self.mcpc.bridge_process(&name).is_some();
         if known || self.mcpc.knows(&name) {
             if let Err(e) = self
@@ -200,7 +193,7 @@ impl DevTools {
     /// Stops the bridge process of every bridge idle for longer than its
     /// limit, keeping its `mcpc` session so the next call restarts it.
     pub fn stop_idle(&self) {
-        let mut bridges = self.bridges.lock().unwrap_or_else(|e| e.into_inner());
+        let mut bridges = self.bridges.lock();
         let now = OffsetDateTime::now_utc();
         for (&number, bridge) in bridges.iter_mut() {
             let name = bridge_name(number);
@@ -232,11 +225,7 @@ impl DevTools {
     }
 
     fn bridge(&self, number: ScreenNumber) -> Option<Bridge> {
-        self.bridges
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&number)
-            .cloned()
+        self.bridges.lock().get(&number).cloned()
     }
 
     /// `~/.local/share/computer-use/devtools/cdt-N.json`: the MCP server
@@ -321,7 +310,7 @@ mod tests {
         });
         std::fs::write(state.join("sessions.json"), sessions.to_string()).unwrap();
         let devtools = DevTools::new(home.to_path_buf(), Vec::new());
-        devtools.bridges.lock().unwrap().insert(
+        devtools.bridges.lock().insert(
             ScreenNumber(number),
             Bridge {
                 browser_pid: 1,

@@ -18,7 +18,7 @@ pub use facts::{screen_facts, ScreenFacts};
 
 use computer_protocol::handoff::{HandoffState, HandoffStatus, ScreenChanges, NOTE_MAX_CHARS};
 use computer_protocol::{ErrorCode, ScreenNumber};
-use std::sync::Mutex;
+use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
@@ -115,11 +115,11 @@ impl Hold {
 
     /// The person took control (the viewer unlocked input).
     pub fn take(&self) {
-        *self.taken.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        *self.taken.lock() = true;
     }
 
     fn was_taken(&self) -> bool {
-        *self.taken.lock().unwrap_or_else(|e| e.into_inner())
+        *self.taken.lock()
     }
 
     /// Ends the hold, unless it ended already; true when this call ended it.

@@ -1,8 +1,9 @@
 //! The last few KiB a child wrote to a pipe, so that an error about the
 //! child can quote what it said before it failed.
 
+use parking_lot::Mutex;
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::watch;
@@ -58,7 +59,7 @@ impl OutputTail {
     }
 
     fn push(&self, data: &[u8]) {
-        let mut bytes = self.bytes.lock().unwrap_or_else(|e| e.into_inner());
+        let mut bytes = self.bytes.lock();
         bytes.extend(data);
         let excess = bytes.len().saturating_sub(TAIL_BYTES);
         bytes.drain(..excess);
@@ -67,7 +68,7 @@ impl OutputTail {
     /// The last `lines` complete or partial lines, trimmed; the first line
     /// kept may have lost its start to the byte limit.
     pub fn last_lines(&self, lines: usize) -> String {
-        let bytes = self.bytes.lock().unwrap_or_else(|e| e.into_inner());
+        let bytes = self.bytes.lock();
         let copy: Vec<u8> = bytes.iter().copied().collect();
         drop(bytes);
         let text = String::from_utf8_lossy(&copy);
@@ -105,7 +106,7 @@ mod tests {
         for i in 0..1000 {
             tail.push(format!("line {i}\n").as_bytes());
         }
-        assert_eq!(tail.bytes.lock().unwrap().len(), TAIL_BYTES);
+        assert_eq!(tail.bytes.lock().len(), TAIL_BYTES);
         assert_eq!(tail.last_lines(2), "line 998\nline 999");
     }
 

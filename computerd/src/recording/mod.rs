@@ -31,9 +31,10 @@ use computer_protocol::recording::{
     StartRecordingRequest, StepRecord, RECORDINGS_DIR,
 };
 use computer_protocol::ErrorCode;
+use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use store::{Meta, Store};
 
 #[derive(Debug, thiserror::Error)]
@@ -84,8 +85,8 @@ impl Recordings {
         }
     }
 
-    fn open_map(&self) -> std::sync::MutexGuard<'_, HashMap<RecordingId, Arc<Recorder>>> {
-        self.open.lock().unwrap_or_else(|e| e.into_inner())
+    fn open_map(&self) -> parking_lot::MutexGuard<'_, HashMap<RecordingId, Arc<Recorder>>> {
+        self.open.lock()
     }
 
     fn io(&self, dir: &std::path::Path) -> impl FnOnce(std::io::Error) -> RecordingError {

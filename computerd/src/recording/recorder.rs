@@ -18,9 +18,10 @@ use computer_protocol::recording::{
     StepRecord,
 };
 use computer_protocol::{FrameTransform, ImageFormat, ScreenNumber};
+use parking_lot::Mutex;
 use std::collections::{HashSet, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 
 /// Frames kept for steps to find by id; a step names the frame its own
@@ -99,7 +100,7 @@ impl Recorder {
     }
 
     pub fn tally(&self) -> RecordingTally {
-        *self.tally.lock().unwrap_or_else(|e| e.into_inner())
+        *self.tally.lock()
     }
 
     pub fn is_open(&self) -> bool {
@@ -185,7 +186,7 @@ impl Writer {
     /// recording full for good.
     fn room_for(&mut self, bytes: u64) -> std::io::Result<bool> {
         let fits = {
-            let mut tally = self.tally.lock().unwrap_or_else(|e| e.into_inner());
+            let mut tally = self.tally.lock();
             if !tally.full && tally.bytes + bytes > self.meta.max_bytes {
                 tally.full = true;
             }
@@ -200,7 +201,7 @@ impl Writer {
     }
 
     fn count(&self, bytes: u64, step: bool) {
-        let mut tally = self.tally.lock().unwrap_or_else(|e| e.into_inner());
+        let mut tally = self.tally.lock();
         tally.bytes += bytes;
         if step {
             tally.steps += 1;
@@ -249,7 +250,7 @@ impl Writer {
     }
 
     async fn step(&mut self, record: StepRecord) -> std::io::Result<()> {
-        let index = self.tally.lock().unwrap_or_else(|e| e.into_inner()).steps + 1;
+        let index = self.tally.lock().steps + 1;
         let after = record
             .frame_id
             .and_then(|id| self.seen.iter().rev().find(|(f, _)| *f == id))

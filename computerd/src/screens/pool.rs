@@ -5,7 +5,8 @@
 
 use computer_protocol::limits::SCREENS_MAX;
 use computer_protocol::ScreenNumber;
-use std::sync::{Arc, Mutex};
+use parking_lot::Mutex;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How long a number whose start failed is not handed out again.
@@ -45,8 +46,8 @@ impl ScreenPool {
         Arc::new(ScreenPool::default())
     }
 
-    fn numbers(&self) -> std::sync::MutexGuard<'_, Numbers> {
-        self.numbers.lock().unwrap_or_else(|e| e.into_inner())
+    fn numbers(&self) -> parking_lot::MutexGuard<'_, Numbers> {
+        self.numbers.lock()
     }
 
     /// Reserves the lowest number that is free and not failing.

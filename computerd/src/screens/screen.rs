@@ -21,8 +21,9 @@ use crate::display::Display;
 use crate::input::{Input, InputError};
 use crate::process::Supervised;
 use computer_protocol::ScreenNumber;
+use parking_lot::Mutex;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How long a new Xvnc may take to accept X connections.
@@ -451,7 +452,7 @@ impl Screen {
     /// `spawn_blocking`. Fails once Xvnc has died.
     pub fn with_x<T>(&self, f: impl FnOnce(&mut ScreenX) -> T) -> Result<T, ScreenError> {
         self.check_alive()?;
-        let mut x = self.x.lock().unwrap_or_else(|e| e.into_inner());
+        let mut x = self.x.lock();
         Ok(f(&mut x))
     }
 
@@ -498,7 +499,7 @@ impl Screen {
     /// [`Screen::return_watch`]. A second batch at the same time opens one
     /// of its own.
     pub fn take_watch(&self) -> Result<WatchConnection, String> {
-        let kept = self.watch.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let kept = self.watch.lock().take();
         match kept {
             Some(conn) => Ok(conn),
             None => WatchConnection::open(self.display_number),
@@ -506,7 +507,7 @@ impl Screen {
     }
 
     pub fn return_watch(&self, conn: WatchConnection) {
-        *self.watch.lock().unwrap_or_else(|e| e.into_inner()) = Some(conn);
+        *self.watch.lock() = Some(conn);
     }
 
     /// Every screen's browsers.
@@ -542,7 +543,7 @@ impl Screen {
             a11y.stop().await;
         }
         self.xvnc.stop(Duration::from_secs(3)).await;
-        let slot = self.slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+        let slot = self.slot.lock().take();
         if slot.is_some() {
             tracing::info!(screen = %self.number, "screen closed");
         }
@@ -554,12 +555,7 @@ impl Drop for Screen {
     /// keep the number until Xvnc has exited, so it is not reused while the
     /// old server still holds the display.
     fn drop(&mut self) {
-        let Some(slot) = self
-            .slot
-            .get_mut()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-        else {
+        let Some(slot) = self.slot.get_mut().take() else {
             return;
         };
         tracing::warn!(screen = %self.number, "screen dropped without close; killing its Xvnc and Fluxbox");

@@ -11,8 +11,9 @@ use computer_protocol::limits::TITLE_MAX_CHARS;
 use computer_protocol::{
     CreateSessionRequest, EndReason, ErrorCode, OwnerId, ScreenNumber, SessionId, SessionInfo,
 };
+use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
@@ -93,8 +94,8 @@ impl Sessions {
         &self.recordings
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    fn state(&self) -> parking_lot::MutexGuard<'_, State> {
+        self.state.lock()
     }
 
     /// Starts a session with the creator's settings over computerd's defaults.

@@ -9,10 +9,11 @@ use crate::textview::TextViews;
 use computer_protocol::frame::FRAMES_REMEMBERED;
 use computer_protocol::FrameTransform;
 use computer_protocol::{OwnerId, SessionId};
+use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
@@ -106,8 +107,8 @@ impl Session {
     }
 
     /// The hold slot, locked: a request checks and fills it in one step.
-    pub fn hold_slot(&self) -> std::sync::MutexGuard<'_, Option<Arc<Hold>>> {
-        self.hold.lock().unwrap_or_else(|e| e.into_inner())
+    pub fn hold_slot(&self) -> parking_lot::MutexGuard<'_, Option<Arc<Hold>>> {
+        self.hold.lock()
     }
 
     /// Takes `hold` off the session, unless another replaced it.
@@ -131,8 +132,8 @@ impl Session {
 
     /// The recording slot, locked: starting a recording checks and fills
     /// it in one step.
-    pub fn recorder_slot(&self) -> std::sync::MutexGuard<'_, Option<Arc<Recorder>>> {
-        self.recorder.lock().unwrap_or_else(|e| e.into_inner())
+    pub fn recorder_slot(&self) -> parking_lot::MutexGuard<'_, Option<Arc<Recorder>>> {
+        self.recorder.lock()
     }
 
     /// Ends recording: the caller closes what this hands over.
@@ -140,20 +141,20 @@ impl Session {
         self.recorder_slot().take()
     }
 
-    pub fn text_views(&self) -> std::sync::MutexGuard<'_, TextViews> {
-        self.text_views.lock().unwrap_or_else(|e| e.into_inner())
+    pub fn text_views(&self) -> parking_lot::MutexGuard<'_, TextViews> {
+        self.text_views.lock()
     }
 
     pub fn cwd(&self) -> PathBuf {
-        self.cwd.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.cwd.lock().clone()
     }
 
     pub fn set_cwd(&self, path: PathBuf) {
-        *self.cwd.lock().unwrap_or_else(|e| e.into_inner()) = path;
+        *self.cwd.lock() = path;
     }
 
     pub fn touch(&self) {
-        *self.last_activity.lock().unwrap_or_else(|e| e.into_inner()) = Instant::now();
+        *self.last_activity.lock() = Instant::now();
     }
 
     /// Time since the last agent call, or zero while a command runs or a
@@ -164,7 +165,7 @@ impl Session {
         {
             return Duration::ZERO;
         }
-        let last = *self.last_activity.lock().unwrap_or_else(|e| e.into_inner());
+        let last = *self.last_activity.lock();
         now.saturating_duration_since(last)
     }
 
@@ -199,7 +200,7 @@ impl Session {
     /// Remembers how frame `id` maps to the screen; the oldest of more
     /// than [`FRAMES_REMEMBERED`] is forgotten.
     pub fn remember_frame(&self, id: u64, transform: FrameTransform) {
-        let mut frames = self.frames.lock().unwrap_or_else(|e| e.into_inner());
+        let mut frames = self.frames.lock();
         frames.push_back((id, transform));
         while frames.len() > FRAMES_REMEMBERED {
             frames.pop_front();
@@ -208,7 +209,7 @@ impl Session {
 
     /// How frame `id` maps to the screen, or why it cannot be used.
     pub fn frame(&self, id: u64) -> Result<FrameTransform, String> {
-        let frames = self.frames.lock().unwrap_or_else(|e| e.into_inner());
+        let frames = self.frames.lock();
         if let Some((_, transform)) = frames.iter().find(|(f, _)| *f == id) {
             return Ok(*transform);
         }

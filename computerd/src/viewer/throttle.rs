@@ -19,9 +19,9 @@
 //! the host; natively, everything comes from loopback. A person locked out
 //! by a page waits at most one window.
 
+use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// Wrong keys one client address may send within [`WRONG_KEY_WINDOW`]. A
@@ -99,7 +99,7 @@ impl KeyThrottle {
     /// throttled clients are refused whatever their key, wrong keys count.
     pub fn check(&self, client: IpAddr, now: Instant, right: bool) -> Outcome {
         let client = client.to_canonical();
-        let mut wrong = self.wrong.lock().unwrap_or_else(|e| e.into_inner());
+        let mut wrong = self.wrong.lock();
         wrong.forget_before(now.checked_sub(self.window));
         let mine = wrong.by_client.get(&client).map_or(0, VecDeque::len);
         let throttled = |scope, limit, oldest: Option<&Instant>| {

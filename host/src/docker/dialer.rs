@@ -19,7 +19,8 @@ use super::error::DockerError;
 use super::tunnel::{Run, Tunnel};
 use crate::settings::TunnelMode;
 use bollard::Docker;
-use std::sync::{Arc, Mutex};
+use parking_lot::Mutex;
+use std::sync::Arc;
 
 /// The dialer of one engine.
 #[derive(Clone)]
@@ -135,7 +136,7 @@ impl Dialer {
     async fn tunnel(&self, name: &str, run: &Run, port_base: u16) -> std::io::Result<Arc<Tunnel>> {
         let key = (self.engine.clone(), name.to_string());
         {
-            let tunnels = TUNNELS.lock().unwrap_or_else(|e| e.into_inner());
+            let tunnels = TUNNELS.lock();
             if let Some((_, tunnel)) = tunnels.iter().find(|(k, _)| *k == key) {
                 if tunnel.port_base() == port_base {
                     return Ok(tunnel.clone());
@@ -145,13 +146,13 @@ impl Dialer {
         // New, or the computer was created again on other ports: the old
         // listeners close before the new ones bind.
         let old = {
-            let mut tunnels = TUNNELS.lock().unwrap_or_else(|e| e.into_inner());
+            let mut tunnels = TUNNELS.lock();
             let at = tunnels.iter().position(|(k, _)| *k == key);
             at.map(|i| tunnels.remove(i))
         };
         drop(old);
         let tunnel = Arc::new(Tunnel::open(&self.docker, run, port_base).await?);
-        let mut tunnels = TUNNELS.lock().unwrap_or_else(|e| e.into_inner());
+        let mut tunnels = TUNNELS.lock();
         // Two starts at once: the first one's tunnel wins, the other's closes.
         if let Some((_, existing)) = tunnels.iter().find(|(k, _)| *k == key) {
             return Ok(existing.clone());

@@ -13,12 +13,13 @@ use bollard::{ClientVersion, Docker};
 use hyper::Uri;
 use hyper_util::client::legacy::connect::{Connected, Connection};
 use hyper_util::rt::TokioIo;
+use parking_lot::Mutex;
 use std::fmt;
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::process::{ExitStatus, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, ReadBuf};
@@ -253,7 +254,7 @@ impl SshStream {
                 if n == 0 {
                     break;
                 }
-                let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
+                let mut kept = kept.lock();
                 kept.extend_from_slice(&chunk[..n]);
                 let excess = kept.len().saturating_sub(STDERR_KEPT);
                 kept.drain(..excess);
@@ -288,9 +289,7 @@ impl SshStream {
                 })
                 .await;
                 let status = waited.ok().flatten();
-                let said =
-                    String::from_utf8_lossy(&stderr.lock().unwrap_or_else(|e| e.into_inner()))
-                        .into_owned();
+                let said = String::from_utf8_lossy(&stderr.lock()).into_owned();
                 io::Error::new(
                     io::ErrorKind::ConnectionAborted,
                     SshFailed {

@@ -23,7 +23,8 @@ use bollard::exec::{CreateExecOptions, StartExecOptions, StartExecResults};
 use bollard::Docker;
 use computer_protocol::limits::SCREENS_MAX;
 use futures::StreamExt;
-use std::sync::{Arc, Mutex, RwLock};
+use parking_lot::{Mutex, RwLock};
+use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
@@ -68,11 +69,7 @@ impl Drop for Tunnel {
         for listener in &self.people {
             listener.abort();
         }
-        self.api
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .task
-            .abort();
+        self.api.lock().task.abort();
     }
 }
 
@@ -128,9 +125,9 @@ impl Tunnel {
     /// `http://127.0.0.1:<port>` of computerd's API in `run`, on a new
     /// port when the container was started again since the last call.
     pub async fn api_url(&self, run: &Run) -> std::io::Result<String> {
-        *self.container.write().unwrap_or_else(|e| e.into_inner()) = run.container_id.clone();
+        *self.container.write() = run.container_id.clone();
         let current = {
-            let api = self.api.lock().unwrap_or_else(|e| e.into_inner());
+            let api = self.api.lock();
             (api.run == *run).then_some(api.port)
         };
         let port = match current {
@@ -138,7 +135,7 @@ impl Tunnel {
             None => {
                 let fresh = ApiListener::open(&self.docker, run).await?;
                 let port = fresh.port;
-                let mut api = self.api.lock().unwrap_or_else(|e| e.into_inner());
+                let mut api = self.api.lock();
                 if api.run != *run {
                     api.task.abort();
                     *api = fresh;
@@ -173,7 +170,7 @@ impl ApiListener {
 }
 
 fn target(container: &RwLock<String>) -> String {
-    container.read().unwrap_or_else(|e| e.into_inner()).clone()
+    container.read().clone()
 }
 
 /// Accepts connections until the tunnel is dropped, each relayed on its own.

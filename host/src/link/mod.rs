@@ -15,8 +15,9 @@ use crate::docker::recheck::{recheck, Recheck};
 use crate::docker::Way;
 use computer_protocol::endpoints::{GetComputer, NoBody};
 use computer_protocol::{ComputerInfo, OwnerId};
+use parking_lot::Mutex;
 use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How long a Docker check of the API port holds for tool calls. A check
@@ -130,54 +131,40 @@ impl Link {
     }
 
     pub(crate) fn add_owner(&self, owner: &OwnerId) {
-        self.owners
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(owner.clone());
+        self.owners.lock().insert(owner.clone());
     }
 
     pub(crate) fn remove_owner(&self, owner: &OwnerId) {
-        self.owners
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .remove(owner);
+        self.owners.lock().remove(owner);
     }
 
     /// The agents whose sessions may still run.
     pub fn owners(&self) -> Vec<OwnerId> {
-        self.owners
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .iter()
-            .cloned()
-            .collect()
+        self.owners.lock().iter().cloned().collect()
     }
 
     pub fn connection(&self) -> Option<Arc<Connection>> {
-        self.connection
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
+        self.connection.lock().clone()
     }
 
     /// Uses `connection` from now on; its API port has just been read from
     /// Docker.
     pub fn set_connection(&self, connection: Connection) -> Arc<Connection> {
         let connection = Arc::new(connection);
-        *self.connection.lock().unwrap_or_else(|e| e.into_inner()) = Some(Arc::clone(&connection));
+        *self.connection.lock() = Some(Arc::clone(&connection));
         self.mark_confirmed();
         connection
     }
 
     fn mark_confirmed(&self) {
-        *self.confirmed_at.lock().unwrap_or_else(|e| e.into_inner()) = Some(Instant::now());
+        *self.confirmed_at.lock() = Some(Instant::now());
     }
 
     /// Nothing is sent until a check finds the computer running again. The
     /// connection stays, to follow the computer when something else (another
     /// MCP server, `docker start`) brings it back.
     fn lose(&self, lost: &Lost, id: &str) -> String {
-        *self.confirmed_at.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        *self.confirmed_at.lock() = None;
         lost.explain(id)
     }
 
@@ -189,7 +176,7 @@ impl Link {
     pub async fn confirmed(&self, id: &str, fresh: Duration) -> Result<Arc<Connection>, String> {
         let _one_check = self.checking.lock().await;
         let conn = self.connection().ok_or_else(|| Link::not_connected(id))?;
-        let last = *self.confirmed_at.lock().unwrap_or_else(|e| e.into_inner());
+        let last = *self.confirmed_at.lock();
         if last.is_some_and(|at| at.elapsed() < fresh) {
             return Ok(conn);
         }

@@ -17,7 +17,7 @@ use crate::client::ComputerdClient;
 use crate::settings::OpenMode;
 use computer_protocol::endpoints::{FocusViewer, GetViewer, NoBody};
 use computer_protocol::{FocusRequest, ScreenNumber};
-use std::sync::Mutex;
+use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
 /// Screens opening within this window share one new tab.
@@ -103,7 +103,7 @@ impl Opener {
             return Ok(());
         }
         {
-            let mut last = self.last_tab.lock().unwrap_or_else(|e| e.into_inner());
+            let mut last = self.last_tab.lock();
             if let Some(at) = last.filter(|at| at.elapsed() < ONE_TAB_WINDOW) {
                 tracing::debug!(
                     "screen {screen}: no tab of its own, one opened {:?} ago",

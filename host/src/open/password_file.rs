@@ -7,9 +7,10 @@
 //! system so that its tests run everywhere.
 #![cfg_attr(not(windows), allow(dead_code))]
 
+use parking_lot::Mutex;
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tempfile::TempPath;
 
@@ -52,8 +53,8 @@ impl PasswordFiles {
         let shown = path.to_path_buf();
         let pending: Pending = Arc::new(Mutex::new(Some(path)));
         {
-            let mut list = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-            list.retain(|p| p.lock().unwrap_or_else(|e| e.into_inner()).is_some());
+            let mut list = self.pending.lock();
+            list.retain(|p| p.lock().is_some());
             list.push(Arc::clone(&pending));
         }
         std::thread::spawn(move || {
@@ -65,12 +66,7 @@ impl PasswordFiles {
 
     /// Removes every file still on disk (the server is exiting).
     pub fn remove_all(&self) {
-        for pending in self
-            .pending
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .drain(..)
-        {
+        for pending in self.pending.lock().drain(..) {
             remove(&pending);
         }
     }
@@ -78,7 +74,7 @@ impl PasswordFiles {
 
 fn remove(pending: &Pending) {
     // Dropping the TempPath deletes the file.
-    pending.lock().unwrap_or_else(|e| e.into_inner()).take();
+    pending.lock().take();
 }
 
 #[cfg(test)]

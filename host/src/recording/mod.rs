@@ -24,8 +24,9 @@ use crate::client::ComputerdClient;
 use computer_protocol::endpoints::RecordStep;
 use computer_protocol::recording::{RecordingId, RecordingTally, StepRecord};
 use computer_protocol::SessionId;
+use parking_lot::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
@@ -71,7 +72,7 @@ impl HostRecording {
                             .send::<RecordStep>(&session, &step, STEP_DEADLINE, "nothing")
                             .await;
                         match sent {
-                            Ok(now) => *seen.lock().unwrap_or_else(|e| e.into_inner()) = now,
+                            Ok(now) => *seen.lock() = now,
                             Err(e) => {
                                 tracing::warn!(session = %session, "a recorded step was not kept: {e}")
                             }
@@ -108,7 +109,7 @@ impl HostRecording {
     /// Once, when the recording has filled up: the sentence the agent's
     /// next result carries.
     pub fn full_notice(&self) -> Option<String> {
-        let tally = *self.tally.lock().unwrap_or_else(|e| e.into_inner());
+        let tally = *self.tally.lock();
         if !tally.full || self.told_full.swap(true, Ordering::SeqCst) {
             return None;
         }
