@@ -135,7 +135,9 @@ where
                         wait(to.as_fd(), libc::POLLOUT)?;
                     }
                     // Neither end is a pipe: nothing moved yet, so copy.
-                    Some(libc::EINVAL) if !moved_any => return copy(from, to),
+                    Some(libc::EINVAL) if !moved_any => {
+                        return copy(from, from.as_fd(), to, to.as_fd())
+                    }
                     _ => return Err(e),
                 }
             }
@@ -143,27 +145,23 @@ where
     }
 }
 
-/// Copies until end of input, writing each chunk as soon as it is read.
-fn copy<F, T>(from: &F, to: &T) -> io::Result<()>
-where
-    F: AsFd,
-    T: AsFd,
-    for<'a> &'a F: Read,
-    for<'a> &'a T: Write,
-{
+/// Copies until end of input, writing each chunk as soon as it is read;
+/// `from` and `to` are the descriptors to wait on when either would block.
+fn copy(
+    mut reader: impl Read,
+    from: BorrowedFd<'_>,
+    mut writer: impl Write,
+    to: BorrowedFd<'_>,
+) -> io::Result<()> {
     let mut buf = vec![0u8; CHUNK];
     loop {
-        let n = match blocking(from.as_fd(), libc::POLLIN, || {
-            let mut reader = from;
-            reader.read(&mut buf)
-        })? {
+        let n = match blocking(from, libc::POLLIN, || reader.read(&mut buf))? {
             0 => return Ok(()),
             n => n,
         };
         let mut sent = 0;
         while sent < n {
-            let mut writer = to;
-            match blocking(to.as_fd(), libc::POLLOUT, || writer.write(&buf[sent..n]))? {
+            match blocking(to, libc::POLLOUT, || writer.write(&buf[sent..n]))? {
                 0 => return Err(io::ErrorKind::WriteZero.into()),
                 w => sent += w,
             }
