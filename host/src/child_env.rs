@@ -4,10 +4,10 @@
 //! viewer, Docker credential helpers) would otherwise receive it and could
 //! drive every computer session through the HTTP transport.
 
-use crate::serve::guard::TOKEN_VAR;
+use crate::settings::HTTP_TOKEN;
 
 /// Variables removed from the environment of every process the host starts.
-pub const HOST_SECRETS: &[&str] = &[TOKEN_VAR];
+pub const HOST_SECRETS: &[&str] = &[HTTP_TOKEN];
 
 /// Clears [`HOST_SECRETS`] from a command before it is spawned.
 pub trait WithoutHostSecrets {
@@ -46,23 +46,23 @@ mod tests {
     #[test]
     fn a_started_program_does_not_see_the_token() {
         let mut cmd = std::process::Command::new("env");
-        cmd.env(TOKEN_VAR, "0123456789abcdef0123456789abcdef")
+        cmd.env(HTTP_TOKEN, "0123456789abcdef0123456789abcdef")
             .env("KEPT", "yes");
         cmd.without_host_secrets();
         let env = child_env(&mut cmd);
-        assert!(!env.contains(TOKEN_VAR), "{env}");
+        assert!(!env.contains(HTTP_TOKEN), "{env}");
         assert!(env.contains("KEPT=yes"), "{env}");
     }
 
     #[test]
     fn a_tokio_command_is_cleared_too() {
         let mut cmd = tokio::process::Command::new("env");
-        cmd.env(TOKEN_VAR, "x");
+        cmd.env(HTTP_TOKEN, "x");
         cmd.without_host_secrets();
         let removed = cmd
             .as_std()
             .get_envs()
-            .any(|(k, v)| k == TOKEN_VAR && v.is_none());
+            .any(|(k, v)| k == HTTP_TOKEN && v.is_none());
         assert!(removed, "the token is not removed");
     }
 }

@@ -38,6 +38,8 @@ pub const PORT_BASE: &str = "COMPUTER_USE_PORT_BASE";
 pub const OPEN: &str = "COMPUTER_USE_OPEN";
 pub const VNC_VIEWER: &str = "COMPUTER_USE_VNC_VIEWER";
 pub const TUNNEL: &str = "COMPUTER_USE_TUNNEL";
+/// The bearer token of `serve --http`; a secret no child inherits.
+pub const HTTP_TOKEN: &str = "COMPUTER_USE_HTTP_TOKEN";
 pub const IMAGE: &str = "COMPUTER_USE_IMAGE";
 pub const FRAME_MAX_SIDE: &str = "COMPUTER_USE_FRAME_MAX_SIDE";
 pub const FRAME_MAX_PIXELS: &str = "COMPUTER_USE_FRAME_MAX_PIXELS";

@@ -4,8 +4,8 @@
 
 mod support;
 
+use computer_use_mcp::docker::fix::{ENGINE_UNREACHABLE, RUN_DOCTOR};
 use computer_use_mcp::docker::{ensure_computer, resolve_endpoint};
-use computer_use_mcp::doctor::fix::{ENGINE_UNREACHABLE, RUN_DOCTOR};
 use computer_use_mcp::settings::ComputerSettings;
 use serde_json::{json, Value};
 use std::process::Output;
@@ -231,7 +231,7 @@ async fn start_computer_on_a_dead_docker_host_ends_with_the_doctor_fix() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_taken_port_is_an_err_with_the_start_computer_fix() {
-    use computer_use_mcp::doctor::fix::PORT_TAKEN;
+    use computer_use_mcp::docker::fix::PORT_TAKEN;
     let t = TestComputer::new();
     let taken = t.port_base + 5;
     let _holder = std::net::TcpListener::bind(("127.0.0.1", taken)).expect("the port is free");

@@ -10,6 +10,7 @@
 //! are ever logged; errors name the method only.
 
 use super::pages::Pages;
+use computer_protocol::handoff::PageFacts;
 use futures::{SinkExt, StreamExt};
 use parking_lot::Mutex;
 use serde_json::{json, Value};
@@ -166,6 +167,23 @@ impl Cdp {
                 })
             }
         }
+    }
+
+    /// The page `target_id` as it is now (its title set since the navigation
+    /// was told), or `None` when it is gone or does not answer in `deadline`.
+    pub async fn settled_page(&self, target_id: &str, deadline: Duration) -> Option<PageFacts> {
+        let info = tokio::time::timeout(
+            deadline,
+            self.call("Target.getTargetInfo", json!({ "targetId": target_id })),
+        )
+        .await
+        .ok()?
+        .ok()?;
+        let info = info.get("targetInfo")?;
+        Some(PageFacts {
+            url: info.get("url")?.as_str()?.to_string(),
+            title: info.get("title")?.as_str()?.to_string(),
+        })
     }
 
     fn forget(&self, id: u64) {

@@ -1,10 +1,10 @@
 //! The pages a browser has open, kept current from DevTools target events
 //! (`Target.setDiscoverTargets`), so reading which page changed costs no
 //! round trip: `computer_act` checks it after every action. Chromium tells
-//! a navigation but not the title the page sets later: [`settled_page`]
-//! reads that once, for a batch that navigated.
+//! a navigation but not the title the page sets later:
+//! [`Cdp::settled_page`](super::Cdp::settled_page) reads that once, for a
+//! batch that navigated.
 
-use super::cdp::Cdp;
 use computer_protocol::handoff::PageFacts;
 use parking_lot::Mutex;
 use serde_json::Value;
@@ -87,30 +87,6 @@ impl Pages {
     fn lock(&self) -> parking_lot::MutexGuard<'_, Known> {
         self.inner.lock()
     }
-}
-
-/// The page `target_id` as it is now (its title set since the navigation
-/// was told), or `None` when it is gone or does not answer in `deadline`.
-pub async fn settled_page(
-    cdp: &Cdp,
-    target_id: &str,
-    deadline: std::time::Duration,
-) -> Option<PageFacts> {
-    let info = tokio::time::timeout(
-        deadline,
-        cdp.call(
-            "Target.getTargetInfo",
-            serde_json::json!({ "targetId": target_id }),
-        ),
-    )
-    .await
-    .ok()?
-    .ok()?;
-    let info = info.get("targetInfo")?;
-    Some(PageFacts {
-        url: info.get("url")?.as_str()?.to_string(),
-        title: info.get("title")?.as_str()?.to_string(),
-    })
 }
 
 #[cfg(test)]

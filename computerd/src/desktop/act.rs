@@ -7,7 +7,7 @@ use super::quiet::settle;
 use super::{blocking, DesktopError};
 use crate::a11y::{self, A11yHandle};
 use crate::apps::{Launcher, OnScreen};
-use crate::browser::pages::{settled_page, Pages};
+use crate::browser::pages::Pages;
 use crate::input::{focus_window, focus_window_id};
 use crate::screens::{Screen, ScreenX};
 use crate::sessions::{Session, Sessions};
@@ -161,7 +161,11 @@ async fn settle_page_title(screen: &Screen, effects: &mut [ActionEffect]) {
     let Some(target) = browser.cdp().pages().latest_id() else {
         return;
     };
-    if let Some(now) = settled_page(browser.cdp(), &target, PAGE_TITLE_DEADLINE).await {
+    if let Some(now) = browser
+        .cdp()
+        .settled_page(&target, PAGE_TITLE_DEADLINE)
+        .await
+    {
         if now.url == told.url {
             *told = now;
         }

@@ -470,12 +470,34 @@ impl Sessions {
             (Arc::clone(&open.session), Arc::clone(&open.screen))
         };
         self.changed();
-        Some(Watching::new(Arc::clone(self), session, screen))
+        let sessions = Arc::clone(self);
+        let (left_session, left_screen) = (Arc::clone(&session), Arc::clone(&screen));
+        Some(Watching::new(session, screen, move || {
+            sessions.viewer_left(&left_session, &left_screen)
+        }))
+    }
+
+    /// A viewer of `screen` left; closes the screen when it was the last
+    /// viewer of an ended session.
+    fn viewer_left(self: &Arc<Self>, session: &Arc<Session>, screen: &Screen) {
+        let Some(screen) = self.unwatch(session, screen) else {
+            return;
+        };
+        // Closing waits for the processes to exit, which a destructor cannot;
+        // without a runtime computerd is shutting down, and `end_all` closes
+        // every screen anyway.
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            let sessions = Arc::clone(self);
+            runtime.spawn(async move {
+                screen.close().await;
+                sessions.screen_closed(&screen);
+            });
+        }
     }
 
     /// A viewer of `screen` left. Returns the screen when it was the last
     /// viewer of an ended session: the caller closes it.
-    pub(super) fn unwatch(&self, session: &Arc<Session>, screen: &Screen) -> Option<Arc<Screen>> {
+    fn unwatch(&self, session: &Arc<Session>, screen: &Screen) -> Option<Arc<Screen>> {
         let closing = {
             let mut state = self.state();
             let left = session
@@ -504,7 +526,7 @@ impl Sessions {
 
     /// A lingering screen was closed by its last viewer: it leaves the list
     /// now that its number is free.
-    pub(super) fn screen_closed(&self, screen: &Arc<Screen>) {
+    fn screen_closed(&self, screen: &Arc<Screen>) {
         {
             let mut state = self.state();
             if state

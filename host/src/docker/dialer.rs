@@ -13,9 +13,9 @@
 //! Tunnels live as long as the process, one per engine and computer name,
 //! so every agent of this process and every `start_computer` shares them.
 
-use super::container::FoundComputer;
 use super::endpoint::{DockerEndpoint, Transport};
 use super::error::DockerError;
+use super::found::FoundComputer;
 use super::tunnel::{Run, Tunnel};
 use crate::settings::TunnelMode;
 use bollard::Docker;

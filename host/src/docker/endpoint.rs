@@ -20,8 +20,9 @@
 //! containers as the user.
 
 use super::error::{DockerError, EndpointError, Refusal};
+use super::origin::{CertOrigin, EndpointSource, DEFAULT_CONTEXT};
 use super::ssh::{self, SshTarget};
-use super::tls::{self, CertOrigin, TlsFiles};
+use super::tls::{self, TlsFiles};
 use crate::settings::Env;
 use bollard::{Docker, API_DEFAULT_VERSION};
 use serde::Deserialize;
@@ -92,56 +93,11 @@ impl fmt::Display for Transport {
     }
 }
 
-/// Where the endpoint came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum EndpointSource {
-    DockerHost,
-    /// The context named by `DOCKER_CONTEXT`.
-    ContextVariable {
-        name: String,
-    },
-    /// `currentContext` in the Docker CLI's `config.json`.
-    CurrentContext {
-        name: String,
-        config: PathBuf,
-    },
-    /// Nothing chose an endpoint.
-    PlatformDefault,
-}
-
-impl fmt::Display for EndpointSource {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            EndpointSource::DockerHost => f.write_str("from DOCKER_HOST"),
-            EndpointSource::ContextVariable { name } => {
-                write!(f, "from DOCKER_CONTEXT={name}")?;
-                default_note(f, name)
-            }
-            EndpointSource::CurrentContext { name, config } => {
-                write!(f, "from currentContext `{name}` in `{}`", config.display())?;
-                default_note(f, name)
-            }
-            EndpointSource::PlatformDefault => f.write_str(
-                "the platform default: no DOCKER_HOST, DOCKER_CONTEXT or currentContext",
-            ),
-        }
-    }
-}
-
-fn default_note(f: &mut fmt::Formatter<'_>, context: &str) -> fmt::Result {
-    if context == DEFAULT_CONTEXT {
-        f.write_str(", the platform default")?;
-    }
-    Ok(())
-}
-
 impl fmt::Display for DockerEndpoint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "`{}` ({})", self.host, self.origin)
     }
 }
-
-const DEFAULT_CONTEXT: &str = "default";
 
 /// Resolves the endpoint from `env`: `DOCKER_HOST`, `DOCKER_CONTEXT`,
 /// `DOCKER_CONFIG`, `DOCKER_TLS_VERIFY`, and `HOME` (`USERPROFILE` on
@@ -1038,8 +994,8 @@ mod tests {
         assert!(
             e.ends_with(&format!(
                 "; {}; {}",
-                crate::doctor::fix::ENGINE_UNREACHABLE,
-                crate::doctor::fix::RUN_DOCTOR
+                crate::docker::fix::ENGINE_UNREACHABLE,
+                crate::docker::fix::RUN_DOCTOR
             )),
             "{e}"
         );

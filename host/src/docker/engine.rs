@@ -6,11 +6,11 @@
 //! (docs/scaling.md).
 
 use super::call::Call;
-use super::container::{find_computer, FoundComputer};
 use super::credentials;
 use super::dialer::Dialer;
 use super::endpoint::DockerEndpoint;
 use super::error::{describe, DockerError};
+use super::found::{find_computer, FoundComputer};
 use super::image::{inspect_image, ImageFacts};
 use super::ports;
 use crate::settings::TunnelMode;

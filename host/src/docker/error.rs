@@ -1,12 +1,9 @@
 //! What can go wrong on the Docker side. Each message says what happened,
 //! what may still exist or run, and what to do. The fixes `doctor` also
-//! prints come from [`crate::doctor::fix`], and those errors point at `doctor`.
+//! prints come from [`fix`](super::fix), and those errors point at `doctor`.
 
-use super::endpoint::EndpointSource;
-use super::tls::CertOrigin;
-use crate::doctor::fix::{
-    DEV_IMAGE_MISSING, ENGINE_UNREACHABLE, PORT_TAKEN, PULL_DENIED, RUN_DOCTOR,
-};
+use super::fix::{DEV_IMAGE_MISSING, ENGINE_UNREACHABLE, PORT_TAKEN, PULL_DENIED, RUN_DOCTOR};
+use super::origin::{CertOrigin, EndpointSource};
 use std::path::PathBuf;
 use std::time::Duration;
 

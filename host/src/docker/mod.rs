@@ -1,11 +1,14 @@
 //! The Docker side of the host: which engine to talk to ([`endpoint`]) and
-//! how to reach it ([`tls`], [`ssh`], over one pooled client), the computer's container
+//! how to reach it ([`tls`], [`ssh`], over one pooled client), where those
+//! settings came from ([`origin`]), what Docker says of the computer's
+//! container ([`found`]) and how it is created, started and upgraded
 //! ([`container`]), its image ([`image`]), the questions `doctor` asks of
 //! the engine ([`engine`]), published ports ([`ports`]), how those ports are reached from here ([`dialer`]: as
 //! published on a local engine, through a [`tunnel`] over the engine
 //! connection on a remote one), whether a connected computer is still the
 //! same one ([`recheck`]), tenants' port slots ([`slots`]) and limits
-//! ([`limits`]), and what can go wrong ([`error`]).
+//! ([`limits`]), what can go wrong ([`error`]) and its fix, which `doctor`
+//! prints too ([`fix`]).
 //!
 //! Nothing here calls Docker until [`ensure_computer`] (for `start_computer`)
 //! or [`find_computer`] (for `info`) runs: resolving the endpoint only reads
@@ -18,8 +21,11 @@ pub mod dialer;
 pub mod endpoint;
 pub mod engine;
 pub mod error;
+pub mod fix;
+pub mod found;
 pub mod image;
 pub mod limits;
+pub mod origin;
 mod pooled;
 pub mod ports;
 pub mod probe;
@@ -29,12 +35,12 @@ pub mod ssh;
 pub mod tls;
 pub mod tunnel;
 
-pub use container::{
-    ensure_computer, find_computer, viewer_url, Computer, ComputerState, FoundComputer, Startup,
-};
+pub use container::{ensure_computer, viewer_url, Computer, Startup};
 pub use dialer::{Dialer, Reach, Way};
-pub use endpoint::{resolve_endpoint, DockerEndpoint, EndpointSource, Transport};
+pub use endpoint::{resolve_endpoint, DockerEndpoint, Transport};
 pub use engine::{Engine, EngineFacts};
 pub use error::{DockerError, EndpointError, Refusal};
+pub use found::{find_computer, ComputerState, FoundComputer};
 pub use image::{binary_version, default_image, ImageFacts};
+pub use origin::EndpointSource;
 pub use probe::viewer_key;

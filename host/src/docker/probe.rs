@@ -3,8 +3,8 @@
 //! (`GET /v1/computer` with the token). Everything else goes through the
 //! host's computerd client.
 
-use super::container::{find_computer, ComputerState};
 use super::error::{describe, DockerError};
+use super::found::{find_computer, ComputerState};
 use crate::client::{loopback_http, read_limited, Limited};
 use bollard::Docker;
 use computer_protocol::endpoints::{Endpoint, GetComputer, GetHealth};

@@ -3,9 +3,9 @@
 //! after a restart the old port is free for anyone on this machine to bind:
 //! the token may only go to the port Docker publishes for the container now.
 
-use super::container::{find_computer, ComputerState};
 use super::dialer::Dialer;
 use super::error::DockerError;
+use super::found::{find_computer, ComputerState};
 
 /// What Docker says about the computer a connection was made to.
 #[derive(Debug, Clone, PartialEq, Eq)]

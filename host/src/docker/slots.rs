@@ -6,8 +6,8 @@
 //! it was created with, so a slot is chosen once per tenant.
 
 use super::call::Call;
-use super::container::find_computer;
 use super::error::DockerError;
+use super::found::find_computer;
 use super::image::VERSION_LABEL;
 use super::ports::{first_taken, HOST_PORTS};
 use crate::settings::PORT_BASE_MAX;

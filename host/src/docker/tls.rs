@@ -17,13 +17,12 @@
 //! are kept for reuse, as the ssh client keeps its processes, and writes go
 //! out at once.
 
-use super::endpoint::EndpointSource;
 use super::error::EndpointError;
+use super::origin::{CertOrigin, EndpointSource};
 use bollard::{ClientVersion, Docker};
 use hyper_util::client::legacy::connect::HttpConnector;
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 /// The three files the Docker CLI uses, in the order it needs them.
@@ -36,39 +35,6 @@ pub const KEY: &str = "key.pem";
 pub struct TlsFiles {
     pub dir: PathBuf,
     pub origin: CertOrigin,
-}
-
-/// Where the TLS files came from; `info` and doctor show it, and errors
-/// say which setting to change.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CertOrigin {
-    /// `DOCKER_CERT_PATH`.
-    CertPathVariable,
-    /// `DOCKER_CERT_PATH` unset: the Docker CLI's folder (`DOCKER_CONFIG`,
-    /// else `~/.docker`).
-    ConfigDir,
-    /// The context's own `contexts/tls/<hash>/docker/` folder.
-    Context,
-}
-
-impl fmt::Display for CertOrigin {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            CertOrigin::CertPathVariable => "from DOCKER_CERT_PATH",
-            CertOrigin::ConfigDir => "DOCKER_CERT_PATH is unset, so the Docker CLI's folder",
-            CertOrigin::Context => "the context's TLS files",
-        })
-    }
-}
-
-impl CertOrigin {
-    /// How to put the right file in place.
-    pub fn fix(&self) -> &'static str {
-        match self {
-            CertOrigin::CertPathVariable | CertOrigin::ConfigDir => "set DOCKER_CERT_PATH to the folder that holds the engine's `ca.pem` and your `cert.pem` and `key.pem` (`docker --tlsverify info` reads the same files)",
-            CertOrigin::Context => "recreate the context with `docker context create <name> --docker \"host=tcp://…,ca=…,cert=…,key=…\"` (`docker --context <name> info` reads the same files)",
-        }
-    }
 }
 
 impl TlsFiles {

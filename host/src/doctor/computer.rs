@@ -1,12 +1,12 @@
 //! The computer's container, its host ports, and computerd inside it.
 
 use super::engine::Found;
-use super::fix;
 use super::report::{Outcome, Report};
 use super::{timed, Budget};
 use crate::client::{loopback_http, ComputerdClient};
 use crate::docker::container::busy_fix;
 use crate::docker::error::describe;
+use crate::docker::fix;
 use crate::docker::ports::{self, HOST_PORTS, LOOPBACK};
 use crate::docker::{
     binary_version, viewer_key, ComputerState, Dialer, Engine, FoundComputer, Way,

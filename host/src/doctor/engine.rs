@@ -1,10 +1,10 @@
 //! The checks up to the engine: the `COMPUTER_USE_*` settings, which Docker
 //! endpoint is used and why, the engine itself, its free disk and the image.
 
-use super::fix;
 use super::report::{Outcome, Report};
 use super::{timed, Budget};
 use crate::docker::error::describe;
+use crate::docker::fix;
 use crate::docker::image::{is_older_than_binary, pulls_missing_image};
 use crate::docker::{
     binary_version, resolve_endpoint, ComputerState, DockerEndpoint, DockerError, Engine,

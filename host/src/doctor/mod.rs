@@ -5,7 +5,6 @@
 //!
 //! # Layout
 //! - [`report`]: the checks' results, as text or JSON, and the exit code.
-//! - [`fix`]: the fixes shared with `start_computer`'s errors.
 //! - [`engine`]: settings, the Docker endpoint and engine, free disk, the image.
 //! - [`computer`]: the computer's container, its ports, computerd's health.
 //! - [`deep`] (`--deep`): a spare screen of doctor's own, with its
@@ -21,7 +20,6 @@
 mod computer;
 mod deep;
 mod engine;
-pub mod fix;
 pub mod report;
 mod viewer;
 mod vnc;

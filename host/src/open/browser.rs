@@ -141,7 +141,7 @@ mod tests {
         let command = opener_command("xdg-open", &[LINK.into()]);
         let token_removed = command
             .get_envs()
-            .any(|(name, value)| name == crate::serve::guard::TOKEN_VAR && value.is_none());
+            .any(|(name, value)| name == crate::settings::HTTP_TOKEN && value.is_none());
         assert!(token_removed, "{command:?}");
     }
 

@@ -3,11 +3,10 @@
 //! web page cannot drive the computer), and a `Host` naming the address the
 //! server listens on (a DNS-rebinding page names its own host).
 
+use crate::settings::HTTP_TOKEN;
 use axum::http::{header, HeaderMap, StatusCode};
 use subtle::ConstantTimeEq;
 
-/// The variable holding the bearer token.
-pub const TOKEN_VAR: &str = "COMPUTER_USE_HTTP_TOKEN";
 /// Extra allowed `Origin`s, comma-separated.
 pub const ORIGINS_VAR: &str = "COMPUTER_USE_HTTP_ORIGINS";
 /// The shortest token accepted: guessing 32 random characters is hopeless.
@@ -15,9 +14,9 @@ pub const TOKEN_MIN_CHARS: usize = 32;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum GuardError {
-    #[error("`{TOKEN_VAR}` is not set: `serve --http` needs a bearer token of at least {TOKEN_MIN_CHARS} characters that clients send as `Authorization: Bearer <token>`; set it, for example `export {TOKEN_VAR}=$(openssl rand -hex 32)`")]
+    #[error("`{HTTP_TOKEN}` is not set: `serve --http` needs a bearer token of at least {TOKEN_MIN_CHARS} characters that clients send as `Authorization: Bearer <token>`; set it, for example `export {HTTP_TOKEN}=$(openssl rand -hex 32)`")]
     MissingToken,
-    #[error("`{TOKEN_VAR}` has {0} characters, fewer than the {TOKEN_MIN_CHARS} required; set a longer one, for example `export {TOKEN_VAR}=$(openssl rand -hex 32)`")]
+    #[error("`{HTTP_TOKEN}` has {0} characters, fewer than the {TOKEN_MIN_CHARS} required; set a longer one, for example `export {HTTP_TOKEN}=$(openssl rand -hex 32)`")]
     ShortToken(usize),
 }
 
@@ -32,7 +31,7 @@ pub struct Guard {
 }
 
 impl Guard {
-    /// `token` from [`TOKEN_VAR`], `origins` from [`ORIGINS_VAR`], `hosts`
+    /// `token` from [`HTTP_TOKEN`], `origins` from [`ORIGINS_VAR`], `hosts`
     /// the `host:port` authorities the server is reached under.
     pub fn new(
         token: Option<&str>,

@@ -14,10 +14,11 @@
 //! and MCP session store, so no request of one reaches another's sessions.
 //! Host files are confined beneath `COMPUTER_USE_TRANSFER_ROOT`.
 
-use super::guard::{Guard, ORIGINS_VAR, TOKEN_VAR};
+use super::guard::{Guard, ORIGINS_VAR};
 use super::tenants::{read_tenants, TENANTS_VAR};
 use crate::agent::Agent;
 use crate::mcp::ComputerUseServer;
+use crate::settings::HTTP_TOKEN;
 use crate::tenant::Tenant;
 use crate::transfer::{HostFiles, TRANSFER_ROOT_VAR};
 use axum::extract::{Request, State};
@@ -123,12 +124,12 @@ pub async fn serve(options: HttpOptions) -> anyhow::Result<()> {
 }
 
 /// The tokens that pass and the tenant each one belongs to, in the same
-/// order: [`TOKEN_VAR`] alone for one computer, or [`TENANTS_VAR`]'s file.
+/// order: [`HTTP_TOKEN`] alone for one computer, or [`TENANTS_VAR`]'s file.
 fn access_from_env() -> anyhow::Result<(Vec<String>, Vec<Arc<Tenant>>)> {
     let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     let files = HostFiles::for_http(var(TRANSFER_ROOT_VAR).as_deref())?;
-    match (var(TOKEN_VAR), var(TENANTS_VAR)) {
-        (Some(_), Some(_)) => anyhow::bail!("both `{TOKEN_VAR}` and `{TENANTS_VAR}` are set: use `{TOKEN_VAR}` for one computer, or `{TENANTS_VAR}` for a computer per tenant, and unset the other"),
+    match (var(HTTP_TOKEN), var(TENANTS_VAR)) {
+        (Some(_), Some(_)) => anyhow::bail!("both `{HTTP_TOKEN}` and `{TENANTS_VAR}` are set: use `{HTTP_TOKEN}` for one computer, or `{TENANTS_VAR}` for a computer per tenant, and unset the other"),
         (None, Some(path)) => {
             let entries = read_tenants(std::path::Path::new(&path))?;
             let mut tokens = Vec::new();

@@ -1,6 +1,6 @@
 //! The fix of each problem `doctor` finds that can also make `start_computer`
 //! fail, written once: the check prints it, and the error of the tool call
-//! (built in [`crate::docker::error`]) ends with it, followed by [`RUN_DOCTOR`].
+//! (built in [`super::error`]) ends with it, followed by [`RUN_DOCTOR`].
 
 /// The engine does not answer at the endpoint in use.
 pub const ENGINE_UNREACHABLE: &str =

@@ -1,0 +1,169 @@
+//! What Docker says about a computer's container, read without changing
+//! anything: whether it runs ([`ComputerState`]), and the facts the host
+//! needs to reach it or to decide what to do with it ([`FoundComputer`]).
+//! Starting, upgrading and the dialer build on this; it builds on nothing
+//! of theirs.
+
+use super::call::{status_of, Call};
+use super::error::DockerError;
+use super::image::{is_older_than_binary, VERSION_LABEL};
+use super::ports;
+use bollard::models::{ContainerInspectResponse, ContainerStateStatusEnum};
+use bollard::Docker;
+use std::fmt;
+use std::time::Duration;
+
+/// The computer user's home, where the home volume is mounted.
+pub const HOME: &str = "/home/computer";
+/// The variable that carries the API token into the container, and that marks
+/// a container as one this program made.
+pub const TOKEN_VAR: &str = "COMPUTERD_TOKEN";
+const INSPECT_DEADLINE: Duration = Duration::from_secs(15);
+
+/// The computer's state as the user thinks of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ComputerState {
+    Missing,
+    Stopped,
+    Running,
+}
+
+impl fmt::Display for ComputerState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ComputerState::Missing => "missing",
+            ComputerState::Stopped => "stopped",
+            ComputerState::Running => "running",
+        })
+    }
+}
+
+/// What Docker says about an existing computer container. Reading it changes
+/// nothing. `Debug` leaves the token out.
+#[derive(Clone, PartialEq, Eq)]
+pub struct FoundComputer {
+    pub id: String,
+    pub name: String,
+    pub state: ComputerState,
+    /// Docker's own word for the state (`running`, `exited`, `paused`, ...).
+    pub status: String,
+    pub exit_code: Option<i64>,
+    /// The image reference it was created from.
+    pub image: String,
+    /// Its `computer-use.version` label.
+    pub version: Option<String>,
+    /// The API token from its environment; `None` for a container this
+    /// program did not make.
+    pub token: Option<String>,
+    /// First host port, from its configured bindings (known while stopped).
+    pub port_base: Option<u16>,
+    /// Host port of the API; known only while it runs.
+    pub api_port: Option<u16>,
+    /// When Docker last started it: a restart keeps the id, not this.
+    pub started_at: Option<String>,
+    /// The named volume on `/home/computer`.
+    pub volume: Option<String>,
+}
+
+impl fmt::Debug for FoundComputer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FoundComputer")
+            .field("id", &self.id)
+            .field("name", &self.name)
+            .field("state", &self.state)
+            .field("status", &self.status)
+            .field("exit_code", &self.exit_code)
+            .field("image", &self.image)
+            .field("version", &self.version)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field("port_base", &self.port_base)
+            .field("api_port", &self.api_port)
+            .field("started_at", &self.started_at)
+            .field("volume", &self.volume)
+            .finish()
+    }
+}
+
+impl FoundComputer {
+    /// It runs an older image than this binary's.
+    pub fn upgrade_pending(&self) -> bool {
+        is_older_than_binary(self.version.as_deref())
+    }
+
+    /// `http://127.0.0.1:<port>` while it runs.
+    pub fn api_url(&self) -> Option<String> {
+        self.api_port
+            .map(|port| format!("http://{}:{port}", ports::LOOPBACK))
+    }
+
+    fn from_inspect(name: &str, inspect: ContainerInspectResponse) -> FoundComputer {
+        let status = inspect
+            .state
+            .as_ref()
+            .and_then(|s| s.status)
+            .unwrap_or(ContainerStateStatusEnum::EMPTY);
+        let state = match status {
+            // A restarting or paused container is the user's or Docker's
+            // business; it counts as running so nothing here touches it.
+            ContainerStateStatusEnum::RUNNING
+            | ContainerStateStatusEnum::RESTARTING
+            | ContainerStateStatusEnum::PAUSED
+            | ContainerStateStatusEnum::STOPPING
+            | ContainerStateStatusEnum::REMOVING => ComputerState::Running,
+            _ => ComputerState::Stopped,
+        };
+        let config = inspect.config.unwrap_or_default();
+        let token = config.env.as_ref().and_then(|env| {
+            env.iter()
+                .find_map(|e| e.strip_prefix(TOKEN_VAR)?.strip_prefix('='))
+                .map(str::to_string)
+        });
+        let port_base = inspect
+            .host_config
+            .as_ref()
+            .and_then(|h| h.port_bindings.as_ref())
+            .and_then(ports::base_from_bindings);
+        let api_port = inspect
+            .network_settings
+            .as_ref()
+            .and_then(|n| n.ports.as_ref())
+            .and_then(ports::api_host_port);
+        let volume = inspect.mounts.as_ref().and_then(|mounts| {
+            mounts
+                .iter()
+                .find(|m| m.destination.as_deref() == Some(HOME))
+                .and_then(|m| m.name.clone())
+        });
+        FoundComputer {
+            id: inspect.id.unwrap_or_default(),
+            name: name.to_string(),
+            state,
+            status: status.to_string(),
+            exit_code: inspect.state.as_ref().and_then(|s| s.exit_code),
+            started_at: inspect.state.and_then(|s| s.started_at),
+            image: config.image.unwrap_or_default(),
+            version: config.labels.and_then(|mut l| l.remove(VERSION_LABEL)),
+            token,
+            port_base,
+            api_port,
+            volume,
+        }
+    }
+}
+
+/// The computer named `name`, or `None` when there is none.
+pub async fn find_computer(
+    docker: &Docker,
+    name: &str,
+) -> Result<Option<FoundComputer>, DockerError> {
+    let call = Call::new(
+        format!("inspecting the container `{name}`"),
+        "nothing was changed",
+        INSPECT_DEADLINE,
+    );
+    match call.run_raw(docker.inspect_container(name, None)).await? {
+        Ok(inspect) => Ok(Some(FoundComputer::from_inspect(name, inspect))),
+        Err(e) if status_of(&e) == Some(404) => Ok(None),
+        Err(e) => Err(call.failed(e)),
+    }
+}
