@@ -15,11 +15,16 @@ up:
 check:
     cargo fmt --all -- --check
     cargo clippy --workspace --all-targets -- -D warnings
+    python3 scripts/import-circles.py
     bash scripts/test.sh
 
 # The whole test suite (what CI runs).
 test:
     bash scripts/test.sh
+
+# Fail on an import circle between the workspace's modules or files.
+circles:
+    python3 scripts/import-circles.py
 
 # Build the computer-use-mcp:dev image.
 image:

@@ -17,6 +17,8 @@ phase() { printf 'test: %s (at %dm%02ds)\n' "$1" $(((SECONDS - started) / 60)) $
 
 bash scripts/test-setup.sh --without-images
 phase "setup done"
+failed=()
+python3 scripts/import-circles.py || failed+=("the import-circle check")
 # The images build (mostly downloads and unpacking) and the remote engine
 # loads them (about two minutes of disk) while the Rust builds below use
 # the CPU; the tests start once both are done.
@@ -43,7 +45,6 @@ phase "the images are built and loaded"
     nice -n 19 bash scripts/release-check.sh) > target/release-check.log 2>&1 &
 checks=$!
 
-failed=()
 cargo test --workspace --no-fail-fast -- --test-threads="${TEST_THREADS:-2}" \
     || failed+=("the workspace tests")
 phase "workspace tests done"
