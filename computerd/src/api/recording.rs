@@ -19,7 +19,12 @@ pub async fn start(
     ApiJson(req): ApiJson<StartRecordingRequest>,
 ) -> Result<Json<RecordingStarted>, ApiError> {
     let session = app.sessions.get(&SessionId(id))?;
-    let started = app.sessions.recordings().start(&session, req)?;
+    let started = app.sessions.recordings().start(
+        session.recorder_slot(),
+        &session.id,
+        &session.title,
+        req,
+    )?;
     app.sessions.touch_overview();
     Ok(Json(started))
 }
@@ -30,7 +35,11 @@ pub async fn step(
     ApiJson(step): ApiJson<StepRecord>,
 ) -> Result<Json<RecordingTally>, ApiError> {
     let session = app.sessions.get(&SessionId(id))?;
-    Ok(Json(app.sessions.recordings().step(&session, step)?))
+    Ok(Json(
+        app.sessions
+            .recordings()
+            .step(session.recorder_slot(), step)?,
+    ))
 }
 
 pub async fn stop(
@@ -39,7 +48,11 @@ pub async fn stop(
     ApiJson(_): ApiJson<NoBody>,
 ) -> Result<Json<RecordingPackage>, ApiError> {
     let session = app.sessions.get(&SessionId(id))?;
-    let package = app.sessions.recordings().stop(&session).await;
+    let package = app
+        .sessions
+        .recordings()
+        .stop(session.recorder_slot())
+        .await;
     app.sessions.touch_overview();
     Ok(Json(package?))
 }

@@ -332,7 +332,7 @@ async fn resolve_refs(
     screen: &Arc<Screen>,
     actions: Vec<Action>,
 ) -> Result<(Vec<Action>, HashMap<usize, Accessible>), DesktopError> {
-    let snapshot = session.text_views().latest();
+    let snapshot = session.text_views().lock().latest();
     let mut resolved = Vec::with_capacity(actions.len());
     let mut accessible = HashMap::new();
     for (index, mut action) in actions.into_iter().enumerate() {

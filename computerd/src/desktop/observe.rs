@@ -27,7 +27,7 @@ pub async fn observe(
     let screen = sessions.screen_of(session).await?;
     let text_view = if req.text.view.wants_text() {
         Some(
-            text_view(&screen, session, &req.text)
+            text_view(&screen, session.text_views(), &req.text)
                 .await
                 .map_err(DesktopError::InvalidInput)?,
         )

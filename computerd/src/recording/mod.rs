@@ -25,17 +25,31 @@ mod summary;
 pub use recorder::{FrameSeen, Recorder};
 
 use crate::browser::Browsers;
-use crate::sessions::Session;
 use computer_protocol::recording::{
     check_task, RecordingId, RecordingPackage, RecordingStarted, RecordingSummary, RecordingTally,
     StartRecordingRequest, StepRecord, RECORDINGS_DIR,
 };
-use computer_protocol::ErrorCode;
+use computer_protocol::{ErrorCode, SessionId};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use store::{Meta, Store};
+
+/// A session's open recording, if any. The session holds the slot; these
+/// functions fill and empty it, checking and filling it in one step.
+#[derive(Debug, Default)]
+pub struct RecorderSlot(Mutex<Option<Arc<Recorder>>>);
+
+impl RecorderSlot {
+    pub fn get(&self) -> Option<Arc<Recorder>> {
+        self.0.lock().clone()
+    }
+
+    fn take(&self) -> Option<Arc<Recorder>> {
+        self.0.lock().take()
+    }
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum RecordingError {
@@ -94,9 +108,12 @@ impl Recordings {
         move |source| RecordingError::Io { dir, source }
     }
 
+    /// Starts recording the session `session_id`, whose slot is `slot`.
     pub fn start(
         &self,
-        session: &Arc<Session>,
+        slot: &RecorderSlot,
+        session_id: &SessionId,
+        session_title: &str,
         req: StartRecordingRequest,
     ) -> Result<RecordingStarted, RecordingError> {
         check_task(&req.task).map_err(RecordingError::InvalidInput)?;
@@ -105,7 +122,7 @@ impl Recordings {
                 "`max_bytes` is 0: a recording needs room for at least one step".into(),
             ));
         }
-        let mut slot = session.recorder_slot();
+        let mut slot = slot.0.lock();
         if let Some(open) = slot.as_ref() {
             return Err(RecordingError::AlreadyRecording(open.id.clone()));
         }
@@ -114,8 +131,8 @@ impl Recordings {
         let meta = Meta {
             recording_id: id.clone(),
             task: req.task.trim().to_string(),
-            session_id: session.id.clone(),
-            session_title: session.title.clone(),
+            session_id: session_id.clone(),
+            session_title: session_title.to_string(),
             started_at: started_at.clone(),
             ended_at: None,
             max_bytes: req.max_bytes,
@@ -128,7 +145,7 @@ impl Recordings {
         *slot = Some(Arc::clone(&recorder));
         drop(slot);
         self.open_map().insert(id.clone(), recorder);
-        tracing::info!(session = %session.id, recording = %id, "recording started");
+        tracing::info!(session = %session_id, recording = %id, "recording started");
         Ok(RecordingStarted {
             recording_id: id,
             started_at,
@@ -137,17 +154,15 @@ impl Recordings {
 
     pub fn step(
         &self,
-        session: &Session,
+        slot: &RecorderSlot,
         step: StepRecord,
     ) -> Result<RecordingTally, RecordingError> {
-        let recorder = session.recorder().ok_or(RecordingError::NotRecording)?;
+        let recorder = slot.get().ok_or(RecordingError::NotRecording)?;
         Ok(recorder.step(step))
     }
 
-    pub async fn stop(&self, session: &Session) -> Result<RecordingPackage, RecordingError> {
-        let recorder = session
-            .take_recorder()
-            .ok_or(RecordingError::NotRecording)?;
+    pub async fn stop(&self, slot: &RecorderSlot) -> Result<RecordingPackage, RecordingError> {
+        let recorder = slot.take().ok_or(RecordingError::NotRecording)?;
         self.close(&recorder).await
     }
 
@@ -161,8 +176,8 @@ impl Recordings {
 
     /// Closes the recording of a session that ended any other way than
     /// `stop_recording`; its package stays in the computer.
-    pub async fn session_ended(&self, session: &Session) {
-        if let Some(recorder) = session.take_recorder() {
+    pub async fn session_ended(&self, slot: &RecorderSlot) {
+        if let Some(recorder) = slot.take() {
             if let Err(e) = self.close(&recorder).await {
                 tracing::warn!(recording = %recorder.id, "closing the recording of an ended session: {e}");
             }

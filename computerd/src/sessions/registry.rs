@@ -242,7 +242,7 @@ impl Sessions {
         tracing::info!(session = %id, ?reason, "session ended");
         self.changed();
         // Its recording, if any, closes complete up to its last step.
-        self.recordings.session_ended(&session).await;
+        self.recordings.session_ended(session.recorder_slot()).await;
         // Waits for a screen that is still opening; `screen_of` sees the
         // session is gone and does not hand it out.
         let screen = session.screen.lock().await.take();

@@ -3,7 +3,7 @@
 use crate::config::ScreenSize;
 use crate::handoff::Hold;
 use crate::memory::OomWatermark;
-use crate::recording::Recorder;
+use crate::recording::{Recorder, RecorderSlot};
 use crate::screens::Screen;
 use crate::textview::TextViews;
 use computer_protocol::frame::FRAMES_REMEMBERED;
@@ -63,7 +63,7 @@ pub struct Session {
     /// Out-of-memory kills already reported to this session.
     pub oom: OomWatermark,
     /// The open recording of this session's tool calls, if any.
-    recorder: Mutex<Option<Arc<Recorder>>>,
+    recorder: RecorderSlot,
     /// A person's hold on the screen, held or ended and not yet read by
     /// the agent's wait.
     hold: Mutex<Option<Arc<Hold>>>,
@@ -96,7 +96,7 @@ impl Session {
             frames: Mutex::new(VecDeque::new()),
             text_views: Mutex::new(TextViews::default()),
             oom: OomWatermark::starting_now(crate::memory::container()),
-            recorder: Mutex::new(None),
+            recorder: RecorderSlot::default(),
             hold: Mutex::new(None),
         }
     }
@@ -127,22 +127,17 @@ impl Session {
 
     /// The open recording, if the session records.
     pub fn recorder(&self) -> Option<Arc<Recorder>> {
-        self.recorder_slot().clone()
+        self.recorder.get()
     }
 
-    /// The recording slot, locked: starting a recording checks and fills
-    /// it in one step.
-    pub fn recorder_slot(&self) -> parking_lot::MutexGuard<'_, Option<Arc<Recorder>>> {
-        self.recorder.lock()
+    /// The recording slot, which `Recordings` fills and empties.
+    pub fn recorder_slot(&self) -> &RecorderSlot {
+        &self.recorder
     }
 
-    /// Ends recording: the caller closes what this hands over.
-    pub fn take_recorder(&self) -> Option<Arc<Recorder>> {
-        self.recorder_slot().take()
-    }
-
-    pub fn text_views(&self) -> parking_lot::MutexGuard<'_, TextViews> {
-        self.text_views.lock()
+    /// The session's text views, which `textview` fills.
+    pub fn text_views(&self) -> &Mutex<TextViews> {
+        &self.text_views
     }
 
     pub fn cwd(&self) -> PathBuf {

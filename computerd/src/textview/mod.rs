@@ -26,11 +26,11 @@ pub use windows::list_windows;
 
 use crate::a11y::A11yHandle;
 use crate::screens::Screen;
-use crate::sessions::Session;
 use computer_protocol::textview::{MAX_NODES_MAX, TEXT_VIEW_MAX_CHARS, TREE_DEADLINE_MS};
 use computer_protocol::{
     Bounds, NodeState, PageCursor, TextView, TextViewOptions, TreeSource, WindowEntry,
 };
+use parking_lot::Mutex;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -71,13 +71,13 @@ impl TextViews {
 /// view when they carry a cursor).
 pub async fn text_view(
     screen: &Arc<Screen>,
-    session: &Session,
+    views: &Mutex<TextViews>,
     options: &TextViewOptions,
 ) -> Result<TextView, String> {
     let max_nodes = options.max_nodes();
     if let Some(cursor) = &options.cursor {
         let cursor = PageCursor::parse(cursor)?;
-        let latest = session.text_views().latest();
+        let latest = views.lock().latest();
         return match latest {
             Some(snapshot) if snapshot.view_id == cursor.view_id => {
                 if cursor.offset >= snapshot.nodes.len() {
@@ -114,7 +114,7 @@ pub async fn text_view(
         Some(window) => read_tree(screen, window).await,
     };
     let key = flat::content_key(&listed, target.as_ref().map(|w| w.id), &nodes);
-    let mut views = session.text_views();
+    let mut views = views.lock();
     if let Some(latest) = views.latest.clone().filter(|l| l.key == key) {
         return Ok(page(&latest, 0, max_nodes, true));
     }
