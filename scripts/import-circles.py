@@ -11,11 +11,6 @@ A folder's face (`mod.rs`, `lib.rs`, `main.rs`) declares its children and
 hands their names on; its paths into its own folder are structure, not
 imports, and are not counted. A child's path up into its face is.
 
-Circles not yet broken are listed in `scripts/import-circles.known`, one
-a line (`crate: module module ...`): a circle found inside one of them
-passes, so none can grow or appear, and a listed one that is gone must be
-taken off the list.
-
 Usage: python3 scripts/import-circles.py [WORKSPACE]   (exit 1 on a circle)
 """
 
@@ -106,19 +101,7 @@ def circles(nodes: set, edges: dict) -> list:
     return found
 
 
-def read_known(path: Path) -> list:
-    """The listed circles, as (crate, set of modules)."""
-    known = []
-    if path.exists():
-        for line in path.read_text().splitlines():
-            line = line.split("#")[0].strip()
-            if line:
-                crate, members = line.split(":", 1)
-                known.append((crate.strip(), frozenset(members.split())))
-    return known
-
-
-def check_crate(crate: Path, known: list, seen: set) -> list:
+def check_crate(crate: Path) -> list:
     src = crate / "src"
     files = sorted(src.rglob("*.rs"))
     modules = {module_of(src, f): f for f in files}
@@ -152,10 +135,6 @@ def check_crate(crate: Path, known: list, seen: set) -> list:
                 edges.setdefault(a, set()).add(b)
         nodes = set(edges) | {b for bs in edges.values() for b in bs}
         for component in circles(nodes, edges):
-            listed = [k for k in known if k[0] == crate.name and set(component) <= k[1]]
-            if listed:
-                seen.update(listed)
-                continue
             where = "::".join(parent) or "the crate root"
             ties = [
                 f"{'::'.join(s)} -> {'::'.join(t)}"
@@ -174,23 +153,16 @@ def check_crate(crate: Path, known: list, seen: set) -> list:
 
 def main() -> int:
     workspace = Path(sys.argv[1] if len(sys.argv) > 1 else Path(__file__).parent.parent)
-    known = read_known(workspace / "scripts" / "import-circles.known")
-    seen = set()
     problems = []
     for name in CRATES:
-        problems += check_crate(workspace / name, known, seen)
-    for crate, members in known:
-        if (crate, members) not in seen:
-            problems.append(f"{crate}: the listed circle among {' '.join(sorted(members))} is "
-                            "gone: take it off scripts/import-circles.known")
+        problems += check_crate(workspace / name)
     for problem in problems:
         print(problem)
     if problems:
-        print(f"{len(problems)} finding(s); break a circle by moving the shared piece "
+        print(f"{len(problems)} import circle(s); break each by moving the shared piece "
               "into a module both may import, or by passing it in.")
         return 1
-    left = f" beyond the {len(known)} listed as not yet broken" if known else ""
-    print(f"no import circles in {', '.join(CRATES)}{left}")
+    print(f"no import circles in {', '.join(CRATES)}")
     return 0
 
 

@@ -13,6 +13,7 @@
 use crate::api::auth::bearer_is;
 use crate::api::ApiError;
 use crate::apps::{Launcher, OnScreen};
+use crate::browser::BrowserScreen;
 use crate::sessions::Sessions;
 use axum::extract::State;
 use axum::http::HeaderMap;
@@ -96,7 +97,7 @@ async fn launch(
         ));
     };
     let on = OnScreen {
-        screen: screen.browser_screen(),
+        screen: BrowserScreen::of(&screen),
         cwd: session.cwd(),
     };
     let opened = app

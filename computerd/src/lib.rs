@@ -12,6 +12,13 @@
 //!   sessions' reasons, heartbeats and the idle/heartbeat reaper.
 //! - [`screens`]: screen numbers 1..16, each an Xvnc display plus Fluxbox;
 //!   the only owner of those processes and of X connections ([`display`]).
+//! - [`browser`]: a Chromium per screen, logins shared across screens, spoken
+//!   to over DevTools; [`devtools`]: the DevTools MCP bridge to it. Both are
+//!   a screen's companions ([`screens::Companion`]): they know screens, and a
+//!   screen knows them only to stop them before its display closes.
+//! - [`apps`]: `open_path`, `launch_app` and the focus fallback;
+//!   [`launcher`]: the loopback listener the screens' menus ask to open
+//!   things; [`a11y`]: a screen's accessibility bus.
 //! - [`desktop`]: observe and act on a session's screen, using
 //!   [`capture`] (X image to PNG) and [`input`] (XTEST mouse and keyboard);
 //!   [`textview`] reads a screen as text (windows, accessibility trees) and
@@ -41,6 +48,11 @@
 //!
 //! A request flows `api` → `sessions` (find the session, count activity) →
 //! one subsystem → back to `api` as JSON or a [`computer_protocol::WireError`].
+//!
+//! Modules import downward only, with no circle (`scripts/import-circles.py`
+//! checks it): `screens` at the bottom; then `browser` and `devtools`; then
+//! `textview`, `recording`, `handoff` and `apps`; then `sessions`, which
+//! holds each session's slots for their state; then `desktop`; `api` on top.
 
 pub mod a11y;
 pub mod api;

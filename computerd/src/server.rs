@@ -7,7 +7,7 @@ use crate::browser::{run_cookie_sync, BrowserSettings, Browsers};
 use crate::config::Config;
 use crate::devtools::{run_idle_stop, DevTools};
 use crate::launcher::{self, LauncherApp};
-use crate::screens::ScreenPaths;
+use crate::screens::{Companion, ScreenPaths};
 use crate::sessions::{run_reaper, Sessions};
 use crate::viewer::http::ViewerApp;
 use crate::viewer::{Guard, ViewerHub};
@@ -48,11 +48,17 @@ pub async fn serve(
         display_base: config.display_base,
         rfb_port_base: config.rfb_port_base,
         rfb_interface: config.rfb_interface.clone(),
-        browsers: Arc::clone(&browsers),
-        devtools: Arc::clone(&devtools),
+        companions: vec![
+            Arc::clone(&devtools) as Arc<dyn Companion>,
+            Arc::clone(&browsers) as Arc<dyn Companion>,
+        ],
         env: launcher_env,
     };
-    let sessions = Arc::new(Sessions::new(Arc::clone(&config), paths));
+    let sessions = Arc::new(Sessions::new(
+        Arc::clone(&config),
+        paths,
+        Arc::clone(&browsers),
+    ));
     let hub = ViewerHub::new();
     let info = ComputerInfo {
         version: env!("CARGO_PKG_VERSION").to_string(),

@@ -10,10 +10,11 @@ mod support {
 use computer_protocol::{Action, Button, ScrollDirection};
 use computerd::capture::window::{window_title, Atoms};
 use computerd::capture::{active_window_title, cursor_position, encode_png, Capturer, Frame};
-use computerd::desktop::{EffectsWatch, WatchConnection};
+use computerd::desktop::EffectsWatch;
 use computerd::display::Display;
 use computerd::input::keymap::Keymap;
 use computerd::input::{focus_window, Input};
+use computerd::screens::WatchConnection;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use support::xvnc::{wait_for, Program, Xvnc};

@@ -4,6 +4,7 @@ use super::error::ApiError;
 use super::json::ApiJson;
 use super::AppState;
 use crate::apps::{LaunchError, OnScreen, Opened};
+use crate::browser::BrowserScreen;
 use crate::sessions::Session;
 use axum::extract::{Path, State};
 use axum::Json;
@@ -43,7 +44,7 @@ async fn on_screen(app: &AppState, session: &Arc<Session>) -> Result<OnScreen, A
     super::handoff::refuse_held(session)?;
     let screen = app.sessions.screen_of(session).await?;
     Ok(OnScreen {
-        screen: screen.browser_screen(),
+        screen: BrowserScreen::of(&screen),
         cwd: session.cwd(),
     })
 }

@@ -3,6 +3,7 @@
 use super::error::ApiError;
 use super::json::ApiJson;
 use super::AppState;
+use crate::browser::BrowserScreen;
 use axum::extract::{Path, State};
 use axum::Json;
 use computer_protocol::{DevToolsStartRequest, DevToolsStarted, DevToolsStopped, SessionId};
@@ -23,7 +24,7 @@ pub async fn start(
     let started = app
         .devtools
         .start(
-            screen.browser_screen(),
+            BrowserScreen::of(&screen),
             &app.launcher.browsers,
             Duration::from_secs(req.idle_secs),
         )

@@ -10,7 +10,7 @@ use super::jar::{BrowserView, Jar, Writes};
 use super::page::{self, PageLoad};
 use super::profile::{ProfileClone, Template};
 use crate::config::ScreenSize;
-use crate::screens::ScreenEnv;
+use crate::screens::{Companion, Screen, ScreenEnv};
 use computer_protocol::ScreenNumber;
 use parking_lot::Mutex;
 use serde_json::json;
@@ -63,6 +63,18 @@ pub struct BrowserScreen {
     pub xvnc_pid: i32,
     /// What every process on the screen gets (`DISPLAY`, its session bus).
     pub env: ScreenEnv,
+}
+
+impl BrowserScreen {
+    pub fn of(screen: &Screen) -> BrowserScreen {
+        BrowserScreen {
+            number: screen.number,
+            display: screen.display_number,
+            size: screen.size,
+            xvnc_pid: screen.xvnc_pid(),
+            env: screen.env(),
+        }
+    }
 }
 
 /// One screen's running Chromium.
@@ -254,6 +266,12 @@ impl Browsers {
         tracing::info!(screen = %number, clean, "browser closed");
     }
 
+    /// Its page list, when screen `number`'s browser runs.
+    pub fn pages(&self, number: ScreenNumber) -> Option<Arc<super::pages::Pages>> {
+        self.get(number)
+            .map(|browser| Arc::clone(browser.cdp().pages()))
+    }
+
     /// Closes every browser; no new one starts afterwards.
     pub async fn close_all(&self) {
         self.shutting_down.store(true, Ordering::SeqCst);
@@ -421,4 +439,12 @@ fn now_ms() -> u64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as u64)
         .unwrap_or(0)
+}
+
+/// A screen closes its browser, while it can still draw, before its
+/// display goes away.
+impl Companion for Browsers {
+    fn stop_for(&self, number: ScreenNumber) -> futures::future::BoxFuture<'_, ()> {
+        Box::pin(self.close(number))
+    }
 }

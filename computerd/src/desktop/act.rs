@@ -8,6 +8,7 @@ use super::{blocking, DesktopError};
 use crate::a11y::{self, A11yHandle};
 use crate::apps::{Launcher, OnScreen};
 use crate::browser::pages::Pages;
+use crate::browser::{BrowserScreen, Browsers};
 use crate::input::{focus_window, focus_window_id};
 use crate::screens::{Screen, ScreenX};
 use crate::sessions::{Session, Sessions};
@@ -61,7 +62,7 @@ pub async fn act(
     let actions = std::mem::take(&mut req.actions);
     let run_screen = Arc::clone(&screen);
     let on = OnScreen {
-        screen: screen.browser_screen(),
+        screen: BrowserScreen::of(&screen),
         cwd: session.cwd(),
     };
     let starter = AppStarter {
@@ -71,7 +72,7 @@ pub async fn act(
         screen: Arc::clone(&screen),
         accessible,
     };
-    let pages = screen.pages();
+    let pages = sessions.browsers().pages(screen.number);
     let (outcomes, before, mut watch) = blocking(move || {
         // Without a watch the batch runs all the same, telling no effects.
         let mut watch = start_watch(&run_screen, pages);
@@ -101,7 +102,7 @@ pub async fn act(
         }
         None => Vec::new(),
     };
-    settle_page_title(&screen, &mut effects).await;
+    settle_page_title(sessions.browsers(), &screen, &mut effects).await;
     let (settled, waited) = settled?;
     let observation = if req.observe {
         let (s, sc) = (Arc::clone(session), Arc::clone(&screen));
@@ -151,11 +152,11 @@ fn start_watch(screen: &Screen, pages: Option<Arc<Pages>>) -> Option<EffectsWatc
 /// A batch that navigated gets its page's title as it is after the
 /// settle: Chromium tells the new URL at once but not the title the page
 /// sets later. One DevTools round trip, only for such a batch.
-async fn settle_page_title(screen: &Screen, effects: &mut [ActionEffect]) {
+async fn settle_page_title(browsers: &Browsers, screen: &Screen, effects: &mut [ActionEffect]) {
     let Some(told) = effects.iter_mut().rev().find_map(|e| e.page.as_mut()) else {
         return;
     };
-    let Some(browser) = screen.browsers().get(screen.number) else {
+    let Some(browser) = browsers.get(screen.number) else {
         return;
     };
     let Some(target) = browser.cdp().pages().latest_id() else {

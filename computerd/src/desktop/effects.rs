@@ -9,8 +9,8 @@
 //! shared one; between batches it selects no events, so nothing piles up.
 
 use crate::browser::pages::Pages;
-use crate::capture::window::{window_title, Atoms};
-use crate::display::Display;
+use crate::capture::window::window_title;
+use crate::screens::WatchConnection;
 use computer_protocol::{Action, ActionEffect, Region};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -22,28 +22,6 @@ use x11rb::protocol::xproto::{
     AtomEnum, ChangeWindowAttributesAux, ConnectionExt as _, EventMask, Rectangle, Window,
 };
 use x11rb::protocol::Event;
-
-/// The watch's X connection with what was learnt on it once.
-pub struct WatchConnection {
-    display: Display,
-    atoms: Atoms,
-}
-
-impl WatchConnection {
-    /// Connects to `:number` and checks DAMAGE is there.
-    pub fn open(number: u32) -> Result<WatchConnection, String> {
-        let fail = |e: &dyn std::fmt::Display| format!("watching display :{number}: {e}");
-        let display = Display::connect_once(number).map_err(|e| fail(&e))?;
-        display
-            .conn
-            .damage_query_version(1, 1)
-            .map_err(|e| fail(&e))?
-            .reply()
-            .map_err(|e| fail(&e))?;
-        let atoms = Atoms::intern(&display.conn).map_err(|e| fail(&e))?;
-        Ok(WatchConnection { display, atoms })
-    }
-}
 
 /// One batch's watch.
 pub struct EffectsWatch {

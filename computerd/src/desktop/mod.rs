@@ -8,7 +8,7 @@ mod observe;
 mod quiet;
 
 pub use act::act;
-pub use effects::{EffectsWatch, WatchConnection};
+pub use effects::EffectsWatch;
 pub use observe::{capture_observation, observe};
 pub use quiet::settle;
 

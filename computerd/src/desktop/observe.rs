@@ -27,9 +27,14 @@ pub async fn observe(
     let screen = sessions.screen_of(session).await?;
     let text_view = if req.text.view.wants_text() {
         Some(
-            text_view(&screen, session.text_views(), &req.text)
-                .await
-                .map_err(DesktopError::InvalidInput)?,
+            text_view(
+                &screen,
+                sessions.browsers().get(screen.number),
+                session.text_views(),
+                &req.text,
+            )
+            .await
+            .map_err(DesktopError::InvalidInput)?,
         )
     } else {
         None

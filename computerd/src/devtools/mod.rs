@@ -25,6 +25,7 @@ pub mod bridge_process;
 pub mod mcpc;
 
 use crate::browser::{BrowserError, BrowserScreen, Browsers};
+use crate::screens::Companion;
 use bridge_process::BridgeProcess;
 use computer_protocol::{DevToolsStarted, DevToolsStopped, ErrorCode, ScreenNumber};
 use mcpc::{Mcpc, McpcError, COMMAND_DEADLINE, CONNECT_DEADLINE};
@@ -291,6 +292,15 @@ pub async fn run_idle_stop(devtools: Arc<DevTools>) {
         tick.tick().await;
         let devtools = Arc::clone(&devtools);
         let _ = tokio::task::spawn_blocking(move || devtools.stop_idle()).await;
+    }
+}
+
+/// A screen stops its bridge first: the bridge uses the browser.
+impl Companion for DevTools {
+    fn stop_for(&self, number: ScreenNumber) -> futures::future::BoxFuture<'_, ()> {
+        Box::pin(async move {
+            self.stop(number).await;
+        })
     }
 }
 

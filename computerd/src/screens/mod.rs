@@ -1,12 +1,25 @@
 //! Screens: one Xvnc display plus Fluxbox each, numbered 1 to 16.
+//!
+//! # Layout
+//! - `pool`: the numbers, each held until its processes are gone.
+//! - `xvnc`, `drawn`, `env`: starting Xvnc, waiting for Fluxbox to draw,
+//!   and what every process on a screen gets (`DISPLAY`, its buses).
+//! - `screen`: one open [`Screen`], its shared X connection, and closing it.
+//! - `watch`: a screen's second X connection, for `computer_act`'s effects.
+//! - `companion`: what runs beside a screen ([`Companion`]: the browser, its
+//!   DevTools bridge) and stops before it. This module imports none of them.
 
+mod companion;
 mod drawn;
 mod env;
 mod pool;
 mod screen;
+mod watch;
 mod xvnc;
 
+pub use companion::Companion;
 pub use env::ScreenEnv;
 pub use pool::{ScreenPool, ScreenSlot};
 pub use screen::{Screen, ScreenError, ScreenPaths, ScreenX};
+pub use watch::WatchConnection;
 pub use xvnc::ensure_socket_dir;

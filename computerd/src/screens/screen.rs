@@ -3,20 +3,18 @@
 //! A screen is handed to its session once Fluxbox has drawn its desktop
 //! (see [`super::drawn`]).
 
+use super::companion::Companion;
 use super::drawn::{desktop_not_drawn, DESKTOP_DRAWN_POLL, DESKTOP_DRAWN_WAIT};
 use super::env::ScreenEnv;
 use super::pool::{ScreenPool, ScreenSlot};
+use super::watch::WatchConnection;
 use super::xvnc::{
     clear_stale_lock, ensure_socket_dir, fluxbox_command, lock_owner, xvnc_command, XvncArgs,
     SOCKET_DIR,
 };
 use crate::a11y::A11yBus;
-use crate::browser::pages::Pages;
-use crate::browser::{BrowserScreen, Browsers};
 use crate::capture::Capturer;
 use crate::config::ScreenSize;
-use crate::desktop::WatchConnection;
-use crate::devtools::DevTools;
 use crate::display::Display;
 use crate::input::{Input, InputError};
 use crate::process::Supervised;
@@ -137,10 +135,9 @@ pub struct ScreenPaths {
     pub display_base: u32,
     pub rfb_port_base: u16,
     pub rfb_interface: String,
-    /// Every screen's browser; a screen closes its own before its display.
-    pub browsers: Arc<Browsers>,
-    /// The browsers' DevTools bridges; closed before the browser.
-    pub devtools: Arc<DevTools>,
+    /// What runs beside each screen (the DevTools bridges, then the
+    /// browsers), stopped in this order before a screen's display closes.
+    pub companions: Vec<Arc<dyn Companion>>,
     /// Variables for Fluxbox and so for what its menu starts (the launcher).
     pub env: Vec<(String, String)>,
 }
@@ -168,8 +165,7 @@ pub struct Screen {
     a11y: Result<A11yBus, String>,
     /// Held until the processes are gone, so the number is not reused early.
     slot: Mutex<Option<ScreenSlot>>,
-    browsers: Arc<Browsers>,
-    devtools: Arc<DevTools>,
+    companions: Vec<Arc<dyn Companion>>,
     /// The X connection `computer_act` watches its effects on, kept
     /// between batches (opening one costs more than a batch's watch).
     watch: Mutex<Option<WatchConnection>>,
@@ -396,8 +392,7 @@ impl Screen {
             drawn: tokio::sync::OnceCell::new(),
             a11y,
             slot: Mutex::new(Some(slot)),
-            browsers: Arc::clone(&paths.browsers),
-            devtools: Arc::clone(&paths.devtools),
+            companions: paths.companions.clone(),
         })
     }
 
@@ -489,12 +484,6 @@ impl Screen {
         let _ = tokio::spawn(async move { screen.close_now().await }).await;
     }
 
-    /// This screen's browser, when one runs.
-    pub fn browser(&self) -> Option<Arc<crate::browser::Browser>> {
-        self.browsers.get(self.number)
-    }
-
-    /// What the browser subsystem needs to know of this screen.
     /// The watch connection, opened on first use; give it back with
     /// [`Screen::return_watch`]. A second batch at the same time opens one
     /// of its own.
@@ -510,34 +499,17 @@ impl Screen {
         *self.watch.lock() = Some(conn);
     }
 
-    /// Every screen's browsers.
-    pub fn browsers(&self) -> &Arc<Browsers> {
-        &self.browsers
-    }
-
-    /// The pages of the screen's Chromium, when it runs.
-    pub fn pages(&self) -> Option<Arc<Pages>> {
-        self.browsers
-            .get(self.number)
-            .map(|browser| Arc::clone(browser.cdp().pages()))
-    }
-
-    pub fn browser_screen(&self) -> BrowserScreen {
-        BrowserScreen {
-            number: self.number,
-            display: self.display_number,
-            size: self.size,
-            xvnc_pid: self.xvnc.pid,
-            env: self.env(),
-        }
+    /// Xvnc's process id.
+    pub fn xvnc_pid(&self) -> i32 {
+        self.xvnc.pid
     }
 
     async fn close_now(&self) {
-        // First the DevTools bridge, which uses the browser; then the
-        // browser, while it can still draw: it saves its profile and its
-        // last cookies before its display goes away.
-        self.devtools.stop(self.number).await;
-        self.browsers.close(self.number).await;
+        // The companions first, while the display is there: the browser
+        // saves its profile and its last cookies while it can still draw.
+        for companion in &self.companions {
+            companion.stop_for(self.number).await;
+        }
         self.window_manager.stop(Duration::from_secs(1)).await;
         if let Ok(a11y) = &self.a11y {
             a11y.stop().await;

@@ -4,6 +4,7 @@
 use super::overview::SessionOverview;
 use super::session::{Session, SessionLimits};
 use super::watching::Watching;
+use crate::browser::Browsers;
 use crate::config::{Config, ScreenSize};
 use crate::recording::Recordings;
 use crate::screens::{Screen, ScreenError, ScreenPaths, ScreenPool};
@@ -71,6 +72,8 @@ pub struct Sessions {
     recordings: Arc<Recordings>,
     pool: Arc<ScreenPool>,
     paths: ScreenPaths,
+    /// Every screen's browser.
+    browsers: Arc<Browsers>,
     state: Mutex<State>,
     /// Bumped whenever what the viewer's list shows changes (a session
     /// starts or ends, a screen opens or closes, a viewer comes or goes), so
@@ -79,12 +82,13 @@ pub struct Sessions {
 }
 
 impl Sessions {
-    pub fn new(config: Arc<Config>, paths: ScreenPaths) -> Sessions {
+    pub fn new(config: Arc<Config>, paths: ScreenPaths, browsers: Arc<Browsers>) -> Sessions {
         Sessions {
-            recordings: Arc::new(Recordings::new(&config.home, Arc::clone(&paths.browsers))),
+            recordings: Arc::new(Recordings::new(&config.home, Arc::clone(&browsers))),
             config,
             pool: ScreenPool::new(),
             paths,
+            browsers,
             state: Mutex::new(State::default()),
             changes: watch::Sender::new(0),
         }
@@ -442,8 +446,8 @@ impl Sessions {
     }
 
     /// Every screen's browser.
-    pub fn browsers(&self) -> &Arc<crate::browser::Browsers> {
-        &self.paths.browsers
+    pub fn browsers(&self) -> &Arc<Browsers> {
+        &self.browsers
     }
 
     /// The live session whose screen is X display `:display`, and that

@@ -25,6 +25,7 @@ pub use flat::FlatNode;
 pub use windows::list_windows;
 
 use crate::a11y::A11yHandle;
+use crate::browser::Browser;
 use crate::screens::Screen;
 use computer_protocol::textview::{MAX_NODES_MAX, TEXT_VIEW_MAX_CHARS, TREE_DEADLINE_MS};
 use computer_protocol::{
@@ -71,6 +72,7 @@ impl TextViews {
 /// view when they carry a cursor).
 pub async fn text_view(
     screen: &Arc<Screen>,
+    browser: Option<Arc<Browser>>,
     views: &Mutex<TextViews>,
     options: &TextViewOptions,
 ) -> Result<TextView, String> {
@@ -111,7 +113,7 @@ pub async fn text_view(
             Vec::new(),
             Some("no window has the focus: name one with `window` (class or title)".to_string()),
         ),
-        Some(window) => read_tree(screen, window).await,
+        Some(window) => read_tree(screen, browser, window).await,
     };
     let key = flat::content_key(&listed, target.as_ref().map(|w| w.id), &nodes);
     let mut views = views.lock();
@@ -139,14 +141,12 @@ pub async fn text_view(
 /// app's over AT-SPI; a note says why there is none.
 async fn read_tree(
     screen: &Arc<Screen>,
+    browser: Option<Arc<Browser>>,
     window: &WindowEntry,
 ) -> (Option<TreeSource>, Vec<FlatNode>, Option<String>) {
     let deadline = Duration::from_millis(TREE_DEADLINE_MS);
     let what = format!("\"{}\" ({})", window.title, window.class);
-    if let Some(browser) = screen
-        .browser()
-        .filter(|b| is_browser_window(window, b.pid()))
-    {
+    if let Some(browser) = browser.filter(|b| is_browser_window(window, b.pid())) {
         let read = page_tree::page_tree(browser.cdp(), window, TREE_NODES_KEPT);
         return match tokio::time::timeout(deadline, read).await {
             Ok(Ok(Some(nodes))) => (Some(TreeSource::Page), nodes, None),
