@@ -18,6 +18,10 @@ check:
     python3 scripts/import-circles.py
     bash scripts/test.sh
 
+# The tests that need neither Docker nor X: protocol, computerd's and the host's unit tests (about 20 s warm).
+test-fast:
+    bash scripts/test-fast.sh
+
 # The whole test suite (what CI runs).
 test:
     bash scripts/test.sh

@@ -29,6 +29,13 @@ images=$!
 cargo build --release --locked -p computer-use-mcp
 cargo test --workspace --locked --no-run
 phase "the release binary and the test binaries are built"
+# The fast loop, with Docker and Xvnc out of its reach: it must stay a loop
+# that needs neither.
+if ! bash scripts/test-fast.sh --prove > target/test-fast.log 2>&1; then
+    cat target/test-fast.log >&2
+    failed+=("the fast loop without Docker or X (scripts/test-fast.sh)")
+fi
+phase "the fast loop is done"
 if ! wait "$images"; then
     cat target/images.log >&2
     echo "test: building the images or loading them into the remote engine failed (above)" >&2

@@ -370,12 +370,14 @@ mod tests {
     #[test]
     fn the_idle_stop_ends_the_bridge_and_learns_the_next_one() {
         let home = tempfile::tempdir().unwrap();
-        // A stand-in with a bridge's command line: `sh -c` (kept alive by
-        // the `:` after `sleep`) whose other arguments are mcpc's bridge
-        // script and the bridge's name.
+        // A stand-in with a bridge's command line: `sh -c` waiting in its
+        // own `read` (a builtin, so killing it leaves no `sleep` behind
+        // holding the test's output open), whose other arguments are
+        // mcpc's bridge script and the bridge's name.
         let stand_in = || {
             let child = Command::new("sh")
-                .args(["-c", "sleep 600; :"])
+                .args(["-c", "read -r line; :"])
+                .stdin(std::process::Stdio::piped())
                 .arg("/usr/lib/node_modules/@apify/mcpc/dist/bridge/index.js")
                 .arg("@cdt-4")
                 .spawn()

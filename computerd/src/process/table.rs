@@ -93,10 +93,11 @@ mod tests {
 
     #[test]
     fn a_process_has_a_start_time_and_a_command_line() {
-        // `sh -c` kept alive by the `:` after `sleep`, with an argument
-        // holding a space.
+        // `sh -c` waiting in its own `read` (a builtin: no child of its
+        // own outlives it), with an argument holding a space.
         let mut child = std::process::Command::new("sh")
-            .args(["-c", "sleep 600; :", "a b"])
+            .args(["-c", "read -r line; :", "a b"])
+            .stdin(std::process::Stdio::piped())
             .spawn()
             .unwrap();
         let pid = child.id() as libc::pid_t;
@@ -114,7 +115,7 @@ mod tests {
         child.wait().unwrap();
         let own = start_time(std::process::id() as libc::pid_t).unwrap();
         assert!(started.is_some_and(|t| t >= own), "{started:?} vs {own}");
-        assert_eq!(args.unwrap(), ["sh", "-c", "sleep 600; :", "a b"]);
+        assert_eq!(args.unwrap(), ["sh", "-c", "read -r line; :", "a b"]);
         assert_eq!(start_time(pid), None, "a reaped process has no start time");
     }
 }

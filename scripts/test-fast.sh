@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# The fast loop: every test that needs neither Docker nor an X server.
+# The protocol crate whole (wire types, limits, the archive rules against
+# real files), and the unit tests of computerd and of the host. About half
+# a minute once built; the whole suite (scripts/test.sh) stays what CI runs.
+#
+# The engine is pointed at a socket that does not exist and DISPLAY is
+# unset, so a test that reached for either would fail, not pass quietly.
+# With --prove (root only), Xvnc is also replaced by `false` for the run,
+# in a mount namespace of its own: scripts/test.sh uses it to keep the loop
+# honest.
+#
+# Usage: scripts/test-fast.sh [--prove] [-- test harness options]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "${1:-}" = "--prove" ]; then
+    shift
+    xvnc=$(readlink -f "$(command -v Xvnc)") || {
+        echo "test-fast: --prove masks Xvnc, which is not installed: apt-get install tigervnc-standalone-server" >&2
+        exit 1
+    }
+    exec unshare --mount -- bash -c 'mount --bind /bin/false "$1" && shift && exec bash "$0" "$@"' \
+        "$0" "$xvnc" "$@"
+fi
+[ "${1:-}" = "--" ] && shift
+
+export DOCKER_HOST=unix:///nonexistent/test-fast-has-no-docker.sock
+unset DISPLAY DOCKER_CONTEXT
+cargo test --locked -p computer-protocol --all-features -- "$@"
+cargo test --locked -p computerd --lib -- "$@"
+cargo test --locked -p computer-use-mcp --lib -- "$@"
+echo "test-fast: passed without Docker or X"
