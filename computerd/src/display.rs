@@ -16,6 +16,28 @@ pub enum DisplayError {
     },
 }
 
+/// An X request that failed: the display went away, or its server refused
+/// the request. Never a fault of the agent's input, so it answers as an
+/// internal error.
+#[derive(Debug, thiserror::Error)]
+#[error("{doing} on display :{display} failed: {reason}; if the screen is gone, end the session and start a new one")]
+pub struct XFault {
+    pub display: u32,
+    /// What was being done, such as "watching for drawing".
+    pub doing: &'static str,
+    pub reason: String,
+}
+
+impl XFault {
+    pub fn new(display: u32, doing: &'static str, reason: impl std::fmt::Display) -> XFault {
+        XFault {
+            display,
+            doing,
+            reason: reason.to_string(),
+        }
+    }
+}
+
 /// One X display, connected and ready for requests.
 pub struct Display {
     /// The X display number, `:N`.

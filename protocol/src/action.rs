@@ -1,6 +1,7 @@
 //! The actions of `computer_act` and the checks every batch passes before any
 //! action runs.
 
+use crate::error::InvalidInput;
 use crate::limits::{
     ACTIONS_MAX, SCROLL_STEPS_DEFAULT, SCROLL_STEPS_MAX, SCROLL_STEPS_MIN, SETTLE_DEFAULT_MS,
     TYPE_TEXT_MAX_CHARS, WAIT_MAX_MS,
@@ -157,44 +158,44 @@ impl Action {
 
     /// Checks the limits that do not depend on the screen. `index` names the
     /// action in the message (`actions[3].steps`).
-    pub fn validate(&self, index: usize) -> Result<(), String> {
+    pub fn validate(&self, index: usize) -> Result<(), InvalidInput> {
         let at = |field: &str| format!("`actions[{index}].{field}`");
         match self {
             Action::Scroll { steps, .. } if !(SCROLL_STEPS_MIN..=SCROLL_STEPS_MAX).contains(steps) => {
-                Err(format!(
+                Err(InvalidInput(format!(
                     "{} is {steps}: scroll takes {SCROLL_STEPS_MIN} to {SCROLL_STEPS_MAX} steps; split a longer scroll into several actions",
                     at("steps")
-                ))
+                )))
             }
-            Action::Wait { ms } if *ms > WAIT_MAX_MS => Err(format!(
+            Action::Wait { ms } if *ms > WAIT_MAX_MS => Err(InvalidInput(format!(
                 "{} is {ms}: a wait is at most {WAIT_MAX_MS} ms; use several waits or observe again later",
                 at("ms")
-            )),
-            Action::Type { text, .. } if text.is_empty() => Err(format!(
+            ))),
+            Action::Type { text, .. } if text.is_empty() => Err(InvalidInput(format!(
                 "{} is empty: give the text to type",
                 at("text")
-            )),
-            Action::Type { text, .. } if text.chars().count() > TYPE_TEXT_MAX_CHARS => Err(format!(
+            ))),
+            Action::Type { text, .. } if text.chars().count() > TYPE_TEXT_MAX_CHARS => Err(InvalidInput(format!(
                 "{} has {} characters: the limit is {TYPE_TEXT_MAX_CHARS}; type it in parts across several calls, or put long text in a file with `write_file`",
                 at("text"),
                 text.chars().count()
-            )),
-            Action::Key { key } if key.trim().is_empty() => Err(format!(
+            ))),
+            Action::Key { key } if key.trim().is_empty() => Err(InvalidInput(format!(
                 "{} is empty: give a key such as `enter` or `ctrl+c`",
                 at("key")
-            )),
-            Action::Focus { target } if target.trim().is_empty() => Err(format!(
+            ))),
+            Action::Focus { target } if target.trim().is_empty() => Err(InvalidInput(format!(
                 "{} is empty: give a window class or title",
                 at("target")
-            )),
+            ))),
             Action::Down { x, y, .. } | Action::Up { x, y, .. } | Action::Scroll { x, y, .. }
                 if x.is_some() != y.is_some() =>
             {
-                Err(format!(
+                Err(InvalidInput(format!(
                     "{} and {} go together: give both to move first, or neither",
                     at("x"),
                     at("y")
-                ))
+                )))
             }
             _ => self.check_target(&at),
         }
@@ -263,28 +264,28 @@ impl Action {
     }
 
     /// A point or a ref, never both; click and move need one of them.
-    fn check_target(&self, at: &dyn Fn(&str) -> String) -> Result<(), String> {
+    fn check_target(&self, at: &dyn Fn(&str) -> String) -> Result<(), InvalidInput> {
         let needs_target = matches!(self, Action::Click { .. } | Action::Move { .. });
         let has_point = self.point().is_some();
         match self.element() {
-            Some(_) if has_point => Err(format!(
+            Some(_) if has_point => Err(InvalidInput(format!(
                 "{} and {}/{} both name a target: give either a ref from the latest text view or x and y",
                 at("ref"),
                 at("x"),
                 at("y")
-            )),
-            Some(r) if !is_node_ref(r) => Err(format!(
+            ))),
+            Some(r) if !is_node_ref(r) => Err(InvalidInput(format!(
                 "{} is `{}`: a ref looks like `e12`, as listed by `computer_observe` with view text",
                 at("ref"),
                 r.chars().take(20).collect::<String>()
-            )),
-            None if needs_target && !has_point => Err(format!(
+            ))),
+            None if needs_target && !has_point => Err(InvalidInput(format!(
                 "{} needs {} and {}, or {} (a node of the latest text view)",
                 self.kind(),
                 at("x"),
                 at("y"),
                 at("ref")
-            )),
+            ))),
             _ => Ok(()),
         }
     }
@@ -349,17 +350,17 @@ impl ActRequest {
     }
 
     /// Checks the batch before any action runs.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), InvalidInput> {
         let count = self.actions.len();
         if count == 0 {
-            return Err(format!(
+            return Err(InvalidInput(format!(
                 "`actions` is empty: give 1 to {ACTIONS_MAX} actions"
-            ));
+            )));
         }
         if count > ACTIONS_MAX {
-            return Err(format!(
+            return Err(InvalidInput(format!(
                 "`actions` has {count} actions: the limit is {ACTIONS_MAX}; split the batch into several calls"
-            ));
+            )));
         }
         self.settling().validate()?;
         for (index, action) in self.actions.iter().enumerate() {
@@ -455,18 +456,21 @@ mod tests {
         assert_eq!((resolved.point(), resolved.element()), (Some((5, 6)), None));
         let err = batch(r#"{"actions":[{"type":"click"}]}"#)
             .validate()
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("`actions[0].x`") && err.contains("`actions[0].ref`"),
             "{err}"
         );
         let err = batch(r#"{"actions":[{"type":"move","x":1,"y":2,"ref":"e1"}]}"#)
             .validate()
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("either"), "{err}");
         let err = batch(r#"{"actions":[{"type":"click","ref":"button"}]}"#)
             .validate()
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("`e12`"), "{err}");
     }
 
@@ -474,37 +478,40 @@ mod tests {
     fn limits_name_the_field() {
         let err = batch(r#"{"actions":[{"type":"wait","ms":10},{"type":"scroll","direction":"up","steps":21}]}"#)
             .validate()
-            .unwrap_err();
+            .unwrap_err().to_string();
         assert!(
             err.contains("`actions[1].steps`") && err.contains("1 to 20"),
             "{err}"
         );
         let err = batch(r#"{"actions":[{"type":"wait","ms":5001}]}"#)
             .validate()
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("`actions[0].ms`") && err.contains("5000"),
             "{err}"
         );
         let err = batch(r#"{"actions":[],"settle_ms":1}"#)
             .validate()
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("`actions` is empty"), "{err}");
         let err = batch(r#"{"actions":[{"type":"wait","ms":0}],"settle_ms":6000}"#)
             .validate()
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("`settle_ms`"), "{err}");
         let many = format!(
             r#"{{"actions":[{}]}}"#,
             vec![r#"{"type":"wait","ms":0}"#; 25].join(",")
         );
-        let err = batch(&many).validate().unwrap_err();
+        let err = batch(&many).validate().unwrap_err().to_string();
         assert!(err.contains("25 actions") && err.contains("24"), "{err}");
         let long = format!(
             r#"{{"actions":[{{"type":"type","text":"{}"}}]}}"#,
             "é".repeat(10_001)
         );
-        let err = batch(&long).validate().unwrap_err();
+        let err = batch(&long).validate().unwrap_err().to_string();
         assert!(
             err.contains("`actions[0].text`")
                 && err.contains("10001 characters")
@@ -519,7 +526,8 @@ mod tests {
         assert_eq!(batch(&longest).validate(), Ok(()));
         let err = batch(r#"{"actions":[{"type":"down","x":3}]}"#)
             .validate()
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("`actions[0].x`"), "{err}");
     }
 

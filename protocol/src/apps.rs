@@ -1,6 +1,7 @@
 //! Opening pages, files and applications on a session's screen
 //! (`open_path`, `launch_app`, and the launcher behind the screen's menu).
 
+use crate::error::InvalidInput;
 use crate::observe::Observation;
 use crate::settle::{default_settled, Settle, Settling};
 use serde::{Deserialize, Serialize};
@@ -55,9 +56,11 @@ pub struct OpenPathRequest {
 
 impl OpenPathRequest {
     /// Checks the options before anything opens.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), InvalidInput> {
         if self.target.trim().is_empty() {
-            return Err("`target` is empty: give an http(s) URL or a path on the computer".into());
+            return Err(InvalidInput(
+                "`target` is empty: give an http(s) URL or a path on the computer".to_string(),
+            ));
         }
         self.settling.settling().validate()?;
         self.frame.validate()
@@ -82,9 +85,9 @@ pub struct LaunchAppRequest {
 
 impl LaunchAppRequest {
     /// Checks the options before anything starts.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), InvalidInput> {
         if self.app.trim().is_empty() {
-            return Err("`app` is empty: give `browser`, `terminal`, an installed app's name or a program on PATH".into());
+            return Err(InvalidInput("`app` is empty: give `browser`, `terminal`, an installed app's name or a program on PATH".to_string()));
         }
         self.settling.settling().validate()?;
         self.frame.validate()
@@ -143,13 +146,14 @@ mod tests {
     fn settle_limits_are_computer_acts() {
         let err = open(r#"{"target":"a","settling":{"settle_ms":5001}}"#)
             .validate()
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert_eq!(err, "`settle_ms` is 5001: the limit is 5000 ms");
         let launch: LaunchAppRequest = serde_json::from_str(
             r#"{"app":"terminal","settling":{"settle":"quiet","quiet_ms":3000}}"#,
         )
         .unwrap();
-        let err = launch.validate().unwrap_err();
+        let err = launch.validate().unwrap_err().to_string();
         assert!(
             err.starts_with("`quiet_ms` is 3000: use 50 to 2000 ms"),
             "{err}"

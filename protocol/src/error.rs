@@ -74,3 +74,23 @@ impl fmt::Display for WireError {
 }
 
 impl std::error::Error for WireError {}
+
+/// Input that breaks a rule of the tool contract. Its text names the
+/// argument by its full path (`actions[2].x`), says what is wrong and how to
+/// fix it; it always answers as [`ErrorCode::InvalidInput`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InvalidInput(pub String);
+
+impl fmt::Display for InvalidInput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for InvalidInput {}
+
+impl From<InvalidInput> for WireError {
+    fn from(e: InvalidInput) -> WireError {
+        WireError::new(ErrorCode::InvalidInput, e.0)
+    }
+}

@@ -1,6 +1,7 @@
 //! What shape a screenshot takes: its size bound, format and region, and
 //! the transform from a frame's pixels back to the screen's.
 
+use crate::error::InvalidInput;
 use serde::{Deserialize, Serialize};
 
 /// `max_side` bounds, in pixels.
@@ -64,24 +65,26 @@ pub struct FrameOptions {
 
 impl FrameOptions {
     /// Checks the ranges; errors name the field, the range and the fix.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), InvalidInput> {
         if let Some(side) = self.max_side {
             if !(MAX_SIDE_MIN..=MAX_SIDE_MAX).contains(&side) {
-                return Err(format!(
+                return Err(InvalidInput(format!(
                     "`max_side` is {side}: use {MAX_SIDE_MIN} to {MAX_SIDE_MAX} pixels, or leave it out for the default ({DEFAULT_MAX_SIDE})"
-                ));
+                )));
             }
         }
         if self.max_pixels == Some(0) {
-            return Err("`max_pixels` is 0: give at least 1 pixel".into());
+            return Err(InvalidInput(
+                "`max_pixels` is 0: give at least 1 pixel".to_string(),
+            ));
         }
         match (self.format, self.quality) {
-            (ImageFormat::Png, Some(_)) => {
-                Err("`quality` applies to `format: jpeg` only; leave it out for png".into())
-            }
-            (ImageFormat::Jpeg, Some(q)) if !(1..=100).contains(&q) => Err(format!(
-                "`quality` is {q}: use 1 to 100 (default {DEFAULT_JPEG_QUALITY})"
+            (ImageFormat::Png, Some(_)) => Err(InvalidInput(
+                "`quality` applies to `format: jpeg` only; leave it out for png".to_string(),
             )),
+            (ImageFormat::Jpeg, Some(q)) if !(1..=100).contains(&q) => Err(InvalidInput(format!(
+                "`quality` is {q}: use 1 to 100 (default {DEFAULT_JPEG_QUALITY})"
+            ))),
             _ => Ok(()),
         }
     }
@@ -123,15 +126,15 @@ pub struct FrameTransform {
 impl FrameTransform {
     /// The screen pixel under frame pixel `(x, y)`, or an error naming the
     /// frame's size when the point is outside it.
-    pub fn to_screen(&self, x: i32, y: i32) -> Result<(i32, i32), String> {
+    pub fn to_screen(&self, x: i32, y: i32) -> Result<(i32, i32), InvalidInput> {
         if x < 0 || y < 0 || x as u32 >= self.frame_width || y as u32 >= self.frame_height {
-            return Err(format!(
+            return Err(InvalidInput(format!(
                 "point ({x}, {y}) is outside the frame, which is {}x{}: x runs 0 to {} and y 0 to {}",
                 self.frame_width,
                 self.frame_height,
                 self.frame_width - 1,
                 self.frame_height - 1
-            ));
+            )));
         }
         // The centre of the frame pixel, scaled back.
         let map = |v: i32, frame: u32, origin: u32, size: u32| -> i32 {
@@ -170,7 +173,7 @@ mod tests {
         assert_eq!(t.to_screen(0, 0).unwrap(), (1, 1));
         assert_eq!(t.to_screen(784, 441).unwrap(), (1921, 1081));
         assert_eq!(t.to_screen(1567, 881).unwrap(), (3838, 2158));
-        assert!(t.to_screen(1568, 0).unwrap_err().contains("1568x882"));
+        assert!(t.to_screen(1568, 0).unwrap_err().0.contains("1568x882"));
         // A zoomed region at twice its size.
         let zoom = Region {
             x: 100,
@@ -201,18 +204,18 @@ mod tests {
             max_side: Some(100),
             ..Default::default()
         };
-        assert!(bad.validate().unwrap_err().contains("`max_side`"));
+        assert!(bad.validate().unwrap_err().0.contains("`max_side`"));
         let bad = FrameOptions {
             format: ImageFormat::Jpeg,
             quality: Some(0),
             ..Default::default()
         };
-        assert!(bad.validate().unwrap_err().contains("`quality`"));
+        assert!(bad.validate().unwrap_err().0.contains("`quality`"));
         let bad = FrameOptions {
             quality: Some(50),
             ..Default::default()
         };
-        assert!(bad.validate().unwrap_err().contains("jpeg"));
+        assert!(bad.validate().unwrap_err().0.contains("jpeg"));
         assert!(FrameOptions::default().validate().is_ok());
     }
 }

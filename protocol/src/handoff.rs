@@ -3,6 +3,7 @@
 //! back in the viewer. While a screen is held the agent's input,
 //! screenshots and opening on it are refused.
 
+use crate::error::InvalidInput;
 use crate::observe::Observation;
 use serde::{Deserialize, Serialize};
 
@@ -19,24 +20,24 @@ pub const WAIT_DEFAULT_SECS: u64 = 30;
 pub const HOLD_DEFAULT_SECS: u64 = 15 * 60;
 
 /// Checks `reason` and `expected`; the message names the field and limit.
-pub fn check_request(reason: &str, expected: Option<&str>) -> Result<(), String> {
+pub fn check_request(reason: &str, expected: Option<&str>) -> Result<(), InvalidInput> {
     let chars = reason.chars().count();
     if reason.trim().is_empty() {
-        return Err(format!(
+        return Err(InvalidInput(format!(
             "`reason` is empty: tell the person what to do, in 1 to {REASON_MAX_CHARS} characters"
-        ));
+        )));
     }
     if chars > REASON_MAX_CHARS {
-        return Err(format!(
+        return Err(InvalidInput(format!(
             "`reason` has {chars} characters: the limit is {REASON_MAX_CHARS}; shorten it"
-        ));
+        )));
     }
     if let Some(expected) = expected {
         let chars = expected.chars().count();
         if chars > EXPECTED_MAX_CHARS {
-            return Err(format!(
+            return Err(InvalidInput(format!(
                 "`expected` has {chars} characters: the limit is {EXPECTED_MAX_CHARS}; shorten it"
-            ));
+            )));
         }
     }
     Ok(())
@@ -144,10 +145,15 @@ mod tests {
         assert!(check_request("Sign in", None).is_ok());
         assert!(check_request("", None)
             .unwrap_err()
+            .0
             .contains("`reason` is empty"));
-        let long = check_request(&"r".repeat(501), None).unwrap_err();
+        let long = check_request(&"r".repeat(501), None)
+            .unwrap_err()
+            .to_string();
         assert!(long.contains("501") && long.contains("500"), "{long}");
-        let e = check_request("ok", Some(&"e".repeat(501))).unwrap_err();
+        let e = check_request("ok", Some(&"e".repeat(501)))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("`expected`"), "{e}");
     }
 

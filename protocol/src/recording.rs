@@ -9,6 +9,7 @@
 //! builds its package: `index.html`, `walkthrough.json` ([`Walkthrough`]),
 //! `frames/` and `manifest.json` ([`Manifest`]).
 
+use crate::error::InvalidInput;
 use crate::ids::SessionId;
 use serde::{Deserialize, Serialize};
 
@@ -43,48 +44,48 @@ impl std::fmt::Display for RecordingId {
 impl RecordingId {
     /// Whether `text` can be a recording id: letters, digits and `-`, at
     /// most 64; a typed id never reaches a path unchecked.
-    pub fn parse(text: &str) -> Result<RecordingId, String> {
+    pub fn parse(text: &str) -> Result<RecordingId, InvalidInput> {
         let ok = !text.is_empty()
             && text.len() <= 64
             && text.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-');
         if ok {
             Ok(RecordingId(text.to_string()))
         } else {
-            Err(format!(
+            Err(InvalidInput(format!(
                 "`{text}` is not a recording id: ids are letters, digits and `-` (see `computer-use-mcp review --list`)"
-            ))
+            )))
         }
     }
 }
 
 /// Checks `task`; the message names the field and the limit.
-pub fn check_task(task: &str) -> Result<(), String> {
+pub fn check_task(task: &str) -> Result<(), InvalidInput> {
     let chars = task.chars().count();
     if task.trim().is_empty() {
-        return Err(format!(
+        return Err(InvalidInput(format!(
             "`task` is empty: name the task in 1 to {TASK_MAX_CHARS} characters (it names the package)"
-        ));
+        )));
     }
     if chars > TASK_MAX_CHARS {
-        return Err(format!(
+        return Err(InvalidInput(format!(
             "`task` has {chars} characters: the limit is {TASK_MAX_CHARS}; shorten it"
-        ));
+        )));
     }
     Ok(())
 }
 
 /// Checks a note's `text`.
-pub fn check_note(text: &str) -> Result<(), String> {
+pub fn check_note(text: &str) -> Result<(), InvalidInput> {
     let chars = text.chars().count();
     if text.trim().is_empty() {
-        return Err(format!(
+        return Err(InvalidInput(format!(
             "`text` is empty: write the note in 1 to {NOTE_MAX_CHARS} characters"
-        ));
+        )));
     }
     if chars > NOTE_MAX_CHARS {
-        return Err(format!(
+        return Err(InvalidInput(format!(
             "`text` has {chars} characters: a note holds at most {NOTE_MAX_CHARS}; shorten it or split it into several notes"
-        ));
+        )));
     }
     Ok(())
 }
@@ -292,14 +293,14 @@ mod tests {
     #[test]
     fn task_and_note_limits_name_the_field() {
         assert!(check_task("fix the login").is_ok());
-        assert!(check_task(" ").unwrap_err().contains("`task` is empty"));
-        let long = check_task(&"é".repeat(81)).unwrap_err();
+        assert!(check_task(" ").unwrap_err().0.contains("`task` is empty"));
+        let long = check_task(&"é".repeat(81)).unwrap_err().to_string();
         assert!(
             long.contains("81 characters") && long.contains("80"),
             "{long}"
         );
         assert!(check_note(&"n".repeat(2000)).is_ok());
-        let long = check_note(&"n".repeat(2001)).unwrap_err();
+        let long = check_note(&"n".repeat(2001)).unwrap_err().to_string();
         assert!(long.contains("`text`") && long.contains("2000"), "{long}");
     }
 }

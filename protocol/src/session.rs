@@ -1,5 +1,6 @@
 //! Sessions: creating, listing, ending, heartbeats, and the health probe.
 
+use crate::error::InvalidInput;
 use crate::ids::{OwnerId, ScreenNumber, SessionId};
 use crate::limits::TITLE_MAX_CHARS;
 use serde::{Deserialize, Serialize};
@@ -20,17 +21,17 @@ pub struct CreateSessionRequest {
 
 impl CreateSessionRequest {
     /// Checks the title; the message names the field and the limit.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), InvalidInput> {
         let chars = self.title.chars().count();
         if self.title.trim().is_empty() {
-            return Err(format!(
+            return Err(InvalidInput(format!(
                 "`title` is empty: give the session a title of 1 to {TITLE_MAX_CHARS} characters"
-            ));
+            )));
         }
         if chars > TITLE_MAX_CHARS {
-            return Err(format!(
+            return Err(InvalidInput(format!(
                 "`title` has {chars} characters: the limit is {TITLE_MAX_CHARS}; shorten it"
-            ));
+            )));
         }
         Ok(())
     }

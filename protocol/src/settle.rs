@@ -2,6 +2,7 @@
 //! screen has been still for a while. `computer_act`, `open_path` and
 //! `launch_app` share these options, their defaults and their checks.
 
+use crate::error::InvalidInput;
 use crate::limits::WAIT_MAX_MS;
 use serde::{Deserialize, Serialize};
 
@@ -52,18 +53,18 @@ impl Settling {
         }
     }
 
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), InvalidInput> {
         if self.settle_ms > WAIT_MAX_MS {
-            return Err(format!(
+            return Err(InvalidInput(format!(
                 "`settle_ms` is {}: the limit is {WAIT_MAX_MS} ms",
                 self.settle_ms
-            ));
+            )));
         }
         if !(QUIET_MIN_MS..=QUIET_MAX_MS).contains(&self.quiet_ms) {
-            return Err(format!(
+            return Err(InvalidInput(format!(
                 "`quiet_ms` is {}: use {QUIET_MIN_MS} to {QUIET_MAX_MS} ms (default {QUIET_DEFAULT_MS})",
                 self.quiet_ms
-            ));
+            )));
         }
         Ok(())
     }
@@ -93,11 +94,13 @@ mod tests {
     fn limits_name_the_field() {
         let err = Settling::resolve(Settle::Fixed, Some(6000), None, 300)
             .validate()
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert_eq!(err, "`settle_ms` is 6000: the limit is 5000 ms");
         let err = Settling::resolve(Settle::Quiet, None, Some(10), 300)
             .validate()
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert_eq!(err, "`quiet_ms` is 10: use 50 to 2000 ms (default 250)");
     }
 }

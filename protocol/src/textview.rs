@@ -3,6 +3,7 @@
 //! of x/y. The same types serve the JSON (`structuredContent`) and, through
 //! [`TextView::render`], the compact text a model reads.
 
+use crate::error::InvalidInput;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
@@ -71,27 +72,27 @@ pub struct TextViewOptions {
 
 impl TextViewOptions {
     /// Checks the ranges; errors name the field, the limit and the fix.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), InvalidInput> {
         if let Some(max) = self.max_nodes {
             if !(1..=MAX_NODES_MAX).contains(&max) {
-                return Err(format!(
+                return Err(InvalidInput(format!(
                     "`max_nodes` is {max}: use 1 to {MAX_NODES_MAX} (default {MAX_NODES_DEFAULT}); page through a longer tree with `cursor`"
-                ));
+                )));
             }
         }
         let text_only = self.window.is_some() || self.max_nodes.is_some() || self.cursor.is_some();
         if text_only && !self.view.wants_text() {
-            return Err(
+            return Err(InvalidInput(
                 "`window`, `max_nodes` and `cursor` shape the text view: add `view: \"text\"` (or `\"both\"`)"
-                    .into(),
-            );
+                    .to_string(),
+            ));
         }
         if let Some(window) = &self.window {
             if window.trim().is_empty() {
-                return Err(
+                return Err(InvalidInput(
                     "`window` is empty: give a window class or title, or leave it out for the focused window"
-                        .into(),
-                );
+                        .to_string(),
+                ));
             }
         }
         if let Some(cursor) = &self.cursor {
@@ -119,12 +120,12 @@ pub struct PageCursor {
 }
 
 impl PageCursor {
-    pub fn parse(text: &str) -> Result<PageCursor, String> {
+    pub fn parse(text: &str) -> Result<PageCursor, InvalidInput> {
         let bad = || {
-            format!(
+            InvalidInput(format!(
                 "`cursor` is `{}`: pass the cursor a cut text view returned, unchanged (such as `7.400`)",
                 text.chars().take(40).collect::<String>()
-            )
+            ))
         };
         let (view, offset) = text.split_once('.').ok_or_else(bad)?;
         Ok(PageCursor {
@@ -528,7 +529,7 @@ mod tests {
             max_nodes: Some(5001),
             ..Default::default()
         };
-        let err = too_many.validate().unwrap_err();
+        let err = too_many.validate().unwrap_err().to_string();
         assert!(
             err.contains("`max_nodes` is 5001") && err.contains("5000"),
             "{err}"
@@ -537,13 +538,13 @@ mod tests {
             window: Some("xterm".into()),
             ..Default::default()
         };
-        assert!(no_text.validate().unwrap_err().contains("view"));
+        assert!(no_text.validate().unwrap_err().0.contains("view"));
         let bad_cursor = TextViewOptions {
             view: View::Text,
             cursor: Some("abc".into()),
             ..Default::default()
         };
-        assert!(bad_cursor.validate().unwrap_err().contains("`cursor`"));
+        assert!(bad_cursor.validate().unwrap_err().0.contains("`cursor`"));
     }
 
     #[test]

@@ -75,10 +75,12 @@ fn title_limits() {
     assert!(req(&"é".repeat(81))
         .validate()
         .unwrap_err()
+        .0
         .contains("81 characters"));
     assert!(req("  ")
         .validate()
         .unwrap_err()
+        .0
         .contains("`title` is empty"));
 }
 

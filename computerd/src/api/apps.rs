@@ -20,7 +20,7 @@ pub async fn open_path(
     ApiJson(req): ApiJson<OpenPathRequest>,
 ) -> Result<Json<OpenedResponse>, ApiError> {
     // Bad options are refused before anything opens.
-    req.validate().map_err(ApiError::invalid)?;
+    req.validate()?;
     let session = app.sessions.get(&SessionId(id))?;
     let on = on_screen(&app, &session).await?;
     let opened = app.launcher.open_path(&on, &req.target).await;
@@ -32,7 +32,7 @@ pub async fn launch_app(
     Path(id): Path<String>,
     ApiJson(req): ApiJson<LaunchAppRequest>,
 ) -> Result<Json<OpenedResponse>, ApiError> {
-    req.validate().map_err(ApiError::invalid)?;
+    req.validate()?;
     let session = app.sessions.get(&SessionId(id))?;
     let on = on_screen(&app, &session).await?;
     let opened = app.launcher.launch(&on, &req.app, req.uri.as_deref()).await;

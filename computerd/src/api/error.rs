@@ -8,7 +8,7 @@ use crate::transfer::TransferError;
 use axum::http::{StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use computer_protocol::{ErrorCode, WireError};
+use computer_protocol::{ErrorCode, InvalidInput, WireError};
 
 #[derive(Debug)]
 pub struct ApiError(pub WireError);
@@ -31,6 +31,12 @@ impl IntoResponse for ApiError {
             tracing::warn!(code = ?self.0.code, "{}", self.0.message);
         }
         (status, Json(self.0)).into_response()
+    }
+}
+
+impl From<InvalidInput> for ApiError {
+    fn from(e: InvalidInput) -> ApiError {
+        ApiError(e.into())
     }
 }
 

@@ -34,7 +34,7 @@ pub async fn request(
     Path(id): Path<String>,
     ApiJson(req): ApiJson<HandoffRequest>,
 ) -> Result<Json<HandoffStarted>, ApiError> {
-    check_request(&req.reason, req.expected.as_deref()).map_err(ApiError::invalid)?;
+    check_request(&req.reason, req.expected.as_deref())?;
     if req.expire_secs == 0 {
         return Err(ApiError::invalid(
             "`expire_secs` is 0: a hold needs at least 1 second",

@@ -68,6 +68,6 @@ pub async fn package(
     Path(id): Path<String>,
     ApiJson(_): ApiJson<NoBody>,
 ) -> Result<Json<RecordingPackage>, ApiError> {
-    let id = RecordingId::parse(&id).map_err(ApiError::invalid)?;
+    let id = RecordingId::parse(&id)?;
     Ok(Json(app.sessions.recordings().package(&id).await?))
 }

@@ -45,6 +45,20 @@ pub enum LaunchError {
     Input(#[from] crate::input::InputError),
 }
 
+/// Why a `focus` that matched no window could not start its target either.
+#[derive(Debug, thiserror::Error)]
+pub enum FocusError {
+    /// Started, but its window did not show in time; the summary says so.
+    #[error("{summary}")]
+    NotReady { summary: String },
+    #[error("no window matches `{target}`, and {source}")]
+    Launch {
+        target: String,
+        #[source]
+        source: LaunchError,
+    },
+}
+
 impl LaunchError {
     pub fn code(&self) -> computer_protocol::ErrorCode {
         use computer_protocol::ErrorCode;
@@ -151,11 +165,16 @@ impl Launcher {
 
     /// The `focus` action when no window matches `target`: starts it as
     /// `launch_app` would.
-    pub async fn focus_or_launch(&self, on: &OnScreen, target: &str) -> Result<(), String> {
+    pub async fn focus_or_launch(&self, on: &OnScreen, target: &str) -> Result<(), FocusError> {
         match self.launch(on, target, None).await {
             Ok(opened) if opened.ready => Ok(()),
-            Ok(opened) => Err(opened.summary),
-            Err(e) => Err(format!("no window matches `{target}`, and {e}")),
+            Ok(opened) => Err(FocusError::NotReady {
+                summary: opened.summary,
+            }),
+            Err(source) => Err(FocusError::Launch {
+                target: target.to_string(),
+                source,
+            }),
         }
     }
 

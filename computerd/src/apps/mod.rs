@@ -24,6 +24,6 @@ mod target;
 
 pub use desktop_entry::{default_dirs, installed, DesktopEntry, ParseError};
 pub use error::AppError;
-pub use launch::{LaunchError, Launcher, OnScreen, Opened, PAGE_WAIT, WINDOW_WAIT};
+pub use launch::{FocusError, LaunchError, Launcher, OnScreen, Opened, PAGE_WAIT, WINDOW_WAIT};
 pub use resolve::{check_uri, resolve, window_hint, AppSpec};
 pub use target::{classify, file_url, FileKind, OpenTarget};

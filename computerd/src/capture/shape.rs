@@ -6,7 +6,7 @@ use super::encode::encode_png;
 use super::frame::Frame;
 use super::CaptureError;
 use computer_protocol::frame::{DEFAULT_JPEG_QUALITY, FRAME_MAX_BYTES};
-use computer_protocol::{FrameOptions, FrameTransform, ImageFormat, Region};
+use computer_protocol::{FrameOptions, FrameTransform, ImageFormat, InvalidInput, Region};
 use fast_image_resize::images::{Image, ImageRef};
 use fast_image_resize::{FilterType, PixelType, ResizeAlg, ResizeOptions, Resizer};
 
@@ -26,7 +26,7 @@ pub struct Shaped {
 }
 
 /// Checks that `region` lies on a `width`x`height` screen.
-pub fn check_region(region: Region, width: u32, height: u32) -> Result<Region, String> {
+pub fn check_region(region: Region, width: u32, height: u32) -> Result<Region, InvalidInput> {
     let fits = region.width > 0
         && region.height > 0
         && u64::from(region.x) + u64::from(region.width) <= u64::from(width)
@@ -34,10 +34,10 @@ pub fn check_region(region: Region, width: u32, height: u32) -> Result<Region, S
     if fits {
         Ok(region)
     } else {
-        Err(format!(
+        Err(InvalidInput(format!(
             "`region` {}x{} at ({}, {}) is not on the screen, which is {width}x{height}: give a width and height of 1 or more with x + width <= {width} and y + height <= {height}",
             region.width, region.height, region.x, region.y
-        ))
+        )))
     }
 }
 
@@ -301,7 +301,7 @@ mod tests {
             800,
         )
         .unwrap_err();
-        assert!(e.contains("`region`") && e.contains("1280x800"), "{e}");
+        assert!(e.0.contains("`region`") && e.0.contains("1280x800"), "{e}");
         assert!(check_region(
             Region {
                 x: 0,

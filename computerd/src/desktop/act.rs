@@ -5,17 +5,19 @@ use super::effects::EffectsWatch;
 use super::observe::capture_observation;
 use super::quiet::settle;
 use super::{blocking, DesktopError};
+use crate::a11y::A11yError;
 use crate::a11y::{self, A11yHandle};
-use crate::apps::{Launcher, OnScreen};
+use crate::apps::{FocusError, Launcher, OnScreen};
 use crate::browser::pages::Pages;
 use crate::browser::{BrowserScreen, Browsers};
-use crate::input::{focus_window, focus_window_id};
+use crate::input::{focus_window, focus_window_id, InputError};
 use crate::screens::{Screen, ScreenX};
 use crate::sessions::{Session, Sessions};
 use crate::textview::{check_window_unmoved, resolve_ref, RefTarget};
 use computer_protocol::limits::REPEAT_UNCHANGED_MAX;
 use computer_protocol::recording::{ScreenPoint, SECRET_SHOWN_AS};
 use computer_protocol::textview::TREE_DEADLINE_MS;
+use computer_protocol::InvalidInput;
 use computer_protocol::{
     ActRequest, ActResponse, Action, ActionEffect, ActionOutcome, FrameTransform, ObserveRequest,
 };
@@ -32,10 +34,8 @@ pub async fn act(
     req.validate().map_err(DesktopError::InvalidInput)?;
     let mut req = req;
     if let Some(frame_id) = req.frame_id {
-        let transform = session
-            .frame(frame_id.0)
-            .map_err(DesktopError::InvalidInput)?;
-        req.actions = to_screen(&req.actions, &transform).map_err(DesktopError::InvalidInput)?;
+        let transform = session.frame(frame_id.0)?;
+        req.actions = to_screen(&req.actions, &transform)?;
     }
     let screen = sessions.screen_of(session).await?;
     let accessible = if req.actions.iter().any(|a| a.element().is_some()) {
@@ -253,12 +253,34 @@ fn run_actions(
     outcomes
 }
 
+/// Why one action of a batch failed; its text is the action's `error` in
+/// the result, where the agent reads it.
+#[derive(Debug, thiserror::Error)]
+enum ActionError {
+    #[error("`actions[{index}]` point ({x}, {y}) is off the screen: the screen is {width}x{height}, so x runs 0 to {} and y 0 to {}", i32::from(*width) - 1, i32::from(*height) - 1)]
+    OffScreen {
+        index: usize,
+        x: i32,
+        y: i32,
+        width: u16,
+        height: u16,
+    },
+    #[error(transparent)]
+    Input(#[from] InputError),
+    #[error(transparent)]
+    Focus(#[from] FocusError),
+    #[error("`actions[{index}].ref` needs the screen's accessibility bus, which is not running: {reason}")]
+    NoBus { index: usize, reason: String },
+    #[error("`actions[{index}].ref`: {source}")]
+    Activate { index: usize, source: A11yError },
+}
+
 fn run_one(
     x: &mut ScreenX,
     index: usize,
     action: &Action,
     starter: &AppStarter,
-) -> Result<(), String> {
+) -> Result<(), ActionError> {
     check_coordinates(x, index, action)?;
     match action {
         Action::Wait { ms } => {
@@ -266,60 +288,59 @@ fn run_one(
             Ok(())
         }
         Action::Focus { target } => {
-            if focus_window(&x.display, target).map_err(|e| e.to_string())? {
+            if focus_window(&x.display, target)? {
                 Ok(())
             } else {
                 // The launcher uses X connections of its own, so holding
                 // this screen's connection meanwhile is fine.
-                starter
+                Ok(starter
                     .runtime
-                    .block_on(starter.launcher.focus_or_launch(&starter.on, target))
+                    .block_on(starter.launcher.focus_or_launch(&starter.on, target))?)
             }
         }
         Action::Click { .. } if starter.accessible.contains_key(&index) => {
             let target = &starter.accessible[&index];
             if let Some(window) = target.window {
-                focus_window_id(&x.display, window).map_err(|e| e.to_string())?;
+                focus_window_id(&x.display, window)?;
             }
             if target.focus && target.focused {
                 return Ok(());
             }
-            let bus = starter.screen.a11y().map_err(str::to_string)?;
+            let bus = starter.screen.a11y().map_err(|e| ActionError::NoBus {
+                index,
+                reason: e.to_string(),
+            })?;
             let deadline = Duration::from_millis(TREE_DEADLINE_MS);
             starter
                 .runtime
                 .block_on(a11y::activate(bus, &target.handle, target.focus, deadline))
-                .map_err(|e| format!("`actions[{index}].ref`: {e}"))
+                .map_err(|source| ActionError::Activate { index, source })
         }
-        other => x
-            .input
-            .perform(&x.display, other)
-            .map_err(|e| e.to_string()),
+        other => Ok(x.input.perform(&x.display, other)?),
     }
 }
 
 /// A secret text's failure says what went wrong but not with which
 /// character: the reason of a typing error names the character's code.
-fn hide_secret(index: usize, action: &Action, reason: String) -> String {
+fn hide_secret(index: usize, action: &Action, reason: ActionError) -> String {
     match action {
         Action::Type { secret: true, .. } => format!(
             "`actions[{index}].text` (secret, shown as {SECRET_SHOWN_AS}) could not be typed: a character in it is a control character other than \\n and \\t, or has no key on this keyboard; the text is not shown"
         ),
-        _ => reason,
+        _ => reason.to_string(),
     }
 }
 
 /// Out-of-screen coordinates fail the action that has them.
-fn check_coordinates(x: &ScreenX, index: usize, action: &Action) -> Result<(), String> {
-    let point = action.point();
-    match point {
-        Some((px, py)) if !x.display.contains(px, py) => Err(format!(
-            "`actions[{index}]` point ({px}, {py}) is off the screen: the screen is {}x{}, so x runs 0 to {} and y 0 to {}",
-            x.display.width,
-            x.display.height,
-            i32::from(x.display.width) - 1,
-            i32::from(x.display.height) - 1
-        )),
+fn check_coordinates(x: &ScreenX, index: usize, action: &Action) -> Result<(), ActionError> {
+    match action.point() {
+        Some((px, py)) if !x.display.contains(px, py) => Err(ActionError::OffScreen {
+            index,
+            x: px,
+            y: py,
+            width: x.display.width,
+            height: x.display.height,
+        }),
         _ => Ok(()),
     }
 }
@@ -339,9 +360,7 @@ async fn resolve_refs(
     for (index, mut action) in actions.into_iter().enumerate() {
         if let Some(element) = action.element() {
             let field = format!("`actions[{index}].ref`");
-            match resolve_ref(snapshot.as_deref(), element, &field)
-                .map_err(DesktopError::InvalidInput)?
-            {
+            match resolve_ref(snapshot.as_deref(), element, &field)? {
                 RefTarget::Point(x, y) => action.set_point((x, y)),
                 RefTarget::Accessible {
                     handle,
@@ -349,9 +368,9 @@ async fn resolve_refs(
                     focused,
                 } => {
                     if !matches!(action, Action::Click { .. }) {
-                        return Err(DesktopError::InvalidInput(format!(
+                        return Err(DesktopError::InvalidInput(InvalidInput(format!(
                             "{field} `{element}` has no position on the screen (its app reports none), so only a click can use it; give x and y from the screenshot instead"
-                        )));
+                        ))));
                     }
                     let window = snapshot
                         .as_ref()
@@ -376,7 +395,7 @@ async fn resolve_refs(
         blocking(move || {
             screen
                 .with_x(|x| check_window_unmoved(&x.display, &snapshot))?
-                .map_err(DesktopError::InvalidInput)
+                .map_err(DesktopError::from)
         })
         .await?;
     }
@@ -384,16 +403,16 @@ async fn resolve_refs(
 }
 
 /// The batch with every x/y taken from frame pixels to screen pixels.
-fn to_screen(actions: &[Action], transform: &FrameTransform) -> Result<Vec<Action>, String> {
+fn to_screen(actions: &[Action], transform: &FrameTransform) -> Result<Vec<Action>, DesktopError> {
     actions
         .iter()
         .enumerate()
         .map(|(index, action)| {
             let mut action = action.clone();
             if let Some((x, y)) = action.point() {
-                let point = transform
-                    .to_screen(x, y)
-                    .map_err(|e| format!("`actions[{index}]` {e}"))?;
+                let point = transform.to_screen(x, y).map_err(|e| {
+                    DesktopError::InvalidInput(InvalidInput(format!("`actions[{index}]` {e}")))
+                })?;
                 action.set_point(point);
             }
             Ok(action)

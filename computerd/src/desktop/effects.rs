@@ -10,6 +10,7 @@
 
 use crate::browser::pages::Pages;
 use crate::capture::window::window_title;
+use crate::display::XFault;
 use crate::screens::WatchConnection;
 use computer_protocol::{Action, ActionEffect, Region};
 use std::collections::HashMap;
@@ -40,7 +41,7 @@ pub struct EffectsWatch {
 impl EffectsWatch {
     /// Starts watching: the screen's windows and focus as they are now. On
     /// failure the connection is dropped (the next batch opens a new one).
-    pub fn begin(conn: WatchConnection, pages: Option<Arc<Pages>>) -> Result<EffectsWatch, String> {
+    pub fn begin(conn: WatchConnection, pages: Option<Arc<Pages>>) -> Result<EffectsWatch, XFault> {
         let number = conn.display.number;
         let (c, root) = (&conn.display.conn, conn.display.root);
         let start = || -> Result<Damage, ReplyOrIdError> {
@@ -50,7 +51,7 @@ impl EffectsWatch {
             c.change_window_attributes(root, &events)?;
             Ok(damage)
         };
-        let fail = |e: &dyn std::fmt::Display| format!("watching display :{number}: {e}");
+        let fail = |e: &dyn std::fmt::Display| XFault::new(number, "watching for effects", e);
         let damage = start().map_err(|e| fail(&e))?;
         let (active, clients) = read_focus_and_clients(&conn).map_err(|e| fail(&e))?;
         let windows = read_titles(&conn, &clients).map_err(|e| fail(&e))?;

@@ -13,10 +13,13 @@ pub use observe::{capture_observation, observe};
 pub use quiet::settle;
 
 use crate::capture::CaptureError;
+use crate::display::XFault;
 use crate::input::InputError;
 use crate::screens::ScreenError;
 use crate::sessions::SessionError;
+use crate::textview::TextViewError;
 use computer_protocol::ErrorCode;
+use computer_protocol::InvalidInput;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DesktopError {
@@ -28,10 +31,22 @@ pub enum DesktopError {
     Capture(#[from] CaptureError),
     #[error(transparent)]
     Input(#[from] InputError),
-    #[error("{0}")]
-    InvalidInput(String),
+    #[error(transparent)]
+    X(#[from] XFault),
+    #[error(transparent)]
+    InvalidInput(#[from] InvalidInput),
     #[error("the screen is not reacting: this is the 4th identical batch in a row that left it unchanged; observe the screen and try another approach")]
     NotReacting,
+}
+
+impl From<TextViewError> for DesktopError {
+    fn from(e: TextViewError) -> DesktopError {
+        match e {
+            TextViewError::InvalidInput(message) => DesktopError::InvalidInput(message),
+            TextViewError::Screen(e) => DesktopError::Screen(e),
+            TextViewError::X(e) => DesktopError::X(e),
+        }
+    }
 }
 
 impl DesktopError {
@@ -39,7 +54,9 @@ impl DesktopError {
         match self {
             DesktopError::Session(e) => e.code(),
             DesktopError::Screen(e) => e.code(),
-            DesktopError::Capture(_) | DesktopError::Input(_) => ErrorCode::Internal,
+            DesktopError::Capture(_) | DesktopError::Input(_) | DesktopError::X(_) => {
+                ErrorCode::Internal
+            }
             DesktopError::InvalidInput(_) => ErrorCode::InvalidInput,
             DesktopError::NotReacting => ErrorCode::NotReacting,
         }

@@ -33,8 +33,7 @@ pub async fn observe(
                 session.text_views(),
                 &req.text,
             )
-            .await
-            .map_err(DesktopError::InvalidInput)?,
+            .await?,
         )
     } else {
         None
@@ -111,8 +110,7 @@ pub fn capture_observation(
             height: frame.height,
         };
         let region = match req.region {
-            Some(region) => check_region(region, frame.width, frame.height)
-                .map_err(DesktopError::InvalidInput)?,
+            Some(region) => check_region(region, frame.width, frame.height)?,
             None => whole,
         };
         let (cx, cy) = cursor_position(&x.display)?;

@@ -3,7 +3,7 @@
 //! X DAMAGE extension tells when anything on the screen is drawn.
 
 use super::{blocking, DesktopError};
-use crate::display::Display;
+use crate::display::{Display, XFault};
 use crate::screens::Screen;
 use computer_protocol::{Settle, Settling};
 use std::sync::Arc;
@@ -40,10 +40,9 @@ pub async fn settle(
         Settle::Quiet => {
             let number = screen.display_number;
             let quiet = Duration::from_millis(settling.quiet_ms);
-            let settled = blocking(move || {
-                wait_quiet(number, quiet, longest).map_err(DesktopError::InvalidInput)
-            })
-            .await?;
+            let settled =
+                blocking(move || wait_quiet(number, quiet, longest).map_err(DesktopError::X))
+                    .await?;
             Ok((settled.quiet, settled.waited))
         }
     }
@@ -52,11 +51,11 @@ pub async fn settle(
 /// Watches display `:number` until nothing was drawn for `quiet`, or
 /// `longest` has passed. Blocking. It uses a connection of its own: its
 /// events must not reach the screen's shared one.
-pub fn wait_quiet(number: u32, quiet: Duration, longest: Duration) -> Result<Settled, String> {
+pub fn wait_quiet(number: u32, quiet: Duration, longest: Duration) -> Result<Settled, XFault> {
     let started = Instant::now();
-    let display = Display::connect_once(number).map_err(|e| e.to_string())?;
+    let fail = |e: &dyn std::fmt::Display| XFault::new(number, "watching for drawing", e);
+    let display = Display::connect_once(number).map_err(|e| fail(&e))?;
     let conn = &display.conn;
-    let fail = |e: &dyn std::fmt::Display| format!("DAMAGE on display :{number}: {e}");
     conn.damage_query_version(1, 1)
         .map_err(|e| fail(&e))?
         .reply()

@@ -17,6 +17,7 @@ mod facts;
 pub use facts::{screen_facts, ScreenFacts};
 
 use computer_protocol::handoff::{HandoffState, HandoffStatus, ScreenChanges, NOTE_MAX_CHARS};
+use computer_protocol::InvalidInput;
 use computer_protocol::{ErrorCode, ScreenNumber};
 use parking_lot::Mutex;
 use std::time::{Duration, Instant};
@@ -24,8 +25,8 @@ use tokio::sync::watch;
 
 #[derive(Debug, thiserror::Error)]
 pub enum HandoffError {
-    #[error("{0}")]
-    InvalidInput(String),
+    #[error(transparent)]
+    InvalidInput(#[from] InvalidInput),
     #[error("screen {screen} is already held by a person (handoff `{id}`: \"{reason}\"); call `wait_handoff` to wait for it, or `cancel_handoff` to take it back")]
     AlreadyHeld {
         id: String,
@@ -178,9 +179,9 @@ pub fn check_note(note: Option<String>) -> Result<Option<String>, HandoffError> 
     };
     let chars = note.chars().count();
     if chars > NOTE_MAX_CHARS {
-        return Err(HandoffError::InvalidInput(format!(
+        return Err(HandoffError::InvalidInput(InvalidInput(format!(
             "the note has {chars} characters: the limit is {NOTE_MAX_CHARS}; shorten it"
-        )));
+        ))));
     }
     Ok(Some(note))
 }

@@ -29,6 +29,7 @@ use computer_protocol::recording::{
     check_task, RecordingId, RecordingPackage, RecordingStarted, RecordingSummary, RecordingTally,
     StartRecordingRequest, StepRecord, RECORDINGS_DIR,
 };
+use computer_protocol::InvalidInput;
 use computer_protocol::{ErrorCode, SessionId};
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -53,8 +54,8 @@ impl RecorderSlot {
 
 #[derive(Debug, thiserror::Error)]
 pub enum RecordingError {
-    #[error("{0}")]
-    InvalidInput(String),
+    #[error(transparent)]
+    InvalidInput(#[from] InvalidInput),
     #[error("this session records already (recording `{0}`): call `stop_recording` before starting another")]
     AlreadyRecording(RecordingId),
     #[error("this session is not recording: call `start_recording` first")]
@@ -118,9 +119,9 @@ impl Recordings {
     ) -> Result<RecordingStarted, RecordingError> {
         check_task(&req.task).map_err(RecordingError::InvalidInput)?;
         if req.max_bytes == 0 {
-            return Err(RecordingError::InvalidInput(
+            return Err(RecordingError::InvalidInput(InvalidInput(
                 "`max_bytes` is 0: a recording needs room for at least one step".into(),
-            ));
+            )));
         }
         let mut slot = slot.0.lock();
         if let Some(open) = slot.as_ref() {

@@ -15,7 +15,7 @@
 //! capture per poll and would wait forever for a desktop whose colour is
 //! black, while the properties name what is missing when the wait fails.
 
-use crate::display::Display;
+use crate::display::{Display, XFault};
 use x11rb::protocol::xproto::{AtomEnum, ConnectionExt};
 
 /// How long Fluxbox may take to draw a new screen's desktop. It takes well
@@ -26,7 +26,7 @@ pub const DESKTOP_DRAWN_WAIT: std::time::Duration = std::time::Duration::from_se
 pub const DESKTOP_DRAWN_POLL: std::time::Duration = std::time::Duration::from_millis(15);
 
 /// What the root window still lacks, or `None` once the desktop is drawn.
-pub fn desktop_not_drawn(display: &Display) -> Result<Option<&'static str>, String> {
+pub fn desktop_not_drawn(display: &Display) -> Result<Option<&'static str>, XFault> {
     for (property, meaning) in [
         (
             "_NET_SUPPORTING_WM_CHECK",
@@ -44,13 +44,15 @@ pub fn desktop_not_drawn(display: &Display) -> Result<Option<&'static str>, Stri
     Ok(None)
 }
 
-fn root_has_property(display: &Display, name: &str) -> Result<bool, String> {
+fn root_has_property(display: &Display, name: &str) -> Result<bool, XFault> {
     let conn = &display.conn;
+    let fail =
+        |e: &dyn std::fmt::Display| XFault::new(display.number, "reading the root window", e);
     let atom = conn
         .intern_atom(true, name.as_bytes())
-        .map_err(|e| e.to_string())?
+        .map_err(|e| fail(&e))?
         .reply()
-        .map_err(|e| e.to_string())?
+        .map_err(|e| fail(&e))?
         .atom;
     // An atom nobody created yet cannot name a property.
     if atom == u32::from(AtomEnum::NONE) {
@@ -58,8 +60,8 @@ fn root_has_property(display: &Display, name: &str) -> Result<bool, String> {
     }
     let reply = conn
         .get_property(false, display.root, atom, AtomEnum::ANY, 0, 1)
-        .map_err(|e| e.to_string())?
+        .map_err(|e| fail(&e))?
         .reply()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| fail(&e))?;
     Ok(reply.type_ != u32::from(AtomEnum::NONE))
 }

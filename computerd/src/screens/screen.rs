@@ -12,10 +12,10 @@ use super::xvnc::{
     clear_stale_lock, ensure_socket_dir, fluxbox_command, lock_owner, xvnc_command, XvncArgs,
     SOCKET_DIR,
 };
-use crate::a11y::A11yBus;
+use crate::a11y::{A11yBus, A11yError};
 use crate::capture::Capturer;
 use crate::config::ScreenSize;
-use crate::display::Display;
+use crate::display::{Display, XFault};
 use crate::input::{Input, InputError};
 use crate::process::Supervised;
 use computer_protocol::ScreenNumber;
@@ -162,7 +162,7 @@ pub struct Screen {
     /// not handed out.
     drawn: tokio::sync::OnceCell<()>,
     /// The screen's session and AT-SPI buses, or why they did not start.
-    a11y: Result<A11yBus, String>,
+    a11y: Result<A11yBus, A11yError>,
     /// Held until the processes are gone, so the number is not reused early.
     slot: Mutex<Option<ScreenSlot>>,
     companions: Vec<Arc<dyn Companion>>,
@@ -348,9 +348,8 @@ impl Screen {
         // Before Fluxbox, whose menu starts apps with the screen's bus. A
         // screen without one still works; its text view says why it has
         // no trees.
-        let a11y = A11yBus::start(display_number).await.map_err(|e| {
+        let a11y = A11yBus::start(display_number).await.inspect_err(|e| {
             tracing::warn!(screen = %number, "no accessibility bus: {e}");
-            e.to_string()
         });
         let screen_env = ScreenEnv {
             display: display_number,
@@ -471,8 +470,8 @@ impl Screen {
     }
 
     /// The screen's accessibility bus, or why it has none.
-    pub fn a11y(&self) -> Result<&A11yBus, &str> {
-        self.a11y.as_ref().map_err(String::as_str)
+    pub fn a11y(&self) -> Result<&A11yBus, &A11yError> {
+        self.a11y.as_ref()
     }
 
     /// Stops Fluxbox and Xvnc, then frees the number. Runs in a task of its
@@ -487,7 +486,7 @@ impl Screen {
     /// The watch connection, opened on first use; give it back with
     /// [`Screen::return_watch`]. A second batch at the same time opens one
     /// of its own.
-    pub fn take_watch(&self) -> Result<WatchConnection, String> {
+    pub fn take_watch(&self) -> Result<WatchConnection, XFault> {
         let kept = self.watch.lock().take();
         match kept {
             Some(conn) => Ok(conn),

@@ -4,7 +4,7 @@
 //! events never reach the screen's shared connection.
 
 use crate::capture::window::Atoms;
-use crate::display::Display;
+use crate::display::{Display, XFault};
 use x11rb::protocol::damage::ConnectionExt as _;
 
 /// The watch's X connection with what was learnt on it once.
@@ -15,8 +15,9 @@ pub struct WatchConnection {
 
 impl WatchConnection {
     /// Connects to `:number` and checks DAMAGE is there.
-    pub fn open(number: u32) -> Result<WatchConnection, String> {
-        let fail = |e: &dyn std::fmt::Display| format!("watching display :{number}: {e}");
+    pub fn open(number: u32) -> Result<WatchConnection, XFault> {
+        let fail =
+            |e: &dyn std::fmt::Display| XFault::new(number, "opening the watch connection", e);
         let display = Display::connect_once(number).map_err(|e| fail(&e))?;
         display
             .conn

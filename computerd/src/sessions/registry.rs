@@ -9,6 +9,7 @@ use crate::config::{Config, ScreenSize};
 use crate::recording::Recordings;
 use crate::screens::{Screen, ScreenError, ScreenPaths, ScreenPool};
 use computer_protocol::limits::TITLE_MAX_CHARS;
+use computer_protocol::InvalidInput;
 use computer_protocol::{
     CreateSessionRequest, EndReason, ErrorCode, OwnerId, ScreenNumber, SessionId, SessionInfo,
 };
@@ -23,8 +24,8 @@ const ENDED_REMEMBERED: usize = 10_000;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
-    #[error("{0}")]
-    InvalidInput(String),
+    #[error(transparent)]
+    InvalidInput(#[from] InvalidInput),
     #[error("{}", computer_protocol::no_such_session(.0))]
     Unknown(SessionId),
     #[error("{}", .1.explain(.0))]
@@ -127,7 +128,7 @@ impl Sessions {
 
     fn limits_for(&self, req: &CreateSessionRequest) -> Result<SessionLimits, SessionError> {
         let s = &req.settings;
-        let invalid = |m: String| SessionError::InvalidInput(m);
+        let invalid = |m: String| SessionError::InvalidInput(InvalidInput(m));
         let screen_size = match &s.screen_size {
             Some(text) => ScreenSize::parse(text)
                 .map_err(|e| invalid(format!("`settings.screen_size` is `{text}`: {e}")))?,

@@ -8,7 +8,7 @@ use crate::screens::Screen;
 use crate::textview::TextViews;
 use computer_protocol::frame::FRAMES_REMEMBERED;
 use computer_protocol::FrameTransform;
-use computer_protocol::{OwnerId, SessionId};
+use computer_protocol::{InvalidInput, OwnerId, SessionId};
 use parking_lot::Mutex;
 use std::collections::VecDeque;
 use std::path::PathBuf;
@@ -203,7 +203,7 @@ impl Session {
     }
 
     /// How frame `id` maps to the screen, or why it cannot be used.
-    pub fn frame(&self, id: u64) -> Result<FrameTransform, String> {
+    pub fn frame(&self, id: u64) -> Result<FrameTransform, InvalidInput> {
         let frames = self.frames.lock();
         if let Some((_, transform)) = frames.iter().find(|(f, _)| *f == id) {
             return Ok(*transform);
@@ -212,9 +212,9 @@ impl Session {
             (Some((first, _)), Some((last, _))) => format!("frames {first} to {last}"),
             _ => "no frames yet".to_string(),
         };
-        Err(format!(
+        Err(InvalidInput(format!(
             "`frame_id` {id} is not one of this session's last {FRAMES_REMEMBERED} frames ({known}); observe again and use the new frame's id, or give screen pixels without `frame_id`"
-        ))
+        )))
     }
 
     /// The screen if one is open.

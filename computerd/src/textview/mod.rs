@@ -24,10 +24,25 @@ mod windows;
 pub use flat::FlatNode;
 pub use windows::list_windows;
 
+/// Why a text view, or a ref into one, cannot be had.
+#[derive(Debug, thiserror::Error)]
+pub enum TextViewError {
+    /// The agent named what is not there (a cursor of an older view, a
+    /// window, a ref); the message names the argument and the fix.
+    #[error(transparent)]
+    InvalidInput(#[from] InvalidInput),
+    #[error(transparent)]
+    Screen(#[from] ScreenError),
+    #[error(transparent)]
+    X(#[from] XFault),
+}
+
 use crate::a11y::A11yHandle;
 use crate::browser::Browser;
-use crate::screens::Screen;
+use crate::display::XFault;
+use crate::screens::{Screen, ScreenError};
 use computer_protocol::textview::{MAX_NODES_MAX, TEXT_VIEW_MAX_CHARS, TREE_DEADLINE_MS};
+use computer_protocol::InvalidInput;
 use computer_protocol::{
     Bounds, NodeState, PageCursor, TextView, TextViewOptions, TreeSource, WindowEntry,
 };
@@ -75,36 +90,32 @@ pub async fn text_view(
     browser: Option<Arc<Browser>>,
     views: &Mutex<TextViews>,
     options: &TextViewOptions,
-) -> Result<TextView, String> {
+) -> Result<TextView, TextViewError> {
     let max_nodes = options.max_nodes();
     if let Some(cursor) = &options.cursor {
-        let cursor = PageCursor::parse(cursor)?;
+        let cursor = PageCursor::parse(cursor).map_err(TextViewError::InvalidInput)?;
         let latest = views.lock().latest();
         return match latest {
             Some(snapshot) if snapshot.view_id == cursor.view_id => {
                 if cursor.offset >= snapshot.nodes.len() {
-                    return Err(format!(
+                    return Err(TextViewError::InvalidInput(InvalidInput(format!(
                         "`cursor` {cursor} is past the end: view {} has {} nodes",
                         snapshot.view_id,
                         snapshot.nodes.len()
-                    ));
+                    ))));
                 }
                 Ok(page(&snapshot, cursor.offset, max_nodes, false))
             }
-            _ => Err(format!(
+            _ => Err(TextViewError::InvalidInput(InvalidInput(format!(
                 "`cursor` {cursor} belongs to an older text view; take a new one with `computer_observe` and view text"
-            )),
+            )))),
         };
     }
     let listed = {
         let screen = Arc::clone(screen);
-        tokio::task::spawn_blocking(move || {
-            screen
-                .with_x(|x| list_windows(&x.display))
-                .map_err(|e| e.to_string())?
-        })
-        .await
-        .map_err(|e| format!("listing the windows failed: {e}"))??
+        tokio::task::spawn_blocking(move || screen.with_x(|x| list_windows(&x.display)))
+            .await
+            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))??
     };
     let target = windows::pick(&listed, options.window.as_deref())?.cloned();
     let (source, nodes, note) = match &target {
@@ -265,11 +276,11 @@ pub fn resolve_ref(
     snapshot: Option<&TextSnapshot>,
     element: &str,
     field: &str,
-) -> Result<RefTarget, String> {
+) -> Result<RefTarget, TextViewError> {
     let Some(snapshot) = snapshot else {
-        return Err(format!(
+        return Err(TextViewError::InvalidInput(InvalidInput(format!(
             "{field} is `{element}` but this session has no text view yet: call `computer_observe` with view text first"
-        ));
+        ))));
     };
     let number: u64 = element.trim_start_matches('e').parse().unwrap_or(0);
     let last = snapshot.first_ref + snapshot.nodes.len() as u64;
@@ -283,10 +294,10 @@ pub fn resolve_ref(
         } else {
             format!("refs e{} to e{}", snapshot.first_ref, last - 1)
         };
-        return Err(format!(
+        return Err(TextViewError::InvalidInput(InvalidInput(format!(
             "{field} `{element}` is not in this session's latest text view (view {} has {range}): take a new text view with `computer_observe` and view text",
             snapshot.view_id
-        ));
+        ))));
     };
     let area = snapshot.window.as_ref().map(WindowEntry::bounds);
     let visible = node
@@ -306,10 +317,10 @@ pub fn resolve_ref(
             focus: node.states.contains(&NodeState::Editable) || !handle.acts,
             focused: node.states.contains(&NodeState::Focused),
         }),
-        _ => Err(format!(
+        _ => Err(TextViewError::InvalidInput(InvalidInput(format!(
             "{field} `{element}` ({} {:?}) has no visible area on the screen: scroll it into view, then take a new text view",
             node.role, node.name
-        )),
+        )))),
     }
 }
 
@@ -318,20 +329,20 @@ pub fn resolve_ref(
 pub fn check_window_unmoved(
     display: &crate::display::Display,
     snapshot: &TextSnapshot,
-) -> Result<(), String> {
+) -> Result<(), TextViewError> {
     let Some(then) = &snapshot.window else {
         return Ok(());
     };
     let now = list_windows(display)?;
     match now.iter().find(|w| w.id == then.id) {
-        None => Err(format!(
+        None => Err(TextViewError::InvalidInput(InvalidInput(format!(
             "the window \"{}\" of text view {} is gone: take a new text view with `computer_observe`",
             then.title, snapshot.view_id
-        )),
-        Some(w) if w.bounds() != then.bounds() => Err(format!(
+        )))),
+        Some(w) if w.bounds() != then.bounds() => Err(TextViewError::InvalidInput(InvalidInput(format!(
             "the window \"{}\" moved or changed size since text view {}: take a new text view with `computer_observe`",
             then.title, snapshot.view_id
-        )),
+        )))),
         Some(_) => Ok(()),
     }
 }
@@ -393,22 +404,28 @@ mod tests {
             node("label", None, 1),
         ]);
         assert_eq!(
-            resolve_ref(Some(&s), "e41", "`ref`"),
-            Ok(RefTarget::Point(200, 150))
+            resolve_ref(Some(&s), "e41", "`ref`").unwrap(),
+            RefTarget::Point(200, 150)
         );
         // Half outside the window: the centre of the inside half.
         assert_eq!(
-            resolve_ref(Some(&s), "e42", "`ref`"),
-            Ok(RefTarget::Point(275, 160))
+            resolve_ref(Some(&s), "e42", "`ref`").unwrap(),
+            RefTarget::Point(275, 160)
         );
-        let err = resolve_ref(Some(&s), "e43", "`actions[0].ref`").unwrap_err();
+        let err = resolve_ref(Some(&s), "e43", "`actions[0].ref`")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("no visible area"), "{err}");
-        let err = resolve_ref(Some(&s), "e40", "`actions[0].ref`").unwrap_err();
+        let err = resolve_ref(Some(&s), "e40", "`actions[0].ref`")
+            .unwrap_err()
+            .to_string();
         assert!(
             err.contains("e41 to e43") && err.contains("new text view"),
             "{err}"
         );
-        let err = resolve_ref(None, "e1", "`actions[0].ref`").unwrap_err();
+        let err = resolve_ref(None, "e1", "`actions[0].ref`")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("no text view yet"), "{err}");
     }
 

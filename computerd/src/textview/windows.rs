@@ -1,22 +1,19 @@
 //! The screen's top-level windows from X11/EWMH: title, class, pid,
 //! geometry in screen pixels, focus, topmost first.
 
+use super::TextViewError;
 use crate::capture::window::{active_window, window_class, window_title, Atoms};
-use crate::display::Display;
+use crate::display::{Display, XFault};
 use crate::input::window_list;
+use computer_protocol::InvalidInput;
 use computer_protocol::WindowEntry;
 use x11rb::errors::ReplyError;
 use x11rb::protocol::xproto::{AtomEnum, ConnectionExt as _, MapState, Window};
 
 /// Lists the mapped app windows, topmost first. Windows that vanish while
 /// they are read are left out.
-pub fn list_windows(display: &Display) -> Result<Vec<WindowEntry>, String> {
-    let failed = |e: ReplyError| {
-        format!(
-            "reading the windows of display :{} failed: {e}",
-            display.number
-        )
-    };
+pub fn list_windows(display: &Display) -> Result<Vec<WindowEntry>, XFault> {
+    let failed = |e: ReplyError| XFault::new(display.number, "reading the windows", e);
     let conn = &display.conn;
     let atoms = Atoms::intern(conn).map_err(failed)?;
     let stacking = intern(conn, b"_NET_CLIENT_LIST_STACKING").map_err(failed)?;
@@ -32,7 +29,8 @@ pub fn list_windows(display: &Display) -> Result<Vec<WindowEntry>, String> {
         .map(Iterator::collect)
         .unwrap_or_default();
     if order.is_empty() {
-        order = window_list(display).map_err(|e| e.to_string())?;
+        order = window_list(display)
+            .map_err(|e| XFault::new(display.number, "reading the windows", e))?;
     }
     let focused = active_window(conn, &atoms, display.root).map_err(failed)?;
     let mut windows = Vec::with_capacity(order.len());
@@ -97,7 +95,7 @@ fn intern(conn: &x11rb::rust_connection::RustConnection, name: &[u8]) -> Result<
 pub fn pick<'a>(
     windows: &'a [WindowEntry],
     name: Option<&str>,
-) -> Result<Option<&'a WindowEntry>, String> {
+) -> Result<Option<&'a WindowEntry>, TextViewError> {
     let Some(name) = name else {
         return Ok(windows.iter().find(|w| w.focused));
     };
@@ -113,14 +111,14 @@ pub fn pick<'a>(
                 .iter()
                 .map(|w| format!("\"{}\" ({})", w.title, w.class))
                 .collect();
-            format!(
+            TextViewError::InvalidInput(InvalidInput(format!(
                 "`window` is `{name}`: no window's class or title contains it; the screen has {}",
                 if names.is_empty() {
                     "no windows".to_string()
                 } else {
                     names.join(", ")
                 }
-            )
+            )))
         })
 }
 
@@ -151,7 +149,7 @@ mod tests {
         assert_eq!(pick(&windows, None).unwrap().unwrap().id, 2);
         assert_eq!(pick(&windows, Some("zenity")).unwrap().unwrap().id, 1);
         assert_eq!(pick(&windows, Some("PROBE")).unwrap().unwrap().id, 1);
-        let err = pick(&windows, Some("writer")).unwrap_err();
+        let err = pick(&windows, Some("writer")).unwrap_err().to_string();
         assert!(
             err.contains("`window` is `writer`") && err.contains("\"Probe\" (Zenity)"),
             "{err}"

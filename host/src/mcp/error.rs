@@ -4,6 +4,7 @@
 //! model can read it and correct itself. Only a malformed request to the
 //! MCP server itself is a protocol error, and rmcp answers those.
 
+use computer_protocol::InvalidInput;
 use rmcp::model::{ContentBlock, IntoContents};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -14,8 +15,8 @@ pub enum ToolError {
     Arguments(String),
     /// The arguments fit the schema but break a limit of the contract
     /// (a frame size, a settle time, a file over 10 MB).
-    #[error("{0}")]
-    Invalid(String),
+    #[error(transparent)]
+    Invalid(#[from] InvalidInput),
     /// The computer could not be started or reached, or refused the call;
     /// the message is already explained for the agent (see
     /// [`crate::agent::Agent::explain`]).

@@ -324,6 +324,7 @@ fn panic_text(payload: &(dyn Any + Send)) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use computer_protocol::InvalidInput;
     use std::future::pending;
 
     fn text(response: &Result<CallToolResponse, ErrorData>) -> String {
@@ -341,7 +342,9 @@ mod tests {
         let run = async {
             let mtime = u64::MAX;
             let _ = std::time::UNIX_EPOCH + std::time::Duration::from_secs(mtime);
-            Ok(failed(ToolError::Invalid("unreachable".into())))
+            Ok(failed(ToolError::Invalid(InvalidInput(
+                "unreachable".into(),
+            ))))
         };
         let result = tokio::time::timeout(
             std::time::Duration::from_secs(10),
@@ -378,7 +381,7 @@ mod tests {
     async fn results_and_cancellation_pass_through() {
         let ok = guard(
             "shell",
-            async { Ok(failed(ToolError::Invalid("e".into()))) },
+            async { Ok(failed(ToolError::Invalid(InvalidInput("e".into())))) },
             pending(),
         )
         .await;

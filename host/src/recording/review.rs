@@ -220,7 +220,7 @@ async fn list() -> Result<String, String> {
 /// Builds recording `id`'s package in the computer and copies it home,
 /// through a short session of its own.
 async fn fetch(id: &str, path: Option<&str>) -> Result<String, String> {
-    let id = RecordingId::parse(id)?;
+    let id = RecordingId::parse(id).map_err(|e| e.to_string())?;
     let started = crate::computer::start(&crate::tenant::Tenant::local()).await?;
     let client = &started.client;
     let package = client

@@ -12,6 +12,7 @@ use crate::mcp::{ComputerUseServer, ToolError};
 use crate::settings::{process_env, FrameDefaults};
 use computer_protocol::endpoints::{self, Endpoint};
 use computer_protocol::limits::{ACTIONS_MAX, SETTLE_DEFAULT_MS};
+use computer_protocol::InvalidInput;
 use computer_protocol::{
     ActRequest, ActResponse, Action, ActionEffect, ActionOutcome, FrameId, FrameOptions,
     ImageFormat, LaunchAppRequest, Observation, ObserveRequest, OpenPathRequest, OpenSettle,
@@ -162,7 +163,7 @@ pub(crate) fn frame_options(
         },
         None => {
             let defaults = FrameDefaults::from_env(&process_env())
-                .map_err(|e| ToolError::Invalid(e.to_string()))?;
+                .map_err(|e| ToolError::Invalid(InvalidInput(e.to_string())))?;
             FrameOptions {
                 max_side: Some(defaults.max_side),
                 max_pixels: Some(defaults.max_pixels),

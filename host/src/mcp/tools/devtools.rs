@@ -7,6 +7,7 @@ use crate::mcp::result::structured;
 use crate::mcp::{ComputerUseServer, ToolError};
 use crate::settings::{process_env, DevtoolsSettings};
 use computer_protocol::endpoints::{DevToolsStart, DevToolsStop, NoBody};
+use computer_protocol::InvalidInput;
 use computer_protocol::{DevToolsStartRequest, DevToolsStarted, DevToolsStopped};
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
@@ -39,7 +40,7 @@ impl ComputerUseServer {
     ) -> ToolResult {
         let a = args.read()?;
         let settings = DevtoolsSettings::for_start_chrome_devtools(&process_env())
-            .map_err(|e| ToolError::Invalid(e.to_string()))?;
+            .map_err(|e| ToolError::Invalid(InvalidInput(e.to_string())))?;
         let req = DevToolsStartRequest {
             idle_secs: settings.idle.as_secs().max(1),
         };

@@ -5,6 +5,7 @@ use crate::mcp::args::{Args, ListFilesArgs, ReadFileArgs, SetCwdArgs, WriteFileA
 use crate::mcp::result::{structured, with_image};
 use crate::mcp::{ComputerUseServer, ToolError};
 use computer_protocol::endpoints::{Endpoint, ListFiles, ReadFile, SetCwd, WriteFile};
+use computer_protocol::InvalidInput;
 use computer_protocol::{
     FileType, ListFilesRequest, ListFilesResponse, ReadFileRequest, ReadFileResponse, SessionId,
     SetCwdRequest, SetCwdResponse, WriteFileRequest, WriteFileResponse,
@@ -196,7 +197,7 @@ impl ComputerUseServer {
         };
         // Refused here, before 10 MB or more cross the wire.
         if let Some(problem) = req.size_problem() {
-            return Err(ToolError::Invalid(problem));
+            return Err(ToolError::Invalid(InvalidInput(problem)));
         }
         let r = self.file_call::<WriteFile>(&a.session_id, &req).await?;
         Ok(structured(
@@ -226,7 +227,7 @@ mod tests {
             .await
             .unwrap_err();
         assert!(
-            matches!(&e, ToolError::Invalid(m) if m.contains("(10 MB) limit of `write_file`")),
+            matches!(&e, ToolError::Invalid(m) if m.0.contains("(10 MB) limit of `write_file`")),
             "{e}"
         );
     }

@@ -14,6 +14,7 @@ use computer_protocol::handoff::{
     HOLD_DEFAULT_SECS, WAIT_DEFAULT_SECS, WAIT_MAX_SECS,
 };
 use computer_protocol::recording::StepRecord;
+use computer_protocol::InvalidInput;
 use computer_protocol::{Observation, ObserveRequest};
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
@@ -140,9 +141,9 @@ impl ComputerUseServer {
         let a = args.read()?;
         let secs = a.timeout.unwrap_or(WAIT_DEFAULT_SECS);
         if !(1..=WAIT_MAX_SECS).contains(&secs) {
-            return Err(ToolError::Invalid(format!(
+            return Err(ToolError::Invalid(InvalidInput(format!(
                 "`timeout` is {secs}: wait 1 to {WAIT_MAX_SECS} seconds, then call wait_handoff again"
-            )));
+            ))));
         }
         let frame = frame_options(a.max_side, a.format, a.quality)?;
         let request = HandoffWaitRequest {
@@ -264,9 +265,9 @@ fn hold_timeout() -> Result<u64, ToolError> {
     };
     match computer_protocol::parse_duration(text) {
         Ok(d) if d.as_secs() >= 1 => Ok(d.as_secs()),
-        _ => Err(ToolError::Invalid(format!(
+        _ => Err(ToolError::Invalid(InvalidInput(format!(
             "`{HANDOFF_TIMEOUT_VAR}` is `{text}`: give a duration such as `900`, `90s`, `15m` or `1h`, at least 1 second"
-        ))),
+        )))),
     }
 }
 

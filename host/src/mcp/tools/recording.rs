@@ -11,6 +11,7 @@ use crate::transfer::{HostFiles, TransferError};
 use computer_protocol::archive::human_bytes;
 use computer_protocol::endpoints::{NoBody, StartRecording, StopRecording};
 use computer_protocol::recording::{check_note, check_task, RecordingId, StartRecordingRequest};
+use computer_protocol::InvalidInput;
 use computer_protocol::SessionId;
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
@@ -59,13 +60,13 @@ impl ComputerUseServer {
             return Err(ToolError::Transfer(no_root()));
         }
         if let Some(open) = self.agent().recording(&a.session_id) {
-            return Err(ToolError::Invalid(format!(
+            return Err(ToolError::Invalid(InvalidInput(format!(
                 "this session records already (recording `{}`): call `stop_recording` before starting another",
                 open.id
-            )));
+            ))));
         }
-        let max_bytes =
-            recording::max_bytes(&process_env()).map_err(|e| ToolError::Invalid(e.to_string()))?;
+        let max_bytes = recording::max_bytes(&process_env())
+            .map_err(|e| ToolError::Invalid(InvalidInput(e.to_string())))?;
         let request = StartRecordingRequest {
             task: a.task.trim().to_string(),
             max_bytes,
@@ -122,7 +123,7 @@ impl ComputerUseServer {
         // Known session first, so an ended one says why.
         self.reach(&a.session_id).await?;
         let Some(open) = self.agent().recording(&a.session_id) else {
-            return Err(ToolError::Invalid(not_recording()));
+            return Err(ToolError::Invalid(InvalidInput(not_recording())));
         };
         // The call itself is the note's step (see `server::call_tool`).
         Ok(structured(
@@ -153,7 +154,7 @@ impl ComputerUseServer {
         let a = args.read()?;
         self.reach(&a.session_id).await?;
         let Some(open) = self.agent().recording(&a.session_id) else {
-            return Err(ToolError::Invalid(not_recording()));
+            return Err(ToolError::Invalid(InvalidInput(not_recording())));
         };
         let host_files = &self.agent().tenant().files;
         let folder = recording::destination(
@@ -176,7 +177,7 @@ impl ComputerUseServer {
         folder: &std::path::Path,
     ) -> Result<Delivered, ToolError> {
         let Some(open) = self.agent().stop_recording(id) else {
-            return Err(ToolError::Invalid(not_recording()));
+            return Err(ToolError::Invalid(InvalidInput(not_recording())));
         };
         open.drain().await;
         let package = self
