@@ -27,7 +27,8 @@ fi
 
 export DOCKER_HOST=unix:///nonexistent/test-fast-has-no-docker.sock
 unset DISPLAY DOCKER_CONTEXT
-cargo test --locked -p computer-protocol --all-features -- "$@"
-cargo test --locked -p computerd --lib -- "$@"
-cargo test --locked -p computer-use-mcp --lib -- "$@"
+# One cargo call over the workspace, so features resolve as for the whole
+# suite and its build is reused: each crate's unit tests, and the protocol
+# crate's own test files (`archive`, `fixtures`).
+cargo test --locked --workspace --lib --test archive --test fixtures -- "$@"
 echo "test-fast: passed without Docker or X"
