@@ -38,23 +38,22 @@ pub struct ScreenSize {
     pub height: u32,
 }
 
+/// A screen size that is not `<width>x<height>` with sides in range; its
+/// text says what to give instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("use `<width>x<height>` with sides from {SCREEN_SIDE_MIN} to {SCREEN_SIDE_MAX}, such as `1280x800`")]
+pub struct BadScreenSize;
+
 impl ScreenSize {
     /// Parses `<width>x<height>` with both sides from 320 to 7680.
-    pub fn parse(text: &str) -> Result<ScreenSize, String> {
-        let expected = format!(
-            "use `<width>x<height>` with sides from {SCREEN_SIDE_MIN} to {SCREEN_SIDE_MAX}, such as `1280x800`"
-        );
-        let (w, h) = text
-            .trim()
-            .split_once(['x', 'X'])
-            .ok_or_else(|| expected.clone())?;
-        let side = |s: &str| -> Result<u32, String> {
-            let v: u32 = s.trim().parse().map_err(|_| expected.clone())?;
-            if (SCREEN_SIDE_MIN..=SCREEN_SIDE_MAX).contains(&v) {
-                Ok(v)
-            } else {
-                Err(expected.clone())
-            }
+    pub fn parse(text: &str) -> Result<ScreenSize, BadScreenSize> {
+        let (w, h) = text.trim().split_once(['x', 'X']).ok_or(BadScreenSize)?;
+        let side = |s: &str| {
+            s.trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|v| (SCREEN_SIDE_MIN..=SCREEN_SIDE_MAX).contains(v))
+                .ok_or(BadScreenSize)
         };
         Ok(ScreenSize {
             width: side(w)?,
@@ -427,18 +426,17 @@ impl Config {
             "COMPUTER_USE_SCREEN_SIZE",
             ScreenSize::parse,
         )?;
-        let duration = |v: &str| parse_duration(v).map_err(|e| e.to_string());
         let idle_timeout = parse_with(
             get("COMPUTER_USE_IDLE_TIMEOUT"),
             "1h",
             "COMPUTER_USE_IDLE_TIMEOUT",
-            duration,
+            parse_duration,
         )?;
         let shell_timeout_max = parse_with(
             get("COMPUTER_USE_SHELL_TIMEOUT_MAX"),
             "600",
             "COMPUTER_USE_SHELL_TIMEOUT_MAX",
-            duration,
+            parse_duration,
         )?;
         let (shell_timeout, shell_timeout_max) =
             shell_timeouts(get("COMPUTER_USE_SHELL_TIMEOUT"), shell_timeout_max)?;
@@ -446,7 +444,7 @@ impl Config {
             get("COMPUTERD_HEARTBEAT_GRACE"),
             "30s",
             "COMPUTERD_HEARTBEAT_GRACE",
-            duration,
+            parse_duration,
         )?;
         let fluxbox_dir = PathBuf::from(
             get("COMPUTERD_FLUXBOX_DIR").unwrap_or("/usr/local/share/computer-use/fluxbox"),
@@ -518,17 +516,19 @@ pub fn shell_timeouts(
     Ok((chosen, max))
 }
 
-fn parse_with<T>(
+/// The setting `name` (its `default` when unset) read by `parse`, whose
+/// error says what the value should look like.
+fn parse_with<T, E: std::fmt::Display>(
     value: Option<&str>,
     default: &str,
     name: &'static str,
-    parse: impl Fn(&str) -> Result<T, String>,
+    parse: impl Fn(&str) -> Result<T, E>,
 ) -> Result<T, ConfigError> {
     let text = value.unwrap_or(default);
     parse(text).map_err(|expected| ConfigError::Invalid {
         name,
         value: text.to_string(),
-        expected,
+        expected: expected.to_string(),
     })
 }
 

@@ -36,7 +36,13 @@ pub enum CdpError {
     Refused { method: String, message: String },
 }
 
-type Answer = Result<Value, String>;
+/// The browser's answer to one command: its result, or the reason it
+/// refused (the error's `message`).
+type Answer = Result<Value, Refusal>;
+
+/// A DevTools error answer's message.
+#[derive(Debug)]
+struct Refusal(String);
 type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Answer>>>>;
 
 /// One WebSocket connection to a browser's DevTools.
@@ -154,7 +160,7 @@ impl Cdp {
         }
         match tokio::time::timeout(CALL_DEADLINE, rx).await {
             Ok(Ok(Ok(result))) => Ok(result),
-            Ok(Ok(Err(message))) => Err(CdpError::Refused {
+            Ok(Ok(Err(Refusal(message)))) => Err(CdpError::Refused {
                 method: method.to_string(),
                 message,
             }),
@@ -218,11 +224,13 @@ fn deliver(pending: &Pending, pages: &Pages, text: &str) {
         return;
     };
     let answer = match message.get("error") {
-        Some(error) => Err(error
-            .get("message")
-            .and_then(Value::as_str)
-            .unwrap_or("no reason given")
-            .to_string()),
+        Some(error) => Err(Refusal(
+            error
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("no reason given")
+                .to_string(),
+        )),
         None => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
     };
     let _ = caller.send(answer);

@@ -448,7 +448,7 @@ impl Jar {
             Err(e) => format!("could not be read ({e})"),
             Ok(bytes) => match parse(&bytes) {
                 Ok(jar) => return (jar, None),
-                Err(problem) => problem,
+                Err(problem) => problem.to_string(),
             },
         };
         let bad = bad_path(path);
@@ -533,10 +533,23 @@ struct JarFile {
     cookies: Vec<JarEntry>,
 }
 
-/// The jar in `bytes`, or why it is not one. The reason names the JSON
-/// error's kind and place only: serde's own message can quote the file's
-/// text, which holds cookie values.
-fn parse(bytes: &[u8]) -> Result<Jar, String> {
+/// Why a jar file is not one. It names the JSON error's kind and place
+/// only: serde's own message can quote the file's text, which holds cookie
+/// values.
+#[derive(Debug, thiserror::Error)]
+enum NotAJar {
+    #[error("{kind} (line {line}, column {column})")]
+    Json {
+        kind: &'static str,
+        line: usize,
+        column: usize,
+    },
+    #[error("has version {found}, expected {JAR_VERSION}")]
+    Version { found: u32 },
+}
+
+/// The jar in `bytes`, or why it is not one.
+fn parse(bytes: &[u8]) -> Result<Jar, NotAJar> {
     let file: JarFile = serde_json::from_slice(bytes).map_err(|e| {
         let kind = match e.classify() {
             serde_json::error::Category::Io => "could not be read",
@@ -544,13 +557,16 @@ fn parse(bytes: &[u8]) -> Result<Jar, String> {
             serde_json::error::Category::Eof => "ends early",
             serde_json::error::Category::Data => "does not have the jar's fields",
         };
-        format!("{kind} (line {}, column {})", e.line(), e.column())
+        NotAJar::Json {
+            kind,
+            line: e.line(),
+            column: e.column(),
+        }
     })?;
     if file.version != JAR_VERSION {
-        return Err(format!(
-            "has version {}, expected {JAR_VERSION}",
-            file.version
-        ));
+        return Err(NotAJar::Version {
+            found: file.version,
+        });
     }
     let mut jar = Jar::default();
     for entry in file.cookies {

@@ -225,3 +225,16 @@ mod tests {
         );
     }
 }
+
+/// Why an archive's format is broken (a malformed pax record, an entry
+/// larger than its limit); [`ArchiveError::BadArchive`] carries its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Malformed(pub String);
+
+impl std::fmt::Display for Malformed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Malformed {}

@@ -11,6 +11,7 @@
 //! carry one (the tar crate writes large sizes in the GNU binary form), so
 //! an archive whose `size` record disagrees with its header is refused.
 
+use super::error::Malformed;
 use super::trailer::{parse_trailer, SkippedTrailer};
 use std::io::Read;
 
@@ -43,7 +44,7 @@ pub enum Seen {
 impl Extended {
     /// Takes `entry` into `self` when it is an extension entry. Errors are
     /// the archive's fault and say why.
-    pub fn absorb<R: Read>(&mut self, entry: &mut tar::Entry<'_, R>) -> Result<Seen, String> {
+    pub fn absorb<R: Read>(&mut self, entry: &mut tar::Entry<'_, R>) -> Result<Seen, Malformed> {
         let kind = entry.header().entry_type();
         if kind.is_gnu_longname() {
             self.path = Some(strip_nul(read_capped(
@@ -63,7 +64,9 @@ impl Extended {
         } else if kind.is_pax_global_extensions() {
             return read_global(entry).map(Seen::Global);
         } else if kind.is_gnu_sparse() {
-            return Err("it holds a sparse file, which file_transfer does not write".into());
+            return Err(Malformed(
+                "it holds a sparse file, which file_transfer does not write".to_string(),
+            ));
         } else {
             return Ok(Seen::Entry);
         }
@@ -71,21 +74,22 @@ impl Extended {
     }
 
     /// Checks the extensions against the real entry they describe.
-    pub fn check_size(&self, header: &tar::Header) -> Result<(), String> {
+    pub fn check_size(&self, header: &tar::Header) -> Result<(), Malformed> {
         let (Some(pax_size), Ok(header_size)) = (self.size, header.entry_size()) else {
             return Ok(());
         };
         if pax_size != header_size {
-            return Err(format!(
+            return Err(Malformed(format!(
                 "a pax `size` record ({pax_size}) disagrees with its header ({header_size})"
-            ));
+            )));
         }
         Ok(())
     }
 
-    fn take_pax(&mut self, records: &[u8]) -> Result<(), String> {
+    fn take_pax(&mut self, records: &[u8]) -> Result<(), Malformed> {
         for record in tar::PaxExtensions::new(records) {
-            let record = record.map_err(|e| format!("a pax record is malformed: {e}"))?;
+            let record =
+                record.map_err(|e| Malformed(format!("a pax record is malformed: {e}")))?;
             match record.key_bytes() {
                 b"path" => self.path = Some(record.value_bytes().to_vec()),
                 b"linkpath" => self.link = Some(record.value_bytes().to_vec()),
@@ -94,7 +98,9 @@ impl Extended {
                         .value()
                         .ok()
                         .and_then(|v| v.parse().ok())
-                        .ok_or("a pax `size` record is not a number")?;
+                        .ok_or_else(|| {
+                            Malformed("a pax `size` record is not a number".to_string())
+                        })?;
                     self.size = Some(size);
                 }
                 _ => {}
@@ -104,7 +110,9 @@ impl Extended {
     }
 }
 
-fn read_global<R: Read>(entry: &mut tar::Entry<'_, R>) -> Result<Option<SkippedTrailer>, String> {
+fn read_global<R: Read>(
+    entry: &mut tar::Entry<'_, R>,
+) -> Result<Option<SkippedTrailer>, Malformed> {
     let records = read_capped(entry, "pax global header", TRAILER_BYTES_MAX)?;
     parse_trailer(&records)
 }
@@ -115,17 +123,17 @@ fn read_capped<R: Read>(
     entry: &mut tar::Entry<'_, R>,
     what: &str,
     max: u64,
-) -> Result<Vec<u8>, String> {
+) -> Result<Vec<u8>, Malformed> {
     let size = entry.size();
     if size > max {
-        return Err(format!(
+        return Err(Malformed(format!(
             "a {what} of {size} bytes is over the limit of {max} bytes"
-        ));
+        )));
     }
     let mut bytes = Vec::with_capacity(size as usize);
     entry
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("reading a {what}: {e}"))?;
+        .map_err(|e| Malformed(format!("reading a {what}: {e}")))?;
     Ok(bytes)
 }
 
@@ -161,7 +169,7 @@ mod tests {
 
     /// Reads the raw entries of `bytes` as the unpacker does: what the
     /// extensions said about the first real entry, or the first error.
-    fn first_entry(bytes: &[u8]) -> Result<(Extended, Vec<u8>, u64), String> {
+    fn first_entry(bytes: &[u8]) -> Result<(Extended, Vec<u8>, u64), Malformed> {
         let mut archive = tar::Archive::new(bytes);
         let mut extended = Extended::default();
         for entry in archive.entries().unwrap().raw(true) {
@@ -175,7 +183,7 @@ mod tests {
                 }
             }
         }
-        Err("no entry".into())
+        Err(Malformed("no entry".to_string()))
     }
 
     #[test]
@@ -203,7 +211,7 @@ mod tests {
         let why = first_entry(&archive(tar::EntryType::XHeader, records.as_bytes(), 5))
             .err()
             .unwrap();
-        assert!(why.contains("pax `size` record (9)"), "{why}");
+        assert!(why.0.contains("pax `size` record (9)"), "{why}");
     }
 
     #[test]
@@ -212,7 +220,7 @@ mod tests {
         let why = first_entry(&archive(tar::EntryType::GNULongName, &huge, 1))
             .err()
             .unwrap();
-        assert!(why.contains("over the limit of 65536 bytes"), "{why}");
+        assert!(why.0.contains("over the limit of 65536 bytes"), "{why}");
     }
 
     #[test]
@@ -220,6 +228,6 @@ mod tests {
         let why = first_entry(&archive(tar::EntryType::GNUSparse, b"", 1))
             .err()
             .unwrap();
-        assert!(why.contains("sparse"), "{why}");
+        assert!(why.0.contains("sparse"), "{why}");
     }
 }

@@ -2,6 +2,7 @@
 //! receiver's reply lists everything skipped on either side. It is a pax
 //! global header with a vendor keyword, which any other tar reader ignores.
 
+use super::error::Malformed;
 use crate::transfer::Skipped;
 use serde::{Deserialize, Serialize};
 use std::io::{self, Write};
@@ -36,13 +37,13 @@ pub fn write_trailer<W: Write>(
 }
 
 /// Reads the trailer from the records of a pax global header, if it is ours.
-pub fn parse_trailer(records: &[u8]) -> Result<Option<SkippedTrailer>, String> {
+pub fn parse_trailer(records: &[u8]) -> Result<Option<SkippedTrailer>, Malformed> {
     for record in tar::PaxExtensions::new(records) {
-        let record = record.map_err(|e| format!("a pax record is malformed: {e}"))?;
+        let record = record.map_err(|e| Malformed(format!("a pax record is malformed: {e}")))?;
         if record.key_bytes() == SKIPPED_KEY.as_bytes() {
             return serde_json::from_slice(record.value_bytes())
                 .map(Some)
-                .map_err(|e| format!("its list of skipped entries is malformed: {e}"));
+                .map_err(|e| Malformed(format!("its list of skipped entries is malformed: {e}")));
         }
     }
     Ok(None)

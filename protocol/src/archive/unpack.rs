@@ -184,9 +184,7 @@ impl Unpacker<'_> {
                     if let Some(trailer) = trailer {
                         if std::mem::replace(&mut self.trailer_seen, true) {
                             // Each list may be megabytes; only one is sent.
-                            return Err(
-                                self.bad("it holds more than one list of skipped entries".into())
-                            );
+                            return Err(self.bad("it holds more than one list of skipped entries"));
                         }
                         for skipped in trailer.entries {
                             self.summary.skip(skipped);
@@ -204,7 +202,7 @@ impl Unpacker<'_> {
             self.entry(&mut entry, extended)?;
         }
         if !self.root_done {
-            return Err(self.bad("it holds no entry for the item itself".into()));
+            return Err(self.bad("it holds no entry for the item itself"));
         }
         Ok(())
     }
@@ -634,7 +632,7 @@ impl Unpacker<'_> {
         let trailing =
             io::copy(&mut limited, &mut io::sink()).map_err(|e| self.bad(e.to_string()))?;
         if trailing > TRAILING_BYTES_MAX {
-            return Err(self.bad("more data follows the end of the archive".into()));
+            return Err(self.bad("more data follows the end of the archive"));
         }
         Ok(())
     }
@@ -684,10 +682,10 @@ impl Unpacker<'_> {
         ArchiveError::failed_at(path, action, source, self.progress.done())
     }
 
-    fn bad(&self, why: String) -> ArchiveError {
+    fn bad(&self, why: impl std::fmt::Display) -> ArchiveError {
         ArchiveError::BadArchive {
             name: self.target.name.clone(),
-            why,
+            why: why.to_string(),
             done: self.progress.done(),
         }
     }
