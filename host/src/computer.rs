@@ -4,8 +4,8 @@
 
 use crate::client::ComputerdClient;
 use crate::docker::slots::choose_port_base;
-use crate::docker::{ensure_computer, find_computer, resolve_endpoint};
-use crate::settings::{process_env, OpenMode, Settings};
+use crate::docker::{ensure_computer, find_computer, resolve_endpoint, DockerError, EndpointError};
+use crate::settings::{process_env, OpenMode, Settings, SettingsError};
 use crate::tenant::Tenant;
 use computer_protocol::SessionSettings;
 use std::time::Duration;
@@ -30,33 +30,38 @@ pub struct Started {
     pub container_id: String,
 }
 
+/// Why the computer could not be started; each names the variable or the
+/// Docker problem and the fix, for the agent.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Settings(#[from] SettingsError),
+    #[error(transparent)]
+    Endpoint(#[from] EndpointError),
+    #[error(transparent)]
+    Docker(#[from] DockerError),
+}
+
 /// Tenants' computers not yet created get their port slot one at a time,
 /// so two first starts cannot choose the same one.
 static CHOOSING_PORTS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// Reads the settings and makes sure `tenant`'s computer runs. Errors are
 /// for the agent: they name the variable or the Docker problem and the fix.
-pub async fn start(tenant: &Tenant) -> Result<Started, String> {
+pub async fn start(tenant: &Tenant) -> Result<Started, StartError> {
     let env = process_env();
-    let settings = Settings::for_start_computer(&env).map_err(|e| e.to_string())?;
-    let endpoint = resolve_endpoint(&env).map_err(|e| e.to_string())?;
-    let docker = endpoint.connect().await.map_err(|e| e.to_string())?;
+    let settings = Settings::for_start_computer(&env)?;
+    let endpoint = resolve_endpoint(&env)?;
+    let docker = endpoint.connect().await?;
     let mut wanted = tenant.computer(&settings.computer);
-    let computer = if tenant.name.is_some()
-        && find_computer(&docker, &wanted.name)
-            .await
-            .map_err(|e| e.to_string())?
-            .is_none()
+    let computer = if tenant.name.is_some() && find_computer(&docker, &wanted.name).await?.is_none()
     {
         let _one_at_a_time = CHOOSING_PORTS.lock().await;
-        wanted.port_base = choose_port_base(&docker, settings.computer.port_base)
-            .await
-            .map_err(|e| e.to_string())?;
+        wanted.port_base = choose_port_base(&docker, settings.computer.port_base).await?;
         ensure_computer(&wanted, &endpoint).await
     } else {
         ensure_computer(&wanted, &endpoint).await
-    }
-    .map_err(|e| e.to_string())?;
+    }?;
     let state = match computer.startup {
         crate::docker::Startup::Created => "created",
         crate::docker::Startup::Started => "started",

@@ -182,7 +182,9 @@ fn check_and_open(dir: &Path) -> Result<String, String> {
 }
 
 async fn list() -> Result<String, String> {
-    let started = crate::computer::start(&crate::tenant::Tenant::local()).await?;
+    let started = crate::computer::start(&crate::tenant::Tenant::local())
+        .await
+        .map_err(|e| e.to_string())?;
     let listed = started
         .client
         .send::<ListRecordings>(&(), &NoBody {}, API_DEADLINE, "nothing")
@@ -221,7 +223,9 @@ async fn list() -> Result<String, String> {
 /// through a short session of its own.
 async fn fetch(id: &str, path: Option<&str>) -> Result<String, String> {
     let id = RecordingId::parse(id).map_err(|e| e.to_string())?;
-    let started = crate::computer::start(&crate::tenant::Tenant::local()).await?;
+    let started = crate::computer::start(&crate::tenant::Tenant::local())
+        .await
+        .map_err(|e| e.to_string())?;
     let client = &started.client;
     let package = client
         .send::<PackageRecording>(&id, &NoBody {}, API_DEADLINE, "nothing")

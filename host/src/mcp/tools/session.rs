@@ -101,7 +101,7 @@ impl ComputerUseServer {
         let _one_at_a_time = host.link().starting.lock().await;
         let started = crate::computer::start(host.tenant())
             .await
-            .map_err(ToolError::Computer)?;
+            .map_err(|e| ToolError::Computer(e.to_string()))?;
         let settings = started.session_settings.clone();
         let request = CreateSessionRequest {
             title: a.title,
