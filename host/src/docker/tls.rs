@@ -89,7 +89,7 @@ pub fn connect(
     timeout_secs: u64,
     version: &ClientVersion,
 ) -> Result<Docker, bollard::errors::Error> {
-    let io_error = |kind, why: String| bollard::errors::Error::IOError {
+    let io_error = |kind, why: TlsSetupError| bollard::errors::Error::IOError {
         err: std::io::Error::new(kind, why),
     };
     install_provider().map_err(|why| io_error(std::io::ErrorKind::Unsupported, why))?;
@@ -111,48 +111,60 @@ pub fn connect(
     )
 }
 
+/// Why TLS to the engine cannot be set up; each names the file or the CPU.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsSetupError {
+    #[error("`{}` cannot be read as PEM certificates: {reason}", path.display())]
+    Certificates { path: PathBuf, reason: String },
+    #[error("`{}` holds no CA certificate rustls can use", path.display())]
+    NoCa { path: PathBuf },
+    #[error("`{}` holds no usable private key: {reason}", path.display())]
+    NoKey { path: PathBuf, reason: String },
+    #[error("`{}` and `{}` do not make a client certificate: {reason}", cert.display(), key.display())]
+    NotAPair {
+        cert: PathBuf,
+        key: PathBuf,
+        reason: String,
+    },
+    #[error("{0}; reach this engine over ssh instead (`DOCKER_HOST=ssh://user@host`)")]
+    Cpu(&'static str),
+}
+
 /// The TLS settings from the three files; the error names the file.
-fn client_config(files: &TlsFiles) -> Result<rustls::ClientConfig, String> {
+fn client_config(files: &TlsFiles) -> Result<rustls::ClientConfig, TlsSetupError> {
     let certs = |file: &str| {
         CertificateDer::pem_file_iter(files.path(file))
             .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-            .map_err(|e| {
-                format!(
-                    "`{}` cannot be read as PEM certificates: {e}",
-                    files.path(file).display()
-                )
+            .map_err(|e| TlsSetupError::Certificates {
+                path: files.path(file),
+                reason: e.to_string(),
             })
     };
     let mut roots = rustls::RootCertStore::empty();
     let (added, _) = roots.add_parsable_certificates(certs(CA)?);
     if added == 0 {
-        return Err(format!(
-            "`{}` holds no CA certificate rustls can use",
-            files.path(CA).display()
-        ));
+        return Err(TlsSetupError::NoCa {
+            path: files.path(CA),
+        });
     }
-    let key = PrivateKeyDer::from_pem_file(files.path(KEY)).map_err(|e| {
-        format!(
-            "`{}` holds no usable private key: {e}",
-            files.path(KEY).display()
-        )
+    let key = PrivateKeyDer::from_pem_file(files.path(KEY)).map_err(|e| TlsSetupError::NoKey {
+        path: files.path(KEY),
+        reason: e.to_string(),
     })?;
     rustls::ClientConfig::builder()
         .with_root_certificates(roots)
         .with_client_auth_cert(certs(CERT)?, key)
-        .map_err(|e| {
-            format!(
-                "`{}` and `{}` do not make a client certificate: {e}",
-                files.path(CERT).display(),
-                files.path(KEY).display()
-            )
+        .map_err(|e| TlsSetupError::NotAPair {
+            cert: files.path(CERT),
+            key: files.path(KEY),
+            reason: e.to_string(),
         })
 }
 
 /// Makes graviola the process's rustls provider, once. bollard's TLS client
 /// takes the process default. An error when this CPU or architecture cannot
 /// run it, instead of graviola's panic.
-pub fn install_provider() -> Result<(), String> {
+pub fn install_provider() -> Result<(), TlsSetupError> {
     cpu_supported()?;
     #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     {
@@ -162,8 +174,7 @@ pub fn install_provider() -> Result<(), String> {
     Ok(())
 }
 
-fn cpu_supported() -> Result<(), String> {
-    const FIX: &str = "reach this engine over ssh instead (`DOCKER_HOST=ssh://user@host`)";
+fn cpu_supported() -> Result<(), TlsSetupError> {
     #[cfg(target_arch = "x86_64")]
     {
         let ok = std::arch::is_x86_feature_detected!("aes")
@@ -174,7 +185,7 @@ fn cpu_supported() -> Result<(), String> {
             && std::arch::is_x86_feature_detected!("avx")
             && std::arch::is_x86_feature_detected!("avx2");
         if !ok {
-            return Err(format!("TLS in computer-use-mcp needs an x86_64 CPU with AES-NI, PCLMULQDQ, BMI1/2, ADX and AVX2 (made since about 2014), which this one lacks; {FIX}"));
+            return Err(TlsSetupError::Cpu("TLS in computer-use-mcp needs an x86_64 CPU with AES-NI, PCLMULQDQ, BMI1/2, ADX and AVX2 (made since about 2014), which this one lacks"));
         }
         Ok(())
     }
@@ -185,14 +196,14 @@ fn cpu_supported() -> Result<(), String> {
             && std::arch::is_aarch64_feature_detected!("sha2")
             && std::arch::is_aarch64_feature_detected!("neon");
         if !ok {
-            return Err(format!("TLS in computer-use-mcp needs an arm64 CPU with the AES, PMULL and SHA2 instructions, which this one lacks; {FIX}"));
+            return Err(TlsSetupError::Cpu("TLS in computer-use-mcp needs an arm64 CPU with the AES, PMULL and SHA2 instructions, which this one lacks"));
         }
         Ok(())
     }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     {
-        Err(format!(
-            "TLS in computer-use-mcp runs on x86_64 and arm64 only; {FIX}"
+        Err(TlsSetupError::Cpu(
+            "TLS in computer-use-mcp runs on x86_64 and arm64 only",
         ))
     }
 }
