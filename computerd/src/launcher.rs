@@ -104,7 +104,7 @@ async fn launch(
         .launcher
         .launch(&on, &app_name, req.uri.as_deref())
         .await
-        .map_err(|e| ApiError::new(e.code(), e.to_string()))?;
+        .map_err(ApiError::from)?;
     Ok(Json(Launched {
         summary: opened.summary,
     }))

@@ -75,6 +75,24 @@ impl fmt::Display for WireError {
 
 impl std::error::Error for WireError {}
 
+/// An error that knows how the API answers it: its wire code, and its text
+/// as the message. Every error that can leave computerd implements it, so
+/// one conversion turns any of them into a [`WireError`].
+pub trait Coded: std::error::Error {
+    fn code(&self) -> ErrorCode;
+
+    /// The error as the API sends it.
+    fn to_wire(&self) -> WireError {
+        WireError::new(self.code(), self.to_string())
+    }
+}
+
+impl Coded for InvalidInput {
+    fn code(&self) -> ErrorCode {
+        ErrorCode::InvalidInput
+    }
+}
+
 /// Input that breaks a rule of the tool contract. Its text names the
 /// argument by its full path (`actions[2].x`), says what is wrong and how to
 /// fix it; it always answers as [`ErrorCode::InvalidInput`].

@@ -69,7 +69,7 @@ pub use apps::{LaunchAppRequest, LauncherRequest, OpenPathRequest, OpenSettle, O
 pub use devtools::{DevToolsStartRequest, DevToolsStarted, DevToolsStopped, DevToolsTool};
 pub use duration::{parse_duration, DurationError, TimeoutArg};
 pub use effects::ActionEffect;
-pub use error::{ErrorCode, InvalidInput, WireError};
+pub use error::{Coded, ErrorCode, InvalidInput, WireError};
 pub use files::{
     FileEntry, FileType, ListFilesRequest, ListFilesResponse, ReadFileRequest, ReadFileResponse,
     SetCwdRequest, SetCwdResponse, WriteFileRequest, WriteFileResponse,

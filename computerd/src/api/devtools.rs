@@ -29,7 +29,7 @@ pub async fn start(
             Duration::from_secs(req.idle_secs),
         )
         .await
-        .map_err(|e| ApiError::new(e.code(), e.to_string()))?;
+        .map_err(ApiError::from)?;
     Ok(Json(started))
 }
 

@@ -1,14 +1,9 @@
 //! The one place where errors become HTTP responses.
 
-use crate::desktop::DesktopError;
-use crate::files::FilesError;
-use crate::sessions::SessionError;
-use crate::shell::ShellError;
-use crate::transfer::TransferError;
 use axum::http::{StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use computer_protocol::{ErrorCode, InvalidInput, WireError};
+use computer_protocol::{Coded, ErrorCode, WireError};
 
 #[derive(Debug)]
 pub struct ApiError(pub WireError);
@@ -34,51 +29,10 @@ impl IntoResponse for ApiError {
     }
 }
 
-impl From<InvalidInput> for ApiError {
-    fn from(e: InvalidInput) -> ApiError {
-        ApiError(e.into())
-    }
-}
-
-impl From<crate::handoff::HandoffError> for ApiError {
-    fn from(e: crate::handoff::HandoffError) -> ApiError {
-        ApiError::new(e.code(), e.to_string())
-    }
-}
-
-impl From<crate::recording::RecordingError> for ApiError {
-    fn from(e: crate::recording::RecordingError) -> ApiError {
-        ApiError::new(e.code(), e.to_string())
-    }
-}
-
-impl From<SessionError> for ApiError {
-    fn from(e: SessionError) -> ApiError {
-        ApiError::new(e.code(), e.to_string())
-    }
-}
-
-impl From<DesktopError> for ApiError {
-    fn from(e: DesktopError) -> ApiError {
-        ApiError::new(e.code(), e.to_string())
-    }
-}
-
-impl From<FilesError> for ApiError {
-    fn from(e: FilesError) -> ApiError {
-        ApiError::new(e.code(), e.to_string())
-    }
-}
-
-impl From<ShellError> for ApiError {
-    fn from(e: ShellError) -> ApiError {
-        ApiError::new(e.code(), e.to_string())
-    }
-}
-
-impl From<TransferError> for ApiError {
-    fn from(e: TransferError) -> ApiError {
-        ApiError::new(e.code(), e.to_string())
+/// Every error of computerd's subsystems answers with its own code.
+impl<E: Coded> From<E> for ApiError {
+    fn from(e: E) -> ApiError {
+        ApiError(e.to_wire())
     }
 }
 

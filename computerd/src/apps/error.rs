@@ -1,6 +1,7 @@
 //! What can go wrong deciding what `open_path` and `launch_app` open, said
 //! for an agent: which field, what exists instead, and what to do.
 
+use computer_protocol::Coded;
 use computer_protocol::ErrorCode;
 use std::io;
 
@@ -95,8 +96,8 @@ fn not_found(missing: &str, folder: &str, entries: &Option<Vec<String>>, more: u
     format!("no file or folder `{missing}` in `{folder}`, {holds}; check the name (look around with `list_files`), or give an `https://` URL for a web page")
 }
 
-impl AppError {
-    pub fn code(&self) -> ErrorCode {
+impl Coded for AppError {
+    fn code(&self) -> ErrorCode {
         match self {
             AppError::EmptyApp
             | AppError::AppIsPath { .. }

@@ -13,6 +13,7 @@ use crate::browser::{BrowserError, BrowserScreen, Browsers};
 use crate::display::Display;
 use crate::input::{active_is, active_matches, focus_window, focus_window_id, window_list};
 use crate::screens::ScreenEnv;
+use computer_protocol::{Coded, ErrorCode};
 use std::collections::HashSet;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -59,9 +60,8 @@ pub enum FocusError {
     },
 }
 
-impl LaunchError {
-    pub fn code(&self) -> computer_protocol::ErrorCode {
-        use computer_protocol::ErrorCode;
+impl Coded for LaunchError {
+    fn code(&self) -> ErrorCode {
         match self {
             LaunchError::App(e) => e.code(),
             LaunchError::Browser(_)

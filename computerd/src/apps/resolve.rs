@@ -199,6 +199,7 @@ fn unknown(app: &str, entries: &[DesktopEntry]) -> AppError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use computer_protocol::Coded;
     use std::fs;
 
     struct Computer {

@@ -284,6 +284,7 @@ fn shown(path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use computer_protocol::Coded;
     use std::path::PathBuf;
 
     fn classify_in(dir: &Path, target: &str) -> Result<OpenTarget, AppError> {

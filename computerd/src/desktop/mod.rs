@@ -18,6 +18,7 @@ use crate::input::InputError;
 use crate::screens::ScreenError;
 use crate::sessions::SessionError;
 use crate::textview::TextViewError;
+use computer_protocol::Coded;
 use computer_protocol::ErrorCode;
 use computer_protocol::InvalidInput;
 
@@ -49,8 +50,8 @@ impl From<TextViewError> for DesktopError {
     }
 }
 
-impl DesktopError {
-    pub fn code(&self) -> ErrorCode {
+impl Coded for DesktopError {
+    fn code(&self) -> ErrorCode {
         match self {
             DesktopError::Session(e) => e.code(),
             DesktopError::Screen(e) => e.code(),

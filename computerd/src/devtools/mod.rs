@@ -27,6 +27,7 @@ pub mod mcpc;
 use crate::browser::{BrowserError, BrowserScreen, Browsers};
 use crate::screens::Companion;
 use bridge_process::BridgeProcess;
+use computer_protocol::Coded;
 use computer_protocol::{DevToolsStarted, DevToolsStopped, ErrorCode, ScreenNumber};
 use mcpc::{Mcpc, McpcError, COMMAND_DEADLINE, CONNECT_DEADLINE};
 use parking_lot::Mutex;
@@ -55,8 +56,8 @@ pub enum DevToolsError {
     },
 }
 
-impl DevToolsError {
-    pub fn code(&self) -> ErrorCode {
+impl Coded for DevToolsError {
+    fn code(&self) -> ErrorCode {
         ErrorCode::Unavailable
     }
 }

@@ -2,6 +2,7 @@
 //! to do instead.
 
 use computer_protocol::limits::{READ_IMAGE_MAX_BYTES, WRITE_MAX_BYTES};
+use computer_protocol::Coded;
 use computer_protocol::ErrorCode;
 use std::io;
 use std::path::Path;
@@ -82,7 +83,26 @@ fn offset_past_end(path: &str, offset: u64, total_lines: u64) -> String {
 }
 
 impl FilesError {
-    pub fn code(&self) -> ErrorCode {
+    /// Sorts an I/O error on `path` into the variants an agent can act on.
+    /// `action` completes "could not ... `path`" and "permission denied to ...".
+    pub(super) fn io(path: &Path, action: &'static str, source: io::Error) -> FilesError {
+        let path = shown(path);
+        match source.kind() {
+            // A part of the path being a file (`a.txt/b`) means the path does
+            // not exist either.
+            io::ErrorKind::NotFound | io::ErrorKind::NotADirectory => FilesError::NotFound { path },
+            io::ErrorKind::PermissionDenied => FilesError::PermissionDenied { path, action },
+            _ => FilesError::Io {
+                path,
+                action,
+                source,
+            },
+        }
+    }
+}
+
+impl Coded for FilesError {
+    fn code(&self) -> ErrorCode {
         match self {
             FilesError::NotFound { .. } => ErrorCode::NotFound,
             FilesError::NotAFolder { .. }
@@ -99,23 +119,6 @@ impl FilesError {
             | FilesError::LimitZero { .. } => ErrorCode::InvalidInput,
             FilesError::PermissionDenied { .. } => ErrorCode::PermissionDenied,
             FilesError::Io { .. } => ErrorCode::Internal,
-        }
-    }
-
-    /// Sorts an I/O error on `path` into the variants an agent can act on.
-    /// `action` completes "could not ... `path`" and "permission denied to ...".
-    pub(super) fn io(path: &Path, action: &'static str, source: io::Error) -> FilesError {
-        let path = shown(path);
-        match source.kind() {
-            // A part of the path being a file (`a.txt/b`) means the path does
-            // not exist either.
-            io::ErrorKind::NotFound | io::ErrorKind::NotADirectory => FilesError::NotFound { path },
-            io::ErrorKind::PermissionDenied => FilesError::PermissionDenied { path, action },
-            _ => FilesError::Io {
-                path,
-                action,
-                source,
-            },
         }
     }
 }

@@ -17,6 +17,7 @@ mod facts;
 pub use facts::{screen_facts, ScreenFacts};
 
 use computer_protocol::handoff::{HandoffState, HandoffStatus, ScreenChanges, NOTE_MAX_CHARS};
+use computer_protocol::Coded;
 use computer_protocol::InvalidInput;
 use computer_protocol::{ErrorCode, ScreenNumber};
 use parking_lot::Mutex;
@@ -39,8 +40,8 @@ pub enum HandoffError {
     NotHeld(ScreenNumber),
 }
 
-impl HandoffError {
-    pub fn code(&self) -> ErrorCode {
+impl Coded for HandoffError {
+    fn code(&self) -> ErrorCode {
         match self {
             HandoffError::InvalidInput(_) => ErrorCode::InvalidInput,
             HandoffError::AlreadyHeld { .. } | HandoffError::NoHold => ErrorCode::Conflict,

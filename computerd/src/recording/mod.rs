@@ -29,6 +29,7 @@ use computer_protocol::recording::{
     check_task, RecordingId, RecordingPackage, RecordingStarted, RecordingSummary, RecordingTally,
     StartRecordingRequest, StepRecord, RECORDINGS_DIR,
 };
+use computer_protocol::Coded;
 use computer_protocol::InvalidInput;
 use computer_protocol::{ErrorCode, SessionId};
 use parking_lot::Mutex;
@@ -70,8 +71,8 @@ pub enum RecordingError {
     },
 }
 
-impl RecordingError {
-    pub fn code(&self) -> ErrorCode {
+impl Coded for RecordingError {
+    fn code(&self) -> ErrorCode {
         match self {
             RecordingError::InvalidInput(_) => ErrorCode::InvalidInput,
             RecordingError::AlreadyRecording(_) | RecordingError::NotRecording => {

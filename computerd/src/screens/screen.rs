@@ -19,6 +19,7 @@ use crate::display::{Display, XFault};
 use crate::input::{Input, InputError};
 use crate::process::Supervised;
 use computer_protocol::ScreenNumber;
+use computer_protocol::{Coded, ErrorCode};
 use parking_lot::Mutex;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -88,13 +89,6 @@ pub enum ScreenError {
 }
 
 impl ScreenError {
-    pub fn code(&self) -> computer_protocol::ErrorCode {
-        match self {
-            ScreenError::AllInUse => computer_protocol::ErrorCode::Exhausted,
-            _ => computer_protocol::ErrorCode::Unavailable,
-        }
-    }
-
     /// True when the failure belongs to the display number (another server
     /// holds it, its port is taken, its Xvnc could not start there), so the
     /// next number may well work.
@@ -105,6 +99,15 @@ impl ScreenError {
                 | ScreenError::XvncExited { .. }
                 | ScreenError::NoConnection { .. }
         )
+    }
+}
+
+impl Coded for ScreenError {
+    fn code(&self) -> ErrorCode {
+        match self {
+            ScreenError::AllInUse => ErrorCode::Exhausted,
+            _ => ErrorCode::Unavailable,
+        }
     }
 }
 

@@ -9,6 +9,7 @@ use crate::config::{Config, ScreenSize};
 use crate::recording::Recordings;
 use crate::screens::{Screen, ScreenError, ScreenPaths, ScreenPool};
 use computer_protocol::limits::TITLE_MAX_CHARS;
+use computer_protocol::Coded;
 use computer_protocol::InvalidInput;
 use computer_protocol::{
     CreateSessionRequest, EndReason, ErrorCode, OwnerId, ScreenNumber, SessionId, SessionInfo,
@@ -34,8 +35,8 @@ pub enum SessionError {
     Screen(#[from] ScreenError),
 }
 
-impl SessionError {
-    pub fn code(&self) -> ErrorCode {
+impl Coded for SessionError {
+    fn code(&self) -> ErrorCode {
         match self {
             SessionError::InvalidInput(_) => ErrorCode::InvalidInput,
             SessionError::Unknown(_) => ErrorCode::UnknownSession,

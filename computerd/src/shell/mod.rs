@@ -15,6 +15,7 @@ mod family;
 mod process;
 mod run;
 
+use computer_protocol::Coded;
 use computer_protocol::ErrorCode;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -32,8 +33,8 @@ pub enum ShellError {
     Wait(std::io::Error),
 }
 
-impl ShellError {
-    pub fn code(&self) -> ErrorCode {
+impl Coded for ShellError {
+    fn code(&self) -> ErrorCode {
         match self {
             ShellError::CwdMissing(_) => ErrorCode::NotFound,
             ShellError::Spawn(_) | ShellError::Wait(_) => ErrorCode::Internal,

@@ -1,6 +1,7 @@
 //! What can stop a transfer on the computer.
 
 use computer_protocol::archive::ArchiveError;
+use computer_protocol::Coded;
 use computer_protocol::ErrorCode;
 
 #[derive(Debug, thiserror::Error)]
@@ -13,8 +14,8 @@ pub enum TransferError {
     SessionEnded,
 }
 
-impl TransferError {
-    pub fn code(&self) -> ErrorCode {
+impl Coded for TransferError {
+    fn code(&self) -> ErrorCode {
         match self {
             TransferError::Archive(e) => e.code(),
             TransferError::SessionEnded => ErrorCode::SessionEnded,

@@ -3,6 +3,7 @@
 //! (`host_path` or `computer_path`), so a fix can name it.
 
 use super::progress::Done;
+use crate::error::Coded;
 use crate::error::ErrorCode;
 use crate::transfer::{Clash, WindowsNameProblem};
 use std::io;
@@ -129,24 +130,6 @@ fn partway_fix(clash: Clash, path: &str) -> String {
 }
 
 impl ArchiveError {
-    pub fn code(&self) -> ErrorCode {
-        match self {
-            ArchiveError::NotFound { .. } => ErrorCode::NotFound,
-            ArchiveError::NotFileOrFolder { .. }
-            | ArchiveError::NotAFolder { .. }
-            | ArchiveError::ParentNotFolder { .. }
-            | ArchiveError::Clash { .. }
-            | ArchiveError::StoppedAt { .. } => ErrorCode::Conflict,
-            ArchiveError::NoItemName { .. }
-            | ArchiveError::BadItemName { .. }
-            | ArchiveError::WindowsName { .. }
-            | ArchiveError::BadArchive { .. } => ErrorCode::InvalidInput,
-            ArchiveError::PermissionDenied { .. } => ErrorCode::PermissionDenied,
-            ArchiveError::Stream { .. } | ArchiveError::Unsent { .. } => ErrorCode::Unavailable,
-            ArchiveError::Io { .. } | ArchiveError::FailedAt { .. } => ErrorCode::Internal,
-        }
-    }
-
     /// A filesystem failure partway, with how far the copy got.
     pub(super) fn failed_at(
         path: &std::path::Path,
@@ -182,6 +165,26 @@ impl ArchiveError {
                 action,
                 source,
             },
+        }
+    }
+}
+
+impl Coded for ArchiveError {
+    fn code(&self) -> ErrorCode {
+        match self {
+            ArchiveError::NotFound { .. } => ErrorCode::NotFound,
+            ArchiveError::NotFileOrFolder { .. }
+            | ArchiveError::NotAFolder { .. }
+            | ArchiveError::ParentNotFolder { .. }
+            | ArchiveError::Clash { .. }
+            | ArchiveError::StoppedAt { .. } => ErrorCode::Conflict,
+            ArchiveError::NoItemName { .. }
+            | ArchiveError::BadItemName { .. }
+            | ArchiveError::WindowsName { .. }
+            | ArchiveError::BadArchive { .. } => ErrorCode::InvalidInput,
+            ArchiveError::PermissionDenied { .. } => ErrorCode::PermissionDenied,
+            ArchiveError::Stream { .. } | ArchiveError::Unsent { .. } => ErrorCode::Unavailable,
+            ArchiveError::Io { .. } | ArchiveError::FailedAt { .. } => ErrorCode::Internal,
         }
     }
 }
