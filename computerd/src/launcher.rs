@@ -103,8 +103,7 @@ async fn launch(
     let opened = app
         .launcher
         .launch(&on, &app_name, req.uri.as_deref())
-        .await
-        .map_err(ApiError::from)?;
+        .await?;
     Ok(Json(Launched {
         summary: opened.summary,
     }))

@@ -1,8 +1,9 @@
 //! `computerd::files` against real files in temp folders.
 
 use base64::Engine as _;
-use computer_protocol::Coded;
-use computer_protocol::{ErrorCode, FileType, ReadFileRequest, ReadFileResponse, WriteFileRequest};
+use computer_protocol::{
+    Coded, ErrorCode, FileType, ReadFileRequest, ReadFileResponse, WriteFileRequest,
+};
 use computerd::files::{self, FilesError};
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::{Path, PathBuf};

@@ -1,7 +1,6 @@
 //! `computerd::shell::run` against real `bash` processes.
 
-use computer_protocol::Coded;
-use computer_protocol::{ErrorCode, ShellResult};
+use computer_protocol::{Coded, ErrorCode, ShellResult};
 use computerd::shell::{run, ShellError, ShellSpec, EXIT_GRACE};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

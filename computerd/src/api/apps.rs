@@ -58,7 +58,7 @@ async fn answer(
     frame: FrameOptions,
     settling: Settling,
 ) -> Result<Json<OpenedResponse>, ApiError> {
-    let opened = opened.map_err(ApiError::from)?;
+    let opened = opened?;
     session.touch();
     let screen = app.sessions.screen_of(session).await?;
     let (settled, waited) = crate::desktop::settle(&screen, settling).await?;

@@ -28,8 +28,7 @@ pub async fn start(
             &app.launcher.browsers,
             Duration::from_secs(req.idle_secs),
         )
-        .await
-        .map_err(ApiError::from)?;
+        .await?;
     Ok(Json(started))
 }
 

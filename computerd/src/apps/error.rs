@@ -1,8 +1,7 @@
 //! What can go wrong deciding what `open_path` and `launch_app` open, said
 //! for an agent: which field, what exists instead, and what to do.
 
-use computer_protocol::Coded;
-use computer_protocol::ErrorCode;
+use computer_protocol::{Coded, ErrorCode};
 use std::io;
 
 #[derive(Debug, thiserror::Error)]

@@ -5,8 +5,7 @@ use super::effects::EffectsWatch;
 use super::observe::capture_observation;
 use super::quiet::settle;
 use super::{blocking, DesktopError};
-use crate::a11y::A11yError;
-use crate::a11y::{self, A11yHandle};
+use crate::a11y::{self, A11yError, A11yHandle};
 use crate::apps::{FocusError, Launcher, OnScreen};
 use crate::browser::pages::Pages;
 use crate::browser::{BrowserScreen, Browsers};
@@ -17,9 +16,9 @@ use crate::textview::{check_window_unmoved, resolve_ref, RefTarget};
 use computer_protocol::limits::REPEAT_UNCHANGED_MAX;
 use computer_protocol::recording::{ScreenPoint, SECRET_SHOWN_AS};
 use computer_protocol::textview::TREE_DEADLINE_MS;
-use computer_protocol::InvalidInput;
 use computer_protocol::{
-    ActRequest, ActResponse, Action, ActionEffect, ActionOutcome, FrameTransform, ObserveRequest,
+    ActRequest, ActResponse, Action, ActionEffect, ActionOutcome, FrameTransform, InvalidInput,
+    ObserveRequest,
 };
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -31,7 +30,7 @@ pub async fn act(
     launcher: Arc<Launcher>,
     req: ActRequest,
 ) -> Result<ActResponse, DesktopError> {
-    req.validate().map_err(DesktopError::InvalidInput)?;
+    req.validate()?;
     let mut req = req;
     if let Some(frame_id) = req.frame_id {
         let transform = session.frame(frame_id.0)?;

@@ -18,9 +18,7 @@ use crate::input::InputError;
 use crate::screens::ScreenError;
 use crate::sessions::SessionError;
 use crate::textview::TextViewError;
-use computer_protocol::Coded;
-use computer_protocol::ErrorCode;
-use computer_protocol::InvalidInput;
+use computer_protocol::{Coded, ErrorCode, InvalidInput};
 
 #[derive(Debug, thiserror::Error)]
 pub enum DesktopError {

@@ -22,8 +22,8 @@ pub async fn observe(
     session: &Arc<Session>,
     req: ObserveRequest,
 ) -> Result<Observation, DesktopError> {
-    req.frame.validate().map_err(DesktopError::InvalidInput)?;
-    req.text.validate().map_err(DesktopError::InvalidInput)?;
+    req.frame.validate()?;
+    req.text.validate()?;
     let screen = sessions.screen_of(session).await?;
     let text_view = if req.text.view.wants_text() {
         Some(

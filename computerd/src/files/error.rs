@@ -2,8 +2,7 @@
 //! to do instead.
 
 use computer_protocol::limits::{READ_IMAGE_MAX_BYTES, WRITE_MAX_BYTES};
-use computer_protocol::Coded;
-use computer_protocol::ErrorCode;
+use computer_protocol::{Coded, ErrorCode};
 use std::io;
 use std::path::Path;
 

@@ -17,9 +17,7 @@ mod facts;
 pub use facts::{screen_facts, ScreenFacts};
 
 use computer_protocol::handoff::{HandoffState, HandoffStatus, ScreenChanges, NOTE_MAX_CHARS};
-use computer_protocol::Coded;
-use computer_protocol::InvalidInput;
-use computer_protocol::{ErrorCode, ScreenNumber};
+use computer_protocol::{Coded, ErrorCode, InvalidInput, ScreenNumber};
 use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;

@@ -29,9 +29,7 @@ use computer_protocol::recording::{
     check_task, RecordingId, RecordingPackage, RecordingStarted, RecordingSummary, RecordingTally,
     StartRecordingRequest, StepRecord, RECORDINGS_DIR,
 };
-use computer_protocol::Coded;
-use computer_protocol::InvalidInput;
-use computer_protocol::{ErrorCode, SessionId};
+use computer_protocol::{Coded, ErrorCode, InvalidInput, SessionId};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -118,7 +116,7 @@ impl Recordings {
         session_title: &str,
         req: StartRecordingRequest,
     ) -> Result<RecordingStarted, RecordingError> {
-        check_task(&req.task).map_err(RecordingError::InvalidInput)?;
+        check_task(&req.task)?;
         if req.max_bytes == 0 {
             return Err(RecordingError::InvalidInput(InvalidInput(
                 "`max_bytes` is 0: a recording needs room for at least one step".into(),

@@ -9,10 +9,9 @@ use crate::config::{Config, ScreenSize};
 use crate::recording::Recordings;
 use crate::screens::{Screen, ScreenError, ScreenPaths, ScreenPool};
 use computer_protocol::limits::TITLE_MAX_CHARS;
-use computer_protocol::Coded;
-use computer_protocol::InvalidInput;
 use computer_protocol::{
-    CreateSessionRequest, EndReason, ErrorCode, OwnerId, ScreenNumber, SessionId, SessionInfo,
+    Coded, CreateSessionRequest, EndReason, ErrorCode, InvalidInput, OwnerId, ScreenNumber,
+    SessionId, SessionInfo,
 };
 use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
@@ -106,7 +105,7 @@ impl Sessions {
 
     /// Starts a session with the creator's settings over computerd's defaults.
     pub fn create(&self, req: CreateSessionRequest) -> Result<Arc<Session>, SessionError> {
-        req.validate().map_err(SessionError::InvalidInput)?;
+        req.validate()?;
         let limits = self.limits_for(&req)?;
         let id = SessionId(uuid::Uuid::new_v4().to_string());
         let started_at = crate::clock::now_rfc3339();

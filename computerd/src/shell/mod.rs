@@ -15,8 +15,7 @@ mod family;
 mod process;
 mod run;
 
-use computer_protocol::Coded;
-use computer_protocol::ErrorCode;
+use computer_protocol::{Coded, ErrorCode};
 use std::path::PathBuf;
 use std::time::Duration;
 

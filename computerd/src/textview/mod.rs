@@ -42,9 +42,8 @@ use crate::browser::Browser;
 use crate::display::XFault;
 use crate::screens::{Screen, ScreenError};
 use computer_protocol::textview::{MAX_NODES_MAX, TEXT_VIEW_MAX_CHARS, TREE_DEADLINE_MS};
-use computer_protocol::InvalidInput;
 use computer_protocol::{
-    Bounds, NodeState, PageCursor, TextView, TextViewOptions, TreeSource, WindowEntry,
+    Bounds, InvalidInput, NodeState, PageCursor, TextView, TextViewOptions, TreeSource, WindowEntry,
 };
 use parking_lot::Mutex;
 use std::sync::Arc;
@@ -93,7 +92,7 @@ pub async fn text_view(
 ) -> Result<TextView, TextViewError> {
     let max_nodes = options.max_nodes();
     if let Some(cursor) = &options.cursor {
-        let cursor = PageCursor::parse(cursor).map_err(TextViewError::InvalidInput)?;
+        let cursor = PageCursor::parse(cursor)?;
         let latest = views.lock().latest();
         return match latest {
             Some(snapshot) if snapshot.view_id == cursor.view_id => {

@@ -5,8 +5,7 @@ use super::TextViewError;
 use crate::capture::window::{active_window, window_class, window_title, Atoms};
 use crate::display::{Display, XFault};
 use crate::input::window_list;
-use computer_protocol::InvalidInput;
-use computer_protocol::WindowEntry;
+use computer_protocol::{InvalidInput, WindowEntry};
 use x11rb::errors::ReplyError;
 use x11rb::protocol::xproto::{AtomEnum, ConnectionExt as _, MapState, Window};
 

@@ -1,8 +1,7 @@
 //! What can stop a transfer on the computer.
 
 use computer_protocol::archive::ArchiveError;
-use computer_protocol::Coded;
-use computer_protocol::ErrorCode;
+use computer_protocol::{Coded, ErrorCode};
 
 #[derive(Debug, thiserror::Error)]
 pub enum TransferError {

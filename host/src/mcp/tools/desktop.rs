@@ -12,11 +12,10 @@ use crate::mcp::{ComputerUseServer, ToolError};
 use crate::settings::{process_env, FrameDefaults};
 use computer_protocol::endpoints::{self, Endpoint};
 use computer_protocol::limits::{ACTIONS_MAX, SETTLE_DEFAULT_MS};
-use computer_protocol::InvalidInput;
 use computer_protocol::{
     ActRequest, ActResponse, Action, ActionEffect, ActionOutcome, FrameId, FrameOptions,
-    ImageFormat, LaunchAppRequest, Observation, ObserveRequest, OpenPathRequest, OpenSettle,
-    OpenedResponse, SessionId, Settling, TextViewOptions, View,
+    ImageFormat, InvalidInput, LaunchAppRequest, Observation, ObserveRequest, OpenPathRequest,
+    OpenSettle, OpenedResponse, SessionId, Settling, TextViewOptions, View,
 };
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
@@ -172,7 +171,7 @@ pub(crate) fn frame_options(
             }
         }
     };
-    options.validate().map_err(ToolError::Invalid)?;
+    options.validate()?;
     Ok(options)
 }
 
@@ -202,7 +201,7 @@ impl ComputerUseServer {
             max_nodes: a.max_nodes,
             cursor: a.cursor,
         };
-        text.validate().map_err(ToolError::Invalid)?;
+        text.validate()?;
         let req = ObserveRequest {
             frame: frame_options(a.max_side, a.format, a.quality)?,
             region: a.region,
@@ -245,7 +244,7 @@ impl ComputerUseServer {
             settle: settling.settle,
             quiet_ms: settling.quiet_ms,
         };
-        req.validate().map_err(ToolError::Invalid)?;
+        req.validate()?;
         let waits: u64 = req
             .actions
             .iter()
@@ -292,7 +291,7 @@ impl ComputerUseServer {
                 quiet_ms: a.quiet_ms,
             },
         };
-        req.validate().map_err(ToolError::Invalid)?;
+        req.validate()?;
         let settling = req.settling.settling();
         self.opened::<endpoints::OpenPath>(&a.session_id, &req, settling)
             .await
@@ -323,7 +322,7 @@ impl ComputerUseServer {
                 quiet_ms: a.quiet_ms,
             },
         };
-        req.validate().map_err(ToolError::Invalid)?;
+        req.validate()?;
         let settling = req.settling.settling();
         self.opened::<endpoints::LaunchApp>(&a.session_id, &req, settling)
             .await

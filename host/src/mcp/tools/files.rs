@@ -5,10 +5,9 @@ use crate::mcp::args::{Args, ListFilesArgs, ReadFileArgs, SetCwdArgs, WriteFileA
 use crate::mcp::result::{structured, with_image};
 use crate::mcp::{ComputerUseServer, ToolError};
 use computer_protocol::endpoints::{Endpoint, ListFiles, ReadFile, SetCwd, WriteFile};
-use computer_protocol::InvalidInput;
 use computer_protocol::{
-    FileType, ListFilesRequest, ListFilesResponse, ReadFileRequest, ReadFileResponse, SessionId,
-    SetCwdRequest, SetCwdResponse, WriteFileRequest, WriteFileResponse,
+    FileType, InvalidInput, ListFilesRequest, ListFilesResponse, ReadFileRequest, ReadFileResponse,
+    SessionId, SetCwdRequest, SetCwdResponse, WriteFileRequest, WriteFileResponse,
 };
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;

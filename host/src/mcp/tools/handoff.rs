@@ -14,8 +14,7 @@ use computer_protocol::handoff::{
     HOLD_DEFAULT_SECS, WAIT_DEFAULT_SECS, WAIT_MAX_SECS,
 };
 use computer_protocol::recording::StepRecord;
-use computer_protocol::InvalidInput;
-use computer_protocol::{Observation, ObserveRequest};
+use computer_protocol::{InvalidInput, Observation, ObserveRequest};
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::service::RequestContext;
@@ -75,8 +74,7 @@ impl ComputerUseServer {
     )]
     async fn request_handoff(&self, Parameters(args): Parameters<Args<HandoffArgs>>) -> ToolResult {
         let a = args.read()?;
-        computer_protocol::handoff::check_request(&a.reason, a.expected.as_deref())
-            .map_err(ToolError::Invalid)?;
+        computer_protocol::handoff::check_request(&a.reason, a.expected.as_deref())?;
         let expire_secs = hold_timeout()?;
         let request = HandoffRequest {
             reason: a.reason,

@@ -11,8 +11,7 @@ use crate::transfer::{HostFiles, TransferError};
 use computer_protocol::archive::human_bytes;
 use computer_protocol::endpoints::{NoBody, StartRecording, StopRecording};
 use computer_protocol::recording::{check_note, check_task, RecordingId, StartRecordingRequest};
-use computer_protocol::InvalidInput;
-use computer_protocol::SessionId;
+use computer_protocol::{InvalidInput, SessionId};
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
@@ -55,7 +54,7 @@ impl ComputerUseServer {
         Parameters(args): Parameters<Args<StartRecordingArgs>>,
     ) -> ToolResult {
         let a = args.read()?;
-        check_task(&a.task).map_err(ToolError::Invalid)?;
+        check_task(&a.task)?;
         if let HostFiles::Refused = self.agent().tenant().files {
             return Err(ToolError::Transfer(no_root()));
         }
@@ -119,7 +118,7 @@ impl ComputerUseServer {
         Parameters(args): Parameters<Args<RecordingNoteArgs>>,
     ) -> ToolResult {
         let a = args.read()?;
-        check_note(&a.text).map_err(ToolError::Invalid)?;
+        check_note(&a.text)?;
         // Known session first, so an ended one says why.
         self.reach(&a.session_id).await?;
         let Some(open) = self.agent().recording(&a.session_id) else {

@@ -108,7 +108,7 @@ impl ComputerUseServer {
             owner: host.owner.clone(),
             settings,
         };
-        request.validate().map_err(ToolError::Invalid)?;
+        request.validate()?;
         let client = &started.client;
         let info = client
             .send::<GetComputer>(&(), &NoBody {}, API_DEADLINE, "nothing keeps running")
