@@ -5,6 +5,7 @@ use crate::api::{router, App};
 use crate::apps::Launcher;
 use crate::browser::{run_cookie_sync, BrowserSettings, Browsers};
 use crate::config::Config;
+use crate::desktop::Desktop;
 use crate::devtools::{run_idle_stop, DevTools};
 use crate::launcher::{self, LauncherApp};
 use crate::screens::{Companion, ScreenPaths};
@@ -82,6 +83,7 @@ pub async fn serve(
         viewer: Arc::clone(&hub),
         launcher: Arc::clone(&apps),
         devtools,
+        desktop: Arc::new(Desktop::new(Arc::clone(&sessions), Arc::clone(&apps))),
     });
     let launcher_app = Arc::new(LauncherApp {
         token: launcher_token,

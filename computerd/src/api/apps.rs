@@ -66,7 +66,7 @@ async fn answer(
         frame,
         ..ObserveRequest::default()
     };
-    let observation = crate::desktop::observe(&app.sessions, session, req).await?;
+    let observation = app.desktop.observe(session, req).await?;
     Ok(Json(OpenedResponse {
         summary: opened.summary,
         ready: opened.ready,

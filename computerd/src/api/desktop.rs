@@ -6,7 +6,6 @@ use super::AppState;
 use axum::extract::{Path, State};
 use axum::Json;
 use computer_protocol::{ActRequest, ActResponse, Observation, ObserveRequest, SessionId};
-use std::sync::Arc;
 
 pub async fn observe(
     State(app): State<AppState>,
@@ -15,9 +14,7 @@ pub async fn observe(
 ) -> Result<Json<Observation>, ApiError> {
     let session = app.sessions.get(&SessionId(id))?;
     super::handoff::refuse_held(&session)?;
-    Ok(Json(
-        crate::desktop::observe(&app.sessions, &session, req).await?,
-    ))
+    Ok(Json(app.desktop.observe(&session, req).await?))
 }
 
 pub async fn act(
@@ -27,8 +24,5 @@ pub async fn act(
 ) -> Result<Json<ActResponse>, ApiError> {
     let session = app.sessions.get(&SessionId(id))?;
     super::handoff::refuse_held(&session)?;
-    let launcher = Arc::clone(&app.launcher);
-    Ok(Json(
-        crate::desktop::act(&app.sessions, &session, launcher, req).await?,
-    ))
+    Ok(Json(app.desktop.act(&session, req).await?))
 }

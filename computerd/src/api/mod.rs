@@ -18,6 +18,7 @@ mod viewer;
 
 use crate::apps::Launcher;
 use crate::config::Config;
+use crate::desktop::Desktop;
 use crate::devtools::DevTools;
 use crate::sessions::Sessions;
 use crate::viewer::ViewerHub;
@@ -41,6 +42,8 @@ pub struct App {
     pub launcher: Arc<Launcher>,
     /// The DevTools bridges of the screens' browsers.
     pub devtools: Arc<DevTools>,
+    /// Observing and acting on the sessions' screens.
+    pub desktop: Arc<Desktop>,
 }
 
 pub type AppState = Arc<App>;

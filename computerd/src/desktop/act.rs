@@ -1,48 +1,52 @@
-//! `computer_act`: runs a batch of actions in order, stopping at the first
-//! failure, then observes the screen after `settle_ms`.
+//! `computer_act`: a batch from request to result. Frame and ref
+//! coordinates become screen points, the unchanged-batch rule may refuse
+//! it, the executor runs its actions (see `executor`), then the screen
+//! settles and is observed.
 
 use super::effects::EffectsWatch;
+use super::executor::{execute, ActionError, BusClick, Hands, Steps, XSide};
 use super::observe::capture_observation;
 use super::quiet::settle;
-use super::{blocking, DesktopError};
-use crate::a11y::{self, A11yError, A11yHandle};
+use super::state::DesktopState;
+use super::DesktopError;
+use crate::a11y::{self, A11yHandle};
 use crate::apps::{FocusError, Launcher, OnScreen};
 use crate::browser::pages::Pages;
 use crate::browser::{BrowserScreen, Browsers};
 use crate::input::{focus_window, focus_window_id, InputError};
-use crate::screens::{Screen, ScreenX};
+use crate::screens::{Screen, ScreenError, ScreenX};
 use crate::sessions::{Session, Sessions};
 use crate::textview::{check_window_unmoved, resolve_ref, RefTarget};
 use computer_protocol::limits::REPEAT_UNCHANGED_MAX;
-use computer_protocol::recording::{ScreenPoint, SECRET_SHOWN_AS};
 use computer_protocol::textview::TREE_DEADLINE_MS;
 use computer_protocol::{
-    ActRequest, ActResponse, Action, ActionEffect, ActionOutcome, FrameTransform, InvalidInput,
-    ObserveRequest,
+    ActRequest, ActResponse, Action, ActionEffect, FrameTransform, InvalidInput, ObserveRequest,
 };
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub async fn act(
     sessions: &Arc<Sessions>,
     session: &Arc<Session>,
-    launcher: Arc<Launcher>,
+    state: &Arc<DesktopState>,
+    launcher: &Arc<Launcher>,
     req: ActRequest,
 ) -> Result<ActResponse, DesktopError> {
     req.validate()?;
     let mut req = req;
     if let Some(frame_id) = req.frame_id {
-        let transform = session.frame(frame_id.0)?;
+        let transform = state.frame(frame_id.0)?;
         req.actions = to_screen(&req.actions, &transform)?;
     }
     let screen = sessions.screen_of(session).await?;
-    let accessible = if req.actions.iter().any(|a| a.element().is_some()) {
-        let (actions, accessible) = resolve_refs(session, &screen, req.actions).await?;
+    let (by_bus, nodes) = if req.actions.iter().any(|a| a.element().is_some()) {
+        let (actions, by_bus, nodes) = resolve_refs(state, &screen, req.actions).await?;
         req.actions = actions;
-        accessible
+        (by_bus, nodes)
     } else {
-        HashMap::new()
+        (HashMap::new(), HashMap::new())
     };
 
     // Batches of pointer, scroll and key actions (waits between them
@@ -50,7 +54,7 @@ pub async fn act(
     let repeat_key = Action::batch_counts_as_repeatable(&req.actions)
         .then(|| serde_json::to_string(&req.actions).unwrap_or_default());
     if let Some(key) = &repeat_key {
-        let tracker = session.repeats.lock();
+        let tracker = state.repeats.lock();
         if tracker.should_refuse(key, REPEAT_UNCHANGED_MAX) {
             return Err(DesktopError::NotReacting);
         }
@@ -58,36 +62,29 @@ pub async fn act(
 
     let requested = req.actions.len();
     let track = repeat_key.is_some();
-    let actions = std::mem::take(&mut req.actions);
-    let run_screen = Arc::clone(&screen);
-    let on = OnScreen {
-        screen: BrowserScreen::of(&screen),
-        cwd: session.cwd(),
-    };
-    let starter = AppStarter {
-        launcher,
-        on,
-        runtime: tokio::runtime::Handle::current(),
-        screen: Arc::clone(&screen),
-        accessible,
-    };
+    let actions: Arc<[Action]> = std::mem::take(&mut req.actions).into();
     let pages = sessions.browsers().pages(screen.number);
-    let (outcomes, before, mut watch) = blocking(move || {
-        // Without a watch the batch runs all the same, telling no effects.
-        let mut watch = start_watch(&run_screen, pages);
-        run_screen
-            .with_x(|x| {
-                let before = if track {
-                    Some(x.capturer.grab(&x.display)?.fingerprint())
-                } else {
-                    None
-                };
-                let outcomes = run_actions(x, &actions, &starter, watch.as_mut());
-                Ok((outcomes, before, watch))
-            })
-            .map_err(DesktopError::from)?
-    })
-    .await?;
+    let on = Arc::clone(&screen);
+    // Without a watch the batch runs all the same, telling no effects.
+    let (before, watch) = screen
+        .with_x(move |x| {
+            let before = match track {
+                true => Some(x.capturer.grab(&x.display)?.fingerprint()),
+                false => None,
+            };
+            Ok::<_, DesktopError>((before, start_watch(&on, pages)))
+        })
+        .await??;
+    let steps = ActSteps {
+        launcher,
+        on: OnScreen {
+            screen: BrowserScreen::of(&screen),
+            cwd: session.cwd(),
+        },
+        screen: &screen,
+        nodes,
+    };
+    let (outcomes, mut watch) = execute(&*screen, &steps, actions, Arc::new(by_bus), watch).await?;
 
     let settled = if req.observe {
         settle(&screen, req.settling()).await
@@ -97,27 +94,26 @@ pub async fn act(
     let mut effects = match watch.take() {
         Some(watch) => {
             let on = Arc::clone(&screen);
-            blocking(move || Ok(finish_watch(&on, watch))).await?
+            screen.with_x(move |_| finish_watch(&on, watch)).await?
         }
         None => Vec::new(),
     };
     settle_page_title(sessions.browsers(), &screen, &mut effects).await;
     let (settled, waited) = settled?;
     let observation = if req.observe {
-        let (s, sc) = (Arc::clone(session), Arc::clone(&screen));
         let shape = ObserveRequest {
             frame: req.frame,
             ..ObserveRequest::default()
         };
-        let (observation, after) = blocking(move || capture_observation(&s, &sc, &shape)).await?;
-        record_repeat(session, repeat_key, before, Some(after));
+        let (observation, after) = capture_observation(session, state, &screen, shape).await?;
+        record_repeat(state, repeat_key, before, Some(after));
         Some(observation)
     } else {
         let after = match before {
             Some(_) => Some(fingerprint_now(&screen).await?),
             None => None,
         };
-        record_repeat(session, repeat_key, before, after);
+        record_repeat(state, repeat_key, before, after);
         None
     };
     Ok(ActResponse {
@@ -128,6 +124,69 @@ pub async fn act(
         settle_waited_ms: waited.as_millis() as u64,
         effects,
     })
+}
+
+impl Hands for ScreenX {
+    fn size(&self) -> (u16, u16) {
+        (self.display.width, self.display.height)
+    }
+
+    fn perform(&mut self, action: &Action) -> Result<(), InputError> {
+        self.input.perform(&self.display, action)
+    }
+
+    fn focus(&mut self, target: &str) -> Result<bool, InputError> {
+        focus_window(&self.display, target)
+    }
+
+    fn raise(&mut self, window: u32) -> Result<(), InputError> {
+        focus_window_id(&self.display, window)
+    }
+}
+
+impl XSide for Screen {
+    type Hands = ScreenX;
+
+    fn run<T: Send + 'static>(
+        &self,
+        job: impl FnOnce(&mut ScreenX) -> T + Send + 'static,
+    ) -> impl Future<Output = Result<T, ScreenError>> + Send {
+        self.with_x(job)
+    }
+}
+
+/// A batch's async steps on a real screen.
+struct ActSteps<'a> {
+    launcher: &'a Launcher,
+    on: OnScreen,
+    screen: &'a Arc<Screen>,
+    /// By action index, the bus node a click by ref activates.
+    nodes: HashMap<usize, BusNode>,
+}
+
+/// A node without a position, reached over the accessibility bus.
+struct BusNode {
+    handle: A11yHandle,
+    /// Focus the node rather than run its action (fields).
+    focus: bool,
+}
+
+impl Steps for ActSteps<'_> {
+    fn launch(&self, target: &str) -> impl Future<Output = Result<(), FocusError>> + Send {
+        self.launcher.focus_or_launch(&self.on, target)
+    }
+
+    async fn activate(&self, index: usize) -> Result<(), ActionError> {
+        let node = &self.nodes[&index];
+        let bus = self.screen.a11y().map_err(|e| ActionError::NoBus {
+            index,
+            reason: e.to_string(),
+        })?;
+        let deadline = Duration::from_millis(TREE_DEADLINE_MS);
+        a11y::activate(bus, &node.handle, node.focus, deadline)
+            .await
+            .map_err(|source| ActionError::Activate { index, source })
+    }
 }
 
 /// The batch's effects watch, or none when the screen's X server refuses
@@ -186,162 +245,20 @@ fn finish_watch(screen: &Screen, watch: EffectsWatch) -> Vec<ActionEffect> {
     effects
 }
 
-fn record_repeat(session: &Session, key: Option<String>, before: Option<u64>, after: Option<u64>) {
+fn record_repeat(
+    state: &DesktopState,
+    key: Option<String>,
+    before: Option<u64>,
+    after: Option<u64>,
+) {
     let changed = before.is_none() || before != after;
-    session.repeats.lock().record(key, changed);
+    state.repeats.lock().record(key, changed);
 }
 
-async fn fingerprint_now(screen: &Arc<Screen>) -> Result<u64, DesktopError> {
-    let screen = Arc::clone(screen);
-    blocking(move || {
-        screen
-            .with_x(|x| Ok(x.capturer.grab(&x.display)?.fingerprint()))
-            .map_err(DesktopError::from)?
-    })
-    .await
-}
-
-/// Runs actions in order; the first failure ends the batch.
-/// What a `focus` needs to start an app when no window matches.
-struct AppStarter {
-    launcher: Arc<Launcher>,
-    on: OnScreen,
-    /// The batch runs on a blocking thread; starting an app is async.
-    runtime: tokio::runtime::Handle,
-    /// For clicks by ref on nodes without a position: the screen's AT-SPI
-    /// bus and, by action index, the node to act on.
-    screen: Arc<Screen>,
-    accessible: HashMap<usize, Accessible>,
-}
-
-/// A click by ref on a node without a position.
-struct Accessible {
-    handle: A11yHandle,
-    /// Focus the node rather than run its action (fields).
-    focus: bool,
-    /// It has the focus already: GTK refuses `GrabFocus` on entries.
-    focused: bool,
-    /// Its window, raised and focused first as a click on it would.
-    window: Option<u32>,
-}
-
-fn run_actions(
-    x: &mut ScreenX,
-    actions: &[Action],
-    starter: &AppStarter,
-    mut watch: Option<&mut EffectsWatch>,
-) -> Vec<ActionOutcome> {
-    let mut outcomes = Vec::with_capacity(actions.len());
-    for (index, action) in actions.iter().enumerate() {
-        if let Some(watch) = watch.as_deref_mut() {
-            watch.before(index, action);
-        }
-        let result = run_one(x, index, action, starter);
-        let ok = result.is_ok();
-        outcomes.push(ActionOutcome {
-            index,
-            kind: action.kind().to_string(),
-            ok,
-            error: result.err().map(|e| hide_secret(index, action, e)),
-            at: action.point().map(|(x, y)| ScreenPoint { x, y }),
-        });
-        if !ok {
-            break;
-        }
-    }
-    outcomes
-}
-
-/// Why one action of a batch failed; its text is the action's `error` in
-/// the result, where the agent reads it.
-#[derive(Debug, thiserror::Error)]
-enum ActionError {
-    #[error("`actions[{index}]` point ({x}, {y}) is off the screen: the screen is {width}x{height}, so x runs 0 to {} and y 0 to {}", i32::from(*width) - 1, i32::from(*height) - 1)]
-    OffScreen {
-        index: usize,
-        x: i32,
-        y: i32,
-        width: u16,
-        height: u16,
-    },
-    #[error(transparent)]
-    Input(#[from] InputError),
-    #[error(transparent)]
-    Focus(#[from] FocusError),
-    #[error("`actions[{index}].ref` needs the screen's accessibility bus, which is not running: {reason}")]
-    NoBus { index: usize, reason: String },
-    #[error("`actions[{index}].ref`: {source}")]
-    Activate { index: usize, source: A11yError },
-}
-
-fn run_one(
-    x: &mut ScreenX,
-    index: usize,
-    action: &Action,
-    starter: &AppStarter,
-) -> Result<(), ActionError> {
-    check_coordinates(x, index, action)?;
-    match action {
-        Action::Wait { ms } => {
-            std::thread::sleep(Duration::from_millis(*ms));
-            Ok(())
-        }
-        Action::Focus { target } => {
-            if focus_window(&x.display, target)? {
-                Ok(())
-            } else {
-                // The launcher uses X connections of its own, so holding
-                // this screen's connection meanwhile is fine.
-                Ok(starter
-                    .runtime
-                    .block_on(starter.launcher.focus_or_launch(&starter.on, target))?)
-            }
-        }
-        Action::Click { .. } if starter.accessible.contains_key(&index) => {
-            let target = &starter.accessible[&index];
-            if let Some(window) = target.window {
-                focus_window_id(&x.display, window)?;
-            }
-            if target.focus && target.focused {
-                return Ok(());
-            }
-            let bus = starter.screen.a11y().map_err(|e| ActionError::NoBus {
-                index,
-                reason: e.to_string(),
-            })?;
-            let deadline = Duration::from_millis(TREE_DEADLINE_MS);
-            starter
-                .runtime
-                .block_on(a11y::activate(bus, &target.handle, target.focus, deadline))
-                .map_err(|source| ActionError::Activate { index, source })
-        }
-        other => Ok(x.input.perform(&x.display, other)?),
-    }
-}
-
-/// A secret text's failure says what went wrong but not with which
-/// character: the reason of a typing error names the character's code.
-fn hide_secret(index: usize, action: &Action, reason: ActionError) -> String {
-    match action {
-        Action::Type { secret: true, .. } => format!(
-            "`actions[{index}].text` (secret, shown as {SECRET_SHOWN_AS}) could not be typed: a character in it is a control character other than \\n and \\t, or has no key on this keyboard; the text is not shown"
-        ),
-        _ => reason.to_string(),
-    }
-}
-
-/// Out-of-screen coordinates fail the action that has them.
-fn check_coordinates(x: &ScreenX, index: usize, action: &Action) -> Result<(), ActionError> {
-    match action.point() {
-        Some((px, py)) if !x.display.contains(px, py) => Err(ActionError::OffScreen {
-            index,
-            x: px,
-            y: py,
-            width: x.display.width,
-            height: x.display.height,
-        }),
-        _ => Ok(()),
-    }
+async fn fingerprint_now(screen: &Screen) -> Result<u64, DesktopError> {
+    screen
+        .with_x(|x| Ok(x.capturer.grab(&x.display)?.fingerprint()))
+        .await?
 }
 
 /// The batch with every ref of the session's latest text view turned into
@@ -349,13 +266,13 @@ fn check_coordinates(x: &ScreenX, index: usize, action: &Action) -> Result<(), A
 /// that gives no positions) into the node to act on over the bus, by
 /// action index. The view's window must not have moved since.
 async fn resolve_refs(
-    session: &Session,
-    screen: &Arc<Screen>,
+    state: &DesktopState,
+    screen: &Screen,
     actions: Vec<Action>,
-) -> Result<(Vec<Action>, HashMap<usize, Accessible>), DesktopError> {
-    let snapshot = session.text_views().lock().latest();
+) -> Result<ResolvedRefs, DesktopError> {
+    let snapshot = state.text_views.lock().latest();
     let mut resolved = Vec::with_capacity(actions.len());
-    let mut accessible = HashMap::new();
+    let (mut by_bus, mut nodes) = (HashMap::new(), HashMap::new());
     for (index, mut action) in actions.into_iter().enumerate() {
         if let Some(element) = action.element() {
             let field = format!("`actions[{index}].ref`");
@@ -375,31 +292,35 @@ async fn resolve_refs(
                         .as_ref()
                         .and_then(|s| s.window.as_ref())
                         .map(|w| w.id);
-                    accessible.insert(
+                    let already_focused = focus && focused;
+                    by_bus.insert(
                         index,
-                        Accessible {
-                            handle,
-                            focus,
-                            focused,
+                        BusClick {
                             window,
+                            already_focused,
                         },
                     );
+                    nodes.insert(index, BusNode { handle, focus });
                 }
             }
         }
         resolved.push(action);
     }
     if let Some(snapshot) = snapshot {
-        let screen = Arc::clone(screen);
-        blocking(move || {
-            screen
-                .with_x(|x| check_window_unmoved(&x.display, &snapshot))?
-                .map_err(DesktopError::from)
-        })
-        .await?;
+        screen
+            .with_x(move |x| check_window_unmoved(&x.display, &snapshot))
+            .await??;
     }
-    Ok((resolved, accessible))
+    Ok((resolved, by_bus, nodes))
 }
+
+/// The batch with refs resolved, the clicks that go over the bus, and
+/// their nodes, by action index.
+type ResolvedRefs = (
+    Vec<Action>,
+    HashMap<usize, BusClick>,
+    HashMap<usize, BusNode>,
+);
 
 /// The batch with every x/y taken from frame pixels to screen pixels.
 fn to_screen(actions: &[Action], transform: &FrameTransform) -> Result<Vec<Action>, DesktopError> {

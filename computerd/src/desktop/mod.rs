@@ -1,24 +1,39 @@
 //! What an agent does on its screen: observe it and act on it. Both open the
-//! session's screen on first use and borrow its X connection for one blocking
-//! call at a time.
+//! session's screen on first use and send their X work to the screen's X
+//! thread ([`crate::screens::Screen::with_x`]).
+//!
+//! # Layout
+//! - [`Desktop`]: the entry point the API calls, holding each session's
+//!   [`DesktopState`] (`state`: frames shown, refs, repeated batches).
+//! - `observe`: a screenshot, shaped and checked against the last one shown.
+//! - `act`: a batch, from request to result: frame and ref coordinates, the
+//!   unchanged-batch rule (`repeats`), the settle and the screenshot after;
+//!   `executor` runs the actions themselves, `effects` watches what each one
+//!   changed, `quiet` waits for the screen to be still.
 
 mod act;
 pub mod effects;
+pub mod executor;
 mod observe;
 mod quiet;
+mod repeats;
+mod state;
 
-pub use act::act;
 pub use effects::EffectsWatch;
-pub use observe::{capture_observation, observe};
 pub use quiet::settle;
+pub use state::{DesktopState, DesktopStates};
 
+use crate::apps::Launcher;
 use crate::capture::CaptureError;
 use crate::display::XFault;
 use crate::input::InputError;
 use crate::screens::ScreenError;
-use crate::sessions::SessionError;
+use crate::sessions::{Session, SessionError, Sessions};
 use crate::textview::TextViewError;
-use computer_protocol::{Coded, ErrorCode, InvalidInput};
+use computer_protocol::{
+    ActRequest, ActResponse, Coded, ErrorCode, InvalidInput, Observation, ObserveRequest,
+};
+use std::sync::Arc;
 
 #[derive(Debug, thiserror::Error)]
 pub enum DesktopError {
@@ -62,11 +77,45 @@ impl Coded for DesktopError {
     }
 }
 
-/// Runs blocking X work off the async threads.
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, DesktopError> + Send + 'static,
-) -> Result<T, DesktopError> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+/// Observing and acting on the sessions' screens.
+pub struct Desktop {
+    sessions: Arc<Sessions>,
+    /// Starts the app a `focus` names when no window matches.
+    launcher: Arc<Launcher>,
+    states: DesktopStates,
+}
+
+impl Desktop {
+    pub fn new(sessions: Arc<Sessions>, launcher: Arc<Launcher>) -> Desktop {
+        Desktop {
+            sessions,
+            launcher,
+            states: DesktopStates::default(),
+        }
+    }
+
+    /// `computer_observe` on the session's screen.
+    pub async fn observe(
+        &self,
+        session: &Arc<Session>,
+        req: ObserveRequest,
+    ) -> Result<Observation, DesktopError> {
+        let state = self.states.of(session);
+        observe::observe(&self.sessions, session, &state, req).await
+    }
+
+    /// `computer_act` on the session's screen.
+    pub async fn act(
+        &self,
+        session: &Arc<Session>,
+        req: ActRequest,
+    ) -> Result<ActResponse, DesktopError> {
+        let state = self.states.of(session);
+        act::act(&self.sessions, session, &state, &self.launcher, req).await
+    }
+
+    /// The sessions' desktop states, which end with their sessions.
+    pub fn states(&self) -> &DesktopStates {
+        &self.states
+    }
 }

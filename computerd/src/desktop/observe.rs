@@ -3,7 +3,8 @@
 //! changed since the session's previous one (unless `force` asks for it);
 //! and, when asked, the screen's text view.
 
-use super::{blocking, DesktopError};
+use super::state::DesktopState;
+use super::DesktopError;
 use crate::capture::{active_window_title, check_region, cursor_position, shape};
 use crate::clock::now_rfc3339;
 use crate::recording::FrameSeen;
@@ -20,6 +21,7 @@ use std::sync::Arc;
 pub async fn observe(
     sessions: &Arc<Sessions>,
     session: &Arc<Session>,
+    state: &Arc<DesktopState>,
     req: ObserveRequest,
 ) -> Result<Observation, DesktopError> {
     req.frame.validate()?;
@@ -30,7 +32,7 @@ pub async fn observe(
             text_view(
                 &screen,
                 sessions.browsers().get(screen.number),
-                session.text_views(),
+                &state.text_views,
                 &req.text,
             )
             .await?,
@@ -38,11 +40,10 @@ pub async fn observe(
     } else {
         None
     };
-    let (s, sc) = (Arc::clone(session), Arc::clone(&screen));
     let mut observation = if req.text.view.wants_image() {
-        blocking(move || capture_observation(&s, &sc, &req).map(|(o, _)| o)).await?
+        capture_observation(session, state, &screen, req).await?.0
     } else {
-        blocking(move || describe_screen(&s, &sc)).await?
+        describe_screen(state, &screen).await?
     };
     observation.text_view = text_view;
     Ok(observation)
@@ -51,124 +52,136 @@ pub async fn observe(
 /// An observation without an image (a text view alone): the screen's
 /// size, pointer and active window, and a frame id whose pixels are the
 /// screen's. The unchanged-frame rule is left alone, as no image is shown.
-fn describe_screen(session: &Session, screen: &Screen) -> Result<Observation, DesktopError> {
-    screen.with_x(|x| {
-        let display = &x.display;
-        let whole = Region {
-            x: 0,
-            y: 0,
-            width: u32::from(display.width),
-            height: u32::from(display.height),
-        };
-        let (cx, cy) = cursor_position(display)?;
-        let active_window = active_window_title(display)?;
-        let frame_id = session.next_frame_id();
-        session.remember_frame(
-            frame_id,
-            FrameTransform {
-                region: whole,
+async fn describe_screen(
+    state: &Arc<DesktopState>,
+    screen: &Screen,
+) -> Result<Observation, DesktopError> {
+    let state = Arc::clone(state);
+    screen
+        .with_x(move |x| {
+            let display = &x.display;
+            let whole = Region {
+                x: 0,
+                y: 0,
+                width: u32::from(display.width),
+                height: u32::from(display.height),
+            };
+            let (cx, cy) = cursor_position(display)?;
+            let active_window = active_window_title(display)?;
+            let frame_id = state.next_frame_id();
+            state.remember_frame(
+                frame_id,
+                FrameTransform {
+                    region: whole,
+                    frame_width: whole.width,
+                    frame_height: whole.height,
+                },
+            );
+            Ok(Observation {
+                frame_id: FrameId(frame_id),
+                captured_at: now_rfc3339(),
+                width: whole.width,
+                height: whole.height,
+                cursor: Cursor { x: cx, y: cy },
+                active_window,
+                unchanged: false,
                 frame_width: whole.width,
                 frame_height: whole.height,
-            },
-        );
-        Ok(Observation {
-            frame_id: FrameId(frame_id),
-            captured_at: now_rfc3339(),
-            width: whole.width,
-            height: whole.height,
-            cursor: Cursor { x: cx, y: cy },
-            active_window,
-            unchanged: false,
-            frame_width: whole.width,
-            frame_height: whole.height,
-            scale: 1.0,
-            region: whole,
-            format: ImageFormat::Png,
-            bytes: 0,
-            reduced: None,
-            image_base64: None,
-            text_view: None,
+                scale: 1.0,
+                region: whole,
+                format: ImageFormat::Png,
+                bytes: 0,
+                reduced: None,
+                image_base64: None,
+                text_view: None,
+            })
         })
-    })?
+        .await?
 }
 
 /// Captures the screen now, shapes the frame and applies the
-/// unchanged-frame rule; also returns the screen's fingerprint. Blocking.
-pub fn capture_observation(
+/// unchanged-frame rule; also returns the screen's fingerprint. The
+/// capture, the shaping and the encoding run on the screen's X thread.
+pub async fn capture_observation(
     session: &Session,
+    state: &Arc<DesktopState>,
     screen: &Screen,
-    req: &ObserveRequest,
+    req: ObserveRequest,
 ) -> Result<(Observation, u64), DesktopError> {
-    screen.with_x(|x| {
-        let frame = x.capturer.grab(&x.display)?;
-        let captured_at = now_rfc3339();
-        let fingerprint = frame.fingerprint();
-        let whole = Region {
-            x: 0,
-            y: 0,
-            width: frame.width,
-            height: frame.height,
-        };
-        let region = match req.region {
-            Some(region) => check_region(region, frame.width, frame.height)?,
-            None => whole,
-        };
-        let (cx, cy) = cursor_position(&x.display)?;
-        let active_window = active_window_title(&x.display)?;
-        // The same pixels shown the same way: a zoom or another size of an
-        // unchanged screen is still news to the agent, and a zoom does not
-        // change when only the rest of the screen does (the clock).
-        let pixels = frame.region_fingerprint(region.x, region.y, region.width, region.height);
-        let shown_as = shown_key(pixels, region, req);
-        // `force` always shows the frame, and it still counts as shown.
-        let unchanged = {
-            let mut last = session.last_shown.lock();
-            let unchanged = *last == Some(shown_as) && !req.force;
-            *last = Some(shown_as);
-            unchanged
-        };
-        let shaped = shape(&frame, region, &req.frame)?;
-        let transform = shaped.transform;
-        let frame_id = session.next_frame_id();
-        session.remember_frame(frame_id, transform);
-        // A recording gets the frame as the agent gets it; its writer
-        // stores it, off this path.
-        if let Some(recorder) = session.recorder() {
-            recorder.frame(FrameSeen {
-                frame_id,
-                bytes: shaped.bytes.clone(),
+    let (state, recorder, number) = (Arc::clone(state), session.recorder(), screen.number);
+    screen
+        .with_x(move |x| {
+            let req = &req;
+            let frame = x.capturer.grab(&x.display)?;
+            let captured_at = now_rfc3339();
+            let fingerprint = frame.fingerprint();
+            let whole = Region {
+                x: 0,
+                y: 0,
+                width: frame.width,
+                height: frame.height,
+            };
+            let region = match req.region {
+                Some(region) => check_region(region, frame.width, frame.height)?,
+                None => whole,
+            };
+            let (cx, cy) = cursor_position(&x.display)?;
+            let active_window = active_window_title(&x.display)?;
+            // The same pixels shown the same way: a zoom or another size of an
+            // unchanged screen is still news to the agent, and a zoom does not
+            // change when only the rest of the screen does (the clock).
+            let pixels = frame.region_fingerprint(region.x, region.y, region.width, region.height);
+            let shown_as = shown_key(pixels, region, req);
+            // `force` always shows the frame, and it still counts as shown.
+            let unchanged = {
+                let mut last = state.last_shown.lock();
+                let unchanged = *last == Some(shown_as) && !req.force;
+                *last = Some(shown_as);
+                unchanged
+            };
+            let shaped = shape(&frame, region, &req.frame)?;
+            let transform = shaped.transform;
+            let frame_id = state.next_frame_id();
+            state.remember_frame(frame_id, transform);
+            // A recording gets the frame as the agent gets it; its writer
+            // stores it, off this path.
+            if let Some(recorder) = recorder {
+                recorder.frame(FrameSeen {
+                    frame_id,
+                    bytes: shaped.bytes.clone(),
+                    format: shaped.format,
+                    transform,
+                    active_window: active_window.clone(),
+                    screen: number,
+                });
+            }
+            let (image_base64, bytes) = if unchanged {
+                (None, 0)
+            } else {
+                let encoded = base64::engine::general_purpose::STANDARD.encode(&shaped.bytes);
+                (Some(encoded), shaped.bytes.len())
+            };
+            let observation = Observation {
+                frame_id: FrameId(frame_id),
+                captured_at,
+                width: frame.width,
+                height: frame.height,
+                cursor: Cursor { x: cx, y: cy },
+                active_window,
+                unchanged,
+                frame_width: transform.frame_width,
+                frame_height: transform.frame_height,
+                scale: f64::from(transform.frame_width) / f64::from(region.width),
+                region,
                 format: shaped.format,
-                transform,
-                active_window: active_window.clone(),
-                screen: screen.number,
-            });
-        }
-        let (image_base64, bytes) = if unchanged {
-            (None, 0)
-        } else {
-            let encoded = base64::engine::general_purpose::STANDARD.encode(&shaped.bytes);
-            (Some(encoded), shaped.bytes.len())
-        };
-        let observation = Observation {
-            frame_id: FrameId(frame_id),
-            captured_at,
-            width: frame.width,
-            height: frame.height,
-            cursor: Cursor { x: cx, y: cy },
-            active_window,
-            unchanged,
-            frame_width: transform.frame_width,
-            frame_height: transform.frame_height,
-            scale: f64::from(transform.frame_width) / f64::from(region.width),
-            region,
-            format: shaped.format,
-            bytes,
-            reduced: shaped.reduced,
-            image_base64,
-            text_view: None,
-        };
-        Ok((observation, fingerprint))
-    })?
+                bytes,
+                reduced: shaped.reduced,
+                image_base64,
+                text_view: None,
+            };
+            Ok((observation, fingerprint))
+        })
+        .await?
 }
 
 /// What the unchanged-frame rule compares: the shown pixels of the screen

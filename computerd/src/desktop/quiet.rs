@@ -2,7 +2,7 @@
 //! for a while (or a longest wait runs out), instead of a fixed sleep. The
 //! X DAMAGE extension tells when anything on the screen is drawn.
 
-use super::{blocking, DesktopError};
+use super::DesktopError;
 use crate::display::{Display, XFault};
 use crate::screens::Screen;
 use computer_protocol::{Settle, Settling};
@@ -40,9 +40,11 @@ pub async fn settle(
         Settle::Quiet => {
             let number = screen.display_number;
             let quiet = Duration::from_millis(settling.quiet_ms);
-            let settled =
-                blocking(move || wait_quiet(number, quiet, longest).map_err(DesktopError::X))
-                    .await?;
+            // On a connection of its own, not the X thread: a settle
+            // must not hold back the screen's other work.
+            let settled = tokio::task::spawn_blocking(move || wait_quiet(number, quiet, longest))
+                .await
+                .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))?;
             Ok((settled.quiet, settled.waited))
         }
     }

@@ -21,19 +21,16 @@ pub struct ScreenFacts {
 /// The screen's facts now. A part that cannot be read is left empty: the
 /// facts describe, they never fail a handoff.
 pub async fn screen_facts(screen: &Arc<Screen>, browsers: &Browsers) -> ScreenFacts {
-    let on = Arc::clone(screen);
-    let (active_window, windows) = tokio::task::spawn_blocking(move || {
-        on.with_x(|x| {
+    let (active_window, windows) = screen
+        .with_x(|x| {
             let active = active_window_title(&x.display).ok().flatten();
             let windows = list_windows(&x.display)
                 .map(|list| list.into_iter().map(|w| (w.id, w.title)).collect())
                 .unwrap_or_default();
             (active, windows)
         })
-        .unwrap_or_default()
-    })
-    .await
-    .unwrap_or_default();
+        .await
+        .unwrap_or_default();
     let page = shown_page(browsers, screen.number, active_window.as_deref())
         .await
         .map(|p| PageFacts {

@@ -4,7 +4,9 @@
 //! - `pool`: the numbers, each held until its processes are gone.
 //! - `xvnc`, `drawn`, `env`: starting Xvnc, waiting for Fluxbox to draw,
 //!   and what every process on a screen gets (`DISPLAY`, its buses).
-//! - `screen`: one open [`Screen`], its shared X connection, and closing it.
+//! - `screen`: one open [`Screen`], its processes, and closing it.
+//! - `x_thread`: the thread that owns a screen's X connection and runs the
+//!   jobs that use it (capture, input, window queries) one at a time.
 //! - `watch`: a screen's second X connection, for `computer_act`'s effects.
 //! - `companion`: what runs beside a screen ([`Companion`]: the browser, its
 //!   DevTools bridge) and stops before it. This module imports none of them.
@@ -15,6 +17,7 @@ mod env;
 mod pool;
 mod screen;
 mod watch;
+mod x_thread;
 mod xvnc;
 
 pub use companion::Companion;

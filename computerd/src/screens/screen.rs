@@ -8,6 +8,7 @@ use super::drawn::{desktop_not_drawn, DESKTOP_DRAWN_POLL, DESKTOP_DRAWN_WAIT};
 use super::env::ScreenEnv;
 use super::pool::{ScreenPool, ScreenSlot};
 use super::watch::WatchConnection;
+use super::x_thread::XThread;
 use super::xvnc::{
     clear_stale_lock, ensure_socket_dir, fluxbox_command, lock_owner, xvnc_command, XvncArgs,
     SOCKET_DIR,
@@ -85,6 +86,11 @@ pub enum ScreenError {
     },
     #[error("computerd is shutting down; start a new session once it is back")]
     ShuttingDown,
+    #[error("screen {screen} cannot start its X thread: {source}; the computer is out of threads or memory, so end sessions that are done (end_session)")]
+    XThread {
+        screen: ScreenNumber,
+        source: std::io::Error,
+    },
 }
 
 impl ScreenError {
@@ -144,7 +150,8 @@ pub struct ScreenPaths {
     pub env: Vec<(String, String)>,
 }
 
-/// The X side of a screen, used by one blocking call at a time.
+/// The X side of a screen, owned by its X thread, which runs one job on it
+/// at a time (see [`Screen::with_x`]).
 pub struct ScreenX {
     pub display: Display,
     pub capturer: Capturer,
@@ -157,7 +164,7 @@ pub struct Screen {
     pub display_number: u32,
     pub rfb_port: u16,
     pub size: ScreenSize,
-    x: Mutex<ScreenX>,
+    x: XThread,
     xvnc: Supervised,
     window_manager: Supervised,
     /// Set once Fluxbox has drawn the desktop; until then the screen is
@@ -376,17 +383,34 @@ impl Screen {
                 });
             }
         };
+        let x = match XThread::start(
+            number,
+            ScreenX {
+                display,
+                capturer,
+                input,
+            },
+        ) {
+            Ok(x) => x,
+            Err(source) => {
+                window_manager.stop(Duration::from_secs(1)).await;
+                if let Ok(a11y) = &a11y {
+                    a11y.stop().await;
+                }
+                xvnc.stop(Duration::from_secs(2)).await;
+                return Err(ScreenError::XThread {
+                    screen: number,
+                    source,
+                });
+            }
+        };
         tracing::info!(screen = %number, display = display_number, rfb_port, %size, "screen opened");
         Ok(Screen {
             number,
             display_number,
             rfb_port,
             size,
-            x: Mutex::new(ScreenX {
-                display,
-                capturer,
-                input,
-            }),
+            x,
             watch: Mutex::new(None),
             xvnc,
             window_manager,
@@ -416,12 +440,7 @@ impl Screen {
                     status,
                 });
             }
-            let screen = Arc::clone(self);
-            let looked = tokio::task::spawn_blocking(move || {
-                screen.with_x(|x| desktop_not_drawn(&x.display))
-            })
-            .await
-            .expect("desktop check task does not panic")?;
+            let looked = self.with_x(|x| desktop_not_drawn(&x.display)).await?;
             let missing = match looked {
                 Ok(None) => {
                     tracing::info!(screen = %self.number, waited = ?started.elapsed(), "desktop drawn");
@@ -444,12 +463,14 @@ impl Screen {
         }
     }
 
-    /// Runs `f` with the X side of the screen. Blocking: call it from
-    /// `spawn_blocking`. Fails once Xvnc has died.
-    pub fn with_x<T>(&self, f: impl FnOnce(&mut ScreenX) -> T) -> Result<T, ScreenError> {
+    /// Runs `f` with the X side of the screen, on the screen's X thread,
+    /// after the jobs sent before it. Fails once Xvnc has died.
+    pub async fn with_x<T: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut ScreenX) -> T + Send + 'static,
+    ) -> Result<T, ScreenError> {
         self.check_alive()?;
-        let mut x = self.x.lock();
-        Ok(f(&mut x))
+        Ok(self.x.run(f).await)
     }
 
     /// Fails with the reason when Xvnc has exited.

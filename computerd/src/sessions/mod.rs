@@ -11,5 +11,5 @@ mod watching;
 pub use overview::{HeldOverview, SessionOverview};
 pub use reaper::run_reaper;
 pub use registry::{SessionError, Sessions};
-pub use session::{ActivityGuard, RepeatTracker, Session, SessionLimits};
+pub use session::{ActivityGuard, Session, SessionLimits};
 pub use watching::Watching;

@@ -5,13 +5,10 @@ use crate::handoff::Hold;
 use crate::memory::OomWatermark;
 use crate::recording::{Recorder, RecorderSlot};
 use crate::screens::Screen;
-use crate::textview::TextViews;
-use computer_protocol::frame::FRAMES_REMEMBERED;
-use computer_protocol::{FrameTransform, InvalidInput, OwnerId, SessionId};
+use computer_protocol::{OwnerId, SessionId};
 use parking_lot::Mutex;
-use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
@@ -48,17 +45,6 @@ pub struct Session {
     /// The screen, opened by the first observe or act. The async mutex makes
     /// two first observes open one screen, not two.
     pub screen: tokio::sync::Mutex<Option<Arc<Screen>>>,
-    /// Frame ids increase by one per screenshot.
-    frame_counter: AtomicU64,
-    /// Fingerprint of the last screenshot shown to the agent, for the
-    /// unchanged-frame rule.
-    pub last_shown: Mutex<Option<u64>>,
-    pub repeats: Mutex<RepeatTracker>,
-    /// The transforms of the last frames shown, newest last, for
-    /// `frame_id` coordinates.
-    frames: Mutex<VecDeque<(u64, FrameTransform)>>,
-    /// The latest text view, which refs and cursors read.
-    text_views: Mutex<TextViews>,
     /// Out-of-memory kills already reported to this session.
     pub oom: OomWatermark,
     /// The open recording of this session's tool calls, if any.
@@ -89,11 +75,6 @@ impl Session {
             ended: CancellationToken::new(),
             viewers: AtomicU32::new(0),
             screen: tokio::sync::Mutex::new(None),
-            frame_counter: AtomicU64::new(0),
-            last_shown: Mutex::new(None),
-            repeats: Mutex::new(RepeatTracker::default()),
-            frames: Mutex::new(VecDeque::new()),
-            text_views: Mutex::new(TextViews::default()),
             oom: OomWatermark::starting_now(crate::memory::container()),
             recorder: RecorderSlot::default(),
             hold: Mutex::new(None),
@@ -132,11 +113,6 @@ impl Session {
     /// The recording slot, which `Recordings` fills and empties.
     pub fn recorder_slot(&self) -> &RecorderSlot {
         &self.recorder
-    }
-
-    /// The session's text views, which `textview` fills.
-    pub fn text_views(&self) -> &Mutex<TextViews> {
-        &self.text_views
     }
 
     pub fn cwd(&self) -> PathBuf {
@@ -187,35 +163,6 @@ impl Session {
         self.ended.cancel();
     }
 
-    pub fn next_frame_id(&self) -> u64 {
-        self.frame_counter.fetch_add(1, Ordering::SeqCst) + 1
-    }
-
-    /// Remembers how frame `id` maps to the screen; the oldest of more
-    /// than [`FRAMES_REMEMBERED`] is forgotten.
-    pub fn remember_frame(&self, id: u64, transform: FrameTransform) {
-        let mut frames = self.frames.lock();
-        frames.push_back((id, transform));
-        while frames.len() > FRAMES_REMEMBERED {
-            frames.pop_front();
-        }
-    }
-
-    /// How frame `id` maps to the screen, or why it cannot be used.
-    pub fn frame(&self, id: u64) -> Result<FrameTransform, InvalidInput> {
-        let frames = self.frames.lock();
-        if let Some((_, transform)) = frames.iter().find(|(f, _)| *f == id) {
-            return Ok(*transform);
-        }
-        let known = match (frames.front(), frames.back()) {
-            (Some((first, _)), Some((last, _))) => format!("frames {first} to {last}"),
-            _ => "no frames yet".to_string(),
-        };
-        Err(InvalidInput(format!(
-            "`frame_id` {id} is not one of this session's last {FRAMES_REMEMBERED} frames ({known}); observe again and use the new frame's id, or give screen pixels without `frame_id`"
-        )))
-    }
-
     /// The screen if one is open.
     pub async fn current_screen(&self) -> Option<Arc<Screen>> {
         self.screen.lock().await.clone()
@@ -232,77 +179,5 @@ impl Drop for ActivityGuard {
     fn drop(&mut self) {
         self.session.touch();
         self.session.running_commands.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-/// Tracks identical batches of pointer, scroll and key actions that leave
-/// the screen unchanged, so the fourth in a row can be refused.
-#[derive(Debug, Default)]
-pub struct RepeatTracker {
-    /// The last repeatable batch, as its JSON text.
-    last_batch: Option<String>,
-    /// How many identical batches in a row left the screen unchanged.
-    unchanged_streak: u32,
-}
-
-impl RepeatTracker {
-    /// True when `batch` would be the next identical one after `limit`
-    /// unchanged repeats.
-    pub fn should_refuse(&self, batch: &str, limit: u32) -> bool {
-        self.last_batch.as_deref() == Some(batch) && self.unchanged_streak >= limit
-    }
-
-    /// Records a batch that ran. `repeatable` is false for batches that type
-    /// text or focus windows; they reset the count.
-    pub fn record(&mut self, batch: Option<String>, screen_changed: bool) {
-        match batch {
-            Some(batch) => {
-                let same = self.last_batch.as_deref() == Some(batch.as_str());
-                self.unchanged_streak = match (same, screen_changed) {
-                    (_, true) => 0,
-                    (true, false) => self.unchanged_streak + 1,
-                    (false, false) => 1,
-                };
-                self.last_batch = Some(batch);
-            }
-            None => {
-                self.last_batch = None;
-                self.unchanged_streak = 0;
-            }
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn fourth_identical_unchanged_batch_is_refused() {
-        let mut t = RepeatTracker::default();
-        let b = "scroll".to_string();
-        for _ in 0..3 {
-            assert!(!t.should_refuse(&b, 3));
-            t.record(Some(b.clone()), false);
-        }
-        assert!(t.should_refuse(&b, 3));
-        assert!(!t.should_refuse("other", 3));
-    }
-
-    #[test]
-    fn a_change_or_another_batch_resets() {
-        let mut t = RepeatTracker::default();
-        let b = "key".to_string();
-        t.record(Some(b.clone()), false);
-        t.record(Some(b.clone()), false);
-        t.record(Some(b.clone()), true);
-        t.record(Some(b.clone()), false);
-        assert!(!t.should_refuse(&b, 3));
-        t.record(None, false);
-        t.record(Some(b.clone()), false);
-        t.record(Some(b.clone()), false);
-        assert!(!t.should_refuse(&b, 3));
-        t.record(Some(b.clone()), false);
-        assert!(t.should_refuse(&b, 3));
     }
 }

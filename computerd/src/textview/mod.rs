@@ -110,12 +110,7 @@ pub async fn text_view(
             )))),
         };
     }
-    let listed = {
-        let screen = Arc::clone(screen);
-        tokio::task::spawn_blocking(move || screen.with_x(|x| list_windows(&x.display)))
-            .await
-            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))??
-    };
+    let listed = screen.with_x(|x| list_windows(&x.display)).await??;
     let target = windows::pick(&listed, options.window.as_deref())?.cloned();
     let (source, nodes, note) = match &target {
         None => (
