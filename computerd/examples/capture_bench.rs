@@ -15,7 +15,8 @@ mod xvnc;
 use computer_protocol::{Action, Button, ScrollDirection};
 use computerd::capture::{encode_png, index_colours, Capturer, Frame};
 use computerd::display::Display;
-use computerd::input::{focus_window, Input};
+use computerd::input::Input;
+use computerd::windows::focus_window;
 use std::time::{Duration, Instant};
 use xvnc::{wait_for, Xvnc};
 

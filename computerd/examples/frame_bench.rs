@@ -25,7 +25,7 @@ use computerd::capture::{
     encode_png_with, index_colours, shape, Capturer, FilterChoice, Frame, PngSettings, RowFilter,
 };
 use computerd::display::Display;
-use computerd::input::focus_window;
+use computerd::windows::focus_window;
 use std::time::{Duration, Instant};
 use xvnc::{wait_for, Xvnc};
 

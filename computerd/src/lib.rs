@@ -12,6 +12,10 @@
 //!   sessions' reasons, heartbeats and the idle/heartbeat reaper.
 //! - [`screens`]: screen numbers 1..16, each an Xvnc display plus Fluxbox;
 //!   the only owner of those processes and of X connections ([`display`]).
+//!   Each screen's X connection belongs to one thread, which runs the jobs
+//!   sent to it (capture, input, window queries) one at a time, in order.
+//! - [`windows`]: listing, matching, raising and describing windows, over
+//!   whichever X connection the caller hands it.
 //! - [`browser`]: a Chromium per screen, logins shared across screens, spoken
 //!   to over DevTools; [`devtools`]: the DevTools MCP bridge to it. Both are
 //!   a screen's companions ([`screens::Companion`]): they know screens, and a
@@ -21,6 +25,9 @@
 //!   things; [`a11y`]: a screen's accessibility bus.
 //! - [`desktop`]: observe and act on a session's screen, using
 //!   [`capture`] (X image to PNG) and [`input`] (XTEST mouse and keyboard);
+//!   it keeps each session's frames, refs and repeated batches, and its
+//!   action executor runs a batch's X work on the screen's X thread and
+//!   awaits its async steps (starting an app, the accessibility bus).
 //!   [`textview`] reads a screen as text (windows, accessibility trees) and
 //!   turns the refs of its nodes into points.
 //! - [`shell`]: `bash -lc` with deadlines that kill everything a command
@@ -48,11 +55,16 @@
 //!
 //! A request flows `api` → `sessions` (find the session, count activity) →
 //! one subsystem → back to `api` as JSON or a [`computer_protocol::WireError`].
+//! An act flows `api` → [`desktop::Desktop`] (the session's state, refs and
+//! frame pixels to screen points) → the executor → jobs on the screen's X
+//! thread → [`input`]; then the settle and the screenshot, also on that
+//! thread.
 //!
 //! Modules import downward only, with no circle (`scripts/import-circles.py`
-//! checks it): `screens` at the bottom; then `browser` and `devtools`; then
-//! `textview`, `recording`, `handoff` and `apps`; then `sessions`, which
-//! holds each session's slots for their state; then `desktop`; `api` on top.
+//! checks it): `display`, `windows`, `capture` and `input` at the bottom; then
+//! `screens`; then `browser` and `devtools`; then `textview`, `recording`,
+//! `handoff` and `apps`; then `sessions`, which holds each session's slots
+//! for recordings and holds; then `desktop`; `api` on top.
 
 pub mod a11y;
 pub mod api;
@@ -82,3 +94,4 @@ pub mod transfer;
 pub mod truncate;
 pub mod viewer;
 pub mod viewer_key;
+pub mod windows;

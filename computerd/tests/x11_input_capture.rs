@@ -8,13 +8,13 @@ mod support {
 }
 
 use computer_protocol::{Action, Button, ScrollDirection};
-use computerd::capture::window::{window_title, Atoms};
-use computerd::capture::{active_window_title, cursor_position, encode_png, Capturer, Frame};
+use computerd::capture::{cursor_position, encode_png, Capturer, Frame};
 use computerd::desktop::EffectsWatch;
 use computerd::display::Display;
 use computerd::input::keymap::Keymap;
-use computerd::input::{focus_window, Input};
+use computerd::input::Input;
 use computerd::screens::WatchConnection;
+use computerd::windows::{active_window_title, focus_window, window_title, Atoms};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use support::xvnc::{wait_for, Program, Xvnc};

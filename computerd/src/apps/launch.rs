@@ -11,8 +11,8 @@ use super::target::{browser_page, classify, file_url, FileKind, OpenTarget};
 use super::{desktop_entry, AppError};
 use crate::browser::{BrowserError, BrowserScreen, Browsers};
 use crate::display::Display;
-use crate::input::{active_is, active_matches, focus_window, focus_window_id, window_list};
 use crate::screens::ScreenEnv;
+use crate::windows::{focus_window, wait_for_window, window_list};
 use computer_protocol::{Coded, ErrorCode};
 use std::collections::HashSet;
 use std::os::unix::process::CommandExt;
@@ -43,7 +43,7 @@ pub enum LaunchError {
     #[error("screen :{display} cannot be reached: {reason}")]
     Screen { display: u32, reason: String },
     #[error(transparent)]
-    Input(#[from] crate::input::InputError),
+    X(#[from] crate::display::XFault),
 }
 
 /// Why a `focus` that matched no window could not start its target either.
@@ -67,7 +67,7 @@ impl Coded for LaunchError {
             LaunchError::Browser(_)
             | LaunchError::Spawn { .. }
             | LaunchError::Screen { .. }
-            | LaunchError::Input(_) => ErrorCode::Unavailable,
+            | LaunchError::X(_) => ErrorCode::Unavailable,
         }
     }
 }
@@ -185,7 +185,7 @@ impl Launcher {
         let (browser, new) = self.browsers.ensure(on.screen).await?;
         let display = on.screen.display;
         let shown = x(display, |d| {
-            wait_for_window(d, BROWSER_CLASS, None, WINDOW_WAIT)
+            Ok(wait_for_window(d, BROWSER_CLASS, None, WINDOW_WAIT)?)
         })
         .await?;
         if !shown {
@@ -261,7 +261,7 @@ impl Launcher {
         spawn_detached(&argv, on.screen.env, &self.home, &on.cwd, &self.env)?;
         let wanted = hint.clone().unwrap_or_default();
         let shown = x(display, move |d| {
-            wait_for_window(d, &wanted, Some(&before), WINDOW_WAIT)
+            Ok(wait_for_window(d, &wanted, Some(&before), WINDOW_WAIT)?)
         })
         .await?;
         Ok(if shown {
@@ -325,44 +325,6 @@ fn spawn_detached(
         })?;
     std::thread::spawn(move || child.wait());
     Ok(())
-}
-
-/// Polls until a window matching `hint` (class or title, when not empty)
-/// or, when `before` is given, any window not in it shows and holds the
-/// focus. Blocking. `None` counts only the hint: the browser, whose
-/// window may take longer than another app's that opens meanwhile.
-///
-/// A new window is listed before it is mapped, and the window manager
-/// ignores focus asked for too early; so the focus is asked again on each
-/// poll until the screen's active window is the one wanted.
-fn wait_for_window(
-    display: &Display,
-    hint: &str,
-    before: Option<&HashSet<u32>>,
-    wait: Duration,
-) -> Result<bool, LaunchError> {
-    let started = Instant::now();
-    loop {
-        if !hint.is_empty() && focus_window(display, hint)? && active_matches(display, hint)? {
-            return Ok(true);
-        }
-        // A window that was not there before is the started app's, even
-        // when its class and title do not hold the hint (`xev` titles its
-        // window "Event Tester"), and even on a screen that had none.
-        if let Some(before) = before {
-            let now = window_list(display)?;
-            if let Some(new) = now.into_iter().find(|w| !before.contains(w)) {
-                focus_window_id(display, new)?;
-                if active_is(display, new)? {
-                    return Ok(true);
-                }
-            }
-        }
-        if started.elapsed() > wait {
-            return Ok(false);
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
 }
 
 /// Runs blocking X work on a connection of its own to `:display`.

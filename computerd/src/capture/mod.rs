@@ -11,13 +11,13 @@
 //!   (`filter`) and deflated in strips on all cores (`strips`).
 //! - `shape`: the frame an agent gets: region, scaled to its bounds,
 //!   PNG or JPEG, under 1 MB ([`shape`]).
-//! - [`window`]: pointer position and window titles (EWMH), also used by
-//!   `input::focus`.
+//! - `cursor`: where the pointer is, for an observation.
 //!
 //! A grab flows: root geometry → SHM segment (reused) or `GetImage` reply →
 //! `PixelFormat::to_rgb` → [`Frame`] → [`shape`] (crop, scale, encode).
 
 mod capturer;
+mod cursor;
 mod encode;
 mod filter;
 mod frame;
@@ -26,15 +26,14 @@ mod pixels;
 mod shape;
 mod shm;
 mod strips;
-pub mod window;
 
 pub use capturer::Capturer;
+pub use cursor::cursor_position;
 pub use encode::{encode_png, encode_png_with, PngSettings};
 pub use filter::{FilterChoice, RowFilter};
 pub use frame::Frame;
 pub use palette::{index_colours, Indexed};
 pub use shape::{check_region, fitted_size, shape, Shaped};
-pub use window::{active_window_title, cursor_position};
 
 use x11rb::errors::{ConnectionError, ReplyError};
 

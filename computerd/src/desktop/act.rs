@@ -13,10 +13,12 @@ use crate::a11y::{self, A11yHandle};
 use crate::apps::{FocusError, Launcher, OnScreen};
 use crate::browser::pages::Pages;
 use crate::browser::{BrowserScreen, Browsers};
-use crate::input::{focus_window, focus_window_id, InputError};
+use crate::display::XFault;
+use crate::input::InputError;
 use crate::screens::{Screen, ScreenError, ScreenX};
 use crate::sessions::{Session, Sessions};
 use crate::textview::{check_window_unmoved, resolve_ref, RefTarget};
+use crate::windows::{focus_window, focus_window_id};
 use computer_protocol::limits::REPEAT_UNCHANGED_MAX;
 use computer_protocol::textview::TREE_DEADLINE_MS;
 use computer_protocol::{
@@ -135,11 +137,11 @@ impl Hands for ScreenX {
         self.input.perform(&self.display, action)
     }
 
-    fn focus(&mut self, target: &str) -> Result<bool, InputError> {
+    fn focus(&mut self, target: &str) -> Result<bool, XFault> {
         focus_window(&self.display, target)
     }
 
-    fn raise(&mut self, window: u32) -> Result<(), InputError> {
+    fn raise(&mut self, window: u32) -> Result<(), XFault> {
         focus_window_id(&self.display, window)
     }
 }

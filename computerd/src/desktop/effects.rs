@@ -9,9 +9,9 @@
 //! shared one; between batches it selects no events, so nothing piles up.
 
 use crate::browser::pages::Pages;
-use crate::capture::window::window_title;
 use crate::display::XFault;
 use crate::screens::WatchConnection;
+use crate::windows::window_title;
 use computer_protocol::{Action, ActionEffect, Region};
 use std::collections::HashMap;
 use std::sync::Arc;

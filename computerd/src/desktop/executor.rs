@@ -11,6 +11,7 @@
 use crate::a11y::A11yError;
 use crate::apps::FocusError;
 use crate::desktop::effects::EffectsWatch;
+use crate::display::XFault;
 use crate::input::InputError;
 use crate::screens::ScreenError;
 use computer_protocol::recording::{ScreenPoint, SECRET_SHOWN_AS};
@@ -28,9 +29,9 @@ pub trait Hands: Send + 'static {
     fn perform(&mut self, action: &Action) -> Result<(), InputError>;
     /// Raises and focuses the first window whose class or title holds
     /// `target`; false when none does.
-    fn focus(&mut self, target: &str) -> Result<bool, InputError>;
+    fn focus(&mut self, target: &str) -> Result<bool, XFault>;
     /// Raises and focuses one window.
-    fn raise(&mut self, window: u32) -> Result<(), InputError>;
+    fn raise(&mut self, window: u32) -> Result<(), XFault>;
 }
 
 /// Where the [`Hands`] live: jobs run there one at a time, in order.
@@ -79,6 +80,8 @@ pub enum ActionError {
     Input(#[from] InputError),
     #[error(transparent)]
     Focus(#[from] FocusError),
+    #[error(transparent)]
+    X(#[from] XFault),
     #[error("`actions[{index}].ref` needs the screen's accessibility bus, which is not running: {reason}")]
     NoBus { index: usize, reason: String },
     #[error("`actions[{index}].ref`: {source}")]
@@ -269,7 +272,7 @@ mod tests {
             Ok(())
         }
 
-        fn focus(&mut self, target: &str) -> Result<bool, InputError> {
+        fn focus(&mut self, target: &str) -> Result<bool, XFault> {
             let found = self.windows.iter().any(|w| w.contains(target));
             if found {
                 self.done.push(format!("focus {target}"));
@@ -277,7 +280,7 @@ mod tests {
             Ok(found)
         }
 
-        fn raise(&mut self, window: u32) -> Result<(), InputError> {
+        fn raise(&mut self, window: u32) -> Result<(), XFault> {
             self.done.push(format!("raise {window}"));
             Ok(())
         }

@@ -5,12 +5,13 @@
 
 use super::state::DesktopState;
 use super::DesktopError;
-use crate::capture::{active_window_title, check_region, cursor_position, shape};
+use crate::capture::{check_region, cursor_position, shape};
 use crate::clock::now_rfc3339;
 use crate::recording::FrameSeen;
 use crate::screens::Screen;
 use crate::sessions::{Session, Sessions};
 use crate::textview::text_view;
+use crate::windows::active_window_title;
 use base64::Engine;
 use computer_protocol::{
     Cursor, FrameId, FrameTransform, ImageFormat, Observation, ObserveRequest, Region,

@@ -4,9 +4,8 @@
 
 use crate::browser::shown::shown_page;
 use crate::browser::Browsers;
-use crate::capture::active_window_title;
 use crate::screens::Screen;
-use crate::textview::list_windows;
+use crate::windows::{active_window_title, list_windows};
 use computer_protocol::handoff::{PageFacts, ScreenChanges};
 use std::sync::Arc;
 

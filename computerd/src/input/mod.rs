@@ -8,20 +8,17 @@
 //!   keysyms, binding spare keycodes for those no key has and giving them
 //!   back once idle (why not at once: see its docs).
 //! - `events`: XTEST fake events, confirmed with a round trip.
-//! - `focus`: raising a window by class or title, [`focus_window`].
 //!
 //! Every action returns once the server has delivered its events.
 
 pub mod chord;
 mod events;
-mod focus;
 mod keyboard;
 pub mod keymap;
 pub mod keysyms;
 mod pointer;
 pub mod typing;
 
-pub use focus::{active_is, active_matches, focus_window, focus_window_id, window_list};
 pub use keyboard::{CLIENT_CATCH_UP, RELEASE_AFTER};
 
 use crate::display::Display;

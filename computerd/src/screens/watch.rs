@@ -3,8 +3,8 @@
 //! more than a batch's watch, so the screen keeps it between batches; its
 //! events never reach the screen's shared connection.
 
-use crate::capture::window::Atoms;
 use crate::display::{Display, XFault};
+use crate::windows::Atoms;
 use x11rb::protocol::damage::ConnectionExt as _;
 
 /// The watch's X connection with what was learnt on it once.

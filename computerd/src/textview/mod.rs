@@ -1,8 +1,8 @@
 //! The text view of a screen: its windows and the accessibility tree of
 //! one window, with refs that `computer_act` takes in place of x/y.
 //!
-//! - [`windows`]: the screen's windows from X11/EWMH, and which one a
-//!   view is about (named by class or title, else the focused one).
+//! - The screen's windows and the one a view is about (named by class or
+//!   title, else the focused one) come from [`crate::windows`].
 //! - [`page_tree`]: the tree of the page in the screen's browser, over its
 //!   DevTools connection, placed in screen pixels.
 //! - [`atspi_tree`]: the tree of any other app, over the screen's own
@@ -11,7 +11,7 @@
 //!   page by page.
 //!
 //! A view flows: windows → the chosen window's tree (1 s at most) → a
-//! [`TextSnapshot`] the session keeps (refs `e{first_ref + i}`, and the
+//! [`TextSnapshot`] the desktop keeps for the session (refs `e{first_ref + i}`, and the
 //! pages a cursor reads) → the first page as a [`TextView`]. Refs number
 //! on across a session's views, so a ref from an older view is never
 //! mistaken for a node of the latest one.
@@ -19,10 +19,8 @@
 mod atspi_tree;
 mod flat;
 mod page_tree;
-mod windows;
 
 pub use flat::FlatNode;
-pub use windows::list_windows;
 
 /// Why a text view, or a ref into one, cannot be had.
 #[derive(Debug, thiserror::Error)]
@@ -41,6 +39,7 @@ use crate::a11y::A11yHandle;
 use crate::browser::Browser;
 use crate::display::XFault;
 use crate::screens::{Screen, ScreenError};
+use crate::windows::{list_windows, pick};
 use computer_protocol::textview::{MAX_NODES_MAX, TEXT_VIEW_MAX_CHARS, TREE_DEADLINE_MS};
 use computer_protocol::{
     Bounds, InvalidInput, NodeState, PageCursor, TextView, TextViewOptions, TreeSource, WindowEntry,
@@ -111,7 +110,7 @@ pub async fn text_view(
         };
     }
     let listed = screen.with_x(|x| list_windows(&x.display)).await??;
-    let target = windows::pick(&listed, options.window.as_deref())?.cloned();
+    let target = pick(&listed, options.window.as_deref())?.cloned();
     let (source, nodes, note) = match &target {
         None => (
             None,

@@ -1,8 +1,7 @@
-//! Raising and focusing a window chosen by class or title.
+//! Finding windows by class or title, and raising and focusing them.
 
-use super::InputError;
-use crate::capture::window::{active_window, window_class, window_title, Atoms};
-use crate::display::Display;
+use super::props::{active_window, window_class, window_title, Atoms};
+use crate::display::{Display, XFault};
 use std::time::{Duration, Instant};
 use x11rb::errors::ReplyError;
 use x11rb::protocol::xproto::{
@@ -25,13 +24,13 @@ const SOURCE_PAGER: u32 = 2;
 
 /// Raises and focuses the first window whose class or title contains `target`
 /// (case-insensitive). Returns false when no window matches.
-pub fn focus_window(display: &Display, target: &str) -> Result<bool, InputError> {
+pub fn focus_window(display: &Display, target: &str) -> Result<bool, XFault> {
     let needle = target.trim().to_lowercase();
     if needle.is_empty() {
         return Ok(false);
     }
     let conn = &display.conn;
-    let request = InputError::request(display.number);
+    let request = failed(display.number, "finding a window to focus");
     let atoms = Atoms::intern(conn).map_err(&request)?;
     for window in client_windows(display, &atoms).map_err(&request)? {
         if matches(conn, &atoms, window, &needle).map_err(&request)? {
@@ -43,23 +42,23 @@ pub fn focus_window(display: &Display, target: &str) -> Result<bool, InputError>
 }
 
 /// The screen's top-level app windows (see [`client_windows`]).
-pub fn window_list(display: &Display) -> Result<Vec<Window>, InputError> {
-    let request = InputError::request(display.number);
+pub fn window_list(display: &Display) -> Result<Vec<Window>, XFault> {
+    let request = failed(display.number, "listing the windows");
     let atoms = Atoms::intern(&display.conn).map_err(&request)?;
     client_windows(display, &atoms).map_err(&request)
 }
 
 /// True when the window manager's active window is `window`.
-pub fn active_is(display: &Display, window: Window) -> Result<bool, InputError> {
-    let request = InputError::request(display.number);
+pub fn active_is(display: &Display, window: Window) -> Result<bool, XFault> {
+    let request = failed(display.number, "reading the active window");
     let atoms = Atoms::intern(&display.conn).map_err(&request)?;
     Ok(active_window(&display.conn, &atoms, display.root).map_err(&request)? == Some(window))
 }
 
 /// True when the active window's class or title contains `target`
 /// (case-insensitive), as [`focus_window`] matches them.
-pub fn active_matches(display: &Display, target: &str) -> Result<bool, InputError> {
-    let request = InputError::request(display.number);
+pub fn active_matches(display: &Display, target: &str) -> Result<bool, XFault> {
+    let request = failed(display.number, "reading the active window");
     let atoms = Atoms::intern(&display.conn).map_err(&request)?;
     match active_window(&display.conn, &atoms, display.root).map_err(&request)? {
         Some(window) => {
@@ -70,8 +69,9 @@ pub fn active_matches(display: &Display, target: &str) -> Result<bool, InputErro
 }
 
 /// Raises and focuses one window of [`window_list`].
-pub fn focus_window_id(display: &Display, window: Window) -> Result<(), InputError> {
-    let atoms = Atoms::intern(&display.conn).map_err(InputError::request(display.number))?;
+pub fn focus_window_id(display: &Display, window: Window) -> Result<(), XFault> {
+    let atoms =
+        Atoms::intern(&display.conn).map_err(failed(display.number, "focusing a window"))?;
     activate(display, &atoms, window)
 }
 
@@ -145,10 +145,10 @@ fn matches(
 /// Asks the window manager to activate `window` (which also restores it
 /// when iconified), raises it, and gives it the keyboard focus at once so
 /// that keys typed next reach it even before the window manager reacts.
-fn activate(display: &Display, atoms: &Atoms, window: Window) -> Result<(), InputError> {
+fn activate(display: &Display, atoms: &Atoms, window: Window) -> Result<(), XFault> {
     let conn = &display.conn;
-    let send = InputError::send(display.number);
-    let request = InputError::request(display.number);
+    let send = failed(display.number, "focusing a window");
+    let request = failed(display.number, "focusing a window");
     let current = active_window(conn, atoms, display.root)
         .map_err(&request)?
         .unwrap_or(x11rb::NONE);
@@ -208,4 +208,9 @@ fn ignore_x_error(e: ReplyError) -> Result<(), ReplyError> {
         ReplyError::X11Error(_) => Ok(()),
         e => Err(e),
     }
+}
+
+/// Wraps an X error (of a request or of the connection) as an [`XFault`].
+fn failed<E: std::fmt::Display>(display: u32, doing: &'static str) -> impl Fn(E) -> XFault {
+    move |e| XFault::new(display, doing, e)
 }

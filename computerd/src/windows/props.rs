@@ -1,9 +1,7 @@
-//! What an observation says beside the image: where the pointer is and the
-//! active window's title. The window property readers here are shared with
-//! `input::focus`, which matches windows by the same class and title.
+//! Reading a window's properties: its title, its class, and which window
+//! the window manager calls active, with the EWMH atoms they need.
 
-use super::CaptureError;
-use crate::display::Display;
+use crate::display::{Display, XFault};
 use x11rb::errors::ReplyError;
 use x11rb::protocol::xproto::{Atom, AtomEnum, ConnectionExt as _, Window};
 use x11rb::protocol::ErrorKind;
@@ -41,20 +39,9 @@ impl Atoms {
     }
 }
 
-/// Where the pointer is, in root (screen) coordinates.
-pub fn cursor_position(display: &Display) -> Result<(i32, i32), CaptureError> {
-    let reply = display
-        .conn
-        .query_pointer(display.root)
-        .map_err(CaptureError::send(display.number))?
-        .reply()
-        .map_err(CaptureError::request(display.number))?;
-    Ok((i32::from(reply.root_x), i32::from(reply.root_y)))
-}
-
 /// The title of the window the window manager calls active
 /// (`_NET_ACTIVE_WINDOW`), or `None` when there is none or it has no title.
-pub fn active_window_title(display: &Display) -> Result<Option<String>, CaptureError> {
+pub fn active_window_title(display: &Display) -> Result<Option<String>, XFault> {
     let read = || -> Result<Option<String>, ReplyError> {
         let atoms = Atoms::intern(&display.conn)?;
         match active_window(&display.conn, &atoms, display.root)? {
@@ -62,7 +49,7 @@ pub fn active_window_title(display: &Display) -> Result<Option<String>, CaptureE
             None => Ok(None),
         }
     };
-    read().map_err(CaptureError::request(display.number))
+    read().map_err(|e| XFault::new(display.number, "reading the active window", e))
 }
 
 /// The window `_NET_ACTIVE_WINDOW` names, if any.

@@ -1,10 +1,9 @@
 //! The screen's top-level windows from X11/EWMH: title, class, pid,
 //! geometry in screen pixels, focus, topmost first.
 
-use super::TextViewError;
-use crate::capture::window::{active_window, window_class, window_title, Atoms};
+use super::focus::window_list;
+use super::props::{active_window, window_class, window_title, Atoms};
 use crate::display::{Display, XFault};
-use crate::input::window_list;
 use computer_protocol::{InvalidInput, WindowEntry};
 use x11rb::errors::ReplyError;
 use x11rb::protocol::xproto::{AtomEnum, ConnectionExt as _, MapState, Window};
@@ -94,7 +93,7 @@ fn intern(conn: &x11rb::rust_connection::RustConnection, name: &[u8]) -> Result<
 pub fn pick<'a>(
     windows: &'a [WindowEntry],
     name: Option<&str>,
-) -> Result<Option<&'a WindowEntry>, TextViewError> {
+) -> Result<Option<&'a WindowEntry>, InvalidInput> {
     let Some(name) = name else {
         return Ok(windows.iter().find(|w| w.focused));
     };
@@ -110,14 +109,14 @@ pub fn pick<'a>(
                 .iter()
                 .map(|w| format!("\"{}\" ({})", w.title, w.class))
                 .collect();
-            TextViewError::InvalidInput(InvalidInput(format!(
+            InvalidInput(format!(
                 "`window` is `{name}`: no window's class or title contains it; the screen has {}",
                 if names.is_empty() {
                     "no windows".to_string()
                 } else {
                     names.join(", ")
                 }
-            )))
+            ))
         })
 }
 
