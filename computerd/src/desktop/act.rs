@@ -15,7 +15,7 @@ use crate::browser::pages::Pages;
 use crate::browser::{BrowserScreen, Browsers};
 use crate::display::XFault;
 use crate::input::InputError;
-use crate::screens::{Screen, ScreenError, ScreenX};
+use crate::screens::{Screen, ScreenError, ScreenX, WatchConnection};
 use crate::sessions::{Session, Sessions};
 use crate::textview::{check_window_unmoved, resolve_ref, RefTarget};
 use crate::windows::{focus_window, focus_window_id};
@@ -66,7 +66,7 @@ pub async fn act(
     let track = repeat_key.is_some();
     let actions: Arc<[Action]> = std::mem::take(&mut req.actions).into();
     let pages = sessions.browsers().pages(screen.number);
-    let on = Arc::clone(&screen);
+    let (kept, display_number) = (screen.take_watch(), screen.display_number);
     // Without a watch the batch runs all the same, telling no effects.
     let (before, watch) = screen
         .with_x(move |x| {
@@ -74,7 +74,7 @@ pub async fn act(
                 true => Some(x.capturer.grab(&x.display)?.fingerprint()),
                 false => None,
             };
-            Ok::<_, DesktopError>((before, start_watch(&on, pages)))
+            Ok::<_, DesktopError>((before, start_watch(kept, display_number, pages)))
         })
         .await??;
     let steps = ActSteps {
@@ -95,8 +95,9 @@ pub async fn act(
     };
     let mut effects = match watch.take() {
         Some(watch) => {
-            let on = Arc::clone(&screen);
-            screen.with_x(move |_| finish_watch(&on, watch)).await?
+            let (effects, conn) = screen.with_x(move |_| finish_watch(watch)).await?;
+            screen.return_watch(conn);
+            effects
         }
         None => Vec::new(),
     };
@@ -193,12 +194,18 @@ impl Steps for ActSteps<'_> {
 
 /// The batch's effects watch, or none when the screen's X server refuses
 /// one (it is then logged: the batch itself is not at fault).
-fn start_watch(screen: &Screen, pages: Option<Arc<Pages>>) -> Option<EffectsWatch> {
+fn start_watch(
+    kept: Option<WatchConnection>,
+    display_number: u32,
+    pages: Option<Arc<Pages>>,
+) -> Option<EffectsWatch> {
     let started = Instant::now();
-    let conn = screen
-        .take_watch()
-        .map_err(|e| tracing::warn!("no effects for this batch: {e}"))
-        .ok()?;
+    let conn = match kept {
+        Some(conn) => conn,
+        None => Screen::open_watch(display_number)
+            .map_err(|e| tracing::warn!("no effects for this batch: {e}"))
+            .ok()?,
+    };
     let watch = EffectsWatch::begin(conn, pages)
         .map_err(|e| tracing::warn!("no effects for this batch: {e}"))
         .ok();
@@ -236,15 +243,14 @@ async fn settle_page_title(browsers: &Browsers, screen: &Screen, effects: &mut [
 /// How long the settled page's title may take to read.
 const PAGE_TITLE_DEADLINE: Duration = Duration::from_millis(250);
 
-fn finish_watch(screen: &Screen, watch: EffectsWatch) -> Vec<ActionEffect> {
+fn finish_watch(watch: EffectsWatch) -> (Vec<ActionEffect>, WatchConnection) {
     let started = Instant::now();
-    let (effects, conn) = watch.finish();
-    screen.return_watch(conn);
+    let finished = watch.finish();
     tracing::debug!(
         cost_us = started.elapsed().as_micros() as u64,
         "effects watch finished"
     );
-    effects
+    finished
 }
 
 fn record_repeat(

@@ -506,15 +506,16 @@ impl Screen {
         let _ = tokio::spawn(async move { screen.close_now().await }).await;
     }
 
-    /// The watch connection, opened on first use; give it back with
-    /// [`Screen::return_watch`]. A second batch at the same time opens one
-    /// of its own.
-    pub fn take_watch(&self) -> Result<WatchConnection, XFault> {
-        let kept = self.watch.lock().take();
-        match kept {
-            Some(conn) => Ok(conn),
-            None => WatchConnection::open(self.display_number),
-        }
+    /// The watch connection kept from the last batch, if any; give it back
+    /// with [`Screen::return_watch`]. A batch that finds none (the first,
+    /// or a second at the same time) opens one with [`Screen::open_watch`].
+    pub fn take_watch(&self) -> Option<WatchConnection> {
+        self.watch.lock().take()
+    }
+
+    /// A new watch connection. Blocking: run it on the X thread.
+    pub fn open_watch(display_number: u32) -> Result<WatchConnection, XFault> {
+        WatchConnection::open(display_number)
     }
 
     pub fn return_watch(&self, conn: WatchConnection) {
