@@ -7,7 +7,8 @@
 //! - [`server`]: wires everything together and serves until shutdown;
 //!   [`http_server`] serves each listener with a deadline for request heads.
 //! - [`api`]: HTTP routes; each extracts input, calls one subsystem, maps
-//!   its error. With [`viewer`]'s `http` part, the only code that knows axum.
+//!   its error. With [`viewer`]'s `http` part, [`launcher`] and
+//!   [`http_server`], the only code that knows axum.
 //! - [`sessions`]: live sessions, their working folders and screens, ended
 //!   sessions' reasons, heartbeats and the idle/heartbeat reaper.
 //! - [`screens`]: screen numbers 1..16, each an Xvnc display plus Fluxbox;
