@@ -6,8 +6,6 @@
 //! a stalled transfer fails.
 
 mod support;
-#[path = "../../protocol/tests/support/tree.rs"]
-mod tree;
 
 use computer_protocol::archive::TEMP_PREFIX;
 use rmcp::model::{
@@ -26,6 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use support::docker::{docker, docker_output, TestComputer};
 use support::mcp::{connect_with, host_command, is_error, over_http, text};
+use test_support::tree;
 use tree::{build, temp_files};
 
 /// A client that keeps the progress notifications it receives.
