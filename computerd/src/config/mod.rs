@@ -259,6 +259,18 @@ impl Config {
     }
 }
 
+#[cfg(test)]
+impl Config {
+    /// Every default, with `home` and a token, for the tests of the modules
+    /// that read settings; no variable of whoever runs the tests is read.
+    pub(crate) fn for_tests(home: &Path) -> Config {
+        let args = ["computerd", "--token", "0123456789abcdef"];
+        let flags = Flags::from_command(flags::command_without_environment(), args)
+            .expect("the defaults parse");
+        Config::from_flags(flags, Some(home.to_path_buf())).expect("the defaults hold")
+    }
+}
+
 /// The default shell timeout follows the maximum when it is unset and the
 /// maximum is lower than 120 s; a default above the maximum is refused.
 pub fn shell_timeouts(

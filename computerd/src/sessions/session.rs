@@ -13,7 +13,9 @@ use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+// tokio's clock, like the registry's, so paused-time tests move it.
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// Settings fixed when the session starts.
