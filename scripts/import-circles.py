@@ -18,7 +18,7 @@ import re
 import sys
 from pathlib import Path
 
-CRATES = ["protocol", "computerd", "host"]
+CRATES = ["protocol", "computerd", "host", "test-support"]
 FACES = {"mod.rs", "lib.rs", "main.rs"}
 PATH = re.compile(r"\b(crate|super|self)((?:::[A-Za-z_][A-Za-z0-9_]*)+)")
 USE_GROUP = re.compile(r"\b(crate|super|self)::((?:[A-Za-z_][A-Za-z0-9_]*::)*)\{([^{}]*)\}")

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The fast loop: every test that needs neither Docker nor an X server.
 # The protocol crate whole (wire types, limits, the archive rules against
-# real files), and the unit tests of computerd and of the host. About half
-# a minute once built; the whole suite (scripts/test.sh) stays what CI runs.
+# real files), the unit tests of computerd and of the host, and computerd's
+# settings as the binary reads them. About half a minute once built; the
+# whole suite (scripts/test.sh) stays what CI runs.
 #
 # The engine is pointed at a socket that does not exist and DISPLAY is
 # unset, so a test that reached for either would fail, not pass quietly.
@@ -28,7 +29,8 @@ fi
 export DOCKER_HOST=unix:///nonexistent/test-fast-has-no-docker.sock
 unset DISPLAY DOCKER_CONTEXT
 # One cargo call over the workspace, so features resolve as for the whole
-# suite and its build is reused: each crate's unit tests, and the protocol
-# crate's own test files (`archive`, `fixtures`).
-cargo test --locked --workspace --lib --test archive --test fixtures -- "$@"
+# suite and its build is reused: each crate's unit tests, the protocol
+# crate's own test files (`archive`, `fixtures`), and computerd's
+# `settings`, which runs the binary only as far as its settings.
+cargo test --locked --workspace --lib --test archive --test fixtures --test settings -- "$@"
 echo "test-fast: passed without Docker or X"

@@ -18,7 +18,8 @@ use computerd::display::Display;
 use computerd::input::Input;
 use computerd::windows::focus_window;
 use std::time::{Duration, Instant};
-use xvnc::{wait_for, Xvnc};
+use test_support::wait_until_blocking;
+use xvnc::Xvnc;
 
 const GRABS: usize = 60;
 const ACTIONS: usize = 200;
@@ -100,7 +101,7 @@ fn issue_desktop(xvnc: &Xvnc, display: &Display) -> Vec<xvnc::Program> {
     listing.args(["-T", "issue", "-geometry", "100x52+20+20", "-e", "sh", "-c"]);
     listing.arg("ls -l /usr/bin | head -50; exec sleep 3600");
     programs.push(xvnc.spawn(listing));
-    wait_for("the terminal", Duration::from_secs(10), || {
+    wait_until_blocking("the terminal", Duration::from_secs(10), || {
         focus_window(display, "issue").ok()?.then_some(())
     });
     settle(display);
@@ -111,7 +112,7 @@ fn issue_desktop(xvnc: &Xvnc, display: &Display) -> Vec<xvnc::Program> {
 fn settle(display: &Display) {
     let mut capturer = Capturer::new(display);
     let mut last = 0;
-    wait_for("the desktop to settle", Duration::from_secs(10), || {
+    wait_until_blocking("the desktop to settle", Duration::from_secs(10), || {
         let now = capturer.grab(display).ok()?.fingerprint();
         let settled = now == last;
         last = now;
@@ -250,7 +251,7 @@ fn desktop(xvnc: &Xvnc, display: &Display) -> Vec<xvnc::Program> {
         "exec cat > /dev/null",
     ]);
     programs.push(xvnc.spawn(sink));
-    wait_for("both terminals", Duration::from_secs(10), || {
+    wait_until_blocking("both terminals", Duration::from_secs(10), || {
         (focus_window(display, "listing").ok()? && focus_window(display, "sink").ok()?)
             .then_some(())
     });

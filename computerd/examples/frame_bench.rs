@@ -27,7 +27,8 @@ use computerd::capture::{
 use computerd::display::Display;
 use computerd::windows::focus_window;
 use std::time::{Duration, Instant};
-use xvnc::{wait_for, Xvnc};
+use test_support::wait_until_blocking;
+use xvnc::Xvnc;
 
 const RUNS: usize = 30;
 
@@ -118,7 +119,7 @@ fn whole(frame: &Frame) -> Region {
 fn settle(display: &Display) {
     let mut capturer = Capturer::new(display);
     let mut last = 0;
-    wait_for("the screen to settle", Duration::from_secs(20), || {
+    wait_until_blocking("the screen to settle", Duration::from_secs(20), || {
         let now = capturer.grab(display).ok()?.fingerprint();
         let settled = now == last;
         last = now;
@@ -139,7 +140,7 @@ fn xterm(
         .args(args)
         .args(["-e", "sh", "-c", script]);
     let program = xvnc.spawn(cmd);
-    wait_for(title, Duration::from_secs(10), || {
+    wait_until_blocking(title, Duration::from_secs(10), || {
         focus_window(display, title).ok()?.then_some(())
     });
     program
@@ -293,7 +294,7 @@ fn main() {
             ))
             .arg(format!("file://{}", page.display()));
         let _browser = xvnc.spawn(chromium);
-        wait_for("Chromium", Duration::from_secs(30), || {
+        wait_until_blocking("Chromium", Duration::from_secs(30), || {
             focus_window(&display, "Order form").ok()?.then_some(())
         });
         std::thread::sleep(Duration::from_secs(2));

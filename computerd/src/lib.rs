@@ -3,7 +3,8 @@
 //! API that the host binary `computer-use-mcp` calls.
 //!
 //! # Layout
-//! - [`config`]: settings from flags and environment, checked at start.
+//! - [`config`]: settings from flags and environment variables (read by
+//!   clap), checked at start.
 //! - [`server`]: wires everything together and serves until shutdown;
 //!   [`http_server`] serves each listener with a deadline for request heads.
 //! - [`api`]: HTTP routes; each extracts input, calls one subsystem, maps

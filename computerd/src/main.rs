@@ -1,7 +1,7 @@
 //! computerd's entry point: read the settings, log to stderr, serve until
 //! SIGTERM or Ctrl+C.
 
-use computerd::config::{help, Config};
+use computerd::config::{Config, ConfigError};
 use tokio::signal::unix::{signal, SignalKind};
 
 fn main() {
@@ -16,16 +16,11 @@ fn main() {
         }
         return;
     }
-    if args.iter().any(|a| a == "--help" || a == "-h") {
-        print!("{}", help());
-        return;
-    }
-    if args.iter().any(|a| a == "--version") {
-        println!("computerd {}", env!("CARGO_PKG_VERSION"));
-        return;
-    }
     let config = match Config::from_process() {
         Ok(c) => c,
+        // `--help` and `--version` print on stdout and exit 0; a bad flag or
+        // value prints why on stderr and exits 2.
+        Err(ConfigError::Flags(e)) => e.exit(),
         Err(e) => {
             eprintln!("computerd: {e}");
             std::process::exit(2);

@@ -12,10 +12,11 @@ use computerd::screens::ScreenEnv;
 use std::path::Path;
 use std::time::{Duration, Instant};
 use support::xvnc::{Program, Xvnc};
+use test_support::require_program;
 use x11rb::connection::Connection as _;
 use x11rb::protocol::xproto::{AtomEnum, ConnectionExt as _, Window};
 
-const INSTALL: &str = "apt-get install at-spi2-core zenity (or run scripts/install-test-deps.sh)";
+const INSTALL: &str = "apt-get install at-spi2-core zenity";
 /// How long an app may take to start and register its tree.
 const APP_WAIT: Duration = Duration::from_secs(20);
 /// The deadline the text view gives a tree read.
@@ -26,10 +27,10 @@ const READ_DEADLINE: Duration = Duration::from_secs(1);
 fn require_a11y() {
     assert!(
         Path::new(BUS_LAUNCHER).is_file(),
-        "`{BUS_LAUNCHER}` is missing; run `{INSTALL}`"
+        "`{BUS_LAUNCHER}` is missing; run `{INSTALL}` (or `bash scripts/install-test-deps.sh`)"
     );
-    support::xvnc::require("zenity");
-    support::xvnc::require("dbus-daemon");
+    require_program("zenity", INSTALL);
+    require_program("dbus-daemon", INSTALL);
 }
 
 /// An Xvnc with Fluxbox (so windows have frames and positions as in the

@@ -143,13 +143,7 @@ async fn an_observe_cut_short_leaves_no_orphan_xvnc() {
 /// screen is slow enough to be cut short. It runs the real Fluxbox, which
 /// draws the desktop a screen waits for before it is handed out.
 fn slow_fluxbox(dir: &std::path::Path) -> String {
-    let real = std::env::var_os("PATH")
-        .and_then(|p| {
-            std::env::split_paths(&p)
-                .map(|d| d.join("fluxbox"))
-                .find(|f| f.is_file())
-        })
-        .expect("`fluxbox` is not installed; run `apt-get install fluxbox`");
+    let real = test_support::require_program("fluxbox", "apt-get install fluxbox");
     path_with_fluxbox(
         dir,
         &format!(

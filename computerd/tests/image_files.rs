@@ -127,13 +127,7 @@ fn received(request: Receiver<Request>) -> Request {
 /// `PATH`), so nothing from the test's own environment leaks in.
 fn launch(env: &[(&str, &str)], args: &[&str]) -> Output {
     for program in ["curl", "jq", "awk"] {
-        let found = Command::new("sh")
-            .args(["-c", &format!("command -v {program}")])
-            .output()
-            .unwrap()
-            .status
-            .success();
-        assert!(found, "`{program}` is not installed; run `{INSTALL}`");
+        test_support::require_program(program, INSTALL);
     }
     let script = image_file("bin/computer-use-launch");
     let mut command = Command::new("sh");

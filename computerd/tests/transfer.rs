@@ -4,10 +4,6 @@
 //! (session ended, client gone) leaving no temporary files.
 
 mod common;
-#[path = "../../protocol/tests/support/tarball.rs"]
-mod tarball;
-#[path = "../../protocol/tests/support/tree.rs"]
-mod tree;
 
 use bytes::Bytes;
 use common::daemon::TOKEN;
@@ -21,6 +17,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use tarball::{packed, raw_entry, target, unpacked};
+use test_support::{tarball, tree};
 use tree::{build, manifest, temp_files};
 
 /// A tree with binary content, modes, nested and empty folders, symlinks,

@@ -5,8 +5,7 @@
 
 mod common;
 
-use common::{require_program, require_programs, Daemon, DaemonOptions};
-use std::path::Path;
+use common::{require_programs, Daemon, DaemonOptions};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -20,12 +19,7 @@ async fn the_viewer_page_in_headless_chromium() {
         ("xclip", "xclip"),
         ("xdotool", "xdotool"),
     ]);
-    require_program("node", "apt-get install nodejs");
-    let browser_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/browser");
-    assert!(
-        browser_dir.join("node_modules/playwright-core").is_dir(),
-        "Playwright is not installed; run `npm ci --prefix computerd/tests/browser` (scripts/test.sh does)"
-    );
+    let browser_dir = test_support::require_playwright();
     assert!(
         common::daemon::viewer_dir()
             .join("novnc/core/rfb.js")

@@ -17,7 +17,8 @@ use computerd::screens::WatchConnection;
 use computerd::windows::{active_window_title, focus_window, window_title, Atoms};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-use support::xvnc::{wait_for, Program, Xvnc};
+use support::xvnc::{Program, Xvnc};
+use test_support::wait_until_blocking;
 use x11rb::connection::Connection;
 use x11rb::protocol::xproto::{
     AtomEnum, ChangeGCAux, ConnectionExt as _, CreateGCAux, CreateWindowAux, EventMask, Rectangle,
@@ -70,7 +71,7 @@ impl TestWindow {
         .expect("create window");
         conn.map_window(window).expect("map");
         conn.flush().expect("flush");
-        wait_for("the test window to be exposed", LIMIT, || {
+        wait_until_blocking("the test window to be exposed", LIMIT, || {
             match conn.poll_for_event().expect("event") {
                 Some(Event::Expose(_)) => Some(()),
                 _ => None,
@@ -167,7 +168,7 @@ fn capture_gives_the_screen_as_png_and_the_fingerprint_follows_the_pixels() {
     conn.create_gc(gc, drawn.window, &CreateGCAux::new().foreground(0xab_cdef))
         .expect("gc");
     fill(conn, drawn.window, gc, 50, 30);
-    let changed = wait_for("the drawing to show in a capture", LIMIT, || {
+    let changed = wait_until_blocking("the drawing to show in a capture", LIMIT, || {
         let frame = grab(&display, &mut capturer);
         (frame.pixel(120, 120) == Some([0xab, 0xcd, 0xef])
             && frame.pixel(250, 180) == Some([0x12, 0x34, 0x56]))
@@ -194,7 +195,7 @@ fn capture_gives_the_screen_as_png_and_the_fingerprint_follows_the_pixels() {
     conn.change_gc(gc, &ChangeGCAux::new().foreground(0xab_cdee))
         .expect("gc");
     fill(conn, drawn.window, gc, 1, 1);
-    let recoloured = wait_for("one changed pixel to show", LIMIT, || {
+    let recoloured = wait_until_blocking("one changed pixel to show", LIMIT, || {
         let frame = grab(&display, &mut capturer);
         (frame.pixel(110, 110) == Some([0xab, 0xcd, 0xee])).then_some(frame)
     });
@@ -240,7 +241,7 @@ fn capture_follows_a_resized_screen() {
     .reply()
     .expect("resize");
 
-    let frame = wait_for("a capture of the new size", LIMIT, || {
+    let frame = wait_until_blocking("a capture of the new size", LIMIT, || {
         let frame = grab(&display, &mut capturer);
         (frame.width == u32::from(size.width)).then_some(frame)
     });
@@ -276,7 +277,7 @@ fn cat_xterm(xvnc: &Xvnc, title: &str) -> (Program, PathBuf) {
     ])
     .args(["-e", "sh", "-c", &format!("exec cat > '{}'", out.display())]);
     let program = xvnc.spawn(cmd);
-    wait_for("cat to open its output file", LIMIT, || {
+    wait_until_blocking("cat to open its output file", LIMIT, || {
         out.exists().then_some(())
     });
     (program, out)
@@ -285,7 +286,7 @@ fn cat_xterm(xvnc: &Xvnc, title: &str) -> (Program, PathBuf) {
 /// Focuses the window titled `title` and waits until it has the keyboard.
 fn focus_by_title(display: &Display, title: &str) {
     let atoms = Atoms::intern(&display.conn).expect("atoms");
-    wait_for(
+    wait_until_blocking(
         &format!("the window `{title}` to have the focus"),
         LIMIT,
         || {
@@ -450,7 +451,7 @@ fn key_chords_edit_the_line_and_unknown_names_are_refused() {
     // `é` borrowed a spare keycode; a later action gives it back once it
     // has been idle long enough.
     assert_eq!(input.borrowed_keycodes(), 1);
-    wait_for("the borrowed keycode to be given back", LIMIT, || {
+    wait_until_blocking("the borrowed keycode to be given back", LIMIT, || {
         perform(&mut input, &display, Action::move_to(5, 5));
         (input.borrowed_keycodes() == 0).then_some(())
     });
@@ -467,7 +468,7 @@ fn keymap_changes_by_other_clients_are_followed() {
     // Handled before the remap below: clients translate keys when they
     // read them, so an unread `q` would turn into `w` too.
     perform(&mut input, &display, type_text("q\n"));
-    wait_for("the first line to reach the file", LIMIT, || {
+    wait_until_blocking("the first line to reach the file", LIMIT, || {
         (std::fs::read(&out).ok()? == b"q\n").then_some(())
     });
 
@@ -722,7 +723,7 @@ fn focus_window_finds_windows_by_class_and_title() {
     // count of listed windows: any other window (Fluxbox's own `xmessage`
     // about a wallpaper, say) would make a count pass early.
     let managed = |title: &str| {
-        wait_for(
+        wait_until_blocking(
             &format!("`{title}` to be managed and viewable"),
             LIMIT,
             || {
@@ -839,7 +840,7 @@ fn the_watch_adds_under_a_millisecond_to_a_batch() {
         })
         .collect();
     // Waits until Fluxbox lists the three: the watch reads their titles.
-    let mut conn = wait_for("three windows listed", Duration::from_secs(15), || {
+    let mut conn = wait_until_blocking("three windows listed", Duration::from_secs(15), || {
         let watch = EffectsWatch::begin(WatchConnection::open(xvnc.number).ok()?, None).ok()?;
         let listed = watch.window_count() >= 3;
         let (_, conn) = watch.finish();

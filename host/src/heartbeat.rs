@@ -6,6 +6,7 @@
 use crate::link::{Link, CONFIRMED_FOR};
 use computer_protocol::endpoints::{EndOwnerSessions, Heartbeat, NoBody};
 use computer_protocol::OwnerId;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,27 +18,45 @@ pub const SHUTDOWN_WAIT: Duration = Duration::from_secs(3);
 
 /// Beats for `owner` until the task is aborted.
 pub async fn run(link: Arc<Link>, owner: OwnerId) {
-    let mut ticker = tokio::time::interval(INTERVAL);
+    every(INTERVAL, || beat(&link, &owner)).await
+}
+
+/// Runs `beat` at once, then [`INTERVAL`] after each start. A beat that
+/// outlasts the interval (Docker slow to answer the check) is followed by
+/// the next at once and the pace resumes from there: late beats are not
+/// sent in a burst, which would only repeat the same news.
+async fn every<F, Fut>(interval: Duration, mut beat: F)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let mut ticker = tokio::time::interval(interval);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         ticker.tick().await;
-        if link.connection().is_none() {
-            continue;
+        beat().await;
+    }
+}
+
+/// One heartbeat, once Docker confirms where the computer's API is; nothing
+/// while this process has no computer.
+async fn beat(link: &Link, owner: &OwnerId) {
+    if link.connection().is_none() {
+        return;
+    }
+    let conn = match link.confirmed("heartbeat", Duration::ZERO).await {
+        Ok(conn) => conn,
+        Err(why) => {
+            tracing::warn!("no heartbeat sent: {why}");
+            return;
         }
-        let conn = match link.confirmed("heartbeat", Duration::ZERO).await {
-            Ok(conn) => conn,
-            Err(why) => {
-                tracing::warn!("no heartbeat sent: {why}");
-                continue;
-            }
-        };
-        let sent = conn
-            .client
-            .send::<Heartbeat>(&owner, &NoBody {}, INTERVAL, "nothing")
-            .await;
-        if let Err(e) = sent {
-            tracing::warn!("heartbeat failed: {e}");
-        }
+    };
+    let sent = conn
+        .client
+        .send::<Heartbeat>(owner, &NoBody {}, INTERVAL, "nothing")
+        .await;
+    if let Err(e) = sent {
+        tracing::warn!("heartbeat failed: {e}");
     }
 }
 
@@ -74,4 +93,58 @@ pub async fn end_all(link: &Link, owner: &OwnerId) {
 pub async fn end_every_agent(link: &Link) {
     let owners = link.owners();
     futures::future::join_all(owners.iter().map(|owner| end_all(link, owner))).await;
+}
+
+/// The beat's pace on tokio's paused clock: each test runs minutes of beats
+/// at once, and the times are exact.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use parking_lot::Mutex;
+    use tokio::time::{sleep, Instant};
+
+    /// Runs `every(INTERVAL, ..)` for `run_for` with beats that each take
+    /// `takes(n)` for the n-th; returns when each beat started, in seconds
+    /// from the start.
+    async fn beats(run_for: Duration, takes: impl Fn(usize) -> Duration) -> Vec<u64> {
+        let started = Instant::now();
+        let starts = Mutex::new(Vec::new());
+        let beating = every(INTERVAL, || {
+            let n = {
+                let mut starts = starts.lock();
+                starts.push(started.elapsed().as_secs());
+                starts.len()
+            };
+            sleep(takes(n))
+        });
+        let _ = tokio::time::timeout(run_for, beating).await;
+        starts.into_inner()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_first_beat_goes_at_once_then_one_every_10_s() {
+        let starts = beats(Duration::from_secs(45), |_| Duration::ZERO).await;
+        assert_eq!(starts, [0, 10, 20, 30, 40]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_slow_beat_delays_the_next_instead_of_a_burst_of_late_ones() {
+        // The second beat waits 25 s on Docker: the third goes as it ends,
+        // and the pace resumes from there.
+        let slow = |n| match n {
+            2 => Duration::from_secs(25),
+            _ => Duration::from_secs(1),
+        };
+        let starts = beats(Duration::from_secs(60), slow).await;
+        assert_eq!(starts, [0, 10, 35, 45, 55]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn without_a_computer_a_beat_sends_nothing() {
+        let link = Link::new();
+        let owner = OwnerId("agent".into());
+        let beat = tokio::time::timeout(Duration::from_millis(1), beat(&link, &owner));
+        beat.await
+            .expect("returns at once: nothing to confirm or send");
+    }
 }

@@ -18,6 +18,7 @@ use std::net::{Ipv4Addr, TcpListener};
 use std::time::{Duration, Instant};
 use support::docker::{docker, docker_output, inspect, TestComputer};
 use support::mcp::{call, connect, is_error, ok, text, Client};
+use test_support::wait_until_holds;
 
 /// What the tests write in home before a fault and read after recovery.
 const KEPT: &str = "kept.txt";
@@ -67,14 +68,8 @@ fn running(name: &str) -> bool {
     inspect(name)["State"]["Running"] == json!(true)
 }
 
-/// Polls `check` every 100 ms until it holds, failing after `limit`.
-async fn wait_for(what: &str, limit: Duration, mut check: impl FnMut() -> bool) {
-    let started = Instant::now();
-    while !check() {
-        assert!(started.elapsed() < limit, "{what}: not within {limit:?}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
+/// How often a wait checks: each check is a `docker exec`.
+const CHECK_EVERY: Duration = Duration::from_millis(100);
 
 /// Asserts the message names what happened and sends the agent to
 /// `start_computer`.
@@ -184,11 +179,16 @@ async fn a_computer_stopped_during_a_shell_call_ends_the_call_promptly_with_the_
 
     let name = computer.name.clone();
     let stop_by_hand = tokio::spawn(async move {
-        wait_for("the shell's sleep to run", Duration::from_secs(30), || {
-            docker_output(&["exec", &name, "pgrep", "-x", "sleep"])
-                .status
-                .success()
-        })
+        wait_until_holds(
+            "the shell's sleep to run",
+            Duration::from_secs(30),
+            CHECK_EVERY,
+            || {
+                docker_output(&["exec", &name, "pgrep", "-x", "sleep"])
+                    .status
+                    .success()
+            },
+        )
         .await;
         let stopping = Instant::now();
         tokio::task::spawn_blocking(move || docker(&["stop", &name]))

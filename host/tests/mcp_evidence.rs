@@ -52,11 +52,7 @@ async fn review(computer: &TestComputer, args: &[&str]) -> (i32, String, String)
 /// (`computerd/tests/browser/walkthrough.test.mjs`) and fails with its
 /// output when a check fails.
 fn open_offline(package: &Path, expect: &[&str], forbidden: &str) {
-    let browser_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../computerd/tests/browser");
-    assert!(
-        browser_dir.join("node_modules/playwright-core").is_dir(),
-        "Playwright is not installed; run `npm ci --prefix computerd/tests/browser` (scripts/test.sh does)"
-    );
+    let browser_dir = test_support::require_playwright();
     let out = std::process::Command::new("node")
         .args(["--test", "--test-reporter=spec", "walkthrough.test.mjs"])
         .current_dir(&browser_dir)

@@ -9,7 +9,7 @@ use rmcp::model::{CallToolRequestParams, ProgressNotificationParam};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{ClientHandler, RoleClient};
 use serde_json::{json, Value};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -24,11 +24,7 @@ const NOTE: &str = "Signed in; the 2FA code came by SMS.";
 
 /// Runs the person's side in Chromium; fails with its output.
 fn person_hands_back(viewer_url: &str) {
-    let browser_dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../computerd/tests/browser");
-    assert!(
-        browser_dir.join("node_modules/playwright-core").is_dir(),
-        "Playwright is not installed; run `npm ci --prefix computerd/tests/browser` (scripts/test.sh does)"
-    );
+    let browser_dir = test_support::require_playwright();
     let out = std::process::Command::new("node")
         .args(["--test", "--test-reporter=spec", "handoff.test.mjs"])
         .current_dir(&browser_dir)

@@ -13,6 +13,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 use support::docker::{exists, inspect, TestComputer};
 use support::mcp::{host_command, ok, refused, shell_ok, start_session, Client, HttpHost};
+use test_support::wait_until_holds;
 
 const ALICE: &str = "alice-token-0123456789abcdef0123456789";
 const BOB: &str = "bob-token-0123456789abcdef0123456789abcd";
@@ -359,14 +360,10 @@ async fn a_tenants_file_others_may_read_or_a_bad_line_refuses_the_start() {
     assert!(e.contains("unset the other"), "{e}");
 }
 
-/// Waits until `done` holds, at most 10 s.
-async fn wait_for(what: &str, done: impl Fn() -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !done() {
-        assert!(Instant::now() < deadline, "waited 10 s for {what}");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-}
+/// How long the server may take to accept connections, and how often the
+/// test looks: a check reads a `/proc` file.
+const ACCEPT_LIMIT: Duration = Duration::from_secs(10);
+const ACCEPT_CHECK_EVERY: Duration = Duration::from_millis(5);
 
 /// Connections the kernel holds for the listening socket on `port` that
 /// the server has not accepted (`rx_queue` of a LISTEN entry).
@@ -432,17 +429,23 @@ async fn an_unfinished_request_head_is_cut_off_and_idle_connections_are_capped()
     let mut idle = Vec::new();
     for held in 1..=256 {
         idle.push(tokio::net::TcpStream::connect(&addr).await.unwrap());
-        wait_for(&format!("the server to take connection {held}"), || {
-            open_descriptors(host.pid) >= before + held
-        })
+        wait_until_holds(
+            &format!("the server to take connection {held}"),
+            ACCEPT_LIMIT,
+            ACCEPT_CHECK_EVERY,
+            || open_descriptors(host.pid) >= before + held,
+        )
         .await;
     }
     for _ in 0..20 {
         idle.push(tokio::net::TcpStream::connect(&addr).await.unwrap());
     }
-    wait_for("20 connections waiting in the accept queue", || {
-        accept_queue(port) >= 20
-    })
+    wait_until_holds(
+        "20 connections waiting in the accept queue",
+        ACCEPT_LIMIT,
+        ACCEPT_CHECK_EVERY,
+        || accept_queue(port) >= 20,
+    )
     .await;
     let held = open_descriptors(host.pid) - before;
     assert!(

@@ -6,8 +6,6 @@
 //! a stalled transfer fails.
 
 mod support;
-#[path = "../../protocol/tests/support/tree.rs"]
-mod tree;
 
 use computer_protocol::archive::TEMP_PREFIX;
 use rmcp::model::{
@@ -26,6 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use support::docker::{docker, docker_output, TestComputer};
 use support::mcp::{connect_with, host_command, is_error, over_http, text};
+use test_support::{tree, wait_until_holds};
 use tree::{build, temp_files};
 
 /// A client that keeps the progress notifications it receives.
@@ -176,17 +175,8 @@ fn sample_tree(root: &Path) {
     );
 }
 
-/// Polls `check` until it holds, failing after `limit`.
-async fn wait_for(what: &str, limit: Duration, mut check: impl FnMut() -> bool) {
-    let started = Instant::now();
-    while !check() {
-        assert!(
-            started.elapsed() < limit,
-            "timed out after {limit:?} waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
+/// How often a wait checks: each check may be a `docker exec`.
+const CHECK_EVERY: Duration = Duration::from_millis(100);
 
 fn computer_temp_files(computer: &TestComputer, dir: &str) -> String {
     let out = docker_output(&[
@@ -494,16 +484,18 @@ async fn progress_is_reported_and_cancelling_or_ending_the_session_leaves_no_tem
         transfer(&sid, "to_computer", &h.join("huge.bin"), "~/up", false),
     )
     .await;
-    wait_for(
+    wait_until_holds(
         "a temporary file in the computer",
         Duration::from_secs(30),
+        CHECK_EVERY,
         || !computer_temp_files(&computer, "/home/computer/up").is_empty(),
     )
     .await;
     handle.cancel(Some("test cancels".into())).await.unwrap();
-    wait_for(
+    wait_until_holds(
         "the computer to remove its temporary file",
         Duration::from_secs(20),
+        CHECK_EVERY,
         || computer_temp_files(&computer, "/home/computer/up").is_empty(),
     )
     .await;
@@ -523,16 +515,18 @@ async fn progress_is_reported_and_cancelling_or_ending_the_session_leaves_no_tem
         ),
     )
     .await;
-    wait_for(
+    wait_until_holds(
         "a temporary file on the host",
         Duration::from_secs(30),
+        CHECK_EVERY,
         || !temp_files(&h.join("down")).is_empty(),
     )
     .await;
     handle.cancel(Some("test cancels".into())).await.unwrap();
-    wait_for(
+    wait_until_holds(
         "the host to remove its temporary file",
         Duration::from_secs(20),
+        CHECK_EVERY,
         || fs::read_dir(h.join("down")).unwrap().count() == 0,
     )
     .await;
@@ -549,9 +543,10 @@ async fn progress_is_reported_and_cancelling_or_ending_the_session_leaves_no_tem
         let args = transfer(&sid, "to_computer", &h.join("huge.bin"), "~/up", false);
         async move { peer.call_tool(params("file_transfer", args)).await }
     });
-    wait_for(
+    wait_until_holds(
         "a temporary file in the computer",
         Duration::from_secs(30),
+        CHECK_EVERY,
         || !computer_temp_files(&computer, "/home/computer/up").is_empty(),
     )
     .await;
@@ -567,9 +562,10 @@ async fn progress_is_reported_and_cancelling_or_ending_the_session_leaves_no_tem
         "{}",
         text(&result)
     );
-    wait_for(
+    wait_until_holds(
         "the computer to remove its temporary file",
         Duration::from_secs(20),
+        CHECK_EVERY,
         || computer_temp_files(&computer, "/home/computer/up").is_empty(),
     )
     .await;
@@ -595,9 +591,10 @@ async fn a_transfer_where_no_data_moves_fails_after_the_stall_limit() {
         let args = transfer(&sid, "to_computer", &h.join("huge.bin"), "~/stall", false);
         async move { peer.call_tool(params("file_transfer", args)).await }
     });
-    wait_for(
+    wait_until_holds(
         "a temporary file in the computer",
         Duration::from_secs(30),
+        CHECK_EVERY,
         || !computer_temp_files(&computer, "/home/computer/stall").is_empty(),
     )
     .await;
@@ -618,9 +615,10 @@ async fn a_transfer_where_no_data_moves_fails_after_the_stall_limit() {
         text(&result)
     );
     assert!(waited < Duration::from_secs(15), "took {waited:?}");
-    wait_for(
+    wait_until_holds(
         "the computer to remove its temporary file",
         Duration::from_secs(30),
+        CHECK_EVERY,
         || computer_temp_files(&computer, "/home/computer/stall").is_empty(),
     )
     .await;

@@ -6,17 +6,13 @@
 //! the host use it): `cargo test -p computer-protocol --all-features`.
 #![cfg(feature = "archive")]
 
-#[path = "support/tarball.rs"]
-mod tarball;
-#[path = "support/tree.rs"]
-mod tree;
-
 use computer_protocol::archive::{unpack, ArchiveError, Progress, UnpackOptions};
 use computer_protocol::transfer::SkipKind;
 use computer_protocol::ItemKind;
 use std::fs;
 use std::path::Path;
 use tarball::{packed, raw_entry, target, unpacked};
+use test_support::{tarball, tree};
 use tree::{build, manifest, temp_files};
 
 /// A tree with what a transfer must keep: modes, an empty folder, nested

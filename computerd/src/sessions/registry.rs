@@ -16,8 +16,11 @@ use computer_protocol::{
 use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use tokio::sync::watch;
+// tokio's clock: the system's in computerd, and one that tests with paused
+// time move, so the heartbeat and idle timers are tested without waiting.
+use tokio::time::Instant;
 
 /// Ended sessions remembered for their end reason; older ones are forgotten.
 const ENDED_REMEMBERED: usize = 10_000;
@@ -568,4 +571,159 @@ fn ended_reason(state: &State, id: &SessionId) -> Option<EndReason> {
             .copied()
             .unwrap_or(EndReason::EndedByAgent),
     )
+}
+
+/// The heartbeat and idle timers on tokio's paused clock: time moves only
+/// when a test advances it, so each boundary is checked to the millisecond
+/// without waiting. No screen is opened, so neither X nor Docker is needed.
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use crate::browser::BrowserSettings;
+    use computer_protocol::SessionSettings;
+    use tokio::time::advance;
+
+    /// The registry's settings, kept alive with it: the home is a folder of
+    /// the test's own.
+    pub(in crate::sessions) struct TestSessions {
+        pub sessions: Arc<Sessions>,
+        _home: tempfile::TempDir,
+    }
+
+    /// A registry whose owners lose their sessions `grace` after their last
+    /// heartbeat.
+    pub(in crate::sessions) fn sessions_with_grace(grace: Duration) -> TestSessions {
+        let home = tempfile::tempdir().expect("temp home");
+        let mut config = Config::for_tests(home.path());
+        config.heartbeat_grace = grace;
+        let browsers = Arc::new(Browsers::new(BrowserSettings {
+            home: config.home.clone(),
+            devtools_port_base: config.devtools_port_base,
+            env: Vec::new(),
+        }));
+        let paths = ScreenPaths {
+            home: config.home.clone(),
+            vnc_password_file: home.path().join("vnc-password"),
+            fluxbox_dir: config.fluxbox_dir.clone(),
+            display_base: config.display_base,
+            rfb_port_base: config.rfb_port_base,
+            rfb_interface: config.rfb_interface.clone(),
+            companions: Vec::new(),
+            env: Vec::new(),
+        };
+        TestSessions {
+            sessions: Arc::new(Sessions::new(Arc::new(config), paths, browsers)),
+            _home: home,
+        }
+    }
+
+    /// Starts a session of `owner` that idles out after `idle_secs`.
+    pub(in crate::sessions) fn start(
+        sessions: &Sessions,
+        owner: &str,
+        idle_secs: u64,
+    ) -> SessionId {
+        let req = CreateSessionRequest {
+            title: format!("{owner}'s session"),
+            owner: OwnerId(owner.into()),
+            settings: SessionSettings {
+                idle_timeout_secs: Some(idle_secs),
+                ..SessionSettings::default()
+            },
+        };
+        sessions.create(req).expect("the session starts").id.clone()
+    }
+
+    const GRACE: Duration = Duration::from_secs(30);
+    const HOUR: u64 = 3600;
+    const MS: Duration = Duration::from_millis(1);
+
+    fn expired_now(sessions: &Sessions) -> Vec<(SessionId, EndReason)> {
+        sessions.expired(Instant::now())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_owner_without_heartbeats_loses_its_sessions_just_after_the_grace() {
+        let t = sessions_with_grace(GRACE);
+        let id = start(&t.sessions, "host-a", HOUR);
+        let created = Instant::now();
+        assert!(t.sessions.expired(created + GRACE).is_empty());
+        assert_eq!(
+            t.sessions.expired(created + GRACE + MS),
+            vec![(id, EndReason::HeartbeatLost)]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_heartbeat_restarts_the_grace_of_its_owner_only() {
+        let t = sessions_with_grace(GRACE);
+        let beating = start(&t.sessions, "beating", HOUR);
+        let silent = start(&t.sessions, "silent", HOUR);
+        advance(Duration::from_secs(20)).await;
+        assert_eq!(t.sessions.heartbeat(&OwnerId("beating".into())), 1);
+        advance(Duration::from_secs(10) + MS).await;
+        assert_eq!(
+            expired_now(&t.sessions),
+            vec![(silent, EndReason::HeartbeatLost)]
+        );
+        advance(Duration::from_secs(20) - MS).await;
+        assert!(
+            expired_now(&t.sessions)
+                .iter()
+                .all(|(id, _)| *id != beating),
+            "30 s after its heartbeat, not yet"
+        );
+        advance(MS).await;
+        assert!(expired_now(&t.sessions).contains(&(beating, EndReason::HeartbeatLost)));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_idle_session_ends_after_its_idle_timeout_and_a_call_restarts_it() {
+        let t = sessions_with_grace(Duration::from_secs(HOUR * 24));
+        let id = start(&t.sessions, "host-a", 60);
+        advance(Duration::from_secs(59)).await;
+        assert!(expired_now(&t.sessions).is_empty());
+        // A call on the session (any route's `get`) counts as activity.
+        t.sessions.get(&id).expect("live");
+        advance(Duration::from_secs(60)).await;
+        assert!(expired_now(&t.sessions).is_empty(), "60 s idle, not more");
+        advance(MS).await;
+        assert_eq!(expired_now(&t.sessions), vec![(id, EndReason::Idle)]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_running_command_or_a_viewer_keeps_a_session_from_idling() {
+        let t = sessions_with_grace(Duration::from_secs(HOUR * 24));
+        let id = start(&t.sessions, "host-a", 60);
+        let session = t.sessions.get(&id).expect("live");
+
+        let command = session.command_started();
+        advance(Duration::from_secs(600)).await;
+        assert!(expired_now(&t.sessions).is_empty(), "a command runs");
+        // The command's end counts as activity: a full idle timeout again.
+        drop(command);
+        advance(Duration::from_secs(60)).await;
+        assert!(expired_now(&t.sessions).is_empty());
+
+        session
+            .viewers
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        advance(Duration::from_secs(600)).await;
+        assert!(expired_now(&t.sessions).is_empty(), "a viewer watches");
+        session
+            .viewers
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(expired_now(&t.sessions), vec![(id, EndReason::Idle)]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_lost_heartbeat_is_the_reason_when_both_timers_ran_out() {
+        let t = sessions_with_grace(GRACE);
+        let id = start(&t.sessions, "host-a", 10);
+        advance(GRACE + MS).await;
+        assert_eq!(
+            expired_now(&t.sessions),
+            vec![(id, EndReason::HeartbeatLost)]
+        );
+    }
 }

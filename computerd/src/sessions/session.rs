@@ -10,7 +10,9 @@ use parking_lot::Mutex;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+// tokio's clock, like the registry's, so paused-time tests move it.
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// Settings fixed when the session starts.

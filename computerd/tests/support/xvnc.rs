@@ -1,7 +1,11 @@
 //! A real Xvnc for one test: a free display number of its own (from 150 up,
 //! so parallel tests and other suites do not collide), started headless,
 //! waited for by connecting, and stopped on drop. Also programs started on
-//! it, stopped on drop, and polling with a deadline.
+//! it, stopped on drop.
+//!
+//! Included by path from the X tests (`mod support { pub mod xvnc; }`) and
+//! the benches in `examples/`, which cannot use `tests/common/`: that starts
+//! the computerd binary, which cargo builds only for integration tests.
 #![allow(dead_code)]
 
 #[path = "fluxbox_config.rs"]
@@ -14,6 +18,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 use tempfile::TempDir;
+use test_support::{require_program, wait_until_blocking};
 
 /// Display numbers this helper uses: `:150` to `:399`.
 const FIRST_DISPLAY: u32 = 150;
@@ -22,31 +27,6 @@ const DISPLAYS: u32 = 250;
 const START_WAIT: Duration = Duration::from_secs(10);
 
 pub const INSTALL: &str = "apt-get install tigervnc-standalone-server xterm fluxbox";
-
-/// Panics with the install command when `program` is not on `PATH`: the
-/// suite never passes by skipping.
-pub fn require(program: &str) {
-    let found = std::env::var_os("PATH")
-        .map(|p| std::env::split_paths(&p).any(|d| d.join(program).is_file()))
-        .unwrap_or(false);
-    assert!(found, "`{program}` is not installed; run `{INSTALL}`");
-}
-
-/// Polls `check` every 10 ms until it gives `Some`, or panics naming `what`
-/// after `limit`.
-pub fn wait_for<T>(what: &str, limit: Duration, mut check: impl FnMut() -> Option<T>) -> T {
-    let started = Instant::now();
-    loop {
-        if let Some(value) = check() {
-            return value;
-        }
-        assert!(
-            started.elapsed() < limit,
-            "timed out after {limit:?} waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
 
 static NEXT: AtomicU32 = AtomicU32::new(0);
 
@@ -66,7 +46,7 @@ impl Xvnc {
     }
 
     pub fn start_sized(width: u16, height: u16) -> Xvnc {
-        require("Xvnc");
+        require_program("Xvnc", INSTALL);
         computerd::screens::ensure_socket_dir().expect("make /tmp/.X11-unix");
         let mut home = tempfile::tempdir().expect("temp dir");
         for _ in 0..DISPLAYS {
@@ -142,7 +122,7 @@ impl Xvnc {
 
     /// `program` set up to run on this display in a UTF-8 locale.
     pub fn command(&self, program: &str) -> Command {
-        require(program);
+        require_program(program, INSTALL);
         let mut cmd = Command::new(program);
         cmd.env("DISPLAY", format!(":{}", self.number))
             .env("HOME", self.home.path())
@@ -180,7 +160,7 @@ impl Xvnc {
             .reply()
             .expect("intern")
             .atom;
-        wait_for(
+        wait_until_blocking(
             "Fluxbox to manage the screen",
             Duration::from_secs(10),
             || {

@@ -2,12 +2,10 @@
 //! them (kind, mode, checksum or link target) so a copy can be compared with
 //! its source, and finding the temporary files a transfer left behind.
 //!
-//! One file, included by path rather than made a crate, so that the three
-//! suites that copy trees build and compare them the same way:
-//! `protocol/tests/archive.rs` (`#[path = "support/tree.rs"] mod tree;`),
-//! and `computerd/tests/transfer.rs` and `host/tests/mcp_transfer.rs`
-//! (`#[path = "../../protocol/tests/support/tree.rs"] mod tree;`).
-#![allow(dead_code)] // Each suite uses a different part.
+//! The suites that copy trees (`protocol/tests/archive.rs`,
+//! `computerd/tests/transfer.rs`, `host/tests/mcp_transfer.rs`) build and
+//! compare them with this one module, so all three agree on what a faithful
+//! copy is.
 
 use computer_protocol::archive::TEMP_PREFIX;
 use std::collections::BTreeMap;
@@ -115,4 +113,43 @@ pub fn temp_files(root: &Path) -> Vec<PathBuf> {
         }
     }
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_built_tree_is_described_entry_by_entry() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("root");
+        build(
+            &root,
+            &[
+                Item::Dir("src"),
+                Item::File("src/a.txt", b"hello"),
+                Item::Mode("src/a.txt", 0o600),
+                Item::Link("link", "src/a.txt"),
+                Item::Fifo("pipe"),
+            ],
+        );
+        let described = manifest(&root);
+        assert_eq!(described["src"], "dir 755");
+        assert_eq!(
+            described["src/a.txt"],
+            format!("file 600 {}", checksum(b"hello"))
+        );
+        assert_eq!(described["link"], "link src/a.txt");
+        assert_eq!(described["pipe"], "other");
+        assert_eq!(described.len(), 4);
+    }
+
+    #[test]
+    fn temporary_files_are_found_at_any_depth() {
+        let dir = tempfile::tempdir().unwrap();
+        let temp = format!("src/deep/{TEMP_PREFIX}upload");
+        build(dir.path(), &[Item::Dir("src/deep"), Item::File(&temp, b"")]);
+        assert_eq!(temp_files(dir.path()), vec![dir.path().join(&temp)]);
+        assert!(temp_files(&dir.path().join("missing")).is_empty());
+    }
 }

@@ -1,13 +1,7 @@
 //! Archives for the `file_transfer` tests: packed by the engine, unpacked
 //! where the host would put them, or crafted entry by entry.
 //!
-//! Included by path, like `tree.rs`, from `protocol/tests/archive.rs`
-//! (`#[path = "support/tarball.rs"] mod tarball;`) and
-//! `computerd/tests/transfer.rs`
-//! (`#[path = "../../protocol/tests/support/tarball.rs"] mod tarball;`).
-//! Apart from `tree.rs` because it needs the `tar` crate, which the host's
-//! tests do not have.
-#![allow(dead_code)] // Each suite uses a different part.
+//! Used by `protocol/tests/archive.rs` and `computerd/tests/transfer.rs`.
 
 use computer_protocol::archive::{
     pack, plan, unpack, ArchiveError, Destination, Progress, Target, UnpackOptions,
@@ -68,4 +62,28 @@ pub fn raw_entry(out: &mut Vec<u8>, name: &str, kind: tar::EntryType, link: &str
     out.extend_from_slice(header.as_bytes());
     out.extend_from_slice(data);
     out.resize(out.len().div_ceil(512) * 512, 0);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_raw_entry_is_a_whole_number_of_blocks_that_tar_reads_back() {
+        let mut bytes = Vec::new();
+        raw_entry(
+            &mut bytes,
+            "../escape",
+            tar::EntryType::Regular,
+            "",
+            b"data",
+        );
+        assert_eq!(bytes.len(), 1024, "a header block and a data block");
+        bytes.resize(bytes.len() + 1024, 0);
+        let mut archive = tar::Archive::new(bytes.as_slice());
+        let entry = archive.entries().unwrap().next().unwrap().unwrap();
+        assert_eq!(entry.path_bytes().as_ref(), b"../escape");
+        assert_eq!(entry.header().mode().unwrap(), 0o644);
+        assert_eq!(entry.size(), 4);
+    }
 }

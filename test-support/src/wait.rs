@@ -1,0 +1,141 @@
+//! Waiting on a concrete condition with a deadline, never a bare sleep.
+//!
+//! The async waits count time on tokio's clock, so a test that pauses time
+//! (`tokio::time::pause`, `#[tokio::test(start_paused = true)]`) reaches its
+//! deadline as time is advanced; outside such a test tokio's clock is the
+//! real one. [`wait_until_blocking`] is for tests without a runtime.
+
+use std::future::Future;
+use std::time::Duration;
+
+/// How often [`wait_until`] checks: its checks are requests to a server, a
+/// screen or a process, cheap enough to repeat this often.
+const ASYNC_EVERY: Duration = Duration::from_millis(50);
+/// How often [`wait_until_blocking`] checks: an X request or a file read,
+/// in tests that wait for a screen to show a change.
+const BLOCKING_EVERY: Duration = Duration::from_millis(10);
+
+/// Polls `check` every 50 ms until it gives `Some`, or panics naming `what`
+/// after `limit`.
+pub async fn wait_until<T, F, Fut>(what: &str, limit: Duration, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let started = tokio::time::Instant::now();
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        assert!(started.elapsed() < limit, "{}", timed_out(what, limit));
+        tokio::time::sleep(ASYNC_EVERY).await;
+    }
+}
+
+/// Checks `holds` every `every` until it is true, or panics naming `what`
+/// after `limit`. For a condition read at once (a counter, a file, a
+/// `docker exec`) whose cost decides how often to ask.
+pub async fn wait_until_holds(
+    what: &str,
+    limit: Duration,
+    every: Duration,
+    mut holds: impl FnMut() -> bool,
+) {
+    let started = tokio::time::Instant::now();
+    while !holds() {
+        assert!(started.elapsed() < limit, "{}", timed_out(what, limit));
+        tokio::time::sleep(every).await;
+    }
+}
+
+/// Polls `check` every 10 ms, blocking the thread, until it gives `Some`,
+/// or panics naming `what` after `limit`.
+pub fn wait_until_blocking<T>(
+    what: &str,
+    limit: Duration,
+    mut check: impl FnMut() -> Option<T>,
+) -> T {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(value) = check() {
+            return value;
+        }
+        assert!(started.elapsed() < limit, "{}", timed_out(what, limit));
+        std::thread::sleep(BLOCKING_EVERY);
+    }
+}
+
+fn timed_out(what: &str, limit: Duration) -> String {
+    format!("timed out after {limit:?} waiting for {what}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    #[tokio::test(start_paused = true)]
+    async fn wait_until_returns_the_first_value_and_checks_every_50_ms() {
+        let started = tokio::time::Instant::now();
+        let checks = Cell::new(0);
+        let value = wait_until("the third check", Duration::from_secs(1), || {
+            checks.set(checks.get() + 1);
+            let n = checks.get();
+            async move { (n == 3).then_some(n) }
+        })
+        .await;
+        assert_eq!(value, 3);
+        assert_eq!(started.elapsed(), Duration::from_millis(100));
+    }
+
+    #[tokio::test(start_paused = true)]
+    #[should_panic(expected = "timed out after 1s waiting for nothing")]
+    async fn wait_until_panics_at_its_deadline_naming_what_it_waited_for() {
+        wait_until("nothing", Duration::from_secs(1), || async { None::<()> }).await;
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn wait_until_holds_checks_at_its_own_pace() {
+        let started = tokio::time::Instant::now();
+        let checks = Cell::new(0);
+        wait_until_holds(
+            "the fifth check",
+            Duration::from_secs(10),
+            Duration::from_millis(100),
+            || {
+                checks.set(checks.get() + 1);
+                checks.get() == 5
+            },
+        )
+        .await;
+        assert_eq!(started.elapsed(), Duration::from_millis(400));
+    }
+
+    #[tokio::test(start_paused = true)]
+    #[should_panic(expected = "timed out after 2s waiting for a condition that never holds")]
+    async fn wait_until_holds_panics_at_its_deadline() {
+        wait_until_holds(
+            "a condition that never holds",
+            Duration::from_secs(2),
+            Duration::from_millis(100),
+            || false,
+        )
+        .await;
+    }
+
+    #[test]
+    fn wait_until_blocking_returns_the_first_value() {
+        let mut checks = 0;
+        let value = wait_until_blocking("the second check", Duration::from_secs(5), || {
+            checks += 1;
+            (checks == 2).then_some("found")
+        });
+        assert_eq!((value, checks), ("found", 2));
+    }
+
+    #[test]
+    #[should_panic(expected = "timed out after 20ms waiting for a file")]
+    fn wait_until_blocking_panics_at_its_deadline() {
+        wait_until_blocking("a file", Duration::from_millis(20), || None::<()>);
+    }
+}
