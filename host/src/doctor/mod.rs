@@ -42,17 +42,24 @@ pub struct Options {
     pub deep: bool,
 }
 
+/// An argument `doctor` does not take.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`doctor` takes `--json` and `--deep`, not `{arg}`")]
+pub struct UnknownDoctorArg {
+    pub arg: String,
+}
+
 impl Options {
-    pub fn parse(args: &[String]) -> Result<Options, String> {
+    pub fn parse(args: &[String]) -> Result<Options, UnknownDoctorArg> {
         let mut options = Options::default();
         for arg in args {
             match arg.as_str() {
                 "--json" => options.json = true,
                 "--deep" => options.deep = true,
                 other => {
-                    return Err(format!(
-                        "`doctor` takes `--json` and `--deep`, not `{other}`"
-                    ))
+                    return Err(UnknownDoctorArg {
+                        arg: other.to_string(),
+                    })
                 }
             }
         }
@@ -147,7 +154,7 @@ mod tests {
             })
         );
         assert_eq!(
-            Options::parse(&args(&["--fix"])).unwrap_err(),
+            Options::parse(&args(&["--fix"])).unwrap_err().to_string(),
             "`doctor` takes `--json` and `--deep`, not `--fix`"
         );
     }
