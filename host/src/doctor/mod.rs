@@ -8,8 +8,9 @@
 //! - [`engine`]: settings, the Docker endpoint and engine, free disk, the image.
 //! - [`computer`]: the computer's container, its ports, computerd's health.
 //! - [`deep`] (`--deep`): a spare screen of doctor's own, with its
-//!   screenshot, browser, DevTools and accessibility bus, then [`viewer`]
-//!   (the page and its WebSocket) and [`vnc`] (a native VNC handshake).
+//!   screenshot (read by [`picture`]), browser, DevTools and accessibility
+//!   bus, then [`viewer`] (the page and its WebSocket) and [`vnc`] (a
+//!   native VNC handshake).
 //!
 //! Every check has its own deadline, and a whole run has one too (10 s, or
 //! 60 s with `--deep`): a later check gets what is left when that is less.
@@ -20,6 +21,7 @@
 mod computer;
 mod deep;
 mod engine;
+mod picture;
 pub mod report;
 mod viewer;
 mod vnc;
