@@ -175,7 +175,10 @@ impl ComputerUseServer {
 
     /// The connection for a call on session `id`, see [`Agent::reach`].
     pub(super) async fn reach(&self, id: &str) -> Result<Arc<Connection>, ToolError> {
-        self.agent().reach(id).await.map_err(ToolError::Computer)
+        self.agent()
+            .reach(id)
+            .await
+            .map_err(|e| ToolError::Computer(e.to_string()))
     }
 
     /// A computerd answer for the agent, see [`Agent::answer`].
@@ -187,7 +190,7 @@ impl ComputerUseServer {
         self.agent()
             .answer(id, result)
             .await
-            .map_err(ToolError::Computer)
+            .map_err(|e| ToolError::Computer(e.to_string()))
     }
 }
 

@@ -75,7 +75,7 @@ impl ComputerUseServer {
         match outcome {
             Ok(report) => Ok(structured(report.text(), &report)),
             Err(TransferError::Computer(e)) => Err(ToolError::Computer(
-                self.agent().explain(&a.session_id, e).await,
+                self.agent().explain(&a.session_id, e).await.to_string(),
             )),
             Err(e) => Err(ToolError::Transfer(e.to_string())),
         }
