@@ -4,15 +4,16 @@
 //! model can read it and correct itself. Only a malformed request to the
 //! MCP server itself is a protocol error, and rmcp answers those.
 
+use super::args::ArgumentsError;
 use computer_protocol::InvalidInput;
 use rmcp::model::{ContentBlock, IntoContents};
 
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, thiserror::Error)]
 pub enum ToolError {
     /// The arguments do not fit the tool's schema: the message names the
     /// field (`actions[2].x`) and what was expected.
     #[error("{0}")]
-    Arguments(String),
+    Arguments(#[from] ArgumentsError),
     /// The arguments fit the schema but break a limit of the contract
     /// (a frame size, a settle time, a file over 10 MB).
     #[error(transparent)]
