@@ -72,7 +72,9 @@ pub enum LinkError {
     #[error("cannot ask Docker where the computer `{container}` is, so nothing was sent to it: {source}. Once Docker answers again, try again; call start_computer if the computer stopped")]
     DockerUnanswered {
         container: String,
-        source: DockerError,
+        /// Boxed: a `DockerError` is large, and every tool call's `Result`
+        /// carries room for a `LinkError` (clippy's `result_large_err`).
+        source: Box<DockerError>,
     },
     #[error("the computer `{name}` has stopped (Docker says `{status}`{}), so session `{id}` ended with it: its screens and running programs are gone, files in its home are kept. Call start_computer to start it again and get a new session; `docker logs {name}` may say why it stopped", exit_code.map(|c| format!(", exit code {c}")).unwrap_or_default())]
     Stopped {
@@ -206,7 +208,7 @@ impl Link {
             Err(source) => {
                 return Err(LinkError::DockerUnanswered {
                     container: conn.container.clone(),
-                    source,
+                    source: Box::new(source),
                 });
             }
         };

@@ -175,10 +175,7 @@ impl ComputerUseServer {
 
     /// The connection for a call on session `id`, see [`Agent::reach`].
     pub(super) async fn reach(&self, id: &str) -> Result<Arc<Connection>, ToolError> {
-        self.agent()
-            .reach(id)
-            .await
-            .map_err(|e| ToolError::Computer(e.to_string()))
+        Ok(self.agent().reach(id).await?)
     }
 
     /// A computerd answer for the agent, see [`Agent::answer`].
@@ -190,7 +187,7 @@ impl ComputerUseServer {
         self.agent()
             .answer(id, result)
             .await
-            .map_err(|e| ToolError::Computer(e.to_string()))
+            .map_err(ToolError::Computer)
     }
 }
 
