@@ -73,7 +73,7 @@ pub enum LinkError {
     DockerUnanswered {
         container: String,
         /// Boxed: a `DockerError` is large, and every tool call's `Result`
-        /// carries room for a `LinkError` (clippy's `result_large_err`).
+        /// has room for a `LinkError` (clippy's `result_large_err`).
         source: Box<DockerError>,
     },
     #[error("the computer `{name}` has stopped (Docker says `{status}`{}), so session `{id}` ended with it: its screens and running programs are gone, files in its home are kept. Call start_computer to start it again and get a new session; `docker logs {name}` may say why it stopped", exit_code.map(|c| format!(", exit code {c}")).unwrap_or_default())]
