@@ -7,7 +7,7 @@
 //! computer stays for the other agents.
 
 use crate::client::ClientError;
-use crate::link::{Connection, Link, CONFIRMED_FOR};
+use crate::link::{Connection, Link, LinkError, CONFIRMED_FOR};
 use crate::recording::HostRecording;
 use crate::tenant::Tenant;
 use computer_protocol::endpoints::{ListSessions, NoBody};
@@ -23,6 +23,47 @@ use std::time::{Duration, Instant};
 /// this long.
 const SETTLE_EVERY: Duration = Duration::from_millis(250);
 const SETTLE_FOR: Duration = Duration::from_secs(3);
+
+/// Why a call on one of this agent's sessions got no answer from the
+/// computer, explained for the agent (see [`Agent::explain`]).
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    #[error(transparent)]
+    Link(#[from] LinkError),
+    #[error(transparent)]
+    Refused(#[from] SessionRefused),
+    /// The call could not reach computerd (`source`, a
+    /// [`ClientError::Unreachable`]), and for [`SETTLE_FOR`] Docker kept
+    /// saying the container runs.
+    #[error("cannot reach the computer `{container}` at {}, although Docker says it runs: computerd inside it may be starting or stuck. Try again in a few seconds; if this persists, see `docker logs {container}` and call start_computer", where_and_why(source))]
+    StillUnreachable {
+        container: String,
+        source: ClientError,
+    },
+    /// computerd's answer or failure, which needs no more explaining.
+    #[error(transparent)]
+    Computer(#[from] ClientError),
+}
+
+/// Why this agent sends nothing for a session it was given.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionRefused {
+    /// Not a session this agent started: another agent's is, to this one,
+    /// a session that does not exist (computerd's own words).
+    #[error("{}", computer_protocol::no_such_session(id))]
+    NoSuchSession { id: SessionId },
+    /// Made under an earlier computerd boot.
+    #[error("session `{id}` has ended because the computer `{container}` restarted: its sessions, screens and running programs are gone, files in its home are kept. The computer runs again, so call start_computer only to get a new session (it does not start the computer again)")]
+    Restarted { id: String, container: String },
+}
+
+/// `URL (reason)` of a call that could not reach computerd.
+fn where_and_why(error: &ClientError) -> String {
+    match error {
+        ClientError::Unreachable { url, reason, .. } => format!("{url} ({reason})"),
+        other => other.to_string(),
+    }
+}
 
 pub struct Agent {
     /// Whose computer this agent drives; its link is shared by the
@@ -130,7 +171,7 @@ impl Agent {
     /// The connection for a tool call on session `id`: confirmed with Docker
     /// (see [`CONFIRMED_FOR`]), and refused for a session this agent did not
     /// start or made before the computer restarted.
-    pub async fn reach(&self, id: &str) -> Result<Arc<Connection>, String> {
+    pub async fn reach(&self, id: &str) -> Result<Arc<Connection>, AgentError> {
         let conn = self.link.confirmed(id, CONFIRMED_FOR).await?;
         self.started_in_this_boot(id, &conn)?;
         Ok(conn)
@@ -149,12 +190,12 @@ impl Agent {
     /// `conn` reaches. Several agents share one computerd token; a session
     /// another agent started is, to this one, a session that does not
     /// exist (computerd's own words), so no agent can drive or end another's.
-    fn started_in_this_boot(&self, id: &str, conn: &Connection) -> Result<(), String> {
+    fn started_in_this_boot(&self, id: &str, conn: &Connection) -> Result<(), SessionRefused> {
         match self.boot_of(id) {
-            None => Err(computer_protocol::no_such_session(&SessionId(
-                id.to_string(),
-            ))),
-            Some(boot) if boot != conn.boot_id => Err(crate::link::restarted(id, &conn.container)),
+            None => Err(SessionRefused::NoSuchSession {
+                id: SessionId(id.to_string()),
+            }),
+            Some(boot) if boot != conn.boot_id => Err(restarted(id, conn)),
             Some(_) => Ok(()),
         }
     }
@@ -201,55 +242,69 @@ impl Agent {
 
     /// A call's result for the agent, its error explained (see
     /// [`Agent::explain`]).
-    pub async fn answer<T>(&self, id: &str, result: Result<T, ClientError>) -> Result<T, String> {
+    pub async fn answer<T>(
+        &self,
+        id: &str,
+        result: Result<T, ClientError>,
+    ) -> Result<T, AgentError> {
         match result {
             Ok(value) => Ok(value),
             Err(error) => Err(self.explain(id, error).await),
         }
     }
 
-    /// Turns a client error into the agent's message. A call that could not
+    /// Turns a client error into the agent's error. A call that could not
     /// reach computerd asks Docker why (stopped, removed, restarted on
     /// another port); an unknown session that this process started under an
     /// earlier computerd boot ended because the computer restarted.
-    pub async fn explain(&self, id: &str, error: ClientError) -> String {
+    pub async fn explain(&self, id: &str, error: ClientError) -> AgentError {
         match &error {
-            ClientError::Unreachable { url, reason, .. } => {
-                self.explain_unreachable(id, url, reason).await
-            }
+            ClientError::Unreachable { .. } => self.explain_unreachable(id, error).await,
             ClientError::Api(e) if e.code == ErrorCode::UnknownSession => self
                 .explain_unknown(id)
                 .await
-                .unwrap_or_else(|| error.to_string()),
-            _ => error.to_string(),
+                .unwrap_or(AgentError::Computer(error)),
+            _ => AgentError::Computer(error),
         }
     }
 
-    async fn explain_unreachable(&self, id: &str, url: &str, reason: &str) -> String {
+    /// `error` is the call's [`ClientError::Unreachable`].
+    async fn explain_unreachable(&self, id: &str, error: ClientError) -> AgentError {
         let settle_by = Instant::now() + SETTLE_FOR;
         loop {
             let conn = match self.link.confirmed(id, Duration::ZERO).await {
                 Ok(conn) => conn,
-                Err(why) => return why,
+                Err(why) => return why.into(),
             };
             if let Err(refused) = self.started_in_this_boot(id, &conn) {
-                return refused;
+                return refused.into();
             }
             if Instant::now() >= settle_by {
-                return format!("cannot reach the computer `{}` at {url} ({reason}), although Docker says it runs: computerd inside it may be starting or stuck. Try again in a few seconds; if this persists, see `docker logs {}` and call start_computer", conn.container, conn.container);
+                return AgentError::StillUnreachable {
+                    container: conn.container.clone(),
+                    source: error,
+                };
             }
             tokio::time::sleep(SETTLE_EVERY).await;
         }
     }
 
-    /// `Some(message)` when session `id` was made here under an earlier
+    /// `Some(error)` when session `id` was made here under an earlier
     /// computerd boot; the boot is read again, since a restart can keep the
     /// same port.
-    async fn explain_unknown(&self, id: &str) -> Option<String> {
+    async fn explain_unknown(&self, id: &str) -> Option<AgentError> {
         let made_in = self.boot_of(id)?;
         let conn = self.link.confirmed(id, CONFIRMED_FOR).await.ok()?;
         let info = crate::link::computer_info(&conn.client).await.ok()?;
-        (info.boot_id != made_in).then(|| crate::link::restarted(id, &conn.container))
+        (info.boot_id != made_in).then(|| restarted(id, &conn).into())
+    }
+}
+
+/// Session `id` was made under an earlier boot of the computer `conn` reaches.
+fn restarted(id: &str, conn: &Connection) -> SessionRefused {
+    SessionRefused::Restarted {
+        id: id.to_string(),
+        container: conn.container.clone(),
     }
 }
 
@@ -268,5 +323,36 @@ impl Drop for Agent {
             let owner = self.owner.clone();
             rt.spawn(async move { crate::heartbeat::end_all(&link, &owner).await });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unreachable_computer_that_docker_says_runs_keeps_the_call_error() {
+        let call = ClientError::Unreachable {
+            url: "http://127.0.0.1:20900/v1/sessions".into(),
+            container: "computer-use".into(),
+            reason: "connection refused".into(),
+        };
+        let e = AgentError::StillUnreachable {
+            container: "computer-use".into(),
+            source: call,
+        };
+        assert_eq!(
+            e.to_string(),
+            "cannot reach the computer `computer-use` at http://127.0.0.1:20900/v1/sessions (connection refused), although Docker says it runs: computerd inside it may be starting or stuck. Try again in a few seconds; if this persists, see `docker logs computer-use` and call start_computer"
+        );
+        let source = std::error::Error::source(&e).expect("the call's error");
+        assert!(source.downcast_ref::<ClientError>().is_some(), "{source:?}");
+    }
+
+    #[test]
+    fn another_agents_session_is_one_that_does_not_exist() {
+        let id = SessionId("0b8a3c1e-5f2d-4e7a-9c61-2d4f8e9a7b30".into());
+        let e = AgentError::from(SessionRefused::NoSuchSession { id: id.clone() });
+        assert_eq!(e.to_string(), computer_protocol::no_such_session(&id));
     }
 }

@@ -38,8 +38,17 @@ pub enum StartError {
     Settings(#[from] SettingsError),
     #[error(transparent)]
     Endpoint(#[from] EndpointError),
+    /// Boxed: a `DockerError` is large, and every tool call's `Result`
+    /// has room for a `StartError` (clippy's `result_large_err`; paths are
+    /// larger on Windows, which is where it first failed).
     #[error(transparent)]
-    Docker(#[from] DockerError),
+    Docker(Box<DockerError>),
+}
+
+impl From<DockerError> for StartError {
+    fn from(e: DockerError) -> StartError {
+        StartError::Docker(Box::new(e))
+    }
 }
 
 /// Tenants' computers not yet created get their port slot one at a time,

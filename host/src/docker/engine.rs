@@ -23,6 +23,13 @@ use std::time::Duration;
 /// How long the registry may take to say whether it has an image.
 const REGISTRY_DEADLINE: Duration = Duration::from_secs(3);
 
+/// One of doctor's questions that the engine did not answer. Its text is
+/// Docker's error with its causes on one line (see [`describe`]): doctor
+/// puts it into a check's detail, next to its own fix.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", describe(.0))]
+pub struct EngineQueryError(#[from] bollard::errors::Error);
+
 /// A connected engine.
 #[derive(Clone)]
 pub struct Engine {
@@ -50,9 +57,9 @@ impl Engine {
         })
     }
 
-    /// The engine's version, platform and size; the error is worded.
-    pub async fn facts(&self) -> Result<EngineFacts, String> {
-        let info = self.docker.info().await.map_err(|e| describe(&e))?;
+    /// The engine's version, platform and size.
+    pub async fn facts(&self) -> Result<EngineFacts, EngineQueryError> {
+        let info = self.docker.info().await?;
         Ok(EngineFacts {
             version: info.server_version,
             os: info.os_type,
@@ -74,12 +81,12 @@ impl Engine {
     }
 
     /// The computer's host ports from `base` on that it does not publish.
-    pub async fn unpublished_ports(&self, name: &str, base: u16) -> Result<Vec<u16>, String> {
-        let inspect = self
-            .docker
-            .inspect_container(name, None)
-            .await
-            .map_err(|e| describe(&e))?;
+    pub async fn unpublished_ports(
+        &self,
+        name: &str,
+        base: u16,
+    ) -> Result<Vec<u16>, EngineQueryError> {
+        let inspect = self.docker.inspect_container(name, None).await?;
         let published = inspect
             .network_settings
             .and_then(|n| n.ports)
@@ -88,7 +95,7 @@ impl Engine {
     }
 
     /// What `argv` prints on stdout when run in the container `name`.
-    pub async fn output_in(&self, name: &str, argv: &[&str]) -> Result<String, String> {
+    pub async fn output_in(&self, name: &str, argv: &[&str]) -> Result<String, EngineQueryError> {
         let exec = self
             .docker
             .create_exec(
@@ -99,14 +106,10 @@ impl Engine {
                     ..Default::default()
                 },
             )
-            .await
-            .map_err(|e| describe(&e))?;
+            .await?;
         let mut text = String::new();
-        if let bollard::exec::StartExecResults::Attached { mut output, .. } = self
-            .docker
-            .start_exec(&exec.id, None)
-            .await
-            .map_err(|e| describe(&e))?
+        if let bollard::exec::StartExecResults::Attached { mut output, .. } =
+            self.docker.start_exec(&exec.id, None).await?
         {
             while let Some(Ok(chunk)) = output.next().await {
                 text.push_str(&chunk.to_string());
@@ -117,12 +120,12 @@ impl Engine {
 
     /// Whether the registry gives the image's manifest to the user's login
     /// (what a pull needs first, without pulling). The outer error is the
-    /// login or the deadline; the inner one the registry's refusal, worded.
+    /// login or the deadline; the inner one the registry's refusal.
     pub async fn registry_has(
         &self,
         image: &str,
         config_dir: Option<&Path>,
-    ) -> Result<Result<(), String>, DockerError> {
+    ) -> Result<Result<(), EngineQueryError>, DockerError> {
         let login = credentials::for_image(config_dir, image).await?;
         let call = Call::new(
             format!("asking the registry for `{image}`"),
@@ -133,7 +136,7 @@ impl Engine {
             .run_raw(self.docker.inspect_registry_image(image, login))
             .await?
             .map(|_| ())
-            .map_err(|e| describe(&e)))
+            .map_err(EngineQueryError))
     }
 
     /// The way to the computer's ports from this machine.

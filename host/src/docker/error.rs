@@ -4,6 +4,7 @@
 
 use super::fix::{DEV_IMAGE_MISSING, ENGINE_UNREACHABLE, PORT_TAKEN, PULL_DENIED, RUN_DOCTOR};
 use super::origin::{CertOrigin, EndpointSource};
+use super::ssh::SshAddressError;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -26,7 +27,8 @@ pub enum EndpointError {
     BadSsh {
         host: String,
         origin: EndpointSource,
-        reason: String,
+        #[source]
+        reason: SshAddressError,
     },
     #[error("the Docker endpoint `{host}` (from DOCKER_HOST) needs TLS files, but neither DOCKER_CERT_PATH nor a home folder (HOME, USERPROFILE on Windows) nor DOCKER_CONFIG says where they are; set DOCKER_CERT_PATH to the folder with `ca.pem`, `cert.pem` and `key.pem`")]
     NoCertPath { host: String },

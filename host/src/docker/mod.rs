@@ -38,7 +38,7 @@ pub mod tunnel;
 pub use container::{ensure_computer, viewer_url, Computer, Startup};
 pub use dialer::{Dialer, Reach, Way};
 pub use endpoint::{resolve_endpoint, DockerEndpoint, Transport};
-pub use engine::{Engine, EngineFacts};
+pub use engine::{Engine, EngineFacts, EngineQueryError};
 pub use error::{DockerError, EndpointError, Refusal};
 pub use found::{find_computer, ComputerState, FoundComputer};
 pub use image::{binary_version, default_image, ImageFacts};

@@ -42,15 +42,44 @@ pub struct SshTarget {
     pub socket: Option<String>,
 }
 
+/// Why what follows `ssh://` is not an address the docker CLI would take;
+/// [`EndpointError::BadSsh`](super::EndpointError::BadSsh) adds the whole
+/// address and its fix.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SshAddressError {
+    #[error("fragments are not allowed: `#{fragment}`")]
+    Fragment { fragment: String },
+    #[error("query parameters are not allowed: `?{query}`")]
+    Query { query: String },
+    #[error("a plain-text password is not supported; use a key or an ssh agent")]
+    Password,
+    #[error("the user before `@` is empty")]
+    EmptyUser,
+    #[error("an IPv6 address needs its closing `]`")]
+    UnclosedIpv6,
+    #[error("`{after}` after the IPv6 address is not a port")]
+    AfterIpv6 { after: String },
+    #[error("the host name is empty")]
+    EmptyHost,
+    #[error("`{host}` is not a host name")]
+    BadHost { host: String },
+    #[error("`{port}` is not a port from 1 to 65535")]
+    BadPort { port: String },
+}
+
 impl SshTarget {
     /// Parses what follows `ssh://`, with the docker CLI's rules: no
     /// password, no query, no fragment, a host that is not empty.
-    pub fn parse(rest: &str) -> Result<SshTarget, String> {
+    pub fn parse(rest: &str) -> Result<SshTarget, SshAddressError> {
         if let Some((_, fragment)) = rest.split_once('#') {
-            return Err(format!("fragments are not allowed: `#{fragment}`"));
+            return Err(SshAddressError::Fragment {
+                fragment: fragment.to_string(),
+            });
         }
         if let Some((_, query)) = rest.split_once('?') {
-            return Err(format!("query parameters are not allowed: `?{query}`"));
+            return Err(SshAddressError::Query {
+                query: query.to_string(),
+            });
         }
         let (authority, path) = match rest.find('/') {
             Some(i) => (&rest[..i], &rest[i..]),
@@ -59,12 +88,10 @@ impl SshTarget {
         let (user, host_port) = match authority.rsplit_once('@') {
             Some((user, host_port)) => {
                 if user.contains(':') {
-                    return Err(
-                        "a plain-text password is not supported; use a key or an ssh agent".into(),
-                    );
+                    return Err(SshAddressError::Password);
                 }
                 if user.is_empty() {
-                    return Err("the user before `@` is empty".into());
+                    return Err(SshAddressError::EmptyUser);
                 }
                 (Some(user.to_string()), host_port)
             }
@@ -73,14 +100,17 @@ impl SshTarget {
         let (host, port) = if let Some(inside) = host_port.strip_prefix('[') {
             let (host, after) = inside
                 .split_once(']')
-                .ok_or("an IPv6 address needs its closing `]`")?;
-            let port =
-                match after {
-                    "" => None,
-                    _ => Some(after.strip_prefix(':').ok_or_else(|| {
-                        format!("`{after}` after the IPv6 address is not a port")
-                    })?),
-                };
+                .ok_or(SshAddressError::UnclosedIpv6)?;
+            let port = match after {
+                "" => None,
+                _ => Some(
+                    after
+                        .strip_prefix(':')
+                        .ok_or_else(|| SshAddressError::AfterIpv6 {
+                            after: after.to_string(),
+                        })?,
+                ),
+            };
             (host, port)
         } else {
             match host_port.rsplit_once(':') {
@@ -89,19 +119,20 @@ impl SshTarget {
             }
         };
         if host.is_empty() {
-            return Err("the host name is empty".into());
+            return Err(SshAddressError::EmptyHost);
         }
         if host.starts_with('-') || host.chars().any(|c| c.is_whitespace() || c.is_control()) {
-            return Err(format!("`{host}` is not a host name"));
+            return Err(SshAddressError::BadHost {
+                host: host.to_string(),
+            });
         }
         let port = match port {
             None => None,
-            Some(p) => Some(
-                p.parse::<u16>()
-                    .ok()
-                    .filter(|p| *p != 0)
-                    .ok_or_else(|| format!("`{p}` is not a port from 1 to 65535"))?,
-            ),
+            Some(p) => Some(p.parse::<u16>().ok().filter(|p| *p != 0).ok_or_else(|| {
+                SshAddressError::BadPort {
+                    port: p.to_string(),
+                }
+            })?),
         };
         let socket = Some(path)
             .filter(|p| !p.trim_matches('/').is_empty())
@@ -466,7 +497,7 @@ mod tests {
             ("-oProxyCommand=x", "not a host name"),
             ("bad host", "not a host name"),
         ] {
-            let e = SshTarget::parse(rest).unwrap_err();
+            let e = SshTarget::parse(rest).unwrap_err().to_string();
             assert!(e.contains(why), "{rest}: {e}");
         }
     }

@@ -186,7 +186,7 @@ async fn ports(
 async fn running_ports(engine: &Engine, c: &FoundComputer, base: u16, wanted: u16) -> Outcome {
     let missing = match engine.unpublished_ports(&c.name, base).await {
         Ok(missing) => missing,
-        Err(e) => return Outcome::err(e, fix::ENGINE_UNREACHABLE),
+        Err(e) => return Outcome::err(e.to_string(), fix::ENGINE_UNREACHABLE),
     };
     let note = if wanted == base {
         String::new()

@@ -7,9 +7,10 @@
 
 use super::computer::{Computer, Running};
 use super::engine::Found;
+use super::picture::{picture, PictureError};
 use super::report::{secs, Outcome, Report};
 use super::{timed, viewer, vnc, Budget};
-use crate::client::ComputerdClient;
+use crate::client::{ClientError, ComputerdClient};
 use crate::docker::{ensure_computer, ComputerState};
 use crate::settings::ScreenSize;
 use base64::Engine as _;
@@ -320,6 +321,36 @@ async fn on_screen(spare: &Spare, budget: &Budget, report: &mut Report) {
     report.add("vnc", o);
 }
 
+/// Why a screenshot is not yet the drawn screen the session asked for.
+#[derive(Debug, thiserror::Error)]
+enum ScreenshotProblem {
+    #[error("the screen is {width}x{height}, not the {asked} the session asked for")]
+    WrongSize {
+        width: u32,
+        height: u32,
+        asked: ScreenSize,
+    },
+    #[error("the screenshot came without an image")]
+    NoImage,
+    #[error("the screenshot is not base64: {0}")]
+    NotBase64(#[source] base64::DecodeError),
+    #[error(transparent)]
+    Picture(#[from] PictureError),
+    #[error("the image is {width}x{height}, not the {frame_width}x{frame_height} its frame says")]
+    NotItsFrame {
+        width: u32,
+        height: u32,
+        frame_width: u32,
+        frame_height: u32,
+    },
+    #[error("every pixel of the {width}x{height} screenshot is black: the desktop was not drawn within {}", secs(*.within))]
+    Black {
+        width: u32,
+        height: u32,
+        within: Duration,
+    },
+}
+
 /// Screenshots until one is drawn (a fresh screen is black until the
 /// window manager paints its background): a PNG of the frame's size, of a
 /// screen of the session's size, not all black.
@@ -334,31 +365,35 @@ async fn screenshot(spare: &Spare, within: Duration) -> Outcome {
     };
     observe_until(spare, &request, within, fix, |o| {
         if (o.width, o.height) != (spare.size.width, spare.size.height) {
-            return Err(format!(
-                "the screen is {}x{}, not the {} the session asked for",
-                o.width, o.height, spare.size
-            ));
+            return Err(ScreenshotProblem::WrongSize {
+                width: o.width,
+                height: o.height,
+                asked: spare.size,
+            });
         }
         let png = match o
             .image_base64
             .as_deref()
             .map(|b| base64::engine::general_purpose::STANDARD.decode(b))
         {
-            None => return Err("the screenshot came without an image".into()),
-            Some(Err(e)) => return Err(format!("the screenshot is not base64: {e}")),
+            None => return Err(ScreenshotProblem::NoImage),
+            Some(Err(e)) => return Err(ScreenshotProblem::NotBase64(e)),
             Some(Ok(png)) => png,
         };
         match picture(&png)? {
-            p if (p.width, p.height) != (o.frame_width, o.frame_height) => Err(format!(
-                "the image is {}x{}, not the {}x{} its frame says",
-                p.width, p.height, o.frame_width, o.frame_height
-            )),
-            p if p.black => Err(format!(
-                "every pixel of the {}x{} screenshot is black: the desktop was not drawn within {}",
-                p.width,
-                p.height,
-                secs(within)
-            )),
+            p if (p.width, p.height) != (o.frame_width, o.frame_height) => {
+                Err(ScreenshotProblem::NotItsFrame {
+                    width: p.width,
+                    height: p.height,
+                    frame_width: o.frame_width,
+                    frame_height: o.frame_height,
+                })
+            }
+            p if p.black => Err(ScreenshotProblem::Black {
+                width: p.width,
+                height: p.height,
+                within,
+            }),
             p => Ok(format!(
                 "a {}x{} screen, drawn ({} PNG bytes, {}x{} frame)",
                 o.width,
@@ -375,12 +410,12 @@ async fn screenshot(spare: &Spare, within: Duration) -> Outcome {
 /// Observes the spare screen with `request` until `judge` finds what it
 /// wants (its `Ok` is the check's detail) or `within` runs out (then the
 /// last problem it named, with `fix`).
-async fn observe_until(
+async fn observe_until<P: std::error::Error>(
     spare: &Spare,
     request: &ObserveRequest,
     within: Duration,
     fix: String,
-    judge: impl Fn(&Observation) -> Result<String, String>,
+    judge: impl Fn(&Observation) -> Result<String, P>,
 ) -> Outcome {
     let ends = Instant::now() + within;
     loop {
@@ -393,7 +428,7 @@ async fn observe_until(
             Err(e) => e.to_string(),
             Ok(o) => match judge(&o) {
                 Ok(detail) => return Outcome::ok(detail),
-                Err(problem) => problem,
+                Err(problem) => problem.to_string(),
             },
         };
         if Instant::now() + POLL_EVERY >= ends {
@@ -403,49 +438,11 @@ async fn observe_until(
     }
 }
 
-/// What a PNG shows, as far as the screenshot check cares.
-#[derive(Debug, PartialEq, Eq)]
-struct Picture {
-    width: u32,
-    height: u32,
-    /// Every pixel is black (alpha aside): nothing was drawn yet. The
-    /// drawn desktop may well be one colour, its background.
-    black: bool,
-}
-
-fn picture(png: &[u8]) -> Result<Picture, String> {
-    let bad = |e: png::DecodingError| format!("the screenshot is not a PNG: {e}");
-    let mut decoder = png::Decoder::new(std::io::Cursor::new(png));
-    // A one-colour desktop comes as a palette, whose index 0 is no colour.
-    decoder.set_transformations(png::Transformations::EXPAND);
-    let mut reader = decoder.read_info().map_err(bad)?;
-    let (color_type, bit_depth) = reader.output_color_type();
-    let size = reader
-        .output_buffer_size()
-        .ok_or("the screenshot is too large to decode")?;
-    let mut pixels = vec![0u8; size];
-    let frame = reader.next_frame(&mut pixels).map_err(bad)?;
-    let samples = color_type.samples();
-    let bytes = usize::from(bit_depth as u8).div_ceil(8);
-    // Colour samples only: an opaque alpha is not drawing.
-    let colours = match color_type {
-        png::ColorType::GrayscaleAlpha | png::ColorType::Rgba => samples - 1,
-        _ => samples,
-    } * bytes;
-    let pixel = (samples * bytes).max(1);
-    let data = &pixels[..frame.buffer_size()];
-    let black = data
-        .chunks_exact(frame.line_size)
-        .flat_map(|row| row[..frame.width as usize * pixel].chunks_exact(pixel))
-        .all(|p| p[..colours].iter().all(|b| *b == 0));
-    Ok(Picture {
-        width: frame.width,
-        height: frame.height,
-        black,
-    })
-}
-
-async fn shell(spare: &Spare, command: String, deadline: Duration) -> Result<ShellResult, String> {
+async fn shell(
+    spare: &Spare,
+    command: String,
+    deadline: Duration,
+) -> Result<ShellResult, ClientError> {
     let request = ShellRequest {
         command,
         timeout: None,
@@ -455,7 +452,6 @@ async fn shell(spare: &Spare, command: String, deadline: Duration) -> Result<She
         .client
         .send::<Shell>(&spare.id, &request, deadline, "the command may still run")
         .await
-        .map_err(|e| e.to_string())
 }
 
 /// A small page of doctor's own opened with `open_path`: the screen's
@@ -478,7 +474,7 @@ async fn browser(spare: &Spare, page: &str) -> Outcome {
     {
         Ok(r) if r.exit_code == Some(0) => {}
         Ok(r) => return Outcome::err(format!("writing {page} failed: {}", r.stderr.trim()), fix),
-        Err(e) => return Outcome::err(e, fix),
+        Err(e) => return Outcome::err(e.to_string(), fix),
     }
     let request = OpenPathRequest {
         target: page.to_string(),
@@ -526,7 +522,7 @@ async fn devtools(spare: &Spare, page: &str) -> Outcome {
                 fix,
             )
         }
-        Err(e) => return Outcome::err(e, fix),
+        Err(e) => return Outcome::err(e.to_string(), fix),
     };
     let docs: Vec<serde_json::Value> = serde_json::Deserializer::from_str(&out)
         .into_iter()
@@ -554,6 +550,17 @@ async fn devtools(spare: &Spare, page: &str) -> Outcome {
     }
 }
 
+/// Why the text view does not yet show the dialog the check opened.
+#[derive(Debug, thiserror::Error)]
+enum DialogProblem {
+    #[error("the text view was not given")]
+    TextViewMissing,
+    #[error("no accessibility tree of the dialog yet{}", .note.as_ref().map(|n| format!(": {n}")).unwrap_or_default())]
+    TreeNotYetRead { note: Option<String> },
+    #[error("the dialog's tree ({nodes} nodes) has no button")]
+    ButtonMissing { nodes: usize },
+}
+
 /// A GTK dialog on the spare screen, read through the screen's AT-SPI bus
 /// as `computer_observe`'s text view reads it.
 async fn accessibility(spare: &Spare, within: Duration) -> Outcome {
@@ -566,7 +573,7 @@ async fn accessibility(spare: &Spare, within: Duration) -> Outcome {
         "setsid nohup zenity --info --title='{title}' --text='accessibility check' >/dev/null 2>&1 </dev/null &"
     );
     if let Err(e) = shell(spare, command, within).await {
-        return Outcome::err(e, fix);
+        return Outcome::err(e.to_string(), fix);
     }
     let request = ObserveRequest {
         text: TextViewOptions {
@@ -577,22 +584,17 @@ async fn accessibility(spare: &Spare, within: Duration) -> Outcome {
         ..Default::default()
     };
     observe_until(spare, &request, within, fix, |o| match &o.text_view {
-        None => Err("the text view was not given".to_string()),
-        Some(v) if v.source != Some(TreeSource::Atspi) => Err(format!(
-            "no accessibility tree of the dialog yet{}",
-            v.note
-                .as_ref()
-                .map(|n| format!(": {n}"))
-                .unwrap_or_default()
-        )),
+        None => Err(DialogProblem::TextViewMissing),
+        Some(v) if v.source != Some(TreeSource::Atspi) => Err(DialogProblem::TreeNotYetRead {
+            note: v.note.clone(),
+        }),
         Some(v) if has_button(&v.nodes) => Ok(format!(
             "the AT-SPI bus gave a GTK dialog's tree ({} nodes, its button among them)",
             v.total_nodes
         )),
-        Some(v) => Err(format!(
-            "the dialog's tree ({} nodes) has no button",
-            v.total_nodes
-        )),
+        Some(v) => Err(DialogProblem::ButtonMissing {
+            nodes: v.total_nodes,
+        }),
     })
     .await
 }
@@ -621,18 +623,16 @@ async fn cleanup(spare: &Spare, owner: &OwnerId) -> Outcome {
                 CLEANUP_DEADLINE,
                 "the session ends within 30 s",
             )
-            .await
-            .map_err(|e| e.to_string())?;
+            .await?;
         end_owner(client, owner).await;
         let left = client
             .send::<ListSessions>(&(), &NoBody {}, CLEANUP_DEADLINE, "nothing")
-            .await
-            .map_err(|e| e.to_string())?
+            .await?
             .sessions
             .into_iter()
             .filter(|s| s.owner == *owner)
             .count();
-        Ok::<usize, String>(left)
+        Ok::<usize, ClientError>(left)
     };
     match tokio::time::timeout(CLEANUP_DEADLINE, work).await {
         Ok(Ok(0)) => Outcome::ok(format!(
@@ -643,7 +643,7 @@ async fn cleanup(spare: &Spare, owner: &OwnerId) -> Outcome {
             format!("{n} sessions of `{}` are still there", owner.0),
             fix,
         ),
-        Ok(Err(e)) => Outcome::err(e, fix),
+        Ok(Err(e)) => Outcome::err(e.to_string(), fix),
         Err(_) => Outcome::timed_out(CLEANUP_DEADLINE, fix),
     }
 }
@@ -657,48 +657,6 @@ async fn end_owner(client: &ComputerdClient, owner: &OwnerId) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn png_of(width: u32, height: u32, pixels: &[u8]) -> Vec<u8> {
-        let mut out = Vec::new();
-        let mut encoder = png::Encoder::new(&mut out, width, height);
-        encoder.set_color(png::ColorType::Rgb);
-        encoder.set_depth(png::BitDepth::Eight);
-        let mut writer = encoder.write_header().unwrap();
-        writer.write_image_data(pixels).unwrap();
-        writer.finish().unwrap();
-        out
-    }
-
-    #[test]
-    fn tells_a_blank_screen_from_a_drawn_one() {
-        let black = png_of(4, 2, &[0; 24]);
-        assert_eq!(
-            picture(&black),
-            Ok(Picture {
-                width: 4,
-                height: 2,
-                black: true
-            })
-        );
-        // The desktop's background alone is drawn, though one colour.
-        let slate: Vec<u8> = [0x2e, 0x3a, 0x4a].repeat(8);
-        assert!(!picture(&png_of(4, 2, &slate)).unwrap().black);
-        let mut palette = Vec::new();
-        let mut encoder = png::Encoder::new(&mut palette, 4, 2);
-        encoder.set_color(png::ColorType::Indexed);
-        encoder.set_depth(png::BitDepth::Eight);
-        encoder.set_palette(vec![0x2e, 0x3a, 0x4a]);
-        let mut writer = encoder.write_header().unwrap();
-        writer.write_image_data(&[0; 8]).unwrap();
-        writer.finish().unwrap();
-        assert!(!picture(&palette).unwrap().black, "index 0 is not black");
-        let mut one_pixel = [0u8; 24];
-        one_pixel[23] = 9;
-        assert!(!picture(&png_of(4, 2, &one_pixel)).unwrap().black);
-        assert!(picture(b"not a png")
-            .unwrap_err()
-            .starts_with("the screenshot is not a PNG"));
-    }
 
     #[test]
     fn finds_a_button_at_any_depth() {

@@ -8,7 +8,7 @@ use crate::docker::fix;
 use crate::docker::image::{is_older_than_binary, pulls_missing_image};
 use crate::docker::{
     binary_version, resolve_endpoint, ComputerState, DockerEndpoint, DockerError, Engine,
-    EngineFacts, Transport,
+    EngineFacts, EngineQueryError, Transport,
 };
 use crate::settings::{ComputerSettings, DevtoolsSettings, Env, Settings, SettingsError};
 use std::time::Duration;
@@ -25,6 +25,26 @@ const DISK_ERR_KIB: u64 = 1024 * 1024;
 /// The fix for too little free space, a warning or an error.
 const FREE_SPACE: &str =
     "free space: `docker system prune` removes stopped containers and unused images";
+
+/// Why the free space on the engine's disk was not measured; the check
+/// then warns with it.
+#[derive(Debug, thiserror::Error)]
+enum UnmeasuredDisk {
+    #[error("cannot run `df`: {0}")]
+    NoDf(#[source] std::io::Error),
+    #[error("`df -Pk {path}` printed no size")]
+    NoLocalSize { path: String },
+    #[error("the engine's data root is not on this machine and `{name}` is not running")]
+    NotRunning { name: String },
+    #[error(transparent)]
+    Docker(#[from] DockerError),
+    #[error(transparent)]
+    Exec(#[from] EngineQueryError),
+    #[error("`df -Pk /` in `{name}` printed no size")]
+    NoComputerSize { name: String },
+    #[error("the computer's settings are not usable")]
+    NoSettings,
+}
 
 /// What the checks so far found, for the ones after them.
 pub(crate) struct Found {
@@ -206,7 +226,7 @@ async fn disk(
             Some(c) => df_in_computer(engine, &c.name)
                 .await
                 .map(|kib| (kib, format!("the engine's disk (seen from `{}`)", c.name))),
-            None => Err("the computer's settings are not usable".into()),
+            None => Err(UnmeasuredDisk::NoSettings),
         }
     };
     let outcome = match measured {
@@ -234,29 +254,33 @@ async fn disk(
     (outcome, Some(()))
 }
 
-async fn df_local(path: &str) -> Result<u64, String> {
+async fn df_local(path: &str) -> Result<u64, UnmeasuredDisk> {
     let out = tokio::process::Command::new("df")
         .args(["-Pk", path])
         .kill_on_drop(true)
         .output()
         .await
-        .map_err(|e| format!("cannot run `df`: {e}"))?;
-    available_kib(&String::from_utf8_lossy(&out.stdout))
-        .ok_or_else(|| format!("`df -Pk {path}` printed no size"))
+        .map_err(UnmeasuredDisk::NoDf)?;
+    available_kib(&String::from_utf8_lossy(&out.stdout)).ok_or_else(|| {
+        UnmeasuredDisk::NoLocalSize {
+            path: path.to_string(),
+        }
+    })
 }
 
-async fn df_in_computer(engine: &Engine, name: &str) -> Result<u64, String> {
-    match engine.find_computer(name).await {
-        Ok(Some(found)) if found.state == ComputerState::Running => {}
-        Ok(_) => {
-            return Err(format!(
-                "the engine's data root is not on this machine and `{name}` is not running"
-            ))
+async fn df_in_computer(engine: &Engine, name: &str) -> Result<u64, UnmeasuredDisk> {
+    match engine.find_computer(name).await? {
+        Some(found) if found.state == ComputerState::Running => {}
+        _ => {
+            return Err(UnmeasuredDisk::NotRunning {
+                name: name.to_string(),
+            })
         }
-        Err(e) => return Err(e.to_string()),
     }
     let text = engine.output_in(name, &["df", "-Pk", "/"]).await?;
-    available_kib(&text).ok_or_else(|| format!("`df -Pk /` in `{name}` printed no size"))
+    available_kib(&text).ok_or_else(|| UnmeasuredDisk::NoComputerSize {
+        name: name.to_string(),
+    })
 }
 
 /// The `Available` column of `df -Pk`'s one line of data.

@@ -8,8 +8,9 @@
 //! - [`engine`]: settings, the Docker endpoint and engine, free disk, the image.
 //! - [`computer`]: the computer's container, its ports, computerd's health.
 //! - [`deep`] (`--deep`): a spare screen of doctor's own, with its
-//!   screenshot, browser, DevTools and accessibility bus, then [`viewer`]
-//!   (the page and its WebSocket) and [`vnc`] (a native VNC handshake).
+//!   screenshot (read by [`picture`]), browser, DevTools and accessibility
+//!   bus, then [`viewer`] (the page and its WebSocket) and [`vnc`] (a
+//!   native VNC handshake).
 //!
 //! Every check has its own deadline, and a whole run has one too (10 s, or
 //! 60 s with `--deep`): a later check gets what is left when that is less.
@@ -20,6 +21,7 @@
 mod computer;
 mod deep;
 mod engine;
+mod picture;
 pub mod report;
 mod viewer;
 mod vnc;
@@ -42,17 +44,24 @@ pub struct Options {
     pub deep: bool,
 }
 
+/// An argument `doctor` does not take.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("`doctor` takes `--json` and `--deep`, not `{arg}`")]
+pub struct UnknownDoctorArg {
+    pub arg: String,
+}
+
 impl Options {
-    pub fn parse(args: &[String]) -> Result<Options, String> {
+    pub fn parse(args: &[String]) -> Result<Options, UnknownDoctorArg> {
         let mut options = Options::default();
         for arg in args {
             match arg.as_str() {
                 "--json" => options.json = true,
                 "--deep" => options.deep = true,
                 other => {
-                    return Err(format!(
-                        "`doctor` takes `--json` and `--deep`, not `{other}`"
-                    ))
+                    return Err(UnknownDoctorArg {
+                        arg: other.to_string(),
+                    })
                 }
             }
         }
@@ -147,7 +156,7 @@ mod tests {
             })
         );
         assert_eq!(
-            Options::parse(&args(&["--fix"])).unwrap_err(),
+            Options::parse(&args(&["--fix"])).unwrap_err().to_string(),
             "`doctor` takes `--json` and `--deep`, not `--fix`"
         );
     }

@@ -4,7 +4,7 @@
 //! the screen's RFB greeting.
 
 use super::report::Outcome;
-use crate::client::loopback_http;
+use crate::client::{loopback_http, Limited};
 use crate::docker::error::describe;
 use computer_protocol::ScreenNumber;
 use futures::StreamExt;
@@ -13,6 +13,25 @@ use tokio_tungstenite::tungstenite::Message;
 
 /// Most bytes read of the page or the session list.
 const BODY_MAX: usize = 1024 * 1024;
+
+/// Why a `GET` on the viewer port gave no page. The URL may hold the key:
+/// the page check hides it before showing the text.
+#[derive(Debug, thiserror::Error)]
+enum GetError {
+    #[error("`GET {url}` failed: {}", describe(.source))]
+    Send { url: String, source: reqwest::Error },
+    #[error("`GET {url}` answered {status}")]
+    Status {
+        url: String,
+        status: reqwest::StatusCode,
+    },
+    /// `source` is `None` when the answer was over [`BODY_MAX`].
+    #[error("`GET {url}`: the answer could not be read whole")]
+    Unread {
+        url: String,
+        source: Option<reqwest::Error>,
+    },
+}
 
 /// `GET /` and `GET /api/sessions?key=K` on the viewer port.
 pub(crate) async fn page(base: u16, key: &str, title: &str, screen: ScreenNumber) -> Outcome {
@@ -23,7 +42,7 @@ pub(crate) async fn page(base: u16, key: &str, title: &str, screen: ScreenNumber
     let url = format!("http://127.0.0.1:{base}/");
     let page = match get(&http, &url).await {
         Ok(page) => page,
-        Err(e) => return Outcome::err(e, fix),
+        Err(e) => return Outcome::err(e.to_string(), fix),
     };
     if !page.contains("<html") || !page.contains("viewer") {
         return Outcome::err(
@@ -33,7 +52,7 @@ pub(crate) async fn page(base: u16, key: &str, title: &str, screen: ScreenNumber
     }
     let list = match get(&http, &format!("{url}api/sessions?key={key}")).await {
         Ok(list) => list,
-        Err(e) => return Outcome::err(e.replace(key, "<key>"), fix),
+        Err(e) => return Outcome::err(e.to_string().replace(key, "<key>"), fix),
     };
     // The viewer shows titles and screens, never session ids.
     let listed = serde_json::from_str::<serde_json::Value>(&list).is_ok_and(|v| {
@@ -54,19 +73,31 @@ pub(crate) async fn page(base: u16, key: &str, title: &str, screen: ScreenNumber
     ))
 }
 
-async fn get(http: &reqwest::Client, url: &str) -> Result<String, String> {
+async fn get(http: &reqwest::Client, url: &str) -> Result<String, GetError> {
     let answer = http
         .get(url)
         .send()
         .await
-        .map_err(|e| format!("`GET {url}` failed: {}", describe(&e)))?;
+        .map_err(|source| GetError::Send {
+            url: url.to_string(),
+            source,
+        })?;
     if !answer.status().is_success() {
-        return Err(format!("`GET {url}` answered {}", answer.status()));
+        return Err(GetError::Status {
+            url: url.to_string(),
+            status: answer.status(),
+        });
     }
     let mut body = Vec::new();
     crate::client::read_limited(answer, &mut body, BODY_MAX)
         .await
-        .map_err(|_| format!("`GET {url}`: the answer could not be read whole"))?;
+        .map_err(|limited| GetError::Unread {
+            url: url.to_string(),
+            source: match limited {
+                Limited::Over => None,
+                Limited::Failed(e) => Some(e),
+            },
+        })?;
     Ok(String::from_utf8_lossy(&body).into_owned())
 }
 

@@ -4,6 +4,7 @@
 
 use super::report::Outcome;
 use crate::open::vnc_password::challenge_response;
+use std::io;
 use std::net::Ipv4Addr;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -12,34 +13,48 @@ const VERSION: &[u8; 12] = b"RFB 003.008\n";
 /// The security type of classic VNC authentication.
 const VNC_AUTH: u8 = 2;
 
+/// Why the handshake on a screen's port did not get as far as its size.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum HandshakeError {
+    #[error("cannot connect to 127.0.0.1:{port}: {source}")]
+    Connect { port: u16, source: io::Error },
+    #[error("the VNC server on 127.0.0.1:{port} hung up: {source}")]
+    HungUp { port: u16, source: io::Error },
+    #[error("127.0.0.1:{port} is no VNC server: it greeted with {greeting:?}")]
+    NotVnc { port: u16, greeting: String },
+    #[error("the VNC server refused us: {reason}")]
+    Refused { reason: String },
+    #[error("the VNC server does not ask for the password (security types {types:?}); anyone on this machine could watch the screen")]
+    NoPassword { types: Vec<u8> },
+    #[error("the VNC server refused the viewer key: {reason}")]
+    KeyRefused { reason: String },
+}
+
 /// The screen's size as the VNC server gives it.
-pub(crate) async fn handshake(port: u16, key: &str) -> Result<(u16, u16), String> {
+pub(crate) async fn handshake(port: u16, key: &str) -> Result<(u16, u16), HandshakeError> {
     let mut tcp = TcpStream::connect((Ipv4Addr::LOCALHOST, port))
         .await
-        .map_err(|e| format!("cannot connect to 127.0.0.1:{port}: {e}"))?;
-    let io = |e: std::io::Error| format!("the VNC server on 127.0.0.1:{port} hung up: {e}");
+        .map_err(|source| HandshakeError::Connect { port, source })?;
+    let io = |source| HandshakeError::HungUp { port, source };
     let mut greeting = [0u8; 12];
     tcp.read_exact(&mut greeting).await.map_err(io)?;
     if !greeting.starts_with(b"RFB 003.") {
-        return Err(format!(
-            "127.0.0.1:{port} is no VNC server: it greeted with {:?}",
-            String::from_utf8_lossy(&greeting)
-        ));
+        return Err(HandshakeError::NotVnc {
+            port,
+            greeting: String::from_utf8_lossy(&greeting).into_owned(),
+        });
     }
     tcp.write_all(VERSION).await.map_err(io)?;
     let count = tcp.read_u8().await.map_err(io)?;
     if count == 0 {
-        return Err(format!(
-            "the VNC server refused us: {}",
-            reason(&mut tcp).await
-        ));
+        return Err(HandshakeError::Refused {
+            reason: reason(&mut tcp).await,
+        });
     }
     let mut types = vec![0u8; usize::from(count)];
     tcp.read_exact(&mut types).await.map_err(io)?;
     if !types.contains(&VNC_AUTH) {
-        return Err(format!(
-            "the VNC server does not ask for the password (security types {types:?}); anyone on this machine could watch the screen"
-        ));
+        return Err(HandshakeError::NoPassword { types });
     }
     tcp.write_u8(VNC_AUTH).await.map_err(io)?;
     let mut challenge = [0u8; 16];
@@ -48,10 +63,9 @@ pub(crate) async fn handshake(port: u16, key: &str) -> Result<(u16, u16), String
         .await
         .map_err(io)?;
     if tcp.read_u32().await.map_err(io)? != 0 {
-        return Err(format!(
-            "the VNC server refused the viewer key: {}",
-            reason(&mut tcp).await
-        ));
+        return Err(HandshakeError::KeyRefused {
+            reason: reason(&mut tcp).await,
+        });
     }
     // ClientInit: share the screen with the other viewers.
     tcp.write_u8(1).await.map_err(io)?;
@@ -87,6 +101,6 @@ pub(crate) async fn check(port: u16, key: &str, expected: (u32, u32)) -> Outcome
             ),
             "another program may serve this port; stop it, or set COMPUTER_USE_PORT_BASE",
         ),
-        Err(e) => Outcome::err(e, fix),
+        Err(e) => Outcome::err(e.to_string(), fix),
     }
 }

@@ -12,7 +12,7 @@
 
 use crate::client::{ClientError, ComputerdClient};
 use crate::docker::recheck::{recheck, Recheck};
-use crate::docker::Way;
+use crate::docker::{DockerError, Way};
 use computer_protocol::endpoints::{GetComputer, NoBody};
 use computer_protocol::{ComputerInfo, OwnerId};
 use parking_lot::Mutex;
@@ -62,40 +62,36 @@ pub struct Connection {
     pub container_id: String,
 }
 
-/// Why the computer this process was connected to can no longer be used.
-#[derive(Debug)]
-enum Lost {
+/// Why a call on a session cannot go to the computer this process is
+/// linked to; each says what became of the session and what to call next.
+#[derive(Debug, thiserror::Error)]
+pub enum LinkError {
+    /// `start_computer` has not run in this process.
+    #[error("there is no session `{id}` in this MCP server: call start_computer first and use the session_id it returns")]
+    NotConnected { id: String },
+    #[error("cannot ask Docker where the computer `{container}` is, so nothing was sent to it: {source}. Once Docker answers again, try again; call start_computer if the computer stopped")]
+    DockerUnanswered {
+        container: String,
+        /// Boxed: a `DockerError` is large, and every tool call's `Result`
+        /// has room for a `LinkError` (clippy's `result_large_err`).
+        source: Box<DockerError>,
+    },
+    #[error("the computer `{name}` has stopped (Docker says `{status}`{}), so session `{id}` ended with it: its screens and running programs are gone, files in its home are kept. Call start_computer to start it again and get a new session; `docker logs {name}` may say why it stopped", exit_code.map(|c| format!(", exit code {c}")).unwrap_or_default())]
     Stopped {
+        id: String,
         name: String,
         status: String,
         exit_code: Option<i64>,
     },
-    Missing {
-        name: String,
+    #[error("the computer `{name}` no longer exists (its container was removed), so session `{id}` ended with it. Call start_computer to create it again and get a new session")]
+    Removed { id: String, name: String },
+    /// Docker publishes the API on a new port, where computerd does not
+    /// answer yet.
+    #[error("the computer `{container}` restarted and does not answer yet ({source}); try again in a few seconds")]
+    NotAnsweringYet {
+        container: String,
+        source: ClientError,
     },
-}
-
-impl Lost {
-    fn explain(&self, id: &str) -> String {
-        match self {
-            Lost::Stopped {
-                name,
-                status,
-                exit_code,
-            } => {
-                let code = exit_code
-                    .map(|c| format!(", exit code {c}"))
-                    .unwrap_or_default();
-                format!("the computer `{name}` has stopped (Docker says `{status}`{code}), so session `{id}` ended with it: its screens and running programs are gone, files in its home are kept. Call start_computer to start it again and get a new session; `docker logs {name}` may say why it stopped")
-            }
-            Lost::Missing { name } => format!("the computer `{name}` no longer exists (its container was removed), so session `{id}` ended with it. Call start_computer to create it again and get a new session"),
-        }
-    }
-}
-
-/// The message for a session made under an earlier computerd boot.
-pub(crate) fn restarted(id: &str, name: &str) -> String {
-    format!("session `{id}` has ended because the computer `{name}` restarted: its sessions, screens and running programs are gone, files in its home are kept. The computer runs again, so call start_computer only to get a new session (it does not start the computer again)")
 }
 
 pub struct Link {
@@ -162,10 +158,10 @@ impl Link {
 
     /// Nothing is sent until a check finds the computer running again. The
     /// connection stays, to follow the computer when something else (another
-    /// MCP server, `docker start`) brings it back.
-    fn lose(&self, lost: &Lost, id: &str) -> String {
+    /// MCP server, `docker start`) brings it back. `lost` says why.
+    fn lose(&self, lost: LinkError) -> LinkError {
         *self.confirmed_at.lock() = None;
-        lost.explain(id)
+        lost
     }
 
     /// The connection, once Docker has confirmed within `fresh` that the
@@ -173,9 +169,11 @@ impl Link {
     /// restarted computer's new port replaces the old one; a stopped or
     /// removed computer is an error that says so. `id` names the session in
     /// the messages.
-    pub async fn confirmed(&self, id: &str, fresh: Duration) -> Result<Arc<Connection>, String> {
+    pub async fn confirmed(&self, id: &str, fresh: Duration) -> Result<Arc<Connection>, LinkError> {
         let _one_check = self.checking.lock().await;
-        let conn = self.connection().ok_or_else(|| Link::not_connected(id))?;
+        let conn = self
+            .connection()
+            .ok_or_else(|| LinkError::NotConnected { id: id.to_string() })?;
         let last = *self.confirmed_at.lock();
         if last.is_some_and(|at| at.elapsed() < fresh) {
             return Ok(conn);
@@ -207,8 +205,11 @@ impl Link {
                 tracing::warn!("calling the computer `{}` through its tunnel while Docker does not answer: {e}", conn.container);
                 return Ok(conn);
             }
-            Err(e) => {
-                return Err(format!("cannot ask Docker where the computer `{}` is, so nothing was sent to it: {e}. Once Docker answers again, try again; call start_computer if the computer stopped", conn.container));
+            Err(source) => {
+                return Err(LinkError::DockerUnanswered {
+                    container: conn.container.clone(),
+                    source: Box::new(source),
+                });
             }
         };
         match now {
@@ -221,20 +222,16 @@ impl Link {
                 token,
                 container_id,
             } => self.follow(&conn, api_url, token, container_id).await,
-            Recheck::Stopped { status, exit_code } => {
-                let lost = Lost::Stopped {
-                    name: conn.container.clone(),
-                    status,
-                    exit_code,
-                };
-                Err(self.lose(&lost, id))
-            }
-            Recheck::Missing => {
-                let lost = Lost::Missing {
-                    name: conn.container.clone(),
-                };
-                Err(self.lose(&lost, id))
-            }
+            Recheck::Stopped { status, exit_code } => Err(self.lose(LinkError::Stopped {
+                id: id.to_string(),
+                name: conn.container.clone(),
+                status,
+                exit_code,
+            })),
+            Recheck::Missing => Err(self.lose(LinkError::Removed {
+                id: id.to_string(),
+                name: conn.container.clone(),
+            })),
         }
     }
 
@@ -246,18 +243,20 @@ impl Link {
         api_url: String,
         token: String,
         container_id: String,
-    ) -> Result<Arc<Connection>, String> {
+    ) -> Result<Arc<Connection>, LinkError> {
         tracing::info!(
             "the computer `{}` moved from {} to {api_url}; following it",
             old.container,
             old.client.base_url()
         );
         let client = ComputerdClient::new(api_url, token, old.container.clone());
-        let info: ComputerInfo = computer_info(&client)
-            .await
-            .map_err(|e| {
-                format!("the computer `{}` restarted and does not answer yet ({e}); try again in a few seconds", old.container)
-            })?;
+        let info: ComputerInfo =
+            computer_info(&client)
+                .await
+                .map_err(|source| LinkError::NotAnsweringYet {
+                    container: old.container.clone(),
+                    source,
+                })?;
         let mut moved = old.clone();
         moved.client = client;
         moved.container_id = container_id;
@@ -265,10 +264,6 @@ impl Link {
         moved.viewer_key = info.viewer_key;
         moved.viewer_url = crate::docker::viewer_url(moved.port_base, &moved.viewer_key);
         Ok(self.set_connection(moved))
-    }
-
-    pub(crate) fn not_connected(id: &str) -> String {
-        format!("there is no session `{id}` in this MCP server: call start_computer first and use the session_id it returns")
     }
 }
 
@@ -282,7 +277,32 @@ pub(crate) async fn computer_info(client: &ComputerdClient) -> Result<ComputerIn
 
 #[cfg(test)]
 mod tests {
-    use super::TUNNEL_CHECK_WAIT;
+    use super::{LinkError, TUNNEL_CHECK_WAIT};
+
+    #[test]
+    fn a_lost_computer_says_what_became_of_the_session() {
+        let stopped = |exit_code| LinkError::Stopped {
+            id: "s1".into(),
+            name: "computer-use".into(),
+            status: "exited".into(),
+            exit_code,
+        };
+        assert_eq!(
+            stopped(Some(137)).to_string(),
+            "the computer `computer-use` has stopped (Docker says `exited`, exit code 137), so session `s1` ended with it: its screens and running programs are gone, files in its home are kept. Call start_computer to start it again and get a new session; `docker logs computer-use` may say why it stopped"
+        );
+        assert!(stopped(None)
+            .to_string()
+            .contains("(Docker says `exited`), so session `s1`"));
+        let removed = LinkError::Removed {
+            id: "s1".into(),
+            name: "computer-use".into(),
+        };
+        assert_eq!(
+            removed.to_string(),
+            "the computer `computer-use` no longer exists (its container was removed), so session `s1` ended with it. Call start_computer to create it again and get a new session"
+        );
+    }
 
     /// A heartbeat through a tunnel goes out at most the interval plus the
     /// Docker check after the previous one; its connection must still be in

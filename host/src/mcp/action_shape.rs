@@ -61,16 +61,16 @@ pub struct ActionShape {
 // `steps` says its default in words; the bounds come from the limits.
 const _: () = assert!(SCROLL_STEPS_DEFAULT == 3);
 
-/// Where in one refused action the fault is, as `(field, message)`, when
+/// Where in one refused action the fault is, as `(field, error)`, when
 /// reading it field by field finds one (`x`: invalid type: string "a",
 /// expected i32). None when the flat reading passes: then the fault is in
 /// how the fields combine, which `Action`'s own message says.
-pub fn bad_field(action: &serde_json::Value) -> Option<(String, String)> {
+pub fn bad_field(action: &serde_json::Value) -> Option<(String, serde_json::Error)> {
     match serde_path_to_error::deserialize::<_, ActionShape>(action) {
         Ok(_) => None,
         Err(e) => {
             let path = e.path().to_string();
-            (path != "." && !path.is_empty()).then(|| (path, e.into_inner().to_string()))
+            (path != "." && !path.is_empty()).then(|| (path, e.into_inner()))
         }
     }
 }
@@ -82,9 +82,9 @@ mod tests {
 
     #[test]
     fn a_wrong_field_is_named() {
-        let (field, message) = bad_field(&json!({"type": "click", "x": "a"})).unwrap();
+        let (field, error) = bad_field(&json!({"type": "click", "x": "a"})).unwrap();
         assert_eq!(field, "x");
-        assert!(message.contains("expected i32"), "{message}");
+        assert!(error.to_string().contains("expected i32"), "{error}");
         let (field, _) = bad_field(&json!({"type": "scroll", "direction": "sideways"})).unwrap();
         assert_eq!(field, "direction");
         assert!(bad_field(&json!({"type": "click", "x": 1, "y": 2})).is_none());

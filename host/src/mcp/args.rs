@@ -3,7 +3,6 @@
 //! refused so that a misspelt option is an error, not silently ignored.
 
 use super::action_shape::{bad_field, ActionShape};
-use super::error::ToolError;
 use computer_protocol::limits::ACTIONS_MAX;
 use computer_protocol::{Action, ImageFormat, Region, Settle, TimeoutArg, TransferDirection, View};
 use schemars::JsonSchema;
@@ -323,36 +322,64 @@ fn session_id<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Strin
     )))
 }
 
+/// A tool's arguments that do not fit its schema, naming the field at
+/// fault (`actions[2].x: invalid type: string "a", expected i32`).
+#[derive(Debug, thiserror::Error)]
+pub enum ArgumentsError {
+    /// The arguments as a whole, such as a required field left out.
+    #[error("invalid arguments: {source}")]
+    Whole { source: serde_json::Error },
+    #[error("`{path}`: {source}")]
+    Field {
+        /// Where serde stopped, such as `session_id` or `actions[2]`.
+        path: String,
+        source: serde_json::Error,
+    },
+    /// A field inside an action: serde stops at the action (actions are a
+    /// tagged enum), so the action was read again field by field.
+    #[error("`{path}.{field}`: {source}")]
+    ActionField {
+        /// The action, such as `actions[2]`.
+        path: String,
+        field: String,
+        source: serde_json::Error,
+    },
+}
+
 /// Reads a tool's arguments, naming the field at fault on failure
 /// (`actions[2].x: invalid type: string "a", expected i32`).
 pub fn parse<T: DeserializeOwned>(
     arguments: Option<serde_json::Map<String, serde_json::Value>>,
-) -> Result<T, String> {
+) -> Result<T, ArgumentsError> {
     read(serde_json::Value::Object(arguments.unwrap_or_default()))
 }
 
-fn read<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, String> {
+fn read<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, ArgumentsError> {
     serde_path_to_error::deserialize(&value).map_err(|e| {
         let path = e.path().to_string();
-        let inner = e.into_inner().to_string();
+        let source = e.into_inner();
         if path == "." || path.is_empty() {
-            return format!("invalid arguments: {inner}");
+            return ArgumentsError::Whole { source };
         }
         // serde stops at the action for a fault inside it (actions are a
         // tagged enum); read that action field by field to name the field.
         if let Some(action) = action_at(&value, &path) {
-            if let Some((field, message)) = bad_field(action) {
+            if let Some((field, by_field)) = bad_field(action) {
                 // For a misspelt field the action's own message is better:
                 // it lists only the fields of that action's type.
-                let message = if inner.starts_with("unknown field") {
-                    &inner
+                let source = if source.to_string().starts_with("unknown field") {
+                    source
                 } else {
-                    &message
+                    by_field
                 };
-                return format!("`{path}.{field}`: {message}");
+                return ArgumentsError::ActionField {
+                    path,
+                    field,
+                    source,
+                };
             }
         }
-        format!("`{path}`: {inner}")
+        ArgumentsError::Field { path, source }
     })
 }
 
@@ -371,13 +398,14 @@ fn action_at<'a>(arguments: &'a serde_json::Value, path: &str) -> Option<&'a ser
 ///
 /// rmcp's own `Parameters<T>` would report a bad field with serde_json's
 /// message, which says neither where nor which field. Reading never fails
-/// here; the tool turns the error into [`ToolError::Arguments`] with `?`,
+/// here; the tool turns the error into
+/// [`ToolError::Arguments`](super::ToolError::Arguments) with `?`,
 /// and the published schema is `T`'s.
-pub struct Args<T>(Result<T, String>);
+pub struct Args<T>(Result<T, ArgumentsError>);
 
 impl<T> Args<T> {
-    pub fn read(self) -> Result<T, ToolError> {
-        self.0.map_err(ToolError::Arguments)
+    pub fn read(self) -> Result<T, ArgumentsError> {
+        self.0
     }
 }
 
@@ -407,24 +435,27 @@ mod tests {
         v.as_object().cloned()
     }
 
+    /// The error's text, as the agent reads it.
+    fn refused<T: DeserializeOwned + std::fmt::Debug>(v: serde_json::Value) -> String {
+        parse::<T>(args(v)).unwrap_err().to_string()
+    }
+
     #[test]
     fn errors_name_the_field() {
-        let e = parse::<ActArgs>(args(
+        let e = refused::<ActArgs>(
             json!({"session_id": SID, "actions": [{"type": "click", "x": "a", "y": 1}]}),
-        ))
-        .unwrap_err();
+        );
         assert!(e.starts_with("`actions[0].x`: invalid type"), "{e}");
-        let e = parse::<ActArgs>(args(
+        let e = refused::<ActArgs>(
             json!({"session_id": SID, "actions": [{"type": "wait", "ms": 1}, {"type": "key", "keys": "a"}]}),
-        ))
-        .unwrap_err();
+        );
         assert_eq!(e, "`actions[1].keys`: unknown field `keys`, expected `key`");
-        let e = parse::<StartComputerArgs>(args(json!({}))).unwrap_err();
-        assert!(e.contains("title"), "{e}");
-        let e = parse::<ShellArgs>(args(
-            json!({"session_id": SID, "command": "x", "colour": 1}),
-        ))
-        .unwrap_err();
+        let e = refused::<StartComputerArgs>(json!({}));
+        assert!(
+            e.starts_with("invalid arguments: ") && e.contains("title"),
+            "{e}"
+        );
+        let e = refused::<ShellArgs>(json!({"session_id": SID, "command": "x", "colour": 1}));
         assert!(e.contains("colour"), "{e}");
     }
 
@@ -437,10 +468,9 @@ mod tests {
         .unwrap();
         assert_eq!(a.direction, TransferDirection::FromComputer);
         assert!(!a.overwrite);
-        let e = parse::<TransferArgs>(args(json!({
+        let e = refused::<TransferArgs>(json!({
             "session_id": SID, "direction": "sideways", "host_path": "a", "computer_path": "b"
-        })))
-        .unwrap_err();
+        }));
         assert!(
             e.contains("`direction`") && e.contains("to_computer"),
             "{e}"
@@ -459,17 +489,16 @@ mod tests {
             "0b8a3c1e5f2d4e7a9c612d4f8e9a7b30",
             "",
         ] {
-            let e = parse::<SessionArgs>(args(json!({ "session_id": bad }))).unwrap_err();
+            let e = refused::<SessionArgs>(json!({ "session_id": bad }));
             assert!(
                 e.starts_with("`session_id`:") && e.contains("start_computer"),
                 "{bad}: {e}"
             );
         }
-        let e = parse::<TransferArgs>(args(json!({
+        let e = refused::<TransferArgs>(json!({
             "session_id": "a/../b", "direction": "from_computer",
             "host_path": "x", "computer_path": "y"
-        })))
-        .unwrap_err();
+        }));
         assert!(e.starts_with("`session_id`:"), "{e}");
         let a = parse::<SessionArgs>(args(json!({ "session_id": SID }))).unwrap();
         assert_eq!(a.session_id, SID);
@@ -483,7 +512,7 @@ mod tests {
         .unwrap();
         let e = bad.read().unwrap_err();
         assert!(
-            matches!(&e, ToolError::Arguments(m) if m.contains("actions[0]")),
+            matches!(&e, ArgumentsError::ActionField { path, field, .. } if path == "actions[0]" && field == "x"),
             "{e}"
         );
         let good: Args<SessionArgs> = serde_json::from_value(json!({"session_id": SID})).unwrap();

@@ -8,11 +8,32 @@
 //! computer never sends (more nodes than asked, a text view asked for but
 //! missing) is refused.
 
-use crate::mcp::ToolError;
+use computer_protocol::limits::ACTIONS_MAX;
 use computer_protocol::textview::{TEXT_FIELD_MAX_CHARS, TEXT_VIEW_MAX_CHARS};
 use computer_protocol::{
-    ActionEffect, ActionOutcome, Observation, PageCursor, TextView, TextViewOptions,
+    ActionEffect, ActionOutcome, InvalidViewerKey, Observation, PageCursor, TextView,
+    TextViewOptions,
 };
+
+/// An answer of the computer that an honest one never gives, refused
+/// whole rather than cut.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RefusedAnswer {
+    #[error("the computer answered without the text view it was asked for; observe again")]
+    NoTextView,
+    #[error("the computer sent a text view of {nodes} nodes where {asked} were asked for; it was refused")]
+    TooManyNodes { nodes: usize, asked: usize },
+    #[error("the computer sent a text view of {chars} characters, over the limit of {limit} even without its nodes; it was refused", limit = TEXT_VIEW_MAX_CHARS)]
+    TextTooLong { chars: usize },
+    #[error("the computer answered with {count} action outcomes, more than the {limit} a batch holds; it was refused; observe the screen to see where things stand", limit = ACTIONS_MAX)]
+    TooManyOutcomes { count: usize },
+    #[error("the computer answered with {count} action effects, more than the {limit} a batch holds; it was refused; observe the screen to see where things stand", limit = ACTIONS_MAX)]
+    TooManyEffects { count: usize },
+    /// The key goes into links and command lines (the browser opener, the
+    /// VNC viewer); a tampered computer must not choose what they run.
+    #[error(transparent)]
+    ViewerKey(#[from] InvalidViewerKey),
+}
 
 /// The active window's title: enough to recognise a window.
 pub const ACTIVE_WINDOW_MAX_CHARS: usize = 256;
@@ -53,19 +74,14 @@ fn cut_option(text: &mut Option<String>, max_chars: usize) {
 pub fn bound_observation(
     observation: &mut Observation,
     asked: &TextViewOptions,
-) -> Result<Vec<String>, ToolError> {
+) -> Result<Vec<String>, RefusedAnswer> {
     let mut notes = Vec::new();
     cut_option(&mut observation.active_window, ACTIVE_WINDOW_MAX_CHARS);
     cut_option(&mut observation.reduced, NOTE_MAX_CHARS);
     cut_text(&mut observation.captured_at, WORD_MAX_CHARS);
     match (&mut observation.text_view, asked.view.wants_text()) {
         (None, false) => {}
-        (None, true) => {
-            return Err(ToolError::Refused(
-                "the computer answered without the text view it was asked for; observe again"
-                    .into(),
-            ))
-        }
+        (None, true) => return Err(RefusedAnswer::NoTextView),
         (Some(_), false) => {
             observation.text_view = None;
             notes.push(
@@ -103,13 +119,13 @@ pub fn bound_effect(effect: &mut ActionEffect) {
 /// A text view holds at most the nodes asked for, fields of bounded size,
 /// and a text of at most [`TEXT_VIEW_MAX_CHARS`]: a longer one is cut to
 /// its first nodes with a cursor for the rest, as computerd cuts its own.
-fn bound_text_view(view: &mut TextView, asked: &TextViewOptions) -> Result<(), ToolError> {
+fn bound_text_view(view: &mut TextView, asked: &TextViewOptions) -> Result<(), RefusedAnswer> {
     let nodes = view.node_count();
     if nodes > asked.max_nodes() {
-        return Err(ToolError::Refused(format!(
-            "the computer sent a text view of {nodes} nodes where {} were asked for; it was refused",
-            asked.max_nodes()
-        )));
+        return Err(RefusedAnswer::TooManyNodes {
+            nodes,
+            asked: asked.max_nodes(),
+        });
     }
     if view.windows.len() > WINDOWS_MAX {
         let more = view.windows.len() - WINDOWS_MAX;
@@ -146,9 +162,7 @@ fn bound_text_view(view: &mut TextView, asked: &TextViewOptions) -> Result<(), T
     view.cursor = Some(cursor);
     let chars = view.render().len();
     if chars > TEXT_VIEW_MAX_CHARS {
-        return Err(ToolError::Refused(format!(
-            "the computer sent a text view of {chars} characters, over the limit of {TEXT_VIEW_MAX_CHARS} even without its nodes; it was refused"
-        )));
+        return Err(RefusedAnswer::TextTooLong { chars });
     }
     Ok(())
 }
@@ -173,6 +187,25 @@ fn append_note(view: &mut TextView, sentence: String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_refused_answer_says_what_came_and_what_to_do() {
+        assert_eq!(
+            RefusedAnswer::TooManyOutcomes { count: 70 }.to_string(),
+            format!("the computer answered with 70 action outcomes, more than the {ACTIONS_MAX} a batch holds; it was refused; observe the screen to see where things stand")
+        );
+        assert_eq!(
+            RefusedAnswer::TextTooLong { chars: 90_000 }.to_string(),
+            format!("the computer sent a text view of 90000 characters, over the limit of {TEXT_VIEW_MAX_CHARS} even without its nodes; it was refused")
+        );
+        let key = InvalidViewerKey {
+            shown: "\"x\"".into(),
+        };
+        assert_eq!(
+            RefusedAnswer::ViewerKey(key.clone()).to_string(),
+            key.to_string()
+        );
+    }
 
     #[test]
     fn a_cut_text_keeps_to_its_cap_and_says_so() {

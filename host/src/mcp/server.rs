@@ -175,7 +175,7 @@ impl ComputerUseServer {
 
     /// The connection for a call on session `id`, see [`Agent::reach`].
     pub(super) async fn reach(&self, id: &str) -> Result<Arc<Connection>, ToolError> {
-        self.agent().reach(id).await.map_err(ToolError::Computer)
+        Ok(self.agent().reach(id).await?)
     }
 
     /// A computerd answer for the agent, see [`Agent::answer`].

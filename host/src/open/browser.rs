@@ -9,6 +9,24 @@
 use crate::child_env::WithoutHostSecrets;
 use std::process::{Command, Stdio};
 
+/// Why the person's browser could not be given the link; each says to
+/// open the viewer link by hand.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenUrlError {
+    #[error("could not run the browser opener `{program}`: {source}; open the viewer link from start_computer by hand")]
+    Spawn {
+        program: String,
+        source: std::io::Error,
+    },
+    /// `code` is what `ShellExecuteW` gave back, 32 or less.
+    #[cfg(windows)]
+    #[error("Windows could not open the link (ShellExecuteW error {code}); open the viewer link from start_computer by hand")]
+    ShellExecute { code: isize },
+    #[cfg(not(windows))]
+    #[error("ShellExecuteW exists only on Windows")]
+    NoShellExecute,
+}
+
 /// How a link is opened on one OS.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Launch {
@@ -56,7 +74,7 @@ fn launch_for(os: Os, url: &str, browser: Option<String>) -> Launch {
 }
 
 /// Opens `url` with the platform's opener.
-pub fn open_url(url: &str) -> Result<(), String> {
+pub fn open_url(url: &str) -> Result<(), OpenUrlError> {
     match launch_for(Os::this(), url, std::env::var("BROWSER").ok()) {
         Launch::Program { program, args } => run(&program, &args),
         Launch::ShellOpen(url) => shell_open(&url),
@@ -76,17 +94,21 @@ fn opener_command(program: &str, args: &[String]) -> Command {
     command
 }
 
-fn run(program: &str, args: &[String]) -> Result<(), String> {
-    let mut child = opener_command(program, args)
-        .spawn()
-        .map_err(|e| format!("could not run the browser opener `{program}`: {e}; open the viewer link from start_computer by hand"))?;
+fn run(program: &str, args: &[String]) -> Result<(), OpenUrlError> {
+    let mut child =
+        opener_command(program, args)
+            .spawn()
+            .map_err(|source| OpenUrlError::Spawn {
+                program: program.to_string(),
+                source,
+            })?;
     // Reap it without waiting here: opening never delays a tool call.
     std::thread::spawn(move || child.wait());
     Ok(())
 }
 
 #[cfg(windows)]
-fn shell_open(url: &str) -> Result<(), String> {
+fn shell_open(url: &str) -> Result<(), OpenUrlError> {
     use windows_sys::Win32::UI::Shell::ShellExecuteW;
     use windows_sys::Win32::UI::WindowsAndMessaging::SW_SHOWNORMAL;
     let wide = |text: &str| -> Vec<u16> { text.encode_utf16().chain(Some(0)).collect() };
@@ -107,13 +129,13 @@ fn shell_open(url: &str) -> Result<(), String> {
     if code > 32 {
         Ok(())
     } else {
-        Err(format!("Windows could not open the link (ShellExecuteW error {code}); open the viewer link from start_computer by hand"))
+        Err(OpenUrlError::ShellExecute { code })
     }
 }
 
 #[cfg(not(windows))]
-fn shell_open(_: &str) -> Result<(), String> {
-    Err("ShellExecuteW exists only on Windows".into())
+fn shell_open(_: &str) -> Result<(), OpenUrlError> {
+    Err(OpenUrlError::NoShellExecute)
 }
 
 #[cfg(test)]

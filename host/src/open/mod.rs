@@ -9,14 +9,14 @@ mod browser;
 mod password_file;
 mod vnc;
 
-pub use browser::open_url;
+pub use browser::{open_url, OpenUrlError};
 pub use vnc::remove_password_files;
 pub mod vnc_password;
 
-use crate::client::ComputerdClient;
+use crate::client::{ClientError, ComputerdClient};
 use crate::settings::OpenMode;
 use computer_protocol::endpoints::{FocusViewer, GetViewer, NoBody};
-use computer_protocol::{FocusRequest, ScreenNumber};
+use computer_protocol::{FocusRequest, InvalidViewerKey, ScreenNumber};
 use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
@@ -30,6 +30,21 @@ pub struct Target {
     pub client: ComputerdClient,
     pub port_base: u16,
     pub key: String,
+}
+
+/// Why no viewer opened for a screen; only logged, never a tool's error.
+#[derive(Debug, thiserror::Error)]
+enum OpenViewerError {
+    /// The key goes into a link or a command line, so a bad one opens
+    /// nothing.
+    #[error(transparent)]
+    ViewerKey(#[from] InvalidViewerKey),
+    /// computerd did not say whether a viewer page is open, or did not
+    /// switch it.
+    #[error(transparent)]
+    Computer(#[from] ClientError),
+    #[error(transparent)]
+    Browser(#[from] OpenUrlError),
 }
 
 /// Remembers when this process last opened a tab, so that several screens
@@ -65,10 +80,10 @@ impl Opener {
         target: &Target,
         screen: u8,
         vnc_viewer: Option<std::path::PathBuf>,
-    ) -> Result<(), String> {
+    ) -> Result<(), OpenViewerError> {
         // Checked where it arrived too; the key goes into a link or a
         // command line here, so check it once more.
-        computer_protocol::check_viewer_key(&target.key).map_err(|e| e.to_string())?;
+        computer_protocol::check_viewer_key(&target.key)?;
         if mode == OpenMode::Vnc {
             match vnc::open(
                 target.port_base + u16::from(screen),
@@ -82,14 +97,13 @@ impl Opener {
         self.open_in_browser(target, screen).await
     }
 
-    async fn open_in_browser(&self, target: &Target, screen: u8) -> Result<(), String> {
+    async fn open_in_browser(&self, target: &Target, screen: u8) -> Result<(), OpenViewerError> {
         // A viewer page already open switches to the screen; the count is a
         // best guess, so the link from start_computer stays the fallback.
         let status = target
             .client
             .send::<GetViewer>(&(), &NoBody {}, VIEWER_DEADLINE, "nothing")
-            .await
-            .map_err(|e| e.to_string())?;
+            .await?;
         if status.pages > 0 {
             let focus = FocusRequest {
                 screen: ScreenNumber(screen),
@@ -97,8 +111,7 @@ impl Opener {
             target
                 .client
                 .send::<FocusViewer>(&(), &focus, VIEWER_DEADLINE, "nothing")
-                .await
-                .map_err(|e| e.to_string())?;
+                .await?;
             tracing::debug!("screen {screen}: the open viewer page switched to it");
             return Ok(());
         }

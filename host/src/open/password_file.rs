@@ -20,6 +20,11 @@ pub const LIFETIME: Duration = Duration::from_secs(15);
 /// A file still on disk; taking the path out of it removes the file.
 type Pending = Arc<Mutex<Option<TempPath>>>;
 
+/// The password file could not be made or filled.
+#[derive(Debug, thiserror::Error)]
+#[error("could not write the VNC password file: {0}")]
+pub struct PasswordFileError(#[from] std::io::Error);
+
 /// The password files a process has written and not yet removed.
 #[derive(Debug, Default)]
 pub struct PasswordFiles {
@@ -39,16 +44,13 @@ impl PasswordFiles {
     /// Writes the password file for `key` and returns its path; a thread
     /// removes it after [`LIFETIME`] unless [`PasswordFiles::remove_all`]
     /// does first.
-    pub fn write(&self, key: &str) -> Result<PathBuf, String> {
-        let failed = |e: std::io::Error| format!("could not write the VNC password file: {e}");
+    pub fn write(&self, key: &str) -> Result<PathBuf, PasswordFileError> {
         // tempfile creates it for this user only (mode 0600 on Unix, the
         // user's private temp folder on Windows).
         let mut file = tempfile::Builder::new()
             .prefix("computer-use-vnc-")
-            .tempfile()
-            .map_err(failed)?;
-        file.write_all(&super::vnc_password::obfuscate(key))
-            .map_err(failed)?;
+            .tempfile()?;
+        file.write_all(&super::vnc_password::obfuscate(key))?;
         let path = file.into_temp_path();
         let shown = path.to_path_buf();
         let pending: Pending = Arc::new(Mutex::new(Some(path)));

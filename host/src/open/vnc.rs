@@ -2,14 +2,51 @@
 //! key, TigerVNC on Windows with a private password file (Windows viewers do
 //! not read a password from a link). Anything else falls back to the browser.
 
+use super::browser::OpenUrlError;
+use super::password_file::PasswordFileError;
 use std::path::{Path, PathBuf};
+
+/// Why the browser opens instead of a native viewer.
+#[derive(Debug, thiserror::Error)]
+pub enum NativeViewerError {
+    #[error("`COMPUTER_USE_OPEN` is `vnc`, which runs a native viewer on macOS and Windows only; on this system the viewer opens in the browser")]
+    Unsupported,
+    /// macOS could not open the `vnc://` link.
+    #[error(transparent)]
+    Link(#[from] OpenUrlError),
+    #[error(transparent)]
+    NoViewer(#[from] ViewerChoiceError),
+    #[error(transparent)]
+    PasswordFile(#[from] PasswordFileError),
+    #[cfg(windows)]
+    #[error("could not start `{}`: {source}", program.display())]
+    Start {
+        program: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Why no TigerVNC viewer is run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ViewerChoiceError {
+    #[error("`COMPUTER_USE_VNC_VIEWER` is `{}`: no file is there; set it to the path of TigerVNC's `vncviewer.exe`, or unset it to look on PATH and in Program Files", path.display())]
+    NoFile { path: PathBuf },
+    #[error("no TigerVNC viewer found on PATH or in Program Files: install TigerVNC (https://tigervnc.org) or set `COMPUTER_USE_VNC_VIEWER` to the path of `vncviewer.exe`")]
+    NotFound,
+}
 
 /// Opens the native viewer on `port`, or says why the browser opens instead.
 /// `viewer_setting` is `COMPUTER_USE_VNC_VIEWER` (read on Windows only).
-pub fn open(port: u16, key: &str, viewer_setting: Option<PathBuf>) -> Result<(), String> {
+pub fn open(
+    port: u16,
+    key: &str,
+    viewer_setting: Option<PathBuf>,
+) -> Result<(), NativeViewerError> {
     if cfg!(target_os = "macos") {
         let _ = viewer_setting;
-        return super::browser::open_url(&format!("vnc://:{key}@127.0.0.1:{port}"));
+        return Ok(super::browser::open_url(&format!(
+            "vnc://:{key}@127.0.0.1:{port}"
+        ))?);
     }
     #[cfg(windows)]
     {
@@ -18,7 +55,7 @@ pub fn open(port: u16, key: &str, viewer_setting: Option<PathBuf>) -> Result<(),
     #[allow(unreachable_code)]
     {
         let _ = (port, key, viewer_setting);
-        Err("`COMPUTER_USE_OPEN` is `vnc`, which runs a native viewer on macOS and Windows only; on this system the viewer opens in the browser".to_string())
+        Err(NativeViewerError::Unsupported)
     }
 }
 
@@ -31,21 +68,22 @@ pub(super) fn choose_viewer(
     setting: Option<&Path>,
     is_file: impl Fn(&Path) -> bool,
     search: impl FnOnce() -> Option<PathBuf>,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, ViewerChoiceError> {
     match setting {
         Some(path) if is_file(path) => Ok(path.to_path_buf()),
-        Some(path) => Err(format!(
-            "`COMPUTER_USE_VNC_VIEWER` is `{}`: no file is there; set it to the path of TigerVNC's `vncviewer.exe`, or unset it to look on PATH and in Program Files",
-            path.display()
-        )),
-        None => search().ok_or_else(|| {
-            "no TigerVNC viewer found on PATH or in Program Files: install TigerVNC (https://tigervnc.org) or set `COMPUTER_USE_VNC_VIEWER` to the path of `vncviewer.exe`".to_string()
+        Some(path) => Err(ViewerChoiceError::NoFile {
+            path: path.to_path_buf(),
         }),
+        None => search().ok_or(ViewerChoiceError::NotFound),
     }
 }
 
 #[cfg(windows)]
-fn open_tigervnc(port: u16, key: &str, viewer_setting: Option<PathBuf>) -> Result<(), String> {
+fn open_tigervnc(
+    port: u16,
+    key: &str,
+    viewer_setting: Option<PathBuf>,
+) -> Result<(), NativeViewerError> {
     use crate::child_env::WithoutHostSecrets;
     let program = choose_viewer(viewer_setting.as_deref(), Path::is_file, find_tigervnc)?;
     let password_file = super::password_file::PASSWORD_FILES.write(key)?;
@@ -55,7 +93,10 @@ fn open_tigervnc(port: u16, key: &str, viewer_setting: Option<PathBuf>) -> Resul
         .arg(&password_file)
         .arg(format!("127.0.0.1::{port}"))
         .spawn()
-        .map_err(|e| format!("could not start `{}`: {e}", program.display()))?;
+        .map_err(|source| NativeViewerError::Start {
+            program: program.clone(),
+            source,
+        })?;
     Ok(())
 }
 
@@ -110,10 +151,9 @@ mod tests {
         let folder = dir.path().display().to_string();
         let missing = dir.path().join("vncviewer.exe").display().to_string();
         for bad in [&folder, &missing] {
-            assert_eq!(
-                choose_viewer(Some(Path::new(bad)), Path::is_file, found),
-                Err(format!("`COMPUTER_USE_VNC_VIEWER` is `{bad}`: no file is there; set it to the path of TigerVNC's `vncviewer.exe`, or unset it to look on PATH and in Program Files"))
-            );
+            let e = choose_viewer(Some(Path::new(bad)), Path::is_file, found).unwrap_err();
+            assert_eq!(e, ViewerChoiceError::NoFile { path: bad.into() });
+            assert_eq!(e.to_string(), format!("`COMPUTER_USE_VNC_VIEWER` is `{bad}`: no file is there; set it to the path of TigerVNC's `vncviewer.exe`, or unset it to look on PATH and in Program Files"));
         }
     }
 
@@ -121,8 +161,10 @@ mod tests {
     fn without_a_setting_the_search_decides() {
         assert_eq!(choose_viewer(None, |_| false, found), Ok(found().unwrap()));
         assert_eq!(
-            choose_viewer(None, |_| true, || None),
-            Err("no TigerVNC viewer found on PATH or in Program Files: install TigerVNC (https://tigervnc.org) or set `COMPUTER_USE_VNC_VIEWER` to the path of `vncviewer.exe`".to_string())
+            choose_viewer(None, |_| true, || None)
+                .unwrap_err()
+                .to_string(),
+            "no TigerVNC viewer found on PATH or in Program Files: install TigerVNC (https://tigervnc.org) or set `COMPUTER_USE_VNC_VIEWER` to the path of `vncviewer.exe`"
         );
     }
 
@@ -130,6 +172,10 @@ mod tests {
     #[test]
     fn other_systems_open_the_browser_and_say_why() {
         let why = open(20901, "abcdefgh", Some(PathBuf::from("/usr/bin/vncviewer"))).unwrap_err();
-        assert!(why.starts_with("`COMPUTER_USE_OPEN` is `vnc`"), "{why}");
+        assert!(matches!(why, NativeViewerError::Unsupported), "{why:?}");
+        assert!(
+            why.to_string().starts_with("`COMPUTER_USE_OPEN` is `vnc`"),
+            "{why}"
+        );
     }
 }

@@ -5,6 +5,7 @@
 //! - `step`: one call as a recording keeps it, secrets hidden.
 //! - `deliver`: where a package goes on the host, and copying it there with
 //!   `file_transfer`'s download.
+//! - `error`: why a package is not on the host ([`RecordingError`]).
 //! - `review`: the `review` command: check a package, list and fetch the
 //!   recordings kept in the computer.
 //!
@@ -14,10 +15,12 @@
 //! recording, so the package holds every call made before it.
 
 mod deliver;
+mod error;
 pub mod review;
 mod step;
 
 pub use deliver::{deliver, destination, folder_name, Delivered};
+pub use error::RecordingError;
 pub use step::step_of;
 
 use crate::client::ComputerdClient;

@@ -4,15 +4,18 @@
 //! open when its host died).
 
 use super::deliver::{deliver, destination, folder_name};
-use crate::transfer::HostFiles;
+use crate::client::ClientError;
+use crate::computer::StartError;
+use crate::transfer::{HostFiles, TransferError};
 use computer_protocol::endpoints::{
     CreateSession, EndSession, ListRecordings, NoBody, PackageRecording,
 };
 use computer_protocol::recording::{Manifest, RecordingId, MANIFEST_FORMAT};
-use computer_protocol::{CreateSessionRequest, OwnerId};
+use computer_protocol::{CreateSessionRequest, InvalidInput, OwnerId};
 use sha2::{Digest, Sha256};
 use std::fmt::Write as _;
-use std::path::Path;
+use std::io;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 const API_DEADLINE: Duration = Duration::from_secs(60);
@@ -37,24 +40,87 @@ impl std::fmt::Display for Problem {
     }
 }
 
+/// Why a folder's `manifest.json` cannot be used to check it.
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    #[error("{} cannot be read ({source}): give the folder of a package that stop_recording or `review --fetch` wrote", path.display())]
+    Unreadable { path: PathBuf, source: io::Error },
+    #[error("{} is not a manifest ({source})", path.display())]
+    NotAManifest {
+        path: PathBuf,
+        source: serde_json::Error,
+    },
+    #[error("{} has format `{format}`; this computer-use-mcp reads `{readable}`", path.display(), readable = MANIFEST_FORMAT)]
+    OtherFormat { path: PathBuf, format: String },
+}
+
+/// Why `review` did not do what it was asked; printed after
+/// `computer-use-mcp review: `, with exit code 1.
+#[derive(Debug, thiserror::Error)]
+pub enum ReviewError {
+    #[error("`review` takes a package folder, `--list`, or `--fetch ID [PATH]`\n{usage}", usage = USAGE)]
+    Usage,
+    #[error(transparent)]
+    Manifest(#[from] ManifestError),
+    #[error("{}", mismatch(dir, problems))]
+    Mismatch {
+        dir: PathBuf,
+        problems: Vec<Problem>,
+    },
+    #[error("{}: {source}", path.display())]
+    NoIndex { path: PathBuf, source: io::Error },
+    /// `--fetch`'s recording id is not one.
+    #[error(transparent)]
+    RecordingId(#[from] InvalidInput),
+    #[error(transparent)]
+    Start(#[from] StartError),
+    #[error(transparent)]
+    Computer(#[from] ClientError),
+    /// The package could not be brought to this machine.
+    #[error(transparent)]
+    Transfer(#[from] TransferError),
+}
+
+fn mismatch(dir: &Path, problems: &[Problem]) -> String {
+    let mut text = format!(
+        "{} does not match its manifest; {} file(s) differ:\n",
+        dir.display(),
+        problems.len()
+    );
+    for p in problems {
+        let _ = writeln!(text, "  {p}");
+    }
+    text.push_str("the package was changed after it was made: do not trust what it shows");
+    text
+}
+
 /// Checks every file of the package in `dir` against `manifest.json`.
 /// `Ok` holds how many files were checked.
-pub fn verify(dir: &Path) -> Result<Result<usize, Vec<Problem>>, String> {
+pub fn verify(dir: &Path) -> Result<Result<usize, Vec<Problem>>, ManifestError> {
     let manifest_path = dir.join("manifest.json");
-    let text = std::fs::read(&manifest_path).map_err(|e| {
-        format!(
-            "{} cannot be read ({e}): give the folder of a package that stop_recording or `review --fetch` wrote",
-            manifest_path.display()
-        )
-    })?;
-    let manifest: Manifest = serde_json::from_slice(&text)
-        .map_err(|e| format!("{} is not a manifest ({e})", manifest_path.display()))?;
+    let text = match std::fs::read(&manifest_path) {
+        Ok(text) => text,
+        Err(source) => {
+            return Err(ManifestError::Unreadable {
+                path: manifest_path,
+                source,
+            })
+        }
+    };
+    let manifest: Manifest = match serde_json::from_slice(&text) {
+        Ok(manifest) => manifest,
+        Err(source) => {
+            return Err(ManifestError::NotAManifest {
+                path: manifest_path,
+                source,
+            })
+        }
+    };
     if manifest.format != MANIFEST_FORMAT {
-        return Err(format!(
-            "{} has format `{}`; this computer-use-mcp reads `{MANIFEST_FORMAT}`",
-            manifest_path.display(),
-            manifest.format
-        ));
+        return Err(ManifestError::OtherFormat {
+            path: manifest_path,
+            format: manifest.format,
+        });
     }
     let mut problems = Vec::new();
     let mut listed = std::collections::BTreeSet::new();
@@ -127,17 +193,15 @@ pub async fn run(args: &[String]) -> i32 {
         [flag, id] if flag == "--fetch" => fetch(id, None).await,
         [flag, id, path] if flag == "--fetch" => fetch(id, Some(path)).await,
         [path] if !path.starts_with('-') => check_and_open(Path::new(path)),
-        _ => Err(format!(
-            "`review` takes a package folder, `--list`, or `--fetch ID [PATH]`\n{USAGE}"
-        )),
+        _ => Err(ReviewError::Usage),
     };
     match outcome {
         Ok(text) => {
             print!("{text}");
             0
         }
-        Err(text) => {
-            eprintln!("computer-use-mcp review: {text}");
+        Err(e) => {
+            eprintln!("computer-use-mcp review: {e}");
             1
         }
     }
@@ -145,24 +209,26 @@ pub async fn run(args: &[String]) -> i32 {
 
 /// Checks the package and opens its page in the person's browser (as the
 /// viewer is opened; `COMPUTER_USE_OPEN=none` leaves it closed).
-fn check_and_open(dir: &Path) -> Result<String, String> {
+fn check_and_open(dir: &Path) -> Result<String, ReviewError> {
     let checked = match verify(dir)? {
         Ok(n) => n,
         Err(problems) => {
-            let mut text = format!(
-                "{} does not match its manifest; {} file(s) differ:\n",
-                dir.display(),
-                problems.len()
-            );
-            for p in &problems {
-                let _ = writeln!(text, "  {p}");
-            }
-            text.push_str("the package was changed after it was made: do not trust what it shows");
-            return Err(text);
+            return Err(ReviewError::Mismatch {
+                dir: dir.to_path_buf(),
+                problems,
+            })
         }
     };
-    let index = std::fs::canonicalize(dir.join("index.html"))
-        .map_err(|e| format!("{}: {e}", dir.join("index.html").display()))?;
+    let index_path = dir.join("index.html");
+    let index = match std::fs::canonicalize(&index_path) {
+        Ok(index) => index,
+        Err(source) => {
+            return Err(ReviewError::NoIndex {
+                path: index_path,
+                source,
+            })
+        }
+    };
     let mut text = format!(
         "{}: all {checked} files match the manifest\nopen {}\n",
         dir.display(),
@@ -181,15 +247,12 @@ fn check_and_open(dir: &Path) -> Result<String, String> {
     Ok(text)
 }
 
-async fn list() -> Result<String, String> {
-    let started = crate::computer::start(&crate::tenant::Tenant::local())
-        .await
-        .map_err(|e| e.to_string())?;
+async fn list() -> Result<String, ReviewError> {
+    let started = crate::computer::start(&crate::tenant::Tenant::local()).await?;
     let listed = started
         .client
         .send::<ListRecordings>(&(), &NoBody {}, API_DEADLINE, "nothing")
-        .await
-        .map_err(|e| e.to_string())?;
+        .await?;
     if listed.recordings.is_empty() {
         return Ok(format!(
             "no recordings in computer `{}`\n",
@@ -221,23 +284,19 @@ async fn list() -> Result<String, String> {
 
 /// Builds recording `id`'s package in the computer and copies it home,
 /// through a short session of its own.
-async fn fetch(id: &str, path: Option<&str>) -> Result<String, String> {
-    let id = RecordingId::parse(id).map_err(|e| e.to_string())?;
-    let started = crate::computer::start(&crate::tenant::Tenant::local())
-        .await
-        .map_err(|e| e.to_string())?;
+async fn fetch(id: &str, path: Option<&str>) -> Result<String, ReviewError> {
+    let id = RecordingId::parse(id)?;
+    let started = crate::computer::start(&crate::tenant::Tenant::local()).await?;
     let client = &started.client;
     let package = client
         .send::<PackageRecording>(&id, &NoBody {}, API_DEADLINE, "nothing")
-        .await
-        .map_err(|e| e.to_string())?;
+        .await?;
     let host_files = HostFiles::Anywhere;
     let folder = destination(
         &host_files,
         path,
         &folder_name(&package.task, &package.started_at),
-    )
-    .map_err(|e| e.to_string())?;
+    )?;
     let request = CreateSessionRequest {
         title: format!("review --fetch {id}"),
         owner: OwnerId(format!("review-{}", std::process::id())),
@@ -250,14 +309,13 @@ async fn fetch(id: &str, path: Option<&str>) -> Result<String, String> {
             API_DEADLINE,
             "a session may have started; it ends by itself within a minute",
         )
-        .await
-        .map_err(|e| e.to_string())?
+        .await?
         .session_id;
     let delivered = deliver(client, &session, &package, &folder, &host_files).await;
     let _ = client
         .send::<EndSession>(&session, &NoBody {}, API_DEADLINE, "nothing")
         .await;
-    let delivered = delivered.map_err(|e| e.to_string())?;
+    let delivered = delivered?;
     Ok(format!(
         "recording {} ({} steps) is at {}\nopen {}\n",
         delivered.recording_id, delivered.steps, delivered.path, delivered.index
@@ -314,9 +372,32 @@ mod tests {
     }
 
     #[test]
+    fn a_changed_package_lists_what_differs_and_says_not_to_trust_it() {
+        let e = ReviewError::Mismatch {
+            dir: PathBuf::from("/p"),
+            problems: vec![
+                Problem::Missing("frames/a.png".into()),
+                Problem::Unlisted("extra.js".into()),
+            ],
+        };
+        assert_eq!(
+            e.to_string(),
+            "/p does not match its manifest; 2 file(s) differ:\n  missing: frames/a.png\n  not in the manifest: extra.js\nthe package was changed after it was made: do not trust what it shows"
+        );
+        assert_eq!(
+            ReviewError::Usage.to_string(),
+            format!("`review` takes a package folder, `--list`, or `--fetch ID [PATH]`\n{USAGE}")
+        );
+    }
+
+    #[test]
     fn a_folder_without_a_manifest_is_an_error() {
         let dir = tempfile::tempdir().unwrap();
         let e = verify(dir.path()).unwrap_err();
-        assert!(e.contains("manifest.json cannot be read"), "{e}");
+        assert!(matches!(e, ManifestError::Unreadable { .. }), "{e:?}");
+        assert!(
+            e.to_string().contains("manifest.json cannot be read"),
+            "{e}"
+        );
     }
 }

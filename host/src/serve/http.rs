@@ -46,30 +46,53 @@ pub struct HttpOptions {
     pub allow_remote: bool,
 }
 
+/// A `serve` command line that cannot be served.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ServeArgsError {
+    #[error("`--http` needs an address, for example `--http 127.0.0.1:8931`")]
+    NoAddress,
+    #[error(
+        "`--http {value}` is not an address with a port; use for example `--http 127.0.0.1:8931`"
+    )]
+    BadAddress {
+        value: String,
+        #[source]
+        source: std::net::AddrParseError,
+    },
+    #[error("unknown argument `{arg}` for `serve`")]
+    Unknown { arg: String },
+    #[error("`--allow-remote` needs `--http ADDR`")]
+    RemoteWithoutHttp,
+}
+
 impl HttpOptions {
     /// Reads the arguments after `serve`; `Ok(None)` means stdio.
-    pub fn parse(args: &[String]) -> Result<Option<HttpOptions>, String> {
+    pub fn parse(args: &[String]) -> Result<Option<HttpOptions>, ServeArgsError> {
         let mut addr = None;
         let mut allow_remote = false;
         let mut it = args.iter();
         while let Some(arg) = it.next() {
             match arg.as_str() {
                 "--http" => {
-                    let value = it
-                        .next()
-                        .ok_or("`--http` needs an address, for example `--http 127.0.0.1:8931`")?;
-                    let parsed: SocketAddr = value.parse().map_err(|_| {
-                        format!("`--http {value}` is not an address with a port; use for example `--http 127.0.0.1:8931`")
-                    })?;
+                    let value = it.next().ok_or(ServeArgsError::NoAddress)?;
+                    let parsed: SocketAddr =
+                        value.parse().map_err(|source| ServeArgsError::BadAddress {
+                            value: value.clone(),
+                            source,
+                        })?;
                     addr = Some(parsed);
                 }
                 "--allow-remote" => allow_remote = true,
-                other => return Err(format!("unknown argument `{other}` for `serve`")),
+                other => {
+                    return Err(ServeArgsError::Unknown {
+                        arg: other.to_string(),
+                    })
+                }
             }
         }
         match addr {
             Some(addr) => Ok(Some(HttpOptions { addr, allow_remote })),
-            None if allow_remote => Err("`--allow-remote` needs `--http ADDR`".into()),
+            None if allow_remote => Err(ServeArgsError::RemoteWithoutHttp),
             None => Ok(None),
         }
     }
@@ -243,9 +266,11 @@ mod tests {
         assert!(o.allow_remote);
         assert!(HttpOptions::parse(&args(&["--http"]))
             .unwrap_err()
+            .to_string()
             .contains("needs an address"));
         assert!(HttpOptions::parse(&args(&["--http", "localhost"]))
             .unwrap_err()
+            .to_string()
             .contains("not an address"));
         assert!(HttpOptions::parse(&args(&["--allow-remote"])).is_err());
     }

@@ -3,7 +3,7 @@
 use super::ToolResult;
 use crate::mcp::args::{ActArgs, Args, LaunchAppArgs, ObserveArgs, OpenPathArgs};
 use crate::mcp::bounds::{
-    bound_effect, bound_observation, bound_outcome, cut_text, NOTE_MAX_CHARS,
+    bound_effect, bound_observation, bound_outcome, cut_text, RefusedAnswer, NOTE_MAX_CHARS,
 };
 use crate::mcp::effects_text::effect_lines;
 use crate::mcp::progress::reporting;
@@ -14,8 +14,8 @@ use computer_protocol::endpoints::{self, Endpoint};
 use computer_protocol::limits::{ACTIONS_MAX, SETTLE_DEFAULT_MS};
 use computer_protocol::{
     ActRequest, ActResponse, Action, ActionEffect, ActionOutcome, FrameId, FrameOptions,
-    ImageFormat, InvalidInput, LaunchAppRequest, Observation, ObserveRequest, OpenPathRequest,
-    OpenSettle, OpenedResponse, SessionId, Settling, TextViewOptions, View,
+    ImageFormat, LaunchAppRequest, Observation, ObserveRequest, OpenPathRequest, OpenSettle,
+    OpenedResponse, SessionId, Settling, TextViewOptions, View,
 };
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
@@ -161,8 +161,7 @@ pub(crate) fn frame_options(
             quality,
         },
         None => {
-            let defaults = FrameDefaults::from_env(&process_env())
-                .map_err(|e| ToolError::Invalid(InvalidInput(e.to_string())))?;
+            let defaults = FrameDefaults::from_env(&process_env())?;
             FrameOptions {
                 max_side: Some(defaults.max_side),
                 max_pixels: Some(defaults.max_pixels),
@@ -333,16 +332,16 @@ impl ComputerUseServer {
 /// taken.
 fn act_result(mut r: ActResponse) -> Result<CallToolResult, ToolError> {
     if r.outcomes.len() > ACTIONS_MAX {
-        return Err(ToolError::Refused(format!(
-            "the computer answered with {} action outcomes, more than the {ACTIONS_MAX} a batch holds; it was refused; observe the screen to see where things stand",
-            r.outcomes.len()
-        )));
+        return Err(RefusedAnswer::TooManyOutcomes {
+            count: r.outcomes.len(),
+        }
+        .into());
     }
     if r.effects.len() > ACTIONS_MAX {
-        return Err(ToolError::Refused(format!(
-            "the computer answered with {} action effects, more than the {ACTIONS_MAX} a batch holds; it was refused; observe the screen to see where things stand",
-            r.effects.len()
-        )));
+        return Err(RefusedAnswer::TooManyEffects {
+            count: r.effects.len(),
+        }
+        .into());
     }
     r.outcomes.iter_mut().for_each(bound_outcome);
     r.effects.iter_mut().for_each(bound_effect);
@@ -571,10 +570,9 @@ mod tests {
             max_nodes: Some(10),
             ..Default::default()
         };
-        assert_eq!(
-            bound_observation(&mut observation(10, 5), &asked),
-            Ok(vec![])
-        );
+        let notes =
+            bound_observation(&mut observation(10, 5), &asked).expect("within what was asked");
+        assert!(notes.is_empty(), "{notes:?}");
         let err = bound_observation(&mut observation(11, 5), &asked)
             .unwrap_err()
             .to_string();
@@ -594,7 +592,8 @@ mod tests {
             ..Default::default()
         };
         let mut o = observation(5000, 400);
-        assert_eq!(bound_observation(&mut o, &many), Ok(vec![]));
+        let notes = bound_observation(&mut o, &many).expect("cut, not refused");
+        assert!(notes.is_empty(), "{notes:?}");
         let view = o.text_view.unwrap();
         assert!(view.render().len() <= TEXT_VIEW_MAX_CHARS);
         let kept = view.node_count();

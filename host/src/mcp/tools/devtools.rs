@@ -4,10 +4,10 @@
 use super::ToolResult;
 use crate::mcp::args::{Args, SessionArgs};
 use crate::mcp::result::structured;
-use crate::mcp::{ComputerUseServer, ToolError};
+use crate::mcp::ComputerUseServer;
 use crate::settings::{process_env, DevtoolsSettings};
 use computer_protocol::endpoints::{DevToolsStart, DevToolsStop, NoBody};
-use computer_protocol::{DevToolsStartRequest, DevToolsStarted, DevToolsStopped, InvalidInput};
+use computer_protocol::{DevToolsStartRequest, DevToolsStarted, DevToolsStopped};
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
@@ -38,8 +38,7 @@ impl ComputerUseServer {
         Parameters(args): Parameters<Args<SessionArgs>>,
     ) -> ToolResult {
         let a = args.read()?;
-        let settings = DevtoolsSettings::for_start_chrome_devtools(&process_env())
-            .map_err(|e| ToolError::Invalid(InvalidInput(e.to_string())))?;
+        let settings = DevtoolsSettings::for_start_chrome_devtools(&process_env())?;
         let req = DevToolsStartRequest {
             idle_secs: settings.idle.as_secs().max(1),
         };

@@ -5,12 +5,12 @@ use super::ToolResult;
 use crate::mcp::args::{Args, RecordingNoteArgs, StartRecordingArgs, StopRecordingArgs};
 use crate::mcp::result::structured;
 use crate::mcp::{ComputerUseServer, ToolError};
-use crate::recording::{self, deliver, folder_name, Delivered, HostRecording};
+use crate::recording::{self, deliver, folder_name, Delivered, HostRecording, RecordingError};
 use crate::settings::process_env;
-use crate::transfer::{HostFiles, TransferError};
+use crate::transfer::HostFiles;
 use computer_protocol::archive::human_bytes;
 use computer_protocol::endpoints::{NoBody, StartRecording, StopRecording};
-use computer_protocol::recording::{check_note, check_task, RecordingId, StartRecordingRequest};
+use computer_protocol::recording::{check_note, check_task, StartRecordingRequest};
 use computer_protocol::{InvalidInput, SessionId};
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
@@ -56,7 +56,7 @@ impl ComputerUseServer {
         let a = args.read()?;
         check_task(&a.task)?;
         if let HostFiles::Refused = self.agent().tenant().files {
-            return Err(ToolError::Transfer(no_root()));
+            return Err(RecordingError::NoRoot.into());
         }
         if let Some(open) = self.agent().recording(&a.session_id) {
             return Err(ToolError::Invalid(InvalidInput(format!(
@@ -64,8 +64,7 @@ impl ComputerUseServer {
                 open.id
             ))));
         }
-        let max_bytes = recording::max_bytes(&process_env())
-            .map_err(|e| ToolError::Invalid(InvalidInput(e.to_string())))?;
+        let max_bytes = recording::max_bytes(&process_env())?;
         let request = StartRecordingRequest {
             task: a.task.trim().to_string(),
             max_bytes,
@@ -160,8 +159,7 @@ impl ComputerUseServer {
             host_files,
             a.host_path.as_deref(),
             &folder_name(&open.task, &open.started_at),
-        )
-        .map_err(|e| ToolError::Transfer(e.to_string()))?;
+        )?;
         let delivered = self.finish_recording(&a.session_id, &folder).await?;
         Ok(structured(delivered_text(&delivered), &delivered))
     }
@@ -192,7 +190,13 @@ impl ComputerUseServer {
             host_files,
         )
         .await
-        .map_err(|e| ToolError::Transfer(not_delivered(&package.recording_id, e)))
+        .map_err(|source| {
+            RecordingError::NotCopied {
+                id: package.recording_id,
+                source,
+            }
+            .into()
+        })
     }
 }
 
@@ -215,14 +219,4 @@ pub fn delivered_text(d: &Delivered) -> String {
 
 fn not_recording() -> String {
     "this session is not recording: call `start_recording` first".to_string()
-}
-
-fn no_root() -> String {
-    "recordings are off over HTTP without `COMPUTER_USE_TRANSFER_ROOT`: their packages are written on this server's machine, and only beneath that folder. The server's operator can set it (for example `COMPUTER_USE_TRANSFER_ROOT=/srv/computer-use/files`); nothing was recorded".to_string()
-}
-
-fn not_delivered(id: &RecordingId, e: TransferError) -> String {
-    format!(
-        "recording `{id}` stopped, but its package could not be copied to this machine: {e}. It stays in the computer: `computer-use-mcp review --fetch {id} PATH` brings it home"
-    )
 }

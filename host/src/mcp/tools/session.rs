@@ -1,11 +1,13 @@
 //! start_computer and end_session.
 
 use super::ToolResult;
+use crate::agent::AgentError;
 use crate::mcp::args::{Args, SessionArgs, StartComputerArgs};
+use crate::mcp::bounds::RefusedAnswer;
 use crate::mcp::result::structured;
 use crate::mcp::tools::recording::delivered_text;
-use crate::mcp::{ComputerUseServer, ToolError};
-use crate::recording::{destination, folder_name, Delivered};
+use crate::mcp::ComputerUseServer;
+use crate::recording::{destination, folder_name, Delivered, RecordingError};
 use computer_protocol::endpoints::{CreateSession, EndSession, GetComputer, NoBody};
 use computer_protocol::{check_viewer_key, CreateSessionRequest, ScreenNumber, SessionId};
 use rmcp::handler::server::tool::schema_for_output;
@@ -61,10 +63,11 @@ impl ComputerUseServer {
                 if let Some(open) = self.agent().stop_recording(id) {
                     open.drain().await;
                 }
-                Err(ToolError::Transfer(format!(
-                    "recording `{}` could not be copied to this machine: {e}. It stays in the computer: `computer-use-mcp review --fetch {} PATH` brings it home",
-                    open.id, open.id
-                )))
+                Err(RecordingError::NoDestination {
+                    id: open.id.clone(),
+                    source: e,
+                }
+                .into())
             }
         };
         match delivered {
@@ -99,9 +102,7 @@ impl ComputerUseServer {
         let a = args.read()?;
         let host = self.agent();
         let _one_at_a_time = host.link().starting.lock().await;
-        let started = crate::computer::start(host.tenant())
-            .await
-            .map_err(|e| ToolError::Computer(e.to_string()))?;
+        let started = crate::computer::start(host.tenant()).await?;
         let settings = started.session_settings.clone();
         let request = CreateSessionRequest {
             title: a.title,
@@ -113,10 +114,10 @@ impl ComputerUseServer {
         let info = client
             .send::<GetComputer>(&(), &NoBody {}, API_DEADLINE, "nothing keeps running")
             .await
-            .map_err(|e| ToolError::Computer(e.to_string()))?;
+            .map_err(AgentError::Computer)?;
         // The key goes into links and command lines (the browser opener, the
         // VNC viewer); a tampered computer must not choose what they run.
-        check_viewer_key(&info.viewer_key).map_err(|e| ToolError::Refused(e.to_string()))?;
+        check_viewer_key(&info.viewer_key).map_err(RefusedAnswer::ViewerKey)?;
         let created = client
             .send::<CreateSession>(
                 &(),
@@ -125,7 +126,7 @@ impl ComputerUseServer {
                 "a session may have started; it ends by itself within a minute",
             )
             .await
-            .map_err(|e| ToolError::Computer(e.to_string()))?;
+            .map_err(AgentError::Computer)?;
         let viewer_url = format!(
             "http://127.0.0.1:{}/#key={}",
             started.port_base, info.viewer_key

@@ -3,7 +3,7 @@
 use super::ToolResult;
 use crate::mcp::args::{Args, TransferArgs};
 use crate::mcp::result::structured;
-use crate::mcp::{ComputerUseServer, ToolError};
+use crate::mcp::ComputerUseServer;
 use crate::settings::process_env;
 use crate::transfer::{self, StallLimit, TransferError, TransferReport, TransferRequest};
 use computer_protocol::archive::{human_bytes, Progress};
@@ -43,7 +43,7 @@ impl ComputerUseServer {
         let host_files = &self.agent().tenant().files;
         // Over HTTP without a root nothing is asked of the computer either.
         if let crate::transfer::HostFiles::Refused = host_files {
-            return Err(ToolError::Transfer(TransferError::NoRoot.to_string()));
+            return Err(TransferError::NoRoot.into());
         }
         let conn = self.reach(&a.session_id).await?;
         let session = SessionId(a.session_id.clone());
@@ -74,10 +74,10 @@ impl ComputerUseServer {
         };
         match outcome {
             Ok(report) => Ok(structured(report.text(), &report)),
-            Err(TransferError::Computer(e)) => Err(ToolError::Computer(
-                self.agent().explain(&a.session_id, e).await,
-            )),
-            Err(e) => Err(ToolError::Transfer(e.to_string())),
+            Err(TransferError::Computer(e)) => {
+                Err(self.agent().explain(&a.session_id, e).await.into())
+            }
+            Err(e) => Err(e.into()),
         }
     }
 }
