@@ -6,7 +6,7 @@
 //! `a11y_dump :1 'Untitled 1 - LibreOffice Writer' libreoffice --writer --norestore`
 
 use computerd::a11y::{self, A11yBus, WindowHint};
-use computerd::screens::ScreenEnv;
+use computerd::screen_facts::ScreenEnv;
 use std::time::{Duration, Instant};
 
 const WAIT: Duration = Duration::from_secs(90);

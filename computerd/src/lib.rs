@@ -18,6 +18,9 @@
 //!   sent to it (capture, input, window queries) one at a time, in order.
 //! - [`windows`]: listing, matching, raising and describing windows, over
 //!   whichever X connection the caller hands it.
+//! - [`screen_facts`]: a screen's size and the environment of every process
+//!   on it; a leaf, so the browser, launcher, sessions and settings name
+//!   them without importing `screens` or `config`.
 //! - [`browser`]: a Chromium per screen, logins shared across screens, spoken
 //!   to over DevTools; [`devtools`]: the DevTools MCP bridge to it. Both are
 //!   a screen's companions ([`screens::Companion`]): they know screens, and a
@@ -63,7 +66,8 @@
 //! thread.
 //!
 //! Modules import downward only, with no circle (`scripts/import-circles.py`
-//! checks it): `display`, `windows`, `capture` and `input` at the bottom; then
+//! checks it): `screen_facts`, `display`, `windows`, `capture` and `input`
+//! at the bottom; then
 //! `screens`; then `browser` and `devtools`; then `textview`, `recording`,
 //! `handoff` and `apps`; then `sessions`, which holds each session's slots
 //! for recordings and holds; then `desktop`; `api` on top.
@@ -87,6 +91,7 @@ pub mod memory;
 pub mod process;
 pub mod recording;
 pub mod relay;
+pub mod screen_facts;
 pub mod screens;
 pub mod server;
 pub mod sessions;

@@ -8,7 +8,7 @@ mod support {
 
 use computerd::a11y::{self, A11yBus, A11yError, A11yState, A11yTree, WindowHint, BUS_LAUNCHER};
 use computerd::display::Display;
-use computerd::screens::ScreenEnv;
+use computerd::screen_facts::ScreenEnv;
 use std::path::Path;
 use std::time::{Duration, Instant};
 use support::xvnc::{Program, Xvnc};

@@ -11,7 +11,7 @@ use super::target::{browser_page, classify, file_url, FileKind, OpenTarget};
 use super::{desktop_entry, AppError};
 use crate::browser::{BrowserError, BrowserScreen, Browsers};
 use crate::display::Display;
-use crate::screens::ScreenEnv;
+use crate::screen_facts::ScreenEnv;
 use crate::windows::{focus_window, wait_for_window, window_list};
 use computer_protocol::{Coded, ErrorCode};
 use std::collections::HashSet;

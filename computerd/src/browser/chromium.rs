@@ -2,9 +2,9 @@
 //! start until DevTools answers, and its close.
 
 use super::cdp::{Cdp, CdpError};
-use crate::config::ScreenSize;
 use crate::process::{one_line, Supervised};
-use crate::screens::ScreenEnv;
+use crate::screen_facts::ScreenEnv;
+use crate::screen_facts::ScreenSize;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};

@@ -7,11 +7,11 @@
 //! and its file, the home folder, the shell timeout against its maximum)
 //! are checked after this, in [`super::Config`].
 
-use super::ScreenSize;
+use crate::screen_facts::{BadScreenSize, ScreenSize};
 use clap::builder::TypedValueParser;
 use clap::error::ErrorKind;
 use clap::{Arg, Command, CommandFactory, FromArgMatches, Parser};
-use computer_protocol::duration::parse_duration;
+use computer_protocol::duration::{parse_duration, DurationError};
 use std::ffi::{OsStr, OsString};
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
@@ -79,7 +79,7 @@ pub struct Flags {
 
     /// Default screen size of a session
     #[arg(long, env = "COMPUTER_USE_SCREEN_SIZE", value_name = "WxH", default_value = "1280x800",
-          value_parser = Checked(|v| ScreenSize::parse(v).map_err(|e| e.to_string())))]
+          value_parser = Checked(|v| Ok(ScreenSize::parse(v)?)))]
     pub screen_size: ScreenSize,
 
     /// Default idle timeout of a session
@@ -164,7 +164,7 @@ pub(super) fn command_without_environment() -> Command {
 /// the value or says what the text should look like. The error names both
 /// the variable and the flag, since the value came from one of them.
 #[derive(Clone, Copy)]
-struct Checked<T>(fn(&str) -> Result<T, String>);
+struct Checked<T>(fn(&str) -> Result<T, Expected>);
 
 impl<T: Clone + Send + Sync + 'static> TypedValueParser for Checked<T> {
     type Value = T;
@@ -192,52 +192,68 @@ fn setting_name(arg: &Arg) -> String {
     }
 }
 
+/// What a setting's value should look like, said when it does not.
+#[derive(Debug, thiserror::Error)]
+enum Expected {
+    #[error("use an address and port such as `{0}`")]
+    Address(&'static str),
+    #[error("use a loopback address and port such as `127.0.0.1:7071`: only programs on the computer may open apps")]
+    LoopbackAddress,
+    #[error("use a whole number from 0 to 9000")]
+    DisplayBase,
+    #[error("use a port from 1024 to 65519")]
+    PortBase,
+    #[error("use an IP address such as `127.0.0.1` or `0.0.0.0`")]
+    IpAddress,
+    #[error("use an absolute path to the folder holding the viewer's index.html")]
+    AbsoluteFolder,
+    #[error(transparent)]
+    Duration(#[from] DurationError),
+    #[error(transparent)]
+    ScreenSize(#[from] BadScreenSize),
+}
+
 /// An address and port; `example` is one that fits the setting.
-fn address(text: &str, example: &str) -> Result<SocketAddr, String> {
-    text.parse()
-        .map_err(|_| format!("use an address and port such as `{example}`"))
+fn address(text: &str, example: &'static str) -> Result<SocketAddr, Expected> {
+    text.parse().map_err(|_| Expected::Address(example))
 }
 
 /// The launcher opens apps for whoever calls it, so only programs on the
 /// computer may reach it.
-fn launcher_address(text: &str) -> Result<SocketAddr, String> {
+fn launcher_address(text: &str) -> Result<SocketAddr, Expected> {
     text.parse::<SocketAddr>()
         .ok()
         .filter(|a| a.ip().is_loopback())
-        .ok_or_else(|| {
-            "use a loopback address and port such as `127.0.0.1:7071`: only programs on the computer may open apps".to_string()
-        })
+        .ok_or(Expected::LoopbackAddress)
 }
 
-fn display_base(text: &str) -> Result<u32, String> {
+fn display_base(text: &str) -> Result<u32, Expected> {
     text.parse::<u32>()
         .ok()
         .filter(|n| *n <= 9000)
-        .ok_or_else(|| "use a whole number from 0 to 9000".to_string())
+        .ok_or(Expected::DisplayBase)
 }
 
 /// The first of a block of 16 ports above the privileged range.
-fn port_base(text: &str) -> Result<u16, String> {
+fn port_base(text: &str) -> Result<u16, Expected> {
     text.parse::<u16>()
         .ok()
         .filter(|n| (1024..=65519).contains(n))
-        .ok_or_else(|| "use a port from 1024 to 65519".to_string())
+        .ok_or(Expected::PortBase)
 }
 
-fn ip_address(text: &str) -> Result<String, String> {
+fn ip_address(text: &str) -> Result<String, Expected> {
     text.parse::<IpAddr>()
         .map(|_| text.to_string())
-        .map_err(|_| "use an IP address such as `127.0.0.1` or `0.0.0.0`".to_string())
+        .map_err(|_| Expected::IpAddress)
 }
 
-fn viewer_dir(text: &str) -> Result<PathBuf, String> {
+fn viewer_dir(text: &str) -> Result<PathBuf, Expected> {
     Some(PathBuf::from(text))
         .filter(|d| d.is_absolute())
-        .ok_or_else(|| {
-            "use an absolute path to the folder holding the viewer's index.html".to_string()
-        })
+        .ok_or(Expected::AbsoluteFolder)
 }
 
-fn duration(text: &str) -> Result<Duration, String> {
-    parse_duration(text).map_err(|e| e.to_string())
+fn duration(text: &str) -> Result<Duration, Expected> {
+    Ok(parse_duration(text)?)
 }

@@ -8,17 +8,18 @@
 //! # Layout
 //! - `flags`: the settings as clap reads them, one field per flag and
 //!   variable, each value checked on its own (ranges, addresses, durations
-//!   through `computer_protocol::duration`, [`ScreenSize::parse`]).
+//!   through `computer_protocol::duration`, `ScreenSize::parse`).
 //! - this file: [`Config`], made from the flags by [`Config::from_flags`],
 //!   which checks what spans settings or touches files: the token or the
 //!   file holding it (read, then deleted), the home folder, the shell
-//!   timeout against its maximum. Also [`ScreenSize`] and the variables
-//!   kept from children ([`daemon_variables`]).
+//!   timeout against its maximum. Also the variables kept from children
+//!   ([`daemon_variables`]). Screen sizes are parsed by
+//!   [`crate::screen_facts::ScreenSize`].
 
 mod flags;
 
+use crate::screen_facts::ScreenSize;
 use computer_protocol::duration::format_duration;
-use computer_protocol::limits::{SCREEN_SIDE_MAX, SCREEN_SIDE_MIN};
 pub use flags::Flags;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -46,43 +47,6 @@ pub enum ConfigError {
     /// and version on stdout) and knows its exit status.
     #[error("{0}")]
     Flags(#[from] clap::Error),
-}
-
-/// A screen size in pixels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ScreenSize {
-    pub width: u32,
-    pub height: u32,
-}
-
-/// A screen size that is not `<width>x<height>` with sides in range; its
-/// text says what to give instead.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("use `<width>x<height>` with sides from {SCREEN_SIDE_MIN} to {SCREEN_SIDE_MAX}, such as `1280x800`")]
-pub struct BadScreenSize;
-
-impl ScreenSize {
-    /// Parses `<width>x<height>` with both sides from 320 to 7680.
-    pub fn parse(text: &str) -> Result<ScreenSize, BadScreenSize> {
-        let (w, h) = text.trim().split_once(['x', 'X']).ok_or(BadScreenSize)?;
-        let side = |s: &str| {
-            s.trim()
-                .parse::<u32>()
-                .ok()
-                .filter(|v| (SCREEN_SIDE_MIN..=SCREEN_SIDE_MAX).contains(v))
-                .ok_or(BadScreenSize)
-        };
-        Ok(ScreenSize {
-            width: side(w)?,
-            height: side(h)?,
-        })
-    }
-}
-
-impl std::fmt::Display for ScreenSize {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}x{}", self.width, self.height)
-    }
 }
 
 /// Everything computerd needs to know at start.

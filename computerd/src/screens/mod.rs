@@ -2,8 +2,9 @@
 //!
 //! # Layout
 //! - `pool`: the numbers, each held until its processes are gone.
-//! - `xvnc`, `drawn`, `env`: starting Xvnc, waiting for Fluxbox to draw,
-//!   and what every process on a screen gets (`DISPLAY`, its buses).
+//! - `xvnc`, `drawn`: starting Xvnc and waiting for Fluxbox to draw. What
+//!   every process on a screen gets (`DISPLAY`, its buses) is
+//!   [`crate::screen_facts::ScreenEnv`].
 //! - `screen`: one open [`Screen`], its processes, and closing it.
 //! - `x_thread`: the thread that owns a screen's X connection and runs the
 //!   jobs that use it (capture, input, window queries) one at a time.
@@ -13,7 +14,6 @@
 
 mod companion;
 mod drawn;
-mod env;
 mod pool;
 mod screen;
 mod watch;
@@ -21,7 +21,6 @@ mod x_thread;
 mod xvnc;
 
 pub use companion::Companion;
-pub use env::ScreenEnv;
 pub use pool::{ScreenPool, ScreenSlot};
 pub use screen::{Screen, ScreenError, ScreenPaths, ScreenX};
 pub use watch::WatchConnection;

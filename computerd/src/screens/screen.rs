@@ -5,7 +5,6 @@
 
 use super::companion::Companion;
 use super::drawn::{desktop_not_drawn, DESKTOP_DRAWN_POLL, DESKTOP_DRAWN_WAIT};
-use super::env::ScreenEnv;
 use super::pool::{ScreenPool, ScreenSlot};
 use super::watch::WatchConnection;
 use super::x_thread::XThread;
@@ -15,10 +14,11 @@ use super::xvnc::{
 };
 use crate::a11y::{A11yBus, A11yError};
 use crate::capture::Capturer;
-use crate::config::ScreenSize;
 use crate::display::{Display, XFault};
 use crate::input::{Input, InputError};
 use crate::process::Supervised;
+use crate::screen_facts::ScreenEnv;
+use crate::screen_facts::ScreenSize;
 use computer_protocol::{Coded, ErrorCode, ScreenNumber};
 use parking_lot::Mutex;
 use std::path::PathBuf;

@@ -2,8 +2,8 @@
 //! clearing the lock a crashed X server left behind (a restarted container
 //! keeps its /tmp).
 
-use super::env::ScreenEnv;
-use crate::config::ScreenSize;
+use crate::screen_facts::ScreenEnv;
+use crate::screen_facts::ScreenSize;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use tokio::process::Command;

@@ -1,7 +1,7 @@
 //! What the viewer's sidebar shows of one session.
 
 use super::session::Session;
-use crate::config::ScreenSize;
+use crate::screen_facts::ScreenSize;
 use crate::screens::Screen;
 use computer_protocol::ScreenNumber;
 use std::sync::atomic::Ordering;

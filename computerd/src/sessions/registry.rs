@@ -5,8 +5,9 @@ use super::overview::SessionOverview;
 use super::session::{Session, SessionLimits};
 use super::watching::Watching;
 use crate::browser::Browsers;
-use crate::config::{Config, ScreenSize};
+use crate::config::Config;
 use crate::recording::Recordings;
+use crate::screen_facts::ScreenSize;
 use crate::screens::{Screen, ScreenError, ScreenPaths, ScreenPool};
 use computer_protocol::limits::TITLE_MAX_CHARS;
 use computer_protocol::{

@@ -1,9 +1,9 @@
 //! One live session.
 
-use crate::config::ScreenSize;
 use crate::handoff::Hold;
 use crate::memory::OomWatermark;
 use crate::recording::{Recorder, RecorderSlot};
+use crate::screen_facts::ScreenSize;
 use crate::screens::Screen;
 use computer_protocol::{OwnerId, SessionId};
 use parking_lot::Mutex;
