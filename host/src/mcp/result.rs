@@ -6,9 +6,18 @@ use serde::Serialize;
 
 /// A successful result with a text summary and structured content.
 pub fn structured<T: Serialize>(text: impl Into<String>, value: &T) -> CallToolResult {
-    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-    result.structured_content = Some(serde_json::to_value(value).unwrap_or_default());
-    result
+    match serde_json::to_value(value) {
+        Ok(value) => {
+            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+            result.structured_content = Some(value);
+            result
+        }
+        // An answer the tool's schema promises but cannot be written is a
+        // bug; saying so beats a `null` the agent would take as the answer.
+        Err(e) => error(format!(
+            "the tool's answer could not be written as JSON ({e}); this is a bug in computer-use-mcp, please report it"
+        )),
+    }
 }
 
 /// Adds an image to a result.
