@@ -64,6 +64,22 @@ async fn main() {
         let _ = docker(&["volume", "rm", &format!("{NAME}-home")]);
         return;
     }
+    // `MCP_BENCH_ONLY=browser` prints only the open_path rows, without the
+    // minute of CPU sampling around them: for comparing two images quickly.
+    if std::env::var("MCP_BENCH_ONLY").as_deref() == Ok("browser") {
+        let browser = browser_rows(&call, &sid).await;
+        println!("| through MCP | median ms | baseline | median ms | ratio |");
+        println!("|---|---:|---|---:|---:|");
+        for (name, ours, base_name, base) in browser.rows {
+            println!(
+                "| {name} | {ours:.2} | {base_name} | {base:.2} | {:.2} |",
+                ours / base
+            );
+        }
+        let _ = docker(&["rm", "-f", "-v", NAME]);
+        let _ = docker(&["volume", "rm", &format!("{NAME}-home")]);
+        return;
+    }
     let mut observe = Vec::new();
     for _ in 0..30 {
         let t = Instant::now();
@@ -257,7 +273,12 @@ where
         json!({"session_id": sid, "path": "bench/page.html", "content": page}),
     )
     .await;
-    let idle_cpu = cpu_percent_over(20);
+    let sampling = std::env::var("MCP_BENCH_ONLY").as_deref() != Ok("browser");
+    let idle_cpu = if sampling {
+        cpu_percent_over(20)
+    } else {
+        f64::NAN
+    };
     // Cold: a new session's screen has no browser yet.
     let mut cold = Vec::new();
     let mut sessions = Vec::new();
@@ -301,7 +322,11 @@ where
         assert!(out.status.success(), "headless chromium screenshot");
         headless.push(t.elapsed().as_secs_f64() * 1000.0);
     }
-    let sync_cpu_with_four = cpu_percent_over(60);
+    let sync_cpu_with_four = if sampling {
+        cpu_percent_over(60)
+    } else {
+        f64::NAN
+    };
     for s in sessions {
         call("end_session", json!({"session_id": s})).await;
     }
