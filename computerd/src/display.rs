@@ -102,6 +102,11 @@ impl Display {
 
     /// True when `(x, y)` is on the screen.
     pub fn contains(&self, x: i32, y: i32) -> bool {
-        x >= 0 && y >= 0 && x < i32::from(self.width) && y < i32::from(self.height)
+        within(self.width, self.height, x, y)
     }
+}
+
+/// True when `(x, y)` lies on a screen of `width` by `height` pixels.
+pub fn within(width: u16, height: u16, x: i32, y: i32) -> bool {
+    x >= 0 && y >= 0 && x < i32::from(width) && y < i32::from(height)
 }

@@ -202,7 +202,7 @@ fn start_watch(
     let started = Instant::now();
     let conn = match kept {
         Some(conn) => conn,
-        None => Screen::open_watch(display_number)
+        None => WatchConnection::open(display_number)
             .map_err(|e| tracing::warn!("no effects for this batch: {e}"))
             .ok()?,
     };

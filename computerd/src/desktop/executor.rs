@@ -11,7 +11,7 @@
 use crate::a11y::A11yError;
 use crate::apps::FocusError;
 use crate::desktop::effects::EffectsWatch;
-use crate::display::XFault;
+use crate::display::{within, XFault};
 use crate::input::InputError;
 use crate::screens::ScreenError;
 use computer_protocol::recording::{ScreenPoint, SECRET_SHOWN_AS};
@@ -132,26 +132,20 @@ pub async fn execute<X: XSide, S: Steps>(
         watch = returned;
         index += ran.len();
         outcomes.extend(ran);
-        let stopped = match next {
+        let result = match next {
             Next::Ran => continue,
-            Next::Failed => true,
+            Next::Failed => break,
             Next::Launch => {
                 let Action::Focus { target } = &actions[index] else {
                     unreachable!("only a focus asks to launch");
                 };
-                let result = steps.launch(target).await.map_err(ActionError::from);
-                let failed = result.is_err();
-                outcomes.push(outcome(index, &actions[index], result));
-                failed
+                steps.launch(target).await.map_err(ActionError::from)
             }
-            Next::Activate => {
-                let result = steps.activate(index).await;
-                let failed = result.is_err();
-                outcomes.push(outcome(index, &actions[index], result));
-                failed
-            }
+            Next::Activate => steps.activate(index).await,
         };
-        if stopped {
+        let failed = result.is_err();
+        outcomes.push(outcome(index, &actions[index], result));
+        if failed {
             break;
         }
         index += 1;
@@ -230,15 +224,13 @@ fn check_coordinates<H: Hands>(
 ) -> Result<(), ActionError> {
     let (width, height) = hands.size();
     match action.point() {
-        Some((x, y)) if x < 0 || y < 0 || x >= i32::from(width) || y >= i32::from(height) => {
-            Err(ActionError::OffScreen {
-                index,
-                x,
-                y,
-                width,
-                height,
-            })
-        }
+        Some((x, y)) if !within(width, height, x, y) => Err(ActionError::OffScreen {
+            index,
+            x,
+            y,
+            width,
+            height,
+        }),
         _ => Ok(()),
     }
 }

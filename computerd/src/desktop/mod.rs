@@ -113,9 +113,4 @@ impl Desktop {
         let state = self.states.of(session);
         act::act(&self.sessions, session, &state, &self.launcher, req).await
     }
-
-    /// The sessions' desktop states, which end with their sessions.
-    pub fn states(&self) -> &DesktopStates {
-        &self.states
-    }
 }

@@ -90,13 +90,4 @@ impl DesktopStates {
         });
         state
     }
-
-    /// How many sessions have a state now.
-    pub fn len(&self) -> usize {
-        self.states.lock().len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }

@@ -14,7 +14,7 @@ use super::xvnc::{
 };
 use crate::a11y::{A11yBus, A11yError};
 use crate::capture::Capturer;
-use crate::display::{Display, XFault};
+use crate::display::Display;
 use crate::input::{Input, InputError};
 use crate::process::Supervised;
 use crate::screen_facts::ScreenEnv;
@@ -508,14 +508,10 @@ impl Screen {
 
     /// The watch connection kept from the last batch, if any; give it back
     /// with [`Screen::return_watch`]. A batch that finds none (the first,
-    /// or a second at the same time) opens one with [`Screen::open_watch`].
+    /// or a second at the same time) opens one with `WatchConnection::open`
+    /// on the X thread.
     pub fn take_watch(&self) -> Option<WatchConnection> {
         self.watch.lock().take()
-    }
-
-    /// A new watch connection. Blocking: run it on the X thread.
-    pub fn open_watch(display_number: u32) -> Result<WatchConnection, XFault> {
-        WatchConnection::open(display_number)
     }
 
     pub fn return_watch(&self, conn: WatchConnection) {
