@@ -9,7 +9,10 @@
 //! - a 3840x2160 Fluxbox + xterm screen shaped with the default bounds.
 //!
 //! Each row: median ms of grab, of encode (`shape` with the default bounds,
-//! which also scales the 4K screen), of both, and the PNG bytes.
+//! which also scales the 4K screen), of both, and the PNG bytes; beside
+//! them the bytes of a reference encoder on the same frame (a lossless RGB
+//! PNG at the `png` crate's strongest setting), and the share of pixels
+//! that merging shades moved, with the largest move of a channel.
 //!
 //! Run in release: `cargo run --release -p computerd --example frame_bench`.
 //! Needs `apt-get install tigervnc-standalone-server xterm fluxbox chromium
@@ -75,6 +78,42 @@ fn encode_before(frame: &Frame) -> Vec<u8> {
     writer.write_image_data(data).expect("data");
     writer.finish().expect("finish");
     out
+}
+
+/// The stand-in for another server's encoder: a lossless RGB PNG at the
+/// `png` crate's strongest setting (`High`, adaptive filters), which is
+/// the best a server writing frames through the `image` crate gets.
+fn encode_reference(frame: &Frame) -> Vec<u8> {
+    let mut out = Vec::with_capacity(frame.rgb.len() / 10);
+    let mut encoder = png::Encoder::new(&mut out, frame.width, frame.height);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_compression(png::Compression::High);
+    encoder.set_filter(png::Filter::Adaptive);
+    let mut writer = encoder.write_header().expect("header");
+    writer.write_image_data(&frame.rgb).expect("data");
+    writer.finish().expect("finish");
+    out
+}
+
+/// Pixels of `png` that differ from `frame`, as a share, and the largest
+/// difference of one channel: what merging shades cost.
+fn moved(png_bytes: &[u8], frame: &Frame) -> (f64, u8) {
+    let mut decoder = png::Decoder::new(std::io::Cursor::new(png_bytes));
+    decoder.set_transformations(png::Transformations::EXPAND);
+    let mut reader = decoder.read_info().expect("our PNG");
+    let mut rgb = vec![0; reader.output_buffer_size().expect("size")];
+    reader.next_frame(&mut rgb).expect("our PNG's pixels");
+    let (mut moved, mut most) = (0usize, 0u8);
+    for (ours, theirs) in rgb.chunks_exact(3).zip(frame.rgb.chunks_exact(3)) {
+        let step = (0..3)
+            .map(|c| ours[c].abs_diff(theirs[c]))
+            .max()
+            .unwrap_or(0);
+        moved += usize::from(step > 0);
+        most = most.max(step);
+    }
+    (moved as f64 * 100.0 / (frame.rgb.len() / 3) as f64, most)
 }
 
 /// `frame` at `size` the way `shape` scales (Lanczos3); itself when the
@@ -168,13 +207,17 @@ fn row(name: &str, display: &Display, capturer: &mut Capturer) {
     let before = |frame: &Frame| encode_before(&scale(frame, size));
     let before_ms = time_ms(RUNS, || drop(before(&frame)));
     let before_bytes = before(&frame).len();
+    let shown = scale(&frame, size);
+    let reference_bytes = encode_reference(&shown).len();
+    let (moved_share, moved_most) = moved(&after.bytes, &shown);
     println!(
-        "| {name} | {}x{} -> {}x{} | {colours} | {grab:.2} | {before_ms:.2} | {before_bytes} | {after_ms:.2} | {} | {both_ms:.2} |",
+        "| {name} | {}x{} -> {}x{} | {colours} | {grab:.2} | {before_ms:.2} | {before_bytes} | {after_ms:.2} | {} | {both_ms:.2} | {reference_bytes} | {:.2}x | {moved_share:.3} % by at most {moved_most} |",
         frame.width,
         frame.height,
         t.frame_width,
         t.frame_height,
-        after.bytes.len()
+        after.bytes.len(),
+        after.bytes.len() as f64 / reference_bytes as f64,
     );
     if std::env::var_os("FRAME_BENCH_CANDIDATES").is_some() {
         candidates(&scale(&frame, size));
@@ -227,8 +270,8 @@ fn candidates(frame: &Frame) {
 }
 
 fn main() {
-    println!("| scene | frame | colours | grab ms | before: encode ms | before: bytes | after: shape ms | after: bytes | after: grab + shape ms |");
-    println!("|---|---|---|---|---|---|---|---|---|");
+    println!("| scene | frame | colours | grab ms | before: encode ms | before: bytes | after: shape ms | after: bytes | after: grab + shape ms | reference: bytes | after / reference | pixels moved |");
+    println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
     {
         let xvnc = Xvnc::start();
         let display = xvnc.connect();

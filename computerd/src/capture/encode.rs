@@ -6,7 +6,7 @@
 
 use super::filter::{FilterChoice, RowFilter};
 use super::frame::Frame;
-use super::palette::{bit_depth, index_colours, pack_indices, Indexed};
+use super::palette::{bit_depth, index_shades, pack_indices, Indexed};
 use super::strips::{zlib_stream, Rows};
 use super::CaptureError;
 
@@ -41,9 +41,12 @@ impl PngSettings {
     };
 }
 
-/// Encodes `frame` as a PNG: 8-bit indexed when it has at most 256
-/// colours (flat desktops: window manager, terminals, plain pages), 8-bit
-/// RGB otherwise. Both decode to the frame's own pixels.
+/// Encodes `frame` as a PNG: indexed when it has at most 256 colours
+/// (flat desktops: window manager, terminals, plain pages), which decodes
+/// to the frame's own pixels; indexed too when it has a few hundred and
+/// its rarest shades merge within the bounds of `shades` (antialiased
+/// text), where at most 2 % of the pixels move by at most 12 levels a
+/// channel; 8-bit RGB, exact, otherwise.
 pub fn encode_png(frame: &Frame) -> Result<Vec<u8>, CaptureError> {
     encode_png_with(frame, PngSettings::FRAMES)
 }
@@ -63,7 +66,7 @@ pub fn encode_png_with(frame: &Frame, settings: PngSettings) -> Result<Vec<u8>, 
             width * height * 3
         ))));
     }
-    let indexed = index_colours(&frame.rgb);
+    let indexed = index_shades(&frame.rgb);
     // Few colours pack several pixels to the byte (a terminal: 8).
     let depth = indexed
         .as_ref()

@@ -7,7 +7,8 @@
 //! - `pixels`: the server's pixel layout and its conversion to RGB8.
 //! - `frame`: [`Frame`], one screenshot, and its fingerprint.
 //! - `encode`: PNG encoding, [`encode_png`]: indexed when the frame has
-//!   at most 256 colours (`palette`), RGB otherwise; rows filtered
+//!   at most 256 colours (`palette`), or a few hundred whose rare shades
+//!   merge unseen (`shades`), RGB otherwise; rows filtered
 //!   (`filter`) and deflated in strips on all cores (`strips`).
 //! - `shape`: the frame an agent gets: region, scaled to its bounds,
 //!   PNG or JPEG, under 1 MB ([`shape`]).
@@ -23,6 +24,7 @@ mod filter;
 mod frame;
 mod palette;
 mod pixels;
+mod shades;
 mod shape;
 mod shm;
 mod strips;
@@ -32,7 +34,8 @@ pub use cursor::cursor_position;
 pub use encode::{encode_png, encode_png_with, PngSettings};
 pub use filter::{FilterChoice, RowFilter};
 pub use frame::Frame;
-pub use palette::{index_colours, Indexed};
+pub use palette::{index_colours, index_shades, Indexed};
+pub use shades::{MOVED_SHARE_MAX, SHADE_MOVE_MAX};
 pub use shape::{check_region, fitted_size, shape, Shaped};
 
 use x11rb::errors::{ConnectionError, ReplyError};

@@ -9,56 +9,131 @@ pub const PALETTE_MAX_COLOURS: usize = 256;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Indexed {
     /// RGB triples, at most [`PALETTE_MAX_COLOURS`] of them, in order of
-    /// first appearance.
+    /// first appearance (of those kept, when shades were merged).
     pub palette: Vec<u8>,
     /// One index into `palette` per pixel.
     pub indices: Vec<u8>,
 }
 
+/// Distinct colours counted before a frame is taken for a photo or a
+/// scaled image, which no palette of 256 serves. Antialiased text on a
+/// desktop has a few hundred; a page with pictures has thousands within
+/// its first rows, so the bail-out stays cheap.
+pub const COUNTED_MAX_COLOURS: usize = 1024;
+
 /// Slots of the colour table: a power of two, four times the colours it
 /// may hold, so probes stay short.
-const SLOTS: usize = 1024;
+const SLOTS: usize = 4 * COUNTED_MAX_COLOURS;
 /// No 24-bit colour has this key.
 const EMPTY: u32 = u32::MAX;
 
-/// Indexes packed RGB8 pixels, or gives `None` as soon as a 257th colour
-/// turns up (a photo or a scaled frame usually has that within its first
-/// rows, so the bail-out is cheap).
-pub fn index_colours(rgb: &[u8]) -> Option<Indexed> {
-    let mut keys = [EMPTY; SLOTS];
-    let mut values = [0u8; SLOTS];
-    let mut palette = Vec::with_capacity(PALETTE_MAX_COLOURS * 3);
-    let mut indices = Vec::with_capacity(rgb.len() / 3);
-    // Desktops come in runs of one colour: most pixels skip the table.
+/// A frame's colours: each distinct one once, in order of first
+/// appearance, with how many pixels have it, and each pixel as the number
+/// of its colour.
+pub(super) struct Counted {
+    /// Colours as `0xRRGGBB`.
+    pub colours: Vec<u32>,
+    pub counts: Vec<u32>,
+    pub ids: Vec<u16>,
+}
+
+/// Counts the colours of packed RGB8 pixels, or gives `None` as soon as
+/// there are more than `max` (at most [`COUNTED_MAX_COLOURS`]).
+pub(super) fn count_colours(rgb: &[u8], max: usize) -> Option<Counted> {
+    let max = max.min(COUNTED_MAX_COLOURS);
+    let mut keys = vec![EMPTY; SLOTS];
+    let mut values = vec![0u16; SLOTS];
+    let mut colours = Vec::with_capacity(max.min(PALETTE_MAX_COLOURS));
+    let mut counts: Vec<u32> = Vec::with_capacity(max.min(PALETTE_MAX_COLOURS));
+    let mut ids = Vec::with_capacity(rgb.len() / 3);
+    // Desktops come in runs of one colour: most pixels skip the table, and
+    // a run is counted once it ends (a count bumped for every pixel would
+    // wait on its own last store).
     let mut last_colour = EMPTY;
-    let mut last_index = 0u8;
+    let mut last_id = 0u16;
+    let mut run = 0u32;
     for pixel in rgb.chunks_exact(3) {
         let colour = u32::from(pixel[0]) << 16 | u32::from(pixel[1]) << 8 | u32::from(pixel[2]);
         if colour != last_colour {
+            if run > 0 {
+                counts[usize::from(last_id)] += run;
+            }
+            run = 0;
             // Fibonacci hashing: the top bits of the product index the table.
             let mut slot =
                 (colour.wrapping_mul(0x9E37_79B1) >> (32 - SLOTS.trailing_zeros())) as usize;
-            last_index = loop {
+            last_id = loop {
                 if keys[slot] == colour {
                     break values[slot];
                 }
                 if keys[slot] == EMPTY {
-                    let index = palette.len() / 3;
-                    if index == PALETTE_MAX_COLOURS {
+                    if colours.len() == max {
                         return None;
                     }
+                    let id = colours.len() as u16;
                     keys[slot] = colour;
-                    values[slot] = index as u8;
-                    palette.extend_from_slice(pixel);
-                    break index as u8;
+                    values[slot] = id;
+                    colours.push(colour);
+                    counts.push(0);
+                    break id;
                 }
                 slot = (slot + 1) & (SLOTS - 1);
             };
             last_colour = colour;
         }
-        indices.push(last_index);
+        run += 1;
+        ids.push(last_id);
     }
-    Some(Indexed { palette, indices })
+    if run > 0 {
+        counts[usize::from(last_id)] += run;
+    }
+    Some(Counted {
+        colours,
+        counts,
+        ids,
+    })
+}
+
+/// Indexes packed RGB8 pixels exactly, or gives `None` when they have
+/// more than 256 colours.
+pub fn index_colours(rgb: &[u8]) -> Option<Indexed> {
+    count_colours(rgb, PALETTE_MAX_COLOURS).map(exact)
+}
+
+/// Indexes packed RGB8 pixels for a PNG: exactly when they have at most
+/// 256 colours; else, when they have at most [`COUNTED_MAX_COLOURS`],
+/// with the rarest shades merged into their nearest kept colour within
+/// the bounds of [`super::shades`] (antialiased text). `None` when
+/// neither fits: the frame stays RGB.
+pub fn index_shades(rgb: &[u8]) -> Option<Indexed> {
+    let counted = count_colours(rgb, COUNTED_MAX_COLOURS)?;
+    if counted.colours.len() <= PALETTE_MAX_COLOURS {
+        return Some(exact(counted));
+    }
+    let merged = super::shades::merge_shades(&counted.colours, &counted.counts)?;
+    Some(Indexed {
+        palette: triples(&merged.palette),
+        indices: counted
+            .ids
+            .iter()
+            .map(|&id| merged.slot_of[usize::from(id)])
+            .collect(),
+    })
+}
+
+/// Colour ids as they are: at most 256 of them, each its own slot.
+fn exact(counted: Counted) -> Indexed {
+    Indexed {
+        palette: triples(&counted.colours),
+        indices: counted.ids.iter().map(|&id| id as u8).collect(),
+    }
+}
+
+fn triples(colours: &[u32]) -> Vec<u8> {
+    colours
+        .iter()
+        .flat_map(|c| [(c >> 16) as u8, (c >> 8) as u8, *c as u8])
+        .collect()
 }
 
 /// The fewest bits a pixel of a palette of `colours` takes in a PNG: 1, 2,
