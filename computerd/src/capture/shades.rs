@@ -163,7 +163,7 @@ mod tests {
     fn rare_shades_merge_into_their_nearest_kept_colour_and_lone_colours_stay() {
         // 250 common colours far apart, a lone red pixel, and 20 rare
         // greys, each one level from a common grey.
-        let mut colours: Vec<u32> = (0..250).map(|i| grey(i)).collect();
+        let mut colours: Vec<u32> = (0..250).map(grey).collect();
         let mut counts = vec![1000; 250];
         colours.push(0xff0000);
         counts.push(1);
