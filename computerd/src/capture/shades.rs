@@ -124,11 +124,11 @@ impl Space {
     fn nearest(&self, i: usize, alive: &[bool]) -> (u32, usize) {
         let (r, g, b) = (self.red[i], self.green[i], self.blue[i]);
         let mut best = (u32::MAX, i);
-        for j in 0..alive.len() {
-            let d =
-                (self.red[j] - r).pow(2) + (self.green[j] - g).pow(2) + (self.blue[j] - b).pow(2);
-            if (d as u32) < best.0 && alive[j] && j != i {
-                best = (d as u32, j);
+        let channels = self.red.iter().zip(&self.green).zip(&self.blue);
+        for (j, (((red, green), blue), &alive)) in channels.zip(alive).enumerate() {
+            let d = ((red - r).pow(2) + (green - g).pow(2) + (blue - b).pow(2)) as u32;
+            if d < best.0 && alive && j != i {
+                best = (d, j);
             }
         }
         best
