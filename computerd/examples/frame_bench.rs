@@ -17,7 +17,9 @@
 //! Run in release: `cargo run --release -p computerd --example frame_bench`.
 //! Needs `apt-get install tigervnc-standalone-server xterm fluxbox chromium
 //! fonts-dejavu-core`. `FRAME_BENCH_PNG=/tmp/f` writes each scene's PNG to
-//! look at.
+//! look at; `FRAME_BENCH_ONLY=4k` (or ticking, antialiased, chromium,
+//! comma-separated) runs those scenes alone; `FRAME_BENCH_PARTS=1` adds
+//! the fingerprint, scaling and encoding times of each scene.
 
 #[path = "../tests/support/xvnc.rs"]
 mod xvnc;
@@ -25,7 +27,7 @@ mod xvnc;
 use computer_protocol::frame::{DEFAULT_MAX_PIXELS, DEFAULT_MAX_SIDE};
 use computer_protocol::{FrameOptions, Region};
 use computerd::capture::{
-    encode_png_with, index_colours, shape, Capturer, FilterChoice, Frame, PngSettings, RowFilter,
+    encode_png, encode_png_with, index_colours, shape, Capturer, FilterChoice, Frame, PngSettings, RowFilter,
 };
 use computerd::display::Display;
 use computerd::windows::focus_window;
@@ -222,6 +224,15 @@ fn row(name: &str, display: &Display, capturer: &mut Capturer) {
     if std::env::var_os("FRAME_BENCH_CANDIDATES").is_some() {
         candidates(&scale(&frame, size));
     }
+    if std::env::var_os("FRAME_BENCH_PARTS").is_some() {
+        let fingerprint = time_ms(RUNS, || {
+            std::hint::black_box(frame.fingerprint());
+        });
+        let scaling = time_ms(RUNS, || drop(scale(&frame, size)));
+        let shown = scale(&frame, size);
+        let encoding = time_ms(RUNS, || drop(encode_png(&shown).unwrap()));
+        println!("|   parts: fingerprint {fingerprint:.2} ms, scale on one thread {scaling:.2} ms, encode {encoding:.2} ms | | | | | | | | | | | |");
+    }
     if let Some(prefix) = std::env::var_os("FRAME_BENCH_PNG") {
         let mut path = std::path::PathBuf::from(prefix);
         path.as_mut_os_string()
@@ -269,10 +280,16 @@ fn candidates(frame: &Frame) {
     }
 }
 
+/// Whether the scene `key` (ticking, antialiased, chromium, 4k) is asked
+/// for: `FRAME_BENCH_ONLY=4k` runs the 3840x2160 scene alone.
+fn wanted(key: &str) -> bool {
+    std::env::var("FRAME_BENCH_ONLY").map_or(true, |only| only.split(',').any(|k| k == key))
+}
+
 fn main() {
     println!("| scene | frame | colours | grab ms | before: encode ms | before: bytes | after: shape ms | after: bytes | after: grab + shape ms | reference: bytes | after / reference | pixels moved |");
     println!("|---|---|---|---|---|---|---|---|---|---|---|---|");
-    {
+    if wanted("ticking") {
         let xvnc = Xvnc::start();
         let display = xvnc.connect();
         let _x = xterm(
@@ -285,7 +302,7 @@ fn main() {
         std::thread::sleep(Duration::from_millis(500));
         row("ticking xterm", &display, &mut Capturer::new(&display));
     }
-    {
+    if wanted("antialiased") {
         let xvnc = Xvnc::start();
         let display = xvnc.connect();
         let _wm = xvnc.start_fluxbox(&display);
@@ -310,7 +327,7 @@ fn main() {
             &mut Capturer::new(&display),
         );
     }
-    {
+    if wanted("chromium") {
         let xvnc = Xvnc::start();
         let display = xvnc.connect();
         let _wm = xvnc.start_fluxbox(&display);
@@ -344,7 +361,7 @@ fn main() {
         settle(&display);
         row("chromium form page", &display, &mut Capturer::new(&display));
     }
-    {
+    if wanted("4k") {
         let xvnc = Xvnc::start_sized(3840, 2160);
         let display = xvnc.connect();
         let _wm = xvnc.start_fluxbox(&display);

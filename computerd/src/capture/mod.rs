@@ -13,10 +13,13 @@
 //! - `shape`: the frame an agent gets: region, scaled to its bounds,
 //!   PNG or JPEG, under 1 MB ([`shape`]).
 //! - `cursor`: where the pointer is, for an observation.
+//! - `bands`: how many bands of rows big frames are cut into, one per
+//!   core, for converting, scaling and deflating.
 //!
 //! A grab flows: root geometry → SHM segment (reused) or `GetImage` reply →
 //! `PixelFormat::to_rgb` → [`Frame`] → [`shape`] (crop, scale, encode).
 
+mod bands;
 mod capturer;
 mod cursor;
 mod encode;

@@ -2,6 +2,7 @@
 //! connection setup, and its conversion to packed RGB8.
 
 use super::CaptureError;
+use super::bands::band_count;
 use crate::display::Display;
 use x11rb::connection::Connection;
 use x11rb::protocol::xproto::{ImageOrder, VisualClass};
@@ -9,17 +10,6 @@ use x11rb::protocol::xproto::{ImageOrder, VisualClass};
 /// Below this many pixels a frame converts on one thread: a thread costs
 /// more than it saves (1280x800 is about half a millisecond on one core).
 const PARALLEL_MIN_PIXELS: usize = 2_000_000;
-/// At most this many bands, however many cores there are.
-const MAX_BANDS: usize = 4;
-
-/// Bands of rows to convert a frame of `pixels` in, one per core.
-fn band_count(pixels: usize, height: usize) -> usize {
-    if pixels < PARALLEL_MIN_PIXELS {
-        return 1;
-    }
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    cores.clamp(1, MAX_BANDS).min(height)
-}
 
 /// How one ZPixmap pixel of the root window is laid out.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -146,7 +136,7 @@ impl PixelFormat {
         }
         // A 4K screen is 33 MB to read: big frames convert in bands of
         // rows on all cores.
-        let bands = band_count(w * h, h);
+        let bands = band_count(w * h, PARALLEL_MIN_PIXELS, h);
         if bands == 1 {
             self.convert_rows(data, &mut rgb, w, stride);
             return rgb;

@@ -7,6 +7,7 @@
 //! decoder reads the result as a single stream.
 
 use super::filter::{filter_row, FilterChoice, Scratch};
+use super::bands::band_count;
 use flate2::{Compress, Compression, FlushCompress, Status};
 
 /// The deflate window: how far back a match may reach.
@@ -14,10 +15,6 @@ const WINDOW: usize = 32 * 1024;
 /// Below this many raw bytes a frame is deflated on one thread: a thread
 /// costs more than it saves.
 const PARALLEL_MIN_BYTES: usize = 256 * 1024;
-/// At most this many strips, however many cores there are: each spawn
-/// and seam costs a little, and two already halve the time on this
-/// project's two-core machines.
-const MAX_STRIPS: usize = 4;
 
 /// Rows of raw pixels to filter and deflate.
 pub struct Rows<'a> {
@@ -73,11 +70,7 @@ pub fn zlib_stream(rows: &Rows<'_>) -> Result<Vec<u8>, std::io::Error> {
 
 /// How many strips a frame of `bytes` raw bytes and `height` rows is cut in.
 fn strip_count(bytes: usize, height: usize) -> usize {
-    if bytes < PARALLEL_MIN_BYTES || height < 2 {
-        return 1;
-    }
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    cores.clamp(1, MAX_STRIPS).min(height)
+    band_count(bytes, PARALLEL_MIN_BYTES, height)
 }
 
 struct Strip {

@@ -131,7 +131,13 @@ pub async fn capture_observation(
             // The same pixels shown the same way: a zoom or another size of an
             // unchanged screen is still news to the agent, and a zoom does not
             // change when only the rest of the screen does (the clock).
-            let pixels = frame.region_fingerprint(region.x, region.y, region.width, region.height);
+            // The whole screen's fingerprint is already known (a 4K one
+            // costs over a millisecond).
+            let pixels = if region == whole {
+                fingerprint
+            } else {
+                frame.region_fingerprint(region.x, region.y, region.width, region.height)
+            };
             let shown_as = shown_key(pixels, region, req);
             // `force` always shows the frame, and it still counts as shown.
             let unchanged = {
