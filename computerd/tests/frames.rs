@@ -69,11 +69,20 @@ async fn a_4k_screen_comes_bounded_with_its_scale() {
     // The same pixels in the same shape are not news, in another shape
     // they are.
     let top = json!({"x": 0, "y": 0, "width": 1920, "height": 1080});
-    wait_until("an unchanged frame", Duration::from_secs(15), || async {
+    let unchanged = wait_until("an unchanged frame", Duration::from_secs(15), || async {
         let again = observe(&d, &sid, json!({ "frame": defaults(), "region": top })).await;
-        (again["unchanged"] == true && again.get("image_base64").is_none()).then_some(())
+        (again["unchanged"] == true && again.get("image_base64").is_none()).then_some(again)
     })
     .await;
+    // Not encoded again, an unchanged answer still maps the frame it
+    // stands for.
+    let fw = unchanged["frame_width"].as_u64().unwrap();
+    assert!(fw > 0 && fw < 1920, "{unchanged}");
+    assert_eq!(unchanged["region"], top);
+    assert_eq!(unchanged["format"], "png");
+    assert_eq!(unchanged["bytes"], 0);
+    let scale = unchanged["scale"].as_f64().unwrap();
+    assert!((scale - fw as f64 / 1920.0).abs() < 1e-9, "scale {scale}");
     let other = observe(
         &d,
         &sid,

@@ -3,9 +3,9 @@
 //! changed since the session's previous one (unless `force` asks for it);
 //! and, when asked, the screen's text view.
 
-use super::state::DesktopState;
+use super::state::{DesktopState, Shown};
 use super::DesktopError;
-use crate::capture::{check_region, cursor_position, shape};
+use crate::capture::{check_region, cursor_position, shape, Shaped};
 use crate::clock::now_rfc3339;
 use crate::recording::FrameSeen;
 use crate::screens::Screen;
@@ -140,13 +140,30 @@ pub async fn capture_observation(
             };
             let shown_as = shown_key(pixels, region, req);
             // `force` always shows the frame, and it still counts as shown.
-            let unchanged = {
-                let mut last = state.last_shown.lock();
-                let unchanged = *last == Some(shown_as) && !req.force;
-                *last = Some(shown_as);
-                unchanged
+            // The X thread runs one observation of a screen at a time, so
+            // the last frame cannot change between this read and the write
+            // below.
+            let previous = state.last_shown.lock().clone();
+            let unchanged =
+                !req.force && previous.as_ref().is_some_and(|shown| shown.key == shown_as);
+            // An unchanged frame is not sent, so it is not encoded again
+            // either (a few milliseconds of both cores), unless a recording
+            // stores it.
+            let shaped = match previous {
+                Some(shown) if unchanged && recorder.is_none() => Shaped {
+                    bytes: Vec::new(),
+                    format: shown.format,
+                    transform: shown.transform,
+                    reduced: shown.reduced,
+                },
+                _ => shape(&frame, region, &req.frame)?,
             };
-            let shaped = shape(&frame, region, &req.frame)?;
+            *state.last_shown.lock() = Some(Shown {
+                key: shown_as,
+                transform: shaped.transform,
+                format: shaped.format,
+                reduced: shaped.reduced.clone(),
+            });
             let transform = shaped.transform;
             let frame_id = state.next_frame_id();
             state.remember_frame(frame_id, transform);

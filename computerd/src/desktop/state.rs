@@ -8,20 +8,32 @@ use super::repeats::RepeatTracker;
 use crate::sessions::Session;
 use crate::textview::TextViews;
 use computer_protocol::frame::FRAMES_REMEMBERED;
-use computer_protocol::{FrameTransform, InvalidInput, SessionId};
+use computer_protocol::{FrameTransform, ImageFormat, InvalidInput, SessionId};
 use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
+
+/// The last frame shown: what it showed and how, so an unchanged screen
+/// is answered without encoding it again.
+#[derive(Debug, Clone)]
+pub struct Shown {
+    /// The shown pixels and how they were shown (`observe::shown_key`).
+    pub key: u64,
+    pub transform: FrameTransform,
+    pub format: ImageFormat,
+    /// Why the frame was made smaller or rougher than asked, if it was.
+    pub reduced: Option<String>,
+}
 
 /// One session's desktop state.
 #[derive(Debug, Default)]
 pub struct DesktopState {
     /// Frame ids increase by one per screenshot.
     frame_counter: AtomicU64,
-    /// What the last screenshot shown to the agent showed, for the
-    /// unchanged-frame rule (see `observe::shown_key`).
-    pub last_shown: Mutex<Option<u64>>,
+    /// The last screenshot shown to the agent, for the unchanged-frame
+    /// rule (see `observe::shown_key`).
+    pub last_shown: Mutex<Option<Shown>>,
     pub repeats: Mutex<RepeatTracker>,
     /// The transforms of the last frames shown, newest last.
     frames: Mutex<VecDeque<(u64, FrameTransform)>>,
