@@ -152,20 +152,32 @@ pub fn bit_depth(colours: usize) -> u8 {
 /// in the high bits, each row padded to whole bytes (PNG's layout). The
 /// indices must fit in `depth` bits.
 pub fn pack_indices(indices: &[u8], width: usize, depth: u8) -> Vec<u8> {
-    if depth == 8 {
-        return indices.to_vec();
+    match depth {
+        1 => pack::<8>(indices, width),
+        2 => pack::<4>(indices, width),
+        4 => pack::<2>(indices, width),
+        _ => indices.to_vec(),
     }
-    let per_byte = usize::from(8 / depth);
-    let row_len = width.div_ceil(per_byte);
+}
+
+/// [`pack_indices`] at `PER` pixels a byte: a whole group is a fixed-size
+/// array, so its shifts unroll.
+fn pack<const PER: usize>(indices: &[u8], width: usize) -> Vec<u8> {
+    let depth = 8 / PER;
+    let row_len = width.div_ceil(PER);
     let rows = indices.len() / width.max(1);
     let mut packed = Vec::with_capacity(row_len * rows);
+    let join = |group: &[u8]| group.iter().fold(0u8, |byte, index| (byte << depth) | index);
     for row in indices.chunks_exact(width) {
-        for group in row.chunks(per_byte) {
-            let byte = group
-                .iter()
-                .fold(0u8, |byte, index| (byte << depth) | index);
+        let groups = row.chunks_exact(PER);
+        let rest = groups.remainder();
+        packed.extend(groups.map(|group| {
+            let group: &[u8; PER] = group.try_into().expect("chunks of PER");
+            join(group)
+        }));
+        if !rest.is_empty() {
             // A short last group sits in the high bits too.
-            packed.push(byte << (usize::from(depth) * (per_byte - group.len())));
+            packed.push(join(rest) << (depth * (PER - rest.len())));
         }
     }
     packed
