@@ -207,6 +207,51 @@ fn capture_gives_the_screen_as_png_and_the_fingerprint_follows_the_pixels() {
 }
 
 #[test]
+fn the_servers_pixels_tell_a_changed_screen_without_converting() {
+    let xvnc = Xvnc::start();
+    let display = xvnc.connect();
+    let mut capturer = Capturer::new(&display);
+    let first = capturer.grab_raw(&display).expect("grab").fingerprint();
+    assert_eq!(
+        capturer.grab_raw(&display).expect("grab").fingerprint(),
+        first,
+        "an unchanged screen gives the same fingerprint"
+    );
+    assert_eq!(
+        Capturer::without_shm(&display)
+            .grab_raw(&display)
+            .expect("plain grab")
+            .fingerprint(),
+        first,
+        "plain GetImage hashes like shared memory"
+    );
+
+    // One pixel in the lowest bit of blue is a change.
+    let drawn = TestWindow::open(&xvnc, 10, 10, 20, 20, 0x10_2030, EventMask::NO_EVENT);
+    let conn = &drawn.display.conn;
+    let gc = conn.generate_id().expect("id");
+    conn.create_gc(gc, drawn.window, &CreateGCAux::new().foreground(0x10_2031))
+        .expect("gc");
+    wait_until_blocking("the window to show", LIMIT, || {
+        let frame = grab(&display, &mut capturer);
+        (frame.pixel(15, 15) == Some([0x10, 0x20, 0x30])).then_some(())
+    });
+    let before = capturer.grab_raw(&display).expect("grab").fingerprint();
+    assert_ne!(before, first);
+    fill(conn, drawn.window, gc, 1, 1);
+    wait_until_blocking("the one pixel to show", LIMIT, || {
+        let frame = grab(&display, &mut capturer);
+        // The window's (10, 10) is the screen's (20, 20).
+        (frame.pixel(20, 20) == Some([0x10, 0x20, 0x31])).then_some(())
+    });
+    let grab_now = capturer.grab_raw(&display).expect("grab");
+    assert_ne!(grab_now.fingerprint(), before, "one bit of one pixel shows");
+    // The grab converts to the frame a plain grab gives.
+    let converted = grab_now.to_frame();
+    assert_eq!(converted.rgb, grab(&display, &mut capturer).rgb);
+}
+
+#[test]
 fn capture_follows_a_resized_screen() {
     let xvnc = Xvnc::start();
     let display = xvnc.connect();

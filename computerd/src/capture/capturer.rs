@@ -2,11 +2,12 @@
 //! MIT-SHM segment when the server takes one, through plain `GetImage`
 //! otherwise.
 
-use super::frame::Frame;
+use super::frame::{masked_fingerprint, Frame};
 use super::pixels::PixelFormat;
 use super::shm::ShmImage;
 use super::CaptureError;
 use crate::display::Display;
+use std::borrow::Cow;
 use x11rb::errors::ReplyError;
 use x11rb::protocol::xproto::{ConnectionExt as _, ImageFormat};
 
@@ -51,7 +52,15 @@ impl Capturer {
         matches!(self.shm, Shm::Ready(_))
     }
 
+    /// The screen now as an RGB frame.
     pub fn grab(&mut self, display: &Display) -> Result<Frame, CaptureError> {
+        Ok(self.grab_raw(display)?.to_frame())
+    }
+
+    /// The screen now in the server's own pixel layout, unconverted: its
+    /// fingerprint alone tells whether anything changed, and it converts
+    /// to a frame only when one is shown.
+    pub fn grab_raw(&mut self, display: &Display) -> Result<Grab<'_>, CaptureError> {
         let format = match &self.format {
             Some(format) => format.clone(),
             None => {
@@ -69,33 +78,45 @@ impl Capturer {
             .reply()
             .map_err(CaptureError::request(display.number))?;
         let (width, height) = (geometry.width, geometry.height);
-        let rgb = match self.grab_shm(display, &format, width, height)? {
-            Some(rgb) => rgb,
-            None => grab_plain(display, &format, width, height)?,
+        let in_shm = self.fill_shm(display, &format, width, height)?;
+        let data = match (&self.shm, in_shm) {
+            (Shm::Ready(image), true) => Cow::Borrowed(image.image()),
+            _ => Cow::Owned(grab_plain(display, width, height)?),
         };
-        Ok(Frame {
-            width: u32::from(width),
-            height: u32::from(height),
-            rgb,
+        let expected = format.image_len(width, height);
+        if data.len() < expected {
+            return Err(CaptureError::ShortImage {
+                display: display.number,
+                width,
+                height,
+                got: data.len(),
+                expected,
+            });
+        }
+        Ok(Grab {
+            width,
+            height,
+            data,
+            format,
         })
     }
 
-    /// The frame through shared memory, or `None` when SHM is off (and
-    /// turns it off when it fails now).
-    fn grab_shm(
+    /// Has the server write the screen into the shared-memory segment;
+    /// false when SHM is off (and turns it off when it fails now).
+    fn fill_shm(
         &mut self,
         display: &Display,
         format: &PixelFormat,
         width: u16,
         height: u16,
-    ) -> Result<Option<Vec<u8>>, CaptureError> {
+    ) -> Result<bool, CaptureError> {
         let len = format.image_len(width, height);
         if len == 0 {
-            return Ok(None);
+            return Ok(false);
         }
         let shm = std::mem::replace(&mut self.shm, Shm::Off);
         let attached = match shm {
-            Shm::Off => return Ok(None),
+            Shm::Off => return Ok(false),
             Shm::Ready(image) if image.len() == len => Ok(image),
             Shm::Ready(image) => {
                 image.detach(display);
@@ -110,14 +131,13 @@ impl Capturer {
             Err(reason) => {
                 let number = display.number;
                 tracing::info!(display = number, "capture without MIT-SHM: {reason}");
-                return Ok(None);
+                return Ok(false);
             }
         };
         match image.get_root(display, width, height) {
-            Ok(bytes) => {
-                let rgb = checked(display, format, bytes, width, height)?;
+            Ok(()) => {
                 self.shm = Shm::Ready(image);
-                Ok(Some(rgb))
+                Ok(true)
             }
             Err(ReplyError::X11Error(error)) => {
                 let number = display.number;
@@ -126,45 +146,55 @@ impl Capturer {
                     "MIT-SHM grab refused ({error:?}); capturing without it"
                 );
                 image.detach(display);
-                Ok(None)
+                Ok(false)
             }
             Err(e) => Err(CaptureError::request(display.number)(e)),
         }
     }
 }
 
-fn grab_plain(
-    display: &Display,
-    format: &PixelFormat,
-    width: u16,
-    height: u16,
-) -> Result<Vec<u8>, CaptureError> {
+/// One grab of the screen in the server's pixel layout (borrowed from the
+/// shared-memory segment, which the next grab overwrites).
+pub struct Grab<'a> {
+    pub width: u16,
+    pub height: u16,
+    data: Cow<'a, [u8]>,
+    format: PixelFormat,
+}
+
+impl Grab<'_> {
+    /// Tells screens apart like [`Frame::fingerprint`] tells frames apart
+    /// (the two are not comparable): a hash of the size and the colour
+    /// bits, read straight from the server's pixels when they are 4-byte
+    /// words (Xvnc at depth 24), which costs no conversion.
+    pub fn fingerprint(&self) -> u64 {
+        let (width, height) = (u32::from(self.width), u32::from(self.height));
+        match self.format.word_mask(self.width) {
+            Some(mask) => {
+                let len = self.format.image_len(self.width, self.height);
+                masked_fingerprint(width, height, &self.data[..len], mask)
+            }
+            None => self.to_frame().fingerprint(),
+        }
+    }
+
+    /// The grab as packed RGB8.
+    pub fn to_frame(&self) -> Frame {
+        Frame {
+            width: u32::from(self.width),
+            height: u32::from(self.height),
+            rgb: self.format.to_rgb(&self.data, self.width, self.height),
+        }
+    }
+}
+
+/// The screen through a plain `GetImage` reply.
+fn grab_plain(display: &Display, width: u16, height: u16) -> Result<Vec<u8>, CaptureError> {
     let reply = display
         .conn
         .get_image(ImageFormat::Z_PIXMAP, display.root, 0, 0, width, height, !0)
         .map_err(CaptureError::send(display.number))?
         .reply()
         .map_err(CaptureError::request(display.number))?;
-    checked(display, format, &reply.data, width, height)
-}
-
-/// RGB8 of `data`, once it is known to hold the whole image.
-fn checked(
-    display: &Display,
-    format: &PixelFormat,
-    data: &[u8],
-    width: u16,
-    height: u16,
-) -> Result<Vec<u8>, CaptureError> {
-    let expected = format.image_len(width, height);
-    if data.len() < expected {
-        return Err(CaptureError::ShortImage {
-            display: display.number,
-            width,
-            height,
-            got: data.len(),
-            expected,
-        });
-    }
-    Ok(format.to_rgb(data, width, height))
+    Ok(reply.data)
 }

@@ -58,11 +58,18 @@ const K: u64 = 0x9E37_79B9_7F4A_7C15;
 /// overlaps the multiplications; each step is a bijection of the lane for a
 /// given word, so a frame that differs in one word always hashes apart.
 fn fingerprint(width: u32, height: u32, bytes: &[u8]) -> u64 {
+    masked_fingerprint(width, height, bytes, u64::MAX)
+}
+
+/// [`Frame::fingerprint`]'s hash with each 8-byte word ANDed with `mask`
+/// first: a screen in the server's own layout hashes its colour bits and
+/// not the padding byte of each pixel, which drawing may leave either way.
+pub(super) fn masked_fingerprint(width: u32, height: u32, bytes: &[u8], mask: u64) -> u64 {
     let mut lanes = [K, K.rotate_left(16), K.rotate_left(32), K.rotate_left(48)];
     let mut blocks = bytes.chunks_exact(32);
     for block in &mut blocks {
         for (lane, word) in lanes.iter_mut().zip(block.chunks_exact(8)) {
-            let word = u64::from_le_bytes(word.try_into().expect("8-byte chunk"));
+            let word = u64::from_le_bytes(word.try_into().expect("8-byte chunk")) & mask;
             *lane = (*lane ^ word).wrapping_mul(K).rotate_left(29);
         }
     }
@@ -70,7 +77,7 @@ fn fingerprint(width: u32, height: u32, bytes: &[u8]) -> u64 {
     let rest = blocks.remainder();
     tail[..rest.len()].copy_from_slice(rest);
     for (lane, word) in lanes.iter_mut().zip(tail.chunks_exact(8)) {
-        let word = u64::from_le_bytes(word.try_into().expect("8-byte chunk"));
+        let word = u64::from_le_bytes(word.try_into().expect("8-byte chunk")) & mask;
         *lane = (*lane ^ word).wrapping_mul(K).rotate_left(29);
     }
     let size = (u64::from(width) << 32 | u64::from(height)) ^ (bytes.len() as u64).rotate_left(17);

@@ -17,7 +17,9 @@
 //!   core, for converting, scaling and deflating.
 //!
 //! A grab flows: root geometry → SHM segment (reused) or `GetImage` reply →
-//! `PixelFormat::to_rgb` → [`Frame`] → [`shape`] (crop, scale, encode).
+//! [`Grab`] (the server's pixels; its fingerprint tells a changed screen
+//! without converting) → `PixelFormat::to_rgb` → [`Frame`] → [`shape`]
+//! (crop, scale, encode).
 
 mod bands;
 mod capturer;
@@ -32,7 +34,7 @@ mod shape;
 mod shm;
 mod strips;
 
-pub use capturer::Capturer;
+pub use capturer::{Capturer, Grab};
 pub use cursor::cursor_position;
 pub use encode::{encode_png, encode_png_with, PngSettings};
 pub use filter::{FilterChoice, RowFilter};

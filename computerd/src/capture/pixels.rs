@@ -50,6 +50,12 @@ impl Channel {
         Some(if msb_first { 3 - lsb_index } else { lsb_index })
     }
 
+    /// The bits of a pixel value this channel takes.
+    fn mask(self) -> u32 {
+        let ones = 1u32.checked_shl(self.bits).map_or(u32::MAX, |v| v - 1);
+        ones.checked_shl(self.shift).unwrap_or(0)
+    }
+
     /// This channel of `value`, scaled to 0..=255.
     fn extract(self, value: u32) -> u8 {
         if self.bits == 0 {
@@ -118,6 +124,25 @@ impl PixelFormat {
         let bits = usize::from(width) * self.bytes_per_pixel * 8;
         let pad = self.scanline_pad.max(8) as usize;
         bits.div_ceil(pad) * pad / 8
+    }
+
+    /// The colour bits of two neighbouring pixels as one little-endian
+    /// 8-byte word of the image, when pixels are 4 bytes and rows of
+    /// `width` carry no padding; `None` otherwise (then only the converted
+    /// frame can be hashed).
+    pub fn word_mask(&self, width: u16) -> Option<u64> {
+        if self.bytes_per_pixel != 4 || self.stride(width) != usize::from(width) * 4 {
+            return None;
+        }
+        let value = self.red.mask() | self.green.mask() | self.blue.mask();
+        // In memory a pixel is its value's bytes, lowest first unless the
+        // image is MSB first.
+        let in_memory = if self.msb_first {
+            value.swap_bytes()
+        } else {
+            value
+        };
+        Some(u64::from(in_memory) | u64::from(in_memory) << 32)
     }
 
     /// Bytes of a whole `width` x `height` image.
@@ -259,6 +284,17 @@ mod tests {
         assert_eq!(f.stride(1), 4);
         let data = [0x03, 0x02, 0x01, 0xee, 0x06, 0x05, 0x04, 0xee];
         assert_eq!(f.to_rgb(&data, 1, 2), vec![1, 2, 3, 4, 5, 6]);
+    }
+
+    #[test]
+    fn the_word_mask_keeps_colour_bits_and_drops_the_padding_byte() {
+        let little = format(4, false, RGB888);
+        assert_eq!(little.word_mask(7), Some(0x00ff_ffff_00ff_ffff));
+        // MSB first: the padding byte comes first in memory.
+        let big = format(4, true, RGB888);
+        assert_eq!(big.word_mask(7), Some(0xffff_ff00_ffff_ff00));
+        // 16-bit pixels are hashed once converted.
+        assert_eq!(format(2, false, [0xf800, 0x07e0, 0x001f]).word_mask(8), None);
     }
 
     #[test]

@@ -51,6 +51,8 @@ pub struct ShmImage {
     map: NonNull<u8>,
     /// Size of the segment and of the mapping.
     len: usize,
+    /// Bytes the server wrote at the last grab.
+    filled: usize,
 }
 
 // SAFETY: the mapping belongs to this value alone (nothing else holds the
@@ -101,7 +103,12 @@ impl ShmImage {
         let map = NonNull::new(ptr.cast::<u8>())
             .ok_or_else(|| std::io::Error::other("mmap returned null"))?;
         // Owned from here, so an error below still unmaps it.
-        let mut image = ShmImage { seg: 0, map, len };
+        let mut image = ShmImage {
+            seg: 0,
+            map,
+            len,
+            filled: 0,
+        };
         image.seg = display.conn.generate_id()?;
         // The server writes the image, so it must not attach read-only. The fd
         // is sent and closed; our mapping keeps the memory alive.
@@ -115,13 +122,14 @@ impl ShmImage {
     }
 
     /// Has the server write the `width` x `height` ZPixmap of the root window
-    /// into the segment, and returns the bytes it wrote.
+    /// into the segment; [`ShmImage::image`] then reads it.
     pub fn get_root(
         &mut self,
         display: &Display,
         width: u16,
         height: u16,
-    ) -> Result<&[u8], ReplyError> {
+    ) -> Result<(), ReplyError> {
+        self.filled = 0;
         let reply = shm::get_image(
             &display.conn,
             display.root,
@@ -135,11 +143,17 @@ impl ShmImage {
             0,
         )?
         .reply()?;
-        let size = (reply.size as usize).min(self.len);
-        // SAFETY: the mapping is `len` bytes and lives as long as `self`. The
-        // server finished writing before it sent the reply, and does not
-        // write again until our next request, which needs `&mut self`.
-        Ok(unsafe { std::slice::from_raw_parts(self.map.as_ptr(), size) })
+        self.filled = (reply.size as usize).min(self.len);
+        Ok(())
+    }
+
+    /// The bytes the last [`ShmImage::get_root`] had the server write.
+    pub fn image(&self) -> &[u8] {
+        // SAFETY: the mapping is `len` bytes, `filled` at most that, and it
+        // lives as long as `self`. The server finished writing before it
+        // sent the reply, and does not write again until the next
+        // `get_root`, which needs `&mut self` and so waits for this borrow.
+        unsafe { std::slice::from_raw_parts(self.map.as_ptr(), self.filled) }
     }
 
     /// Detaches the segment from the server. Dropping unmaps our side; the

@@ -71,7 +71,7 @@ pub async fn act(
     let (before, watch) = screen
         .with_x(move |x| {
             let before = match track {
-                true => Some(x.capturer.grab(&x.display)?.fingerprint()),
+                true => Some(x.capturer.grab_raw(&x.display)?.fingerprint()),
                 false => None,
             };
             Ok::<_, DesktopError>((before, start_watch(kept, display_number, pages)))
@@ -265,7 +265,7 @@ fn record_repeat(
 
 async fn fingerprint_now(screen: &Screen) -> Result<u64, DesktopError> {
     screen
-        .with_x(|x| Ok(x.capturer.grab(&x.display)?.fingerprint()))
+        .with_x(|x| Ok(x.capturer.grab_raw(&x.display)?.fingerprint()))
         .await?
 }
 

@@ -113,30 +113,33 @@ pub async fn capture_observation(
     screen
         .with_x(move |x| {
             let req = &req;
-            let frame = x.capturer.grab(&x.display)?;
+            let grab = x.capturer.grab_raw(&x.display)?;
             let captured_at = now_rfc3339();
-            let fingerprint = frame.fingerprint();
+            let fingerprint = grab.fingerprint();
+            let (width, height) = (u32::from(grab.width), u32::from(grab.height));
             let whole = Region {
                 x: 0,
                 y: 0,
-                width: frame.width,
-                height: frame.height,
+                width,
+                height,
             };
             let region = match req.region {
-                Some(region) => check_region(region, frame.width, frame.height)?,
+                Some(region) => check_region(region, width, height)?,
                 None => whole,
             };
             let (cx, cy) = cursor_position(&x.display)?;
             let active_window = active_window_title(&x.display)?;
             // The same pixels shown the same way: a zoom or another size of an
             // unchanged screen is still news to the agent, and a zoom does not
-            // change when only the rest of the screen does (the clock).
-            // The whole screen's fingerprint is already known (a 4K one
-            // costs over a millisecond).
+            // change when only the rest of the screen does (the clock). The
+            // whole screen is told by the grab's fingerprint, before any
+            // conversion; a zoom by its own pixels.
+            let mut frame = None;
             let pixels = if region == whole {
                 fingerprint
             } else {
-                frame.region_fingerprint(region.x, region.y, region.width, region.height)
+                let converted = frame.insert(grab.to_frame());
+                converted.region_fingerprint(region.x, region.y, region.width, region.height)
             };
             let shown_as = shown_key(pixels, region, req);
             // `force` always shows the frame, and it still counts as shown.
@@ -146,9 +149,9 @@ pub async fn capture_observation(
             let previous = state.last_shown.lock().clone();
             let unchanged =
                 !req.force && previous.as_ref().is_some_and(|shown| shown.key == shown_as);
-            // An unchanged frame is not sent, so it is not encoded again
-            // either (a few milliseconds of both cores), unless a recording
-            // stores it.
+            // An unchanged frame is not sent, so it is not converted or
+            // encoded again either (a few milliseconds of both cores),
+            // unless a recording stores it.
             let shaped = match previous {
                 Some(shown) if unchanged && recorder.is_none() => Shaped {
                     bytes: Vec::new(),
@@ -156,7 +159,10 @@ pub async fn capture_observation(
                     transform: shown.transform,
                     reduced: shown.reduced,
                 },
-                _ => shape(&frame, region, &req.frame)?,
+                _ => {
+                    let frame = frame.unwrap_or_else(|| grab.to_frame());
+                    shape(&frame, region, &req.frame)?
+                }
             };
             *state.last_shown.lock() = Some(Shown {
                 key: shown_as,
@@ -188,8 +194,8 @@ pub async fn capture_observation(
             let observation = Observation {
                 frame_id: FrameId(frame_id),
                 captured_at,
-                width: frame.width,
-                height: frame.height,
+                width,
+                height,
                 cursor: Cursor { x: cx, y: cy },
                 active_window,
                 unchanged,
