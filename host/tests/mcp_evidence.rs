@@ -537,14 +537,15 @@ async fn a_full_recording_stops_growing_and_says_so() {
         json!({"session_id": sid, "app": "terminal"}),
     )
     .await;
-    // Each round changes the screen, so each frame is new (tens of KB).
+    // Each round fills the terminal with new random text, so each frame is
+    // new and compresses poorly (tens of KB even as an indexed PNG).
     let mut told = None;
     for round in 0..80 {
         let (_, result) = ok(
             &client,
             "computer_act",
             json!({"session_id": sid, "actions": [
-                {"type": "type", "text": format!("seq {round} {} | head -c 2000\n", round * 7919)},
+                {"type": "type", "text": format!("clear; head -c 3000 /dev/urandom | base64 # {round}\n")},
             ]}),
         )
         .await;

@@ -12,7 +12,6 @@
 //! merge would move a pixel further than [`SHADE_MOVE_MAX`] in any channel,
 //! or more than [`MOVED_SHARE_MAX`] of its pixels, stays exact (RGB).
 
-use super::palette::PALETTE_MAX_COLOURS;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -24,6 +23,10 @@ pub const SHADE_MOVE_MAX: u32 = 12;
 /// The largest share of a frame's pixels that may change colour, as a
 /// fraction: antialiasing fringes, not content.
 pub const MOVED_SHARE_MAX: f64 = 0.02;
+
+/// The most colours kept: a pixel's slot is one byte, as in an 8-bit
+/// palette.
+const KEPT_MAX: usize = u8::MAX as usize + 1;
 
 /// A palette of at most 256 colours and the slot each colour id maps to.
 #[derive(Debug, PartialEq, Eq)]
@@ -38,7 +41,7 @@ pub struct Merged {
 /// when that would be visible by the bounds above.
 pub fn merge_shades(colours: &[u32], counts: &[u32]) -> Option<Merged> {
     let n = colours.len();
-    if n <= PALETTE_MAX_COLOURS {
+    if n <= KEPT_MAX {
         return Some(Merged {
             palette: colours.to_vec(),
             slot_of: (0..n).map(|id| id as u8).collect(),
@@ -59,7 +62,7 @@ pub fn merge_shades(colours: &[u32], counts: &[u32]) -> Option<Merged> {
         .map(|i| Reverse((cost(i, &weight, &nearest), i)))
         .collect();
     let mut left = n;
-    while left > PALETTE_MAX_COLOURS {
+    while left > KEPT_MAX {
         let Reverse((was, gone)) = heap.pop()?;
         if !alive[gone] {
             continue;
@@ -79,7 +82,7 @@ pub fn merge_shades(colours: &[u32], counts: &[u32]) -> Option<Merged> {
     // Each merged colour takes its nearest kept colour (the one it was
     // merged into may have gone since), and is checked against the bounds.
     let mut slot_of = vec![0u8; n];
-    let mut palette = Vec::with_capacity(PALETTE_MAX_COLOURS);
+    let mut palette = Vec::with_capacity(KEPT_MAX);
     for i in (0..n).filter(|&i| alive[i]) {
         slot_of[i] = palette.len() as u8;
         palette.push(colours[i]);
