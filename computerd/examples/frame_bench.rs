@@ -6,7 +6,8 @@
 //! - Fluxbox and an xterm in antialiased DejaVu Sans Mono (over 256
 //!   colours, the RGB PNG),
 //! - a Chromium page of a form at 1280x800,
-//! - a 3840x2160 Fluxbox + xterm screen shaped with the default bounds.
+//! - a 3840x2160 Fluxbox screen with a ticking xterm (the MCP bench's 4K
+//!   frame) shaped with the default bounds.
 //!
 //! Each row: median ms of grab, of encode (`shape` with the default bounds,
 //! which also scales the 4K screen), of both, and the PNG bytes; beside
@@ -27,7 +28,8 @@ mod xvnc;
 use computer_protocol::frame::{DEFAULT_MAX_PIXELS, DEFAULT_MAX_SIDE};
 use computer_protocol::{FrameOptions, Region};
 use computerd::capture::{
-    encode_png, encode_png_with, index_colours, shape, Capturer, FilterChoice, Frame, PngSettings, RowFilter,
+    encode_png, encode_png_with, index_colours, shape, Capturer, FilterChoice, Frame, PngSettings,
+    RowFilter,
 };
 use computerd::display::Display;
 use computerd::windows::focus_window;
@@ -187,21 +189,26 @@ fn xterm(
     program
 }
 
-/// One scene's row: before and after, same frame.
+/// One scene's row: before and after, same frame. "After" shapes the
+/// grab in the server's layout, as `computer_observe` does.
 fn row(name: &str, display: &Display, capturer: &mut Capturer) {
     let frame = capturer.grab(display).expect("grab");
     let options = defaults();
     let region = whole(&frame);
     let colours =
         index_colours(&frame.rgb).map_or("over 256".into(), |i| (i.palette.len() / 3).to_string());
-    let grab = time_ms(RUNS, || drop(capturer.grab(display).expect("grab")));
-    let after = shape(&frame, region, &options).expect("shape");
-    let after_ms = time_ms(RUNS, || {
-        drop(shape(&frame, region, &options).expect("shape"))
-    });
+    let grab = time_ms(RUNS, || drop(capturer.grab_raw(display).expect("grab")));
+    let (after, after_ms) = {
+        let grab = capturer.grab_raw(display).expect("grab");
+        let after = shape(&grab, region, &options).expect("shape");
+        let ms = time_ms(RUNS, || {
+            drop(shape(&grab, region, &options).expect("shape"))
+        });
+        (after, ms)
+    };
     let both_ms = time_ms(RUNS, || {
-        let frame = capturer.grab(display).expect("grab");
-        drop(shape(&frame, whole(&frame), &options).expect("shape"));
+        let grab = capturer.grab_raw(display).expect("grab");
+        drop(shape(&grab, region, &options).expect("shape"));
     });
     let t = after.transform;
     // Before: the same scaling as `shape`, then the old encoder.
@@ -231,7 +238,10 @@ fn row(name: &str, display: &Display, capturer: &mut Capturer) {
         let scaling = time_ms(RUNS, || drop(scale(&frame, size)));
         let shown = scale(&frame, size);
         let encoding = time_ms(RUNS, || drop(encode_png(&shown).unwrap()));
-        println!("|   parts: fingerprint {fingerprint:.2} ms, scale on one thread {scaling:.2} ms, encode {encoding:.2} ms | | | | | | | | | | | |");
+        let grab = capturer.grab_raw(display).expect("grab");
+        let converting = time_ms(RUNS, || drop(grab.to_frame()));
+        let halving = time_ms(RUNS, || drop(grab.rows().halved_rgb(region)));
+        println!("|   parts: fingerprint {fingerprint:.2} ms, convert {converting:.2} ms, halve {halving:.2} ms, scale (before: on one thread, no halving) {scaling:.2} ms, encode {encoding:.2} ms | | | | | | | | | | | |");
     }
     if let Some(prefix) = std::env::var_os("FRAME_BENCH_PNG") {
         let mut path = std::path::PathBuf::from(prefix);
@@ -370,9 +380,9 @@ fn main() {
             &display,
             "big",
             &["-geometry", "160x50+0+0"],
-            "ls -la /usr/bin | head -45; exec sleep 3600",
+            "while :; do date +%s.%N; ls -la /usr/bin | head -40; sleep 0.005; done",
         );
-        settle(&display);
+        std::thread::sleep(Duration::from_millis(500));
         row(
             "3840x2160, defaults",
             &display,

@@ -1,5 +1,6 @@
 //! How many bands of rows a piece of frame work is cut into, one per core:
-//! converting, scaling and deflating a big frame all split the same way.
+//! converting, scaling and deflating a big frame all split the same way,
+//! and [`in_bands`] runs such work.
 
 /// At most this many bands, however many cores there are: each spawn and
 /// seam costs a little, and two already halve the time on this project's
@@ -15,6 +16,39 @@ pub fn band_count(size: usize, parallel_min: usize, rows: usize) -> usize {
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     cores.clamp(1, MAX_BANDS).min(rows)
+}
+
+/// Runs `work(first_row, rows)` over `out` cut into bands of whole rows
+/// (`row_len` bytes each), one band per thread as [`band_count`] gives
+/// for work of `size`; the first band runs on the calling thread.
+pub fn in_bands(
+    out: &mut [u8],
+    row_len: usize,
+    size: usize,
+    parallel_min: usize,
+    work: impl Fn(usize, &mut [u8]) + Sync,
+) {
+    if out.is_empty() || row_len == 0 {
+        return;
+    }
+    let rows = out.len() / row_len;
+    let bands = band_count(size, parallel_min, rows);
+    if bands == 1 {
+        work(0, out);
+        return;
+    }
+    let band_rows = rows.div_ceil(bands);
+    let work = &work;
+    std::thread::scope(|scope| {
+        let mut chunks = out.chunks_mut(band_rows * row_len).enumerate();
+        let first = chunks.next();
+        for (index, chunk) in chunks {
+            scope.spawn(move || work(index * band_rows, chunk));
+        }
+        if let Some((_, chunk)) = first {
+            work(0, chunk);
+        }
+    });
 }
 
 #[cfg(test)]

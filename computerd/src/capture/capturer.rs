@@ -2,11 +2,13 @@
 //! MIT-SHM segment when the server takes one, through plain `GetImage`
 //! otherwise.
 
+use super::convert::Rows;
 use super::frame::{masked_fingerprint, Frame};
 use super::pixels::PixelFormat;
 use super::shm::ShmImage;
 use super::CaptureError;
 use crate::display::Display;
+use computer_protocol::Region;
 use std::borrow::Cow;
 use x11rb::errors::ReplyError;
 use x11rb::protocol::xproto::{ConnectionExt as _, ImageFormat};
@@ -178,12 +180,28 @@ impl Grab<'_> {
         }
     }
 
+    /// The grab's rows in the server's layout.
+    pub fn rows(&self) -> Rows<'_> {
+        Rows {
+            data: &self.data,
+            stride: self.format.stride(self.width),
+            format: &self.format,
+        }
+    }
+
     /// The grab as packed RGB8.
     pub fn to_frame(&self) -> Frame {
+        let (width, height) = (u32::from(self.width), u32::from(self.height));
+        let whole = Region {
+            x: 0,
+            y: 0,
+            width,
+            height,
+        };
         Frame {
-            width: u32::from(self.width),
-            height: u32::from(self.height),
-            rgb: self.format.to_rgb(&self.data, self.width, self.height),
+            width,
+            height,
+            rgb: self.rows().to_rgb(whole),
         }
     }
 }

@@ -4,7 +4,9 @@
 //! # Layout
 //! - `capturer`: [`Capturer`] grabs the root window, through MIT-SHM when
 //!   the server allows it (`shm`) and plain `GetImage` otherwise.
-//! - `pixels`: the server's pixel layout and its conversion to RGB8.
+//! - `pixels`: the server's pixel layout.
+//! - `convert`: its rows to RGB8, a region at its own size or halved
+//!   (2x2 means) for frames shown at half size or less.
 //! - `frame`: [`Frame`], one screenshot, and its fingerprint.
 //! - `encode`: PNG encoding, [`encode_png`]: indexed when the frame has
 //!   at most 256 colours (`palette`), or a few hundred whose rare shades
@@ -18,11 +20,14 @@
 //!
 //! A grab flows: root geometry → SHM segment (reused) or `GetImage` reply →
 //! [`Grab`] (the server's pixels; its fingerprint tells a changed screen
-//! without converting) → `PixelFormat::to_rgb` → [`Frame`] → [`shape`]
-//! (crop, scale, encode).
+//! without converting) → [`shape`]: the region converted (`convert`),
+//! halved first when shown at half size or less, scaled, encoded.
 
 mod bands;
+#[cfg(target_arch = "x86_64")]
+mod bgrx_simd;
 mod capturer;
+mod convert;
 mod cursor;
 mod encode;
 mod filter;
@@ -35,13 +40,14 @@ mod shm;
 mod strips;
 
 pub use capturer::{Capturer, Grab};
+pub use convert::Rows;
 pub use cursor::cursor_position;
 pub use encode::{encode_png, encode_png_with, PngSettings};
 pub use filter::{FilterChoice, RowFilter};
 pub use frame::Frame;
 pub use palette::{index_colours, index_shades, Indexed};
 pub use shades::{MOVED_SHARE_MAX, SHADE_MOVE_MAX};
-pub use shape::{check_region, fitted_size, shape, Shaped};
+pub use shape::{check_region, fitted_size, shape, Pixels, Shaped};
 
 use x11rb::errors::{ConnectionError, ReplyError};
 

@@ -167,7 +167,11 @@ fn pack<const PER: usize>(indices: &[u8], width: usize) -> Vec<u8> {
     let row_len = width.div_ceil(PER);
     let rows = indices.len() / width.max(1);
     let mut packed = Vec::with_capacity(row_len * rows);
-    let join = |group: &[u8]| group.iter().fold(0u8, |byte, index| (byte << depth) | index);
+    let join = |group: &[u8]| {
+        group
+            .iter()
+            .fold(0u8, |byte, index| (byte << depth) | index)
+    };
     for row in indices.chunks_exact(width) {
         let groups = row.chunks_exact(PER);
         let rest = groups.remainder();

@@ -1,15 +1,10 @@
 //! The layout of the root window's pixels in a ZPixmap image, read from the
-//! connection setup, and its conversion to packed RGB8.
+//! connection setup; `convert` turns such rows into packed RGB8.
 
 use super::CaptureError;
-use super::bands::band_count;
 use crate::display::Display;
 use x11rb::connection::Connection;
 use x11rb::protocol::xproto::{ImageOrder, VisualClass};
-
-/// Below this many pixels a frame converts on one thread: a thread costs
-/// more than it saves (1280x800 is about half a millisecond on one core).
-const PARALLEL_MIN_PIXELS: usize = 2_000_000;
 
 /// How one ZPixmap pixel of the root window is laid out.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,13 +36,21 @@ impl Channel {
         }
     }
 
-    /// The byte this channel fills alone in a 4-byte pixel, when it does.
-    fn whole_byte(self, msb_first: bool) -> Option<usize> {
+    /// The byte this channel fills alone in an `n`-byte pixel, when it
+    /// does.
+    fn whole_byte(self, msb_first: bool, n: usize) -> Option<usize> {
         if self.bits != 8 || !self.shift.is_multiple_of(8) {
             return None;
         }
         let lsb_index = (self.shift / 8) as usize;
-        Some(if msb_first { 3 - lsb_index } else { lsb_index })
+        if lsb_index >= n {
+            return None;
+        }
+        Some(if msb_first {
+            n - 1 - lsb_index
+        } else {
+            lsb_index
+        })
     }
 
     /// The bits of a pixel value this channel takes.
@@ -150,79 +153,42 @@ impl PixelFormat {
         self.stride(width) * usize::from(height)
     }
 
-    /// Converts a ZPixmap image to packed RGB8 rows. `data` holds at least
-    /// [`PixelFormat::image_len`] bytes.
-    pub fn to_rgb(&self, data: &[u8], width: u16, height: u16) -> Vec<u8> {
-        let (w, h) = (usize::from(width), usize::from(height));
-        let stride = self.stride(width);
-        let mut rgb = vec![0u8; w * h * 3];
-        if w == 0 || h == 0 {
-            return rgb;
-        }
-        // A 4K screen is 33 MB to read: big frames convert in bands of
-        // rows on all cores.
-        let bands = band_count(w * h, PARALLEL_MIN_PIXELS, h);
-        if bands == 1 {
-            self.convert_rows(data, &mut rgb, w, stride);
-            return rgb;
-        }
-        let band_rows = h.div_ceil(bands);
-        std::thread::scope(|scope| {
-            let mut bands = rgb
-                .chunks_mut(band_rows * w * 3)
-                .zip(data.chunks(band_rows * stride));
-            let first = bands.next();
-            for (out, src) in bands {
-                scope.spawn(move || self.convert_rows(src, out, w, stride));
-            }
-            if let Some((out, src)) = first {
-                self.convert_rows(src, out, w, stride);
-            }
-        });
-        rgb
+    /// Packed RGB8 frames as a source: three bytes a pixel, red first,
+    /// rows unpadded.
+    pub const RGB8: PixelFormat = PixelFormat {
+        bytes_per_pixel: 3,
+        scanline_pad: 8,
+        msb_first: false,
+        red: Channel { shift: 0, bits: 8 },
+        green: Channel { shift: 8, bits: 8 },
+        blue: Channel { shift: 16, bits: 8 },
+    };
+
+    /// Bytes one pixel takes.
+    pub fn bytes_per_pixel(&self) -> usize {
+        self.bytes_per_pixel
     }
 
-    /// Converts the rows of `data` (each `stride` bytes) into `rgb` (each
-    /// `w` pixels), as many as `rgb` holds.
-    fn convert_rows(&self, data: &[u8], rgb: &mut [u8], w: usize, stride: usize) {
-        let rows = data.chunks(stride).zip(rgb.chunks_exact_mut(w * 3));
-        let bytes = (
-            self.red.whole_byte(self.msb_first),
-            self.green.whole_byte(self.msb_first),
-            self.blue.whole_byte(self.msb_first),
-        );
-        match (self.bytes_per_pixel, bytes) {
-            // Xvnc at depth 24 on a little-endian machine: BGRX in memory.
-            // Fixed byte positions let the loop vectorize.
-            (4, (Some(2), Some(1), Some(0))) => {
-                for (src, dst) in rows {
-                    for (px, out) in src[..w * 4].chunks_exact(4).zip(dst.chunks_exact_mut(3)) {
-                        out.copy_from_slice(&[px[2], px[1], px[0]]);
-                    }
-                }
-            }
-            // Other 32-bit pixels whose colours are whole bytes.
-            (4, (Some(r), Some(g), Some(b))) => {
-                for (src, dst) in rows {
-                    for (px, out) in src[..w * 4].chunks_exact(4).zip(dst.chunks_exact_mut(3)) {
-                        out[0] = px[r];
-                        out[1] = px[g];
-                        out[2] = px[b];
-                    }
-                }
-            }
-            _ => {
-                let n = self.bytes_per_pixel;
-                for (src, dst) in rows {
-                    for (px, out) in src[..w * n].chunks_exact(n).zip(dst.chunks_exact_mut(3)) {
-                        let value = self.pixel_value(px);
-                        out[0] = self.red.extract(value);
-                        out[1] = self.green.extract(value);
-                        out[2] = self.blue.extract(value);
-                    }
-                }
-            }
+    /// How rows of this layout are read, fastest first.
+    pub fn layout(&self) -> Layout {
+        let n = self.bytes_per_pixel;
+        let at = |c: Channel| c.whole_byte(self.msb_first, n);
+        match (at(self.red), at(self.green), at(self.blue)) {
+            // Xvnc at depth 24 on a little-endian machine.
+            (Some(2), Some(1), Some(0)) if n == 4 => Layout::Bgrx,
+            (Some(r), Some(g), Some(b)) => Layout::WholeBytes { at: [r, g, b] },
+            _ => Layout::Packed,
         }
+    }
+
+    /// The red, green and blue of one pixel's bytes.
+    pub fn rgb_of(&self, px: &[u8]) -> [u8; 3] {
+        let value = self.pixel_value(px);
+        [
+            self.red.extract(value),
+            self.green.extract(value),
+            self.blue.extract(value),
+        ]
     }
 
     fn pixel_value(&self, px: &[u8]) -> u32 {
@@ -234,11 +200,22 @@ impl PixelFormat {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// How a row's pixels are read: a fixed byte order the compiler can
+/// vectorize, whole bytes at known places, or bit fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// Four bytes a pixel: blue, green, red, padding.
+    Bgrx,
+    /// Each colour is one byte of the pixel, at these places.
+    WholeBytes { at: [usize; 3] },
+    /// Anything else (16-bit pixels, odd masks): read bit by bit.
+    Packed,
+}
 
-    fn format(bytes_per_pixel: usize, msb_first: bool, masks: [u32; 3]) -> PixelFormat {
+#[cfg(test)]
+impl PixelFormat {
+    /// A layout for tests: rows padded to 32 bits.
+    pub fn test_format(bytes_per_pixel: usize, msb_first: bool, masks: [u32; 3]) -> PixelFormat {
         PixelFormat {
             bytes_per_pixel,
             scanline_pad: 32,
@@ -248,75 +225,41 @@ mod tests {
             blue: Channel::from_mask(masks[2]),
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
 
     const RGB888: [u32; 3] = [0xff_0000, 0x00_ff00, 0x00_00ff];
 
     #[test]
-    fn bgrx_lsb_first_becomes_rgb() {
-        let f = format(4, false, RGB888);
-        // Two pixels: 0x123456 and 0xabcdef, stored B G R X.
-        let data = [0x56, 0x34, 0x12, 0, 0xef, 0xcd, 0xab, 0];
+    fn layouts_are_told_by_where_the_colour_bytes_sit() {
+        let f = PixelFormat::test_format;
+        assert_eq!(f(4, false, RGB888).layout(), Layout::Bgrx);
         assert_eq!(
-            f.to_rgb(&data, 2, 1),
-            vec![0x12, 0x34, 0x56, 0xab, 0xcd, 0xef]
+            f(4, true, RGB888).layout(),
+            Layout::WholeBytes { at: [1, 2, 3] }
+        );
+        assert_eq!(
+            f(3, false, RGB888).layout(),
+            Layout::WholeBytes { at: [2, 1, 0] }
+        );
+        assert_eq!(
+            f(2, false, [0xf800, 0x07e0, 0x001f]).layout(),
+            Layout::Packed
         );
     }
 
     #[test]
-    fn msb_first_reads_bytes_the_other_way() {
-        let f = format(4, true, RGB888);
-        let data = [0, 0x12, 0x34, 0x56];
-        assert_eq!(f.to_rgb(&data, 1, 1), vec![0x12, 0x34, 0x56]);
-    }
-
-    #[test]
-    fn rgb565_scales_to_full_range() {
-        let f = format(2, false, [0xf800, 0x07e0, 0x001f]);
-        // White, then pure red.
-        let data = [0xff, 0xff, 0x00, 0xf8];
-        assert_eq!(f.to_rgb(&data, 2, 1), vec![255, 255, 255, 255, 0, 0]);
-    }
-
-    #[test]
-    fn rows_skip_their_padding() {
-        // 24 bpp, 1 pixel wide: 3 bytes of pixel, padded to 4.
-        let f = format(3, false, RGB888);
-        assert_eq!(f.stride(1), 4);
-        let data = [0x03, 0x02, 0x01, 0xee, 0x06, 0x05, 0x04, 0xee];
-        assert_eq!(f.to_rgb(&data, 1, 2), vec![1, 2, 3, 4, 5, 6]);
-    }
-
-    #[test]
     fn the_word_mask_keeps_colour_bits_and_drops_the_padding_byte() {
-        let little = format(4, false, RGB888);
+        let little = PixelFormat::test_format(4, false, RGB888);
         assert_eq!(little.word_mask(7), Some(0x00ff_ffff_00ff_ffff));
         // MSB first: the padding byte comes first in memory.
-        let big = format(4, true, RGB888);
+        let big = PixelFormat::test_format(4, true, RGB888);
         assert_eq!(big.word_mask(7), Some(0xffff_ff00_ffff_ff00));
         // 16-bit pixels are hashed once converted.
-        assert_eq!(format(2, false, [0xf800, 0x07e0, 0x001f]).word_mask(8), None);
-    }
-
-    #[test]
-    fn a_big_frame_converts_in_bands_to_the_same_pixels() {
-        // 2000x1001: over the threshold, and rows that do not split evenly.
-        let (w, h) = (2000u16, 1001u16);
-        let data: Vec<u8> = (0..usize::from(w) * usize::from(h) * 4)
-            .map(|i| (i * 31 + i / 4099) as u8)
-            .collect();
-        for f in [format(4, false, RGB888), format(4, false, [0xff, 0xff00, 0xff_0000])] {
-            let rgb = f.to_rgb(&data, w, h);
-            let mut one_band = vec![0u8; rgb.len()];
-            f.convert_rows(&data, &mut one_band, usize::from(w), f.stride(w));
-            assert!(rgb == one_band, "bands differ from one pass");
-            // Spot check: the last pixel of the last row.
-            let at = data.len() - 4;
-            let expected = if f.red.shift == 16 {
-                [data[at + 2], data[at + 1], data[at]]
-            } else {
-                [data[at], data[at + 1], data[at + 2]]
-            };
-            assert_eq!(rgb[rgb.len() - 3..], expected);
-        }
+        let rgb565 = PixelFormat::test_format(2, false, [0xf800, 0x07e0, 0x001f]);
+        assert_eq!(rgb565.word_mask(8), None);
     }
 }

@@ -3,8 +3,11 @@
 //! filter, encoded as PNG or JPEG, and kept under 1 MB.
 
 use super::bands::band_count;
+use super::capturer::Grab;
+use super::convert::Rows;
 use super::encode::encode_png;
 use super::frame::Frame;
+use super::pixels::PixelFormat;
 use super::CaptureError;
 use computer_protocol::frame::{DEFAULT_JPEG_QUALITY, FRAME_MAX_BYTES};
 use computer_protocol::{FrameOptions, FrameTransform, ImageFormat, InvalidInput, Region};
@@ -60,9 +63,9 @@ pub fn fitted_size(width: u32, height: u32, options: &FrameOptions) -> (u32, u32
     (side(width), side(height))
 }
 
-/// Crops, scales and encodes `frame` (the whole screen).
+/// Crops, scales and encodes `frame` (the whole screen, grabbed or RGB).
 pub fn shape(
-    frame: &Frame,
+    frame: &impl Pixels,
     region: Region,
     options: &FrameOptions,
 ) -> Result<Shaped, CaptureError> {
@@ -112,59 +115,114 @@ pub fn shape(
     }
 }
 
-/// The region of `frame` at `fw`x`fh`; the frame itself when it is
-/// shown whole at its own size (the common case costs no copy).
-fn scaled(
-    frame: &Frame,
+/// What a frame is shaped from: a grab in the server's layout, or an RGB
+/// frame.
+pub trait Pixels {
+    /// Width and height.
+    fn size(&self) -> (u32, u32);
+    /// The rows, in their layout.
+    fn rows(&self) -> Rows<'_>;
+    /// The image itself when it already is an RGB frame.
+    fn frame(&self) -> Option<&Frame> {
+        None
+    }
+}
+
+impl Pixels for Frame {
+    fn size(&self) -> (u32, u32) {
+        (self.width, self.height)
+    }
+
+    fn rows(&self) -> Rows<'_> {
+        Rows {
+            data: &self.rgb,
+            stride: self.width as usize * 3,
+            format: &PixelFormat::RGB8,
+        }
+    }
+
+    fn frame(&self) -> Option<&Frame> {
+        Some(self)
+    }
+}
+
+impl Pixels for Grab<'_> {
+    fn size(&self) -> (u32, u32) {
+        (u32::from(self.width), u32::from(self.height))
+    }
+
+    fn rows(&self) -> Rows<'_> {
+        Grab::rows(self)
+    }
+}
+
+/// The region of `source` at `fw`x`fh` as RGB; an RGB frame itself when
+/// it is shown whole at its own size (the common case costs no copy).
+fn scaled<'a>(
+    source: &'a impl Pixels,
     region: Region,
     fw: u32,
     fh: u32,
-) -> Result<std::borrow::Cow<'_, Frame>, CaptureError> {
-    let whole = region.x == 0
-        && region.y == 0
-        && region.width == frame.width
-        && region.height == frame.height;
-    if whole && fw == frame.width && fh == frame.height {
-        return Ok(std::borrow::Cow::Borrowed(frame));
+) -> Result<std::borrow::Cow<'a, Frame>, CaptureError> {
+    let (width, height) = source.size();
+    let whole = region.x == 0 && region.y == 0 && region.width == width && region.height == height;
+    if fw == region.width && fh == region.height {
+        // At its own size a region is only cut out (and converted).
+        return Ok(match source.frame() {
+            Some(frame) if whole => std::borrow::Cow::Borrowed(frame),
+            _ => std::borrow::Cow::Owned(Frame {
+                width: fw,
+                height: fh,
+                rgb: source.rows().to_rgb(region),
+            }),
+        });
     }
     let failed = |reason: String| CaptureError::Scale {
         width: fw,
         height: fh,
         reason,
     };
-    let source = ImageRef::new(frame.width, frame.height, &frame.rgb, PixelType::U8x3)
-        .map_err(|e| failed(e.to_string()))?;
+    // Shown at half size or less (a 4K screen in the default bounds), the
+    // region is halved first: 2x2 means, read once from the server's
+    // pixels, leave the filter a quarter of them with the same sharpness
+    // where it matters, at the final size.
+    let halve = 2 * fw <= region.width && 2 * fh <= region.height;
+    let (rgb, sw, sh, crop_w, crop_h) = if halve {
+        let (rgb, w, h) = source.rows().halved_rgb(region);
+        let (cw, ch) = (
+            f64::from(region.width) / 2.0,
+            f64::from(region.height) / 2.0,
+        );
+        (rgb, w, h, cw, ch)
+    } else {
+        let rgb = source.rows().to_rgb(region);
+        let (w, h) = (region.width, region.height);
+        (rgb, w, h, f64::from(w), f64::from(h))
+    };
+    let source = ImageRef::new(sw, sh, &rgb, PixelType::U8x3).map_err(|e| failed(e.to_string()))?;
     let (w, h) = (fw as usize, fh as usize);
-    let mut rgb = vec![0u8; w * h * 3];
-    // A 4K screen shrunk to the default bounds is 8 Mpx to filter: big
-    // regions scale in bands of output rows on all cores. Each band reads
-    // the source rows its filter reaches (clamped to the screen, not to
-    // the band), so the bands join without a seam.
-    let source_pixels = region.width as usize * region.height as usize;
-    let bands = band_count(source_pixels, PARALLEL_MIN_SOURCE_PIXELS, h);
+    let mut out = vec![0u8; w * h * 3];
+    // Big regions scale in bands of output rows on all cores. Each band
+    // reads the source rows its filter reaches (clamped to the region, not
+    // to the band), so the bands join without a seam.
+    let bands = band_count(sw as usize * sh as usize, PARALLEL_MIN_SOURCE_PIXELS, h);
     let band_rows = h.div_ceil(bands);
-    let scale_y = f64::from(region.height) / f64::from(fh);
+    let scale_y = crop_h / f64::from(fh);
     let band = |index: usize, out: &mut [u8]| -> Result<(), String> {
         let rows = out.len() / (w * 3);
-        let top = f64::from(region.y) + (index * band_rows) as f64 * scale_y;
+        let top = (index * band_rows) as f64 * scale_y;
         let mut target = Image::from_slice_u8(fw, rows as u32, out, PixelType::U8x3)
             .map_err(|e| e.to_string())?;
-        // Lanczos3 keeps text readable when shrinking; a region shown at
-        // its own size is only cropped.
+        // Lanczos3 keeps text readable when shrinking.
         let options = ResizeOptions::new()
-            .crop(
-                f64::from(region.x),
-                top,
-                f64::from(region.width),
-                rows as f64 * scale_y,
-            )
+            .crop(0.0, top, crop_w, rows as f64 * scale_y)
             .resize_alg(ResizeAlg::Convolution(FilterType::Lanczos3));
         Resizer::new()
             .resize(&source, &mut target, &options)
             .map_err(|e| e.to_string())
     };
     let results: Vec<Result<(), String>> = std::thread::scope(|scope| {
-        let mut outs = rgb.chunks_mut(band_rows * w * 3).enumerate();
+        let mut outs = out.chunks_mut(band_rows * w * 3).enumerate();
         let first = outs.next();
         let others: Vec<_> = outs
             .map(|(index, out)| scope.spawn(move || band(index, out)))
@@ -177,11 +235,14 @@ fn scaled(
         }));
         results
     });
-    results.into_iter().collect::<Result<(), String>>().map_err(failed)?;
+    results
+        .into_iter()
+        .collect::<Result<(), String>>()
+        .map_err(failed)?;
     Ok(std::borrow::Cow::Owned(Frame {
         width: fw,
         height: fh,
-        rgb,
+        rgb: out,
     }))
 }
 
@@ -252,13 +313,13 @@ mod tests {
         };
         let (fw, fh) = (1790, 1001);
         let banded = scaled(&frame, region, fw, fh).unwrap();
-        let source =
-            ImageRef::new(frame.width, frame.height, &frame.rgb, PixelType::U8x3).unwrap();
+        let part = frame.rows().to_rgb(region);
+        let source = ImageRef::new(2200, 1230, &part, PixelType::U8x3).unwrap();
         let mut whole = Image::new(fw, fh, PixelType::U8x3);
-        let options = ResizeOptions::new()
-            .crop(100.0, 50.0, 2200.0, 1230.0)
-            .resize_alg(ResizeAlg::Convolution(FilterType::Lanczos3));
-        Resizer::new().resize(&source, &mut whole, &options).unwrap();
+        let options = ResizeOptions::new().resize_alg(ResizeAlg::Convolution(FilterType::Lanczos3));
+        Resizer::new()
+            .resize(&source, &mut whole, &options)
+            .unwrap();
         // Float rounding of a band's top may move a value by one level;
         // anything more would be a seam.
         let worst = banded

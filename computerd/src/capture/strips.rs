@@ -6,8 +6,8 @@
 //! behind one zlib header and before one Adler-32 of the whole. Any zlib
 //! decoder reads the result as a single stream.
 
-use super::filter::{filter_row, FilterChoice, Scratch};
 use super::bands::band_count;
+use super::filter::{filter_row, FilterChoice, Scratch};
 use flate2::{Compress, Compression, FlushCompress, Status};
 
 /// The deflate window: how far back a match may reach.

@@ -159,10 +159,13 @@ pub async fn capture_observation(
                     transform: shown.transform,
                     reduced: shown.reduced,
                 },
-                _ => {
-                    let frame = frame.unwrap_or_else(|| grab.to_frame());
-                    shape(&frame, region, &req.frame)?
-                }
+                // Shaping reads the server's pixels itself: it converts
+                // only the region, halved first when it is shown at half
+                // size or less.
+                _ => match &frame {
+                    Some(frame) => shape(frame, region, &req.frame)?,
+                    None => shape(&grab, region, &req.frame)?,
+                },
             };
             *state.last_shown.lock() = Some(Shown {
                 key: shown_as,
