@@ -1,9 +1,12 @@
-//! A connection to one X display (one screen's Xvnc). The `screens` module owns
-//! these; `capture` and `input` borrow them for the length of one call.
+//! A connection to one X display (one screen's Xvnc), with the EWMH atoms
+//! it interned. The `screens` module owns these; `capture` and `input`
+//! borrow them for the length of one call.
 
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 use x11rb::connection::Connection;
-use x11rb::protocol::xproto::Window;
+use x11rb::errors::ReplyError;
+use x11rb::protocol::xproto::{Atom, ConnectionExt as _, Window};
 use x11rb::rust_connection::RustConnection;
 
 #[derive(Debug, thiserror::Error)]
@@ -38,6 +41,35 @@ impl XFault {
     }
 }
 
+/// The EWMH atoms capture and focus need. A server names an atom the
+/// same for its whole life, so each connection interns them once.
+#[derive(Debug, Clone, Copy)]
+pub struct Atoms {
+    pub net_active_window: Atom,
+    pub net_client_list: Atom,
+    pub net_wm_name: Atom,
+    pub utf8_string: Atom,
+}
+
+impl Atoms {
+    /// Interns all of them in one round trip.
+    pub fn intern(conn: &RustConnection) -> Result<Atoms, ReplyError> {
+        let cookies = [
+            conn.intern_atom(false, b"_NET_ACTIVE_WINDOW")?,
+            conn.intern_atom(false, b"_NET_CLIENT_LIST")?,
+            conn.intern_atom(false, b"_NET_WM_NAME")?,
+            conn.intern_atom(false, b"UTF8_STRING")?,
+        ];
+        let [a, b, c, d] = cookies.map(|c| c.reply().map(|r| r.atom));
+        Ok(Atoms {
+            net_active_window: a?,
+            net_client_list: b?,
+            net_wm_name: c?,
+            utf8_string: d?,
+        })
+    }
+}
+
 /// One X display, connected and ready for requests.
 pub struct Display {
     /// The X display number, `:N`.
@@ -48,6 +80,8 @@ pub struct Display {
     pub root: Window,
     pub width: u16,
     pub height: u16,
+    /// Interned by the first [`Display::atoms`].
+    atoms: OnceLock<Atoms>,
 }
 
 impl std::fmt::Debug for Display {
@@ -97,7 +131,17 @@ impl Display {
             root,
             width,
             height,
+            atoms: OnceLock::new(),
         })
+    }
+
+    /// The EWMH atoms, interned on this connection's first use.
+    pub fn atoms(&self) -> Result<Atoms, ReplyError> {
+        if let Some(atoms) = self.atoms.get() {
+            return Ok(*atoms);
+        }
+        let atoms = Atoms::intern(&self.conn)?;
+        Ok(*self.atoms.get_or_init(|| atoms))
     }
 
     /// True when `(x, y)` is on the screen.

@@ -86,6 +86,32 @@ async fn main() {
         call("computer_observe", json!({"session_id": sid})).await;
         observe.push(t.elapsed().as_secs_f64() * 1000.0);
     }
+    // `MCP_BENCH_ONLY=frames` prints only the changed frames' medians (at
+    // 1280x800 and 3840x2160) beside a `shell true` call: for comparing
+    // two images' frame paths quickly.
+    if std::env::var("MCP_BENCH_ONLY").as_deref() == Ok("frames") {
+        let mut shell = Vec::new();
+        for _ in 0..40 {
+            let t = Instant::now();
+            call("shell", json!({"session_id": sid, "command": "true"})).await;
+            shell.push(t.elapsed().as_secs_f64() * 1000.0);
+        }
+        let frames = frame_rows(&host, &call).await;
+        println!("| through MCP (median ms) | ms |");
+        println!("|---|---:|");
+        println!(
+            "| computer_observe (changed 1280x800 frame) | {:.2} |",
+            median(observe)
+        );
+        println!(
+            "| computer_observe (changed 3840x2160 frame, default bounds) | {:.2} |",
+            frames.observe_4k_ms
+        );
+        println!("| shell `true` | {:.2} |", median(shell));
+        let _ = docker(&["rm", "-f", "-v", NAME]);
+        let _ = docker(&["volume", "rm", &format!("{NAME}-home")]);
+        return;
+    }
     let mut import = Vec::new();
     for _ in 0..10 {
         let t = Instant::now();
@@ -621,7 +647,7 @@ where
     .await;
     let mut times = Vec::new();
     let mut last = Value::Null;
-    for _ in 0..10 {
+    for _ in 0..30 {
         let t = Instant::now();
         last = call4k("computer_observe", json!({"session_id": sid})).await;
         times.push(t.elapsed().as_secs_f64() * 1000.0);

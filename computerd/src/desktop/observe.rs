@@ -5,13 +5,13 @@
 
 use super::state::{DesktopState, Shown};
 use super::DesktopError;
-use crate::capture::{check_region, cursor_position, shape, Shaped};
+use crate::capture::{check_region, shape, Shaped};
 use crate::clock::now_rfc3339;
 use crate::recording::FrameSeen;
 use crate::screens::Screen;
 use crate::sessions::{Session, Sessions};
 use crate::textview::text_view;
-use crate::windows::active_window_title;
+use crate::windows::pointer_and_active_title;
 use base64::Engine;
 use computer_protocol::{
     Cursor, FrameId, FrameTransform, ImageFormat, Observation, ObserveRequest, Region,
@@ -67,8 +67,7 @@ async fn describe_screen(
                 width: u32::from(display.width),
                 height: u32::from(display.height),
             };
-            let (cx, cy) = cursor_position(display)?;
-            let active_window = active_window_title(display)?;
+            let ((cx, cy), active_window) = pointer_and_active_title(display)?;
             let frame_id = state.next_frame_id();
             state.remember_frame(
                 frame_id,
@@ -127,8 +126,7 @@ pub async fn capture_observation(
                 Some(region) => check_region(region, width, height)?,
                 None => whole,
             };
-            let (cx, cy) = cursor_position(&x.display)?;
-            let active_window = active_window_title(&x.display)?;
+            let ((cx, cy), active_window) = pointer_and_active_title(&x.display)?;
             // The same pixels shown the same way: a zoom or another size of an
             // unchanged screen is still news to the agent, and a zoom does not
             // change when only the rest of the screen does (the clock). The

@@ -31,7 +31,7 @@ pub fn focus_window(display: &Display, target: &str) -> Result<bool, XFault> {
     }
     let conn = &display.conn;
     let request = failed(display.number, "finding a window to focus");
-    let atoms = Atoms::intern(conn).map_err(&request)?;
+    let atoms = display.atoms().map_err(&request)?;
     for window in client_windows(display, &atoms).map_err(&request)? {
         if matches(conn, &atoms, window, &needle).map_err(&request)? {
             activate(display, &atoms, window)?;
@@ -44,14 +44,14 @@ pub fn focus_window(display: &Display, target: &str) -> Result<bool, XFault> {
 /// The screen's top-level app windows (see [`client_windows`]).
 pub fn window_list(display: &Display) -> Result<Vec<Window>, XFault> {
     let request = failed(display.number, "listing the windows");
-    let atoms = Atoms::intern(&display.conn).map_err(&request)?;
+    let atoms = display.atoms().map_err(&request)?;
     client_windows(display, &atoms).map_err(&request)
 }
 
 /// True when the window manager's active window is `window`.
 pub fn active_is(display: &Display, window: Window) -> Result<bool, XFault> {
     let request = failed(display.number, "reading the active window");
-    let atoms = Atoms::intern(&display.conn).map_err(&request)?;
+    let atoms = display.atoms().map_err(&request)?;
     Ok(active_window(&display.conn, &atoms, display.root).map_err(&request)? == Some(window))
 }
 
@@ -59,7 +59,7 @@ pub fn active_is(display: &Display, window: Window) -> Result<bool, XFault> {
 /// (case-insensitive), as [`focus_window`] matches them.
 pub fn active_matches(display: &Display, target: &str) -> Result<bool, XFault> {
     let request = failed(display.number, "reading the active window");
-    let atoms = Atoms::intern(&display.conn).map_err(&request)?;
+    let atoms = display.atoms().map_err(&request)?;
     match active_window(&display.conn, &atoms, display.root).map_err(&request)? {
         Some(window) => {
             matches(&display.conn, &atoms, window, &target.trim().to_lowercase()).map_err(&request)
@@ -70,8 +70,9 @@ pub fn active_matches(display: &Display, target: &str) -> Result<bool, XFault> {
 
 /// Raises and focuses one window of [`window_list`].
 pub fn focus_window_id(display: &Display, window: Window) -> Result<(), XFault> {
-    let atoms =
-        Atoms::intern(&display.conn).map_err(failed(display.number, "focusing a window"))?;
+    let atoms = display
+        .atoms()
+        .map_err(failed(display.number, "focusing a window"))?;
     activate(display, &atoms, window)
 }
 

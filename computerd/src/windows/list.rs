@@ -13,7 +13,7 @@ use x11rb::protocol::xproto::{AtomEnum, ConnectionExt as _, MapState, Window};
 pub fn list_windows(display: &Display) -> Result<Vec<WindowEntry>, XFault> {
     let failed = |e: ReplyError| XFault::new(display.number, "reading the windows", e);
     let conn = &display.conn;
-    let atoms = Atoms::intern(conn).map_err(failed)?;
+    let atoms = display.atoms().map_err(failed)?;
     let stacking = intern(conn, b"_NET_CLIENT_LIST_STACKING").map_err(failed)?;
     let pid_atom = intern(conn, b"_NET_WM_PID").map_err(failed)?;
     // Bottom to top, as EWMH lists them; without a window manager, the

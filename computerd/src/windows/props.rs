@@ -11,45 +11,45 @@ use x11rb::rust_connection::RustConnection;
 /// than 16 KiB is cut.
 const PROPERTY_MAX_LONGS: u32 = 4096;
 
-/// The EWMH atoms capture and focus need.
-#[derive(Debug, Clone, Copy)]
-pub struct Atoms {
-    pub net_active_window: Atom,
-    pub net_client_list: Atom,
-    pub net_wm_name: Atom,
-    pub utf8_string: Atom,
-}
-
-impl Atoms {
-    /// Interns all of them in one round trip.
-    pub fn intern(conn: &RustConnection) -> Result<Atoms, ReplyError> {
-        let cookies = [
-            conn.intern_atom(false, b"_NET_ACTIVE_WINDOW")?,
-            conn.intern_atom(false, b"_NET_CLIENT_LIST")?,
-            conn.intern_atom(false, b"_NET_WM_NAME")?,
-            conn.intern_atom(false, b"UTF8_STRING")?,
-        ];
-        let [a, b, c, d] = cookies.map(|c| c.reply().map(|r| r.atom));
-        Ok(Atoms {
-            net_active_window: a?,
-            net_client_list: b?,
-            net_wm_name: c?,
-            utf8_string: d?,
-        })
-    }
-}
+pub use crate::display::Atoms;
 
 /// The title of the window the window manager calls active
 /// (`_NET_ACTIVE_WINDOW`), or `None` when there is none or it has no title.
 pub fn active_window_title(display: &Display) -> Result<Option<String>, XFault> {
-    let read = || -> Result<Option<String>, ReplyError> {
-        let atoms = Atoms::intern(&display.conn)?;
-        match active_window(&display.conn, &atoms, display.root)? {
-            Some(window) => window_title(&display.conn, &atoms, window),
-            None => Ok(None),
-        }
+    Ok(pointer_and_active_title(display)?.1)
+}
+
+/// Where the pointer is (root coordinates) and the active window's title,
+/// in two round trips: the pointer and the active window asked together,
+/// then both title properties together. An observation needs both.
+pub fn pointer_and_active_title(display: &Display) -> Result<((i32, i32), Option<String>), XFault> {
+    let read = || -> Result<((i32, i32), Option<String>), ReplyError> {
+        let (conn, atoms) = (&display.conn, display.atoms()?);
+        let pointer = conn.query_pointer(display.root)?;
+        let active = conn.get_property(
+            false,
+            display.root,
+            atoms.net_active_window,
+            AtomEnum::WINDOW,
+            0,
+            1,
+        )?;
+        let pointer = pointer.reply()?;
+        let active = active
+            .reply()?
+            .value32()
+            .and_then(|mut v| v.next())
+            .filter(|&w| w != x11rb::NONE);
+        let title = match active {
+            Some(window) => window_title(conn, &atoms, window)?,
+            None => None,
+        };
+        Ok((
+            (i32::from(pointer.root_x), i32::from(pointer.root_y)),
+            title,
+        ))
     };
-    read().map_err(|e| XFault::new(display.number, "reading the active window", e))
+    read().map_err(|e| XFault::new(display.number, "reading the pointer and active window", e))
 }
 
 /// The window `_NET_ACTIVE_WINDOW` names, if any.
