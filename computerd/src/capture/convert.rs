@@ -3,15 +3,16 @@
 //! shown at half size or less, so the scaling filter then reads a quarter
 //! of the pixels. Big regions convert in bands of rows on all cores.
 //!
-//! Xvnc's BGRX rows take fixed-layout loops the compiler vectorizes; other
-//! layouts read their bytes or bit fields one pixel at a time.
+//! Xvnc's BGRX rows take SSSE3 loops on x86-64 (`bgrx_simd`) and
+//! fixed-layout loops for the rest; other layouts read their bytes or bit
+//! fields one pixel at a time.
 
 use super::bands::in_bands;
 use super::pixels::{Layout, PixelFormat};
 use computer_protocol::Region;
 
 /// Below this many source pixels a region converts on one thread: a thread
-/// costs more than it saves (1280x800 takes about 0.2 ms on one core).
+/// costs more than it saves (1280x800 takes about 0.35 ms on one core).
 const PARALLEL_MIN_PIXELS: usize = 2_000_000;
 
 /// An image in the server's layout: `data` holds rows of `stride` bytes.

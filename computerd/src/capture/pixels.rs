@@ -200,8 +200,8 @@ impl PixelFormat {
     }
 }
 
-/// How a row's pixels are read: a fixed byte order the compiler can
-/// vectorize, whole bytes at known places, or bit fields.
+/// How a row's pixels are read: Xvnc's fixed byte order (which has vector
+/// loops), whole bytes at known places, or bit fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Layout {
     /// Four bytes a pixel: blue, green, red, padding.

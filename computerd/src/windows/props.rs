@@ -2,8 +2,9 @@
 //! the window manager calls active, with the EWMH atoms they need.
 
 use crate::display::{Display, XFault};
-use x11rb::errors::ReplyError;
-use x11rb::protocol::xproto::{Atom, AtomEnum, ConnectionExt as _, Window};
+use x11rb::cookie::Cookie;
+use x11rb::errors::{ConnectionError, ReplyError};
+use x11rb::protocol::xproto::{Atom, AtomEnum, ConnectionExt as _, GetPropertyReply, Window};
 use x11rb::protocol::ErrorKind;
 use x11rb::rust_connection::RustConnection;
 
@@ -16,7 +17,14 @@ pub use crate::display::Atoms;
 /// The title of the window the window manager calls active
 /// (`_NET_ACTIVE_WINDOW`), or `None` when there is none or it has no title.
 pub fn active_window_title(display: &Display) -> Result<Option<String>, XFault> {
-    Ok(pointer_and_active_title(display)?.1)
+    let read = || -> Result<Option<String>, ReplyError> {
+        let atoms = display.atoms()?;
+        match active_window(&display.conn, &atoms, display.root)? {
+            Some(window) => window_title(&display.conn, &atoms, window),
+            None => Ok(None),
+        }
+    };
+    read().map_err(|e| XFault::new(display.number, "reading the active window", e))
 }
 
 /// Where the pointer is (root coordinates) and the active window's title,
@@ -26,21 +34,9 @@ pub fn pointer_and_active_title(display: &Display) -> Result<((i32, i32), Option
     let read = || -> Result<((i32, i32), Option<String>), ReplyError> {
         let (conn, atoms) = (&display.conn, display.atoms()?);
         let pointer = conn.query_pointer(display.root)?;
-        let active = conn.get_property(
-            false,
-            display.root,
-            atoms.net_active_window,
-            AtomEnum::WINDOW,
-            0,
-            1,
-        )?;
+        let active = ask_active_window(conn, &atoms, display.root)?;
         let pointer = pointer.reply()?;
-        let active = active
-            .reply()?
-            .value32()
-            .and_then(|mut v| v.next())
-            .filter(|&w| w != x11rb::NONE);
-        let title = match active {
+        let title = match named_window(active.reply()?) {
             Some(window) => window_title(conn, &atoms, window)?,
             None => None,
         };
@@ -58,13 +54,25 @@ pub fn active_window(
     atoms: &Atoms,
     root: Window,
 ) -> Result<Option<Window>, ReplyError> {
-    let reply = conn
-        .get_property(false, root, atoms.net_active_window, AtomEnum::WINDOW, 0, 1)?
-        .reply()?;
-    Ok(reply
+    Ok(named_window(ask_active_window(conn, atoms, root)?.reply()?))
+}
+
+/// Sends the request for `_NET_ACTIVE_WINDOW`; its answer is read later,
+/// so it can share a round trip.
+fn ask_active_window<'c>(
+    conn: &'c RustConnection,
+    atoms: &Atoms,
+    root: Window,
+) -> Result<Cookie<'c, RustConnection, GetPropertyReply>, ConnectionError> {
+    conn.get_property(false, root, atoms.net_active_window, AtomEnum::WINDOW, 0, 1)
+}
+
+/// The window a `WINDOW` property names; none for `None` (0).
+fn named_window(reply: GetPropertyReply) -> Option<Window> {
+    reply
         .value32()
         .and_then(|mut v| v.next())
-        .filter(|&w| w != x11rb::NONE))
+        .filter(|&w| w != x11rb::NONE)
 }
 
 /// `_NET_WM_NAME` (UTF-8), else `WM_NAME`. A window that vanished meanwhile
