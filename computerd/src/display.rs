@@ -2,11 +2,13 @@
 //! it interned. The `screens` module owns these; `capture` and `input`
 //! borrow them for the length of one call.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 use x11rb::connection::Connection;
-use x11rb::errors::ReplyError;
-use x11rb::protocol::xproto::{Atom, ConnectionExt as _, Window};
+use x11rb::errors::{ConnectionError, ReplyError};
+use x11rb::protocol::xproto::{Atom, ConnectionExt as _, Mapping, Window};
+use x11rb::protocol::Event;
 use x11rb::rust_connection::RustConnection;
 
 #[derive(Debug, thiserror::Error)]
@@ -82,6 +84,9 @@ pub struct Display {
     pub height: u16,
     /// Interned by the first [`Display::atoms`].
     atoms: OnceLock<Atoms>,
+    /// Set by [`Display::drain_events`] when the server said the keyboard
+    /// mapping changed; the keyboard takes it.
+    keymap_changed: AtomicBool,
 }
 
 impl std::fmt::Debug for Display {
@@ -132,6 +137,7 @@ impl Display {
             width,
             height,
             atoms: OnceLock::new(),
+            keymap_changed: AtomicBool::new(false),
         })
     }
 
@@ -142,6 +148,34 @@ impl Display {
         }
         let atoms = Atoms::intern(&self.conn)?;
         Ok(*self.atoms.get_or_init(|| atoms))
+    }
+
+    /// Reads every event queued on the connection, so none pile up: the
+    /// keyboard's `MappingNotify` (kept for [`Display::take_keymap_changed`]),
+    /// capture's damage notices (dropped: a grab asks for the damage itself)
+    /// and the errors of requests that answer nothing. True when one of
+    /// them was an error.
+    pub fn drain_events(&self) -> Result<bool, ConnectionError> {
+        let mut faulted = false;
+        while let Some(event) = self.conn.poll_for_event()? {
+            match event {
+                Event::MappingNotify(e) if e.request != Mapping::POINTER => {
+                    self.keymap_changed.store(true, Ordering::Relaxed);
+                }
+                Event::Error(e) => {
+                    faulted = true;
+                    let number = self.number;
+                    tracing::debug!(display = number, "X error on the display connection: {e:?}");
+                }
+                _ => {}
+            }
+        }
+        Ok(faulted)
+    }
+
+    /// True once after events said the keyboard mapping changed.
+    pub fn take_keymap_changed(&self) -> bool {
+        self.keymap_changed.swap(false, Ordering::Relaxed)
     }
 
     /// True when `(x, y)` is on the screen.

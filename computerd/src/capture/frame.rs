@@ -62,9 +62,9 @@ fn fingerprint(width: u32, height: u32, bytes: &[u8]) -> u64 {
 }
 
 /// [`Frame::fingerprint`]'s hash with each 8-byte word ANDed with `mask`
-/// first: a screen in the server's own layout hashes its colour bits and
-/// not the padding byte of each pixel, which drawing may leave either way.
-pub(super) fn masked_fingerprint(width: u32, height: u32, bytes: &[u8], mask: u64) -> u64 {
+/// first (`tile_hashes` keeps the same lanes for the server's pixels,
+/// masking the padding byte of each).
+fn masked_fingerprint(width: u32, height: u32, bytes: &[u8], mask: u64) -> u64 {
     let mut lanes = [K, K.rotate_left(16), K.rotate_left(32), K.rotate_left(48)];
     let mut blocks = bytes.chunks_exact(32);
     for block in &mut blocks {
@@ -88,7 +88,7 @@ pub(super) fn masked_fingerprint(width: u32, height: u32, bytes: &[u8], mask: u6
 
 /// The 64-bit finalizer of MurmurHash3: spreads every input bit over the
 /// output.
-fn mix(mut x: u64) -> u64 {
+pub(super) fn mix(mut x: u64) -> u64 {
     x ^= x >> 33;
     x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
     x ^= x >> 33;

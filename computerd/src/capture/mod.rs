@@ -3,7 +3,10 @@
 //!
 //! # Layout
 //! - `capturer`: [`Capturer`] grabs the root window, through MIT-SHM when
-//!   the server allows it (`shm`) and plain `GetImage` otherwise.
+//!   the server allows it (`shm`) and plain `GetImage` otherwise. The
+//!   segment is a copy of the screen that each grab updates with the boxes
+//!   X DAMAGE says were drawn (`damage`, `area`); the fingerprint is kept
+//!   as hashes of tiles (`tile_hashes`).
 //! - `pixels`: the server's pixel layout.
 //! - `convert`: its rows to RGB8, a region at its own size or halved
 //!   (2x2 means) for frames shown at half size or less.
@@ -14,31 +17,42 @@
 //!   (`filter`) and deflated in strips on all cores (`strips`).
 //! - `shape`: the frame an agent gets: region, scaled to its bounds,
 //!   PNG or JPEG, under 1 MB ([`shape`]).
+//! - `source`: [`Pixels`], what shaping reads: a grab or an RGB frame.
+//! - `rescale`: the last scaled frame, kept ([`Rescaler`]): the next grab
+//!   redoes only the source rows and scaled pixels of what was drawn.
 //! - `cursor`: where the pointer is, for an observation.
 //! - `bands`: how many bands of rows big frames are cut into, one per
 //!   core, for converting, scaling and deflating.
 //!
-//! A grab flows: root geometry → SHM segment (reused) or `GetImage` reply →
-//! [`Grab`] (the server's pixels; its fingerprint tells a changed screen
-//! without converting) → [`shape`]: the region converted (`convert`),
-//! halved first when shown at half size or less, scaled, encoded.
+//! A grab flows: root geometry and drawn boxes → SHM copy updated (or a
+//! `GetImage` reply) → [`Grab`] (the server's pixels; its fingerprint
+//! tells a changed screen without converting, and it says what was drawn
+//! since an earlier grab) → [`shape`]: the region converted (`convert`),
+//! halved first when shown at half size or less, scaled (in part, when a
+//! kept frame allows), encoded.
 
+mod area;
 mod bands;
 #[cfg(target_arch = "x86_64")]
 mod bgrx_simd;
 mod capturer;
 mod convert;
 mod cursor;
+mod damage;
 mod encode;
 mod filter;
 mod frame;
 mod palette;
 mod pixels;
+mod rescale;
 mod shades;
 mod shape;
 mod shm;
+mod source;
 mod strips;
+mod tile_hashes;
 
+pub use area::{Area, Drawn};
 pub use capturer::{Capturer, Grab};
 pub use convert::Rows;
 pub use cursor::cursor_position;
@@ -46,8 +60,10 @@ pub use encode::{encode_png, encode_png_with, PngSettings};
 pub use filter::{FilterChoice, RowFilter};
 pub use frame::Frame;
 pub use palette::{index_colours, index_shades, Indexed};
+pub use rescale::Rescaler;
 pub use shades::{MOVED_SHARE_MAX, SHADE_MOVE_MAX};
-pub use shape::{check_region, fitted_size, shape, Pixels, Shaped};
+pub use shape::{check_region, fitted_size, shape, shape_kept, Shaped};
+pub use source::Pixels;
 
 use x11rb::errors::{ConnectionError, ReplyError};
 

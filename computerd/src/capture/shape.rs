@@ -3,11 +3,10 @@
 //! filter, encoded as PNG or JPEG, and kept under 1 MB.
 
 use super::bands::band_count;
-use super::capturer::Grab;
-use super::convert::Rows;
 use super::encode::encode_png;
 use super::frame::Frame;
-use super::pixels::PixelFormat;
+use super::rescale::{Rescaler, Scaling};
+use super::source::Pixels;
 use super::CaptureError;
 use computer_protocol::frame::{DEFAULT_JPEG_QUALITY, FRAME_MAX_BYTES};
 use computer_protocol::{FrameOptions, FrameTransform, ImageFormat, InvalidInput, Region};
@@ -69,6 +68,17 @@ pub fn shape(
     region: Region,
     options: &FrameOptions,
 ) -> Result<Shaped, CaptureError> {
+    shape_kept(frame, region, options, &mut Rescaler::default())
+}
+
+/// [`shape`], keeping the scaled frame in `rescaler`: the next grab of
+/// the same capturer scaled the same way redoes only what was drawn.
+pub fn shape_kept(
+    frame: &impl Pixels,
+    region: Region,
+    options: &FrameOptions,
+    rescaler: &mut Rescaler,
+) -> Result<Shaped, CaptureError> {
     let (mut fw, mut fh) = fitted_size(region.width, region.height, options);
     let asked_quality = options.quality.unwrap_or(DEFAULT_JPEG_QUALITY);
     let mut quality = asked_quality;
@@ -78,7 +88,7 @@ pub fn shape(
         .copied()
         .filter(move |q| *q < asked_quality);
     loop {
-        let pixels = scaled(frame, region, fw, fh)?;
+        let pixels = scaled(frame, region, fw, fh, rescaler)?;
         let bytes = match options.format {
             ImageFormat::Png => encode_png(&pixels)?,
             ImageFormat::Jpeg => encode_jpeg(&pixels, quality)?,
@@ -115,54 +125,15 @@ pub fn shape(
     }
 }
 
-/// What a frame is shaped from: a grab in the server's layout, or an RGB
-/// frame.
-pub trait Pixels {
-    /// Width and height.
-    fn size(&self) -> (u32, u32);
-    /// The rows, in their layout.
-    fn rows(&self) -> Rows<'_>;
-    /// The image itself when it already is an RGB frame.
-    fn frame(&self) -> Option<&Frame> {
-        None
-    }
-}
-
-impl Pixels for Frame {
-    fn size(&self) -> (u32, u32) {
-        (self.width, self.height)
-    }
-
-    fn rows(&self) -> Rows<'_> {
-        Rows {
-            data: &self.rgb,
-            stride: self.width as usize * 3,
-            format: &PixelFormat::RGB8,
-        }
-    }
-
-    fn frame(&self) -> Option<&Frame> {
-        Some(self)
-    }
-}
-
-impl Pixels for Grab<'_> {
-    fn size(&self) -> (u32, u32) {
-        (u32::from(self.width), u32::from(self.height))
-    }
-
-    fn rows(&self) -> Rows<'_> {
-        Grab::rows(self)
-    }
-}
-
 /// The region of `source` at `fw`x`fh` as RGB; an RGB frame itself when
 /// it is shown whole at its own size (the common case costs no copy).
+/// Scaled frames are kept in `rescaler`, and redone only where drawn.
 fn scaled<'a>(
     source: &'a impl Pixels,
     region: Region,
     fw: u32,
     fh: u32,
+    rescaler: &'a mut Rescaler,
 ) -> Result<std::borrow::Cow<'a, Frame>, CaptureError> {
     let (width, height) = source.size();
     let whole = region.x == 0 && region.y == 0 && region.width == width && region.height == height;
@@ -177,29 +148,38 @@ fn scaled<'a>(
             }),
         });
     }
-    let failed = |reason: String| CaptureError::Scale {
-        width: fw,
-        height: fh,
-        reason,
-    };
     // Shown at half size or less (a 4K screen in the default bounds), the
     // region is halved first: 2x2 means, read once from the server's
     // pixels, leave the filter a quarter of them with the same sharpness
     // where it matters, at the final size.
-    let halve = 2 * fw <= region.width && 2 * fh <= region.height;
-    let (rgb, sw, sh, crop_w, crop_h) = if halve {
-        let (rgb, w, h) = source.rows().halved_rgb(region);
-        let (cw, ch) = (
-            f64::from(region.width) / 2.0,
-            f64::from(region.height) / 2.0,
-        );
-        (rgb, w, h, cw, ch)
-    } else {
-        let rgb = source.rows().to_rgb(region);
-        let (w, h) = (region.width, region.height);
-        (rgb, w, h, f64::from(w), f64::from(h))
+    let scaling = Scaling {
+        region,
+        halve: 2 * fw <= region.width && 2 * fh <= region.height,
+        width: fw,
+        height: fh,
     };
-    let source = ImageRef::new(sw, sh, &rgb, PixelType::U8x3).map_err(|e| failed(e.to_string()))?;
+    let (crop_w, crop_h) = scaling.crop_size();
+    let frame = rescaler
+        .scale(source, scaling, |rgb, sw, sh| {
+            scale_whole(rgb, (sw, sh), (crop_w, crop_h), (fw, fh))
+        })
+        .map_err(|reason| CaptureError::Scale {
+            width: fw,
+            height: fh,
+            reason,
+        })?;
+    Ok(std::borrow::Cow::Borrowed(frame))
+}
+
+/// `rgb` (`sw` x `sh`) scaled to `fw` x `fh` from its top-left
+/// `crop_w` x `crop_h` (fractional when halved from an odd side).
+fn scale_whole(
+    rgb: &[u8],
+    (sw, sh): (u32, u32),
+    (crop_w, crop_h): (f64, f64),
+    (fw, fh): (u32, u32),
+) -> Result<Frame, String> {
+    let source = ImageRef::new(sw, sh, rgb, PixelType::U8x3).map_err(|e| e.to_string())?;
     let (w, h) = (fw as usize, fh as usize);
     let mut out = vec![0u8; w * h * 3];
     // Big regions scale in bands of output rows on all cores. Each band
@@ -235,15 +215,12 @@ fn scaled<'a>(
         }));
         results
     });
-    results
-        .into_iter()
-        .collect::<Result<(), String>>()
-        .map_err(failed)?;
-    Ok(std::borrow::Cow::Owned(Frame {
+    results.into_iter().collect::<Result<(), String>>()?;
+    Ok(Frame {
         width: fw,
         height: fh,
         rgb: out,
-    }))
+    })
 }
 
 fn encode_jpeg(frame: &Frame, quality: u8) -> Result<Vec<u8>, CaptureError> {
@@ -312,7 +289,8 @@ mod tests {
             height: 1230,
         };
         let (fw, fh) = (1790, 1001);
-        let banded = scaled(&frame, region, fw, fh).unwrap();
+        let mut rescaler = Rescaler::default();
+        let banded = scaled(&frame, region, fw, fh, &mut rescaler).unwrap();
         let part = frame.rows().to_rgb(region);
         let source = ImageRef::new(2200, 1230, &part, PixelType::U8x3).unwrap();
         let mut whole = Image::new(fw, fh, PixelType::U8x3);

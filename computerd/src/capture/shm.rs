@@ -1,7 +1,13 @@
 //! A MIT-SHM segment the X server writes screenshots into: a memfd handed
 //! to the server with `ShmAttachFd` and mapped here, so a grab copies the
 //! image once (server → shared pages) instead of through the socket.
+//!
+//! The segment holds a copy of the screen, then as much room again: a
+//! grab of a few boxes has the server write them packed into that room,
+//! and copies their rows into place in the copy (a box's rows are not
+//! contiguous in a screen-wide image, and `ShmGetImage` writes them so).
 
+use super::area::Area;
 use crate::display::Display;
 use std::ffi::CStr;
 use std::fs::File;
@@ -43,16 +49,15 @@ impl From<ReplyOrIdError> for ShmError {
     }
 }
 
-/// One attached segment of `len` bytes, mapped read-only here.
+/// One attached segment: a screen image of `len` bytes, then `len` bytes
+/// of room for boxes read from the server.
 pub struct ShmImage {
     /// The server's name for the segment.
     seg: shm::Seg,
     /// Start of our mapping of the segment.
     map: NonNull<u8>,
-    /// Size of the segment and of the mapping.
+    /// Size of the screen image: half the segment and of the mapping.
     len: usize,
-    /// Bytes the server wrote at the last grab.
-    filled: usize,
 }
 
 // SAFETY: the mapping belongs to this value alone (nothing else holds the
@@ -80,18 +85,19 @@ impl ShmImage {
         Ok(())
     }
 
-    /// Creates a `len`-byte segment and attaches it to the server.
+    /// Creates a segment for a `len`-byte screen image and attaches it to
+    /// the server. The room for boxes takes memory only once used.
     pub fn create(display: &Display, len: usize) -> Result<ShmImage, ShmError> {
         let fd = memfd(c"computerd-capture")?;
         let file = File::from(fd);
-        file.set_len(len as u64)?;
+        file.set_len(2 * len as u64)?;
         // SAFETY: mapping a file we own, at a size it was just set to; the
         // result is checked before use and unmapped in Drop.
         let ptr = unsafe {
             libc::mmap(
                 std::ptr::null_mut(),
-                len,
-                libc::PROT_READ,
+                2 * len,
+                libc::PROT_READ | libc::PROT_WRITE,
                 libc::MAP_SHARED,
                 std::os::fd::AsRawFd::as_raw_fd(&file),
                 0,
@@ -103,12 +109,7 @@ impl ShmImage {
         let map = NonNull::new(ptr.cast::<u8>())
             .ok_or_else(|| std::io::Error::other("mmap returned null"))?;
         // Owned from here, so an error below still unmaps it.
-        let mut image = ShmImage {
-            seg: 0,
-            map,
-            len,
-            filled: 0,
-        };
+        let mut image = ShmImage { seg: 0, map, len };
         image.seg = display.conn.generate_id()?;
         // The server writes the image, so it must not attach read-only. The fd
         // is sent and closed; our mapping keeps the memory alive.
@@ -116,21 +117,20 @@ impl ShmImage {
         Ok(image)
     }
 
-    /// Size of the segment in bytes.
+    /// Size of the screen image in bytes.
     pub fn len(&self) -> usize {
         self.len
     }
 
-    /// Has the server write the `width` x `height` ZPixmap of the root window
-    /// into the segment; [`ShmImage::image`] then reads it.
-    pub fn get_root(
+    /// Has the server write the whole `width` x `height` ZPixmap of the
+    /// root window as the screen image.
+    pub fn read_whole(
         &mut self,
         display: &Display,
         width: u16,
         height: u16,
     ) -> Result<(), ReplyError> {
-        self.filled = 0;
-        let reply = shm::get_image(
+        shm::get_image(
             &display.conn,
             display.root,
             0,
@@ -143,17 +143,72 @@ impl ShmImage {
             0,
         )?
         .reply()?;
-        self.filled = (reply.size as usize).min(self.len);
         Ok(())
     }
 
-    /// The bytes the last [`ShmImage::get_root`] had the server write.
+    /// Has the server write `areas` of the root window (4-byte pixels,
+    /// rows of `stride` bytes, areas that do not overlap) into the room
+    /// after the screen image, all requests sent before any answer is
+    /// awaited, then copies their rows into place in the image.
+    pub fn read_areas(
+        &mut self,
+        display: &Display,
+        stride: usize,
+        areas: &[Area],
+    ) -> Result<(), ReplyError> {
+        let mut cookies = Vec::with_capacity(areas.len());
+        let mut offset = self.len;
+        for area in areas {
+            let bytes = area.pixels() as usize * 4;
+            if offset + bytes > 2 * self.len {
+                // Overlapping areas could overflow the room; callers never
+                // pass them, and refusing beats writing past the mapping.
+                return Err(ConnectionError::UnknownError.into());
+            }
+            let at = u32::try_from(offset).map_err(|_| ConnectionError::UnknownError)?;
+            cookies.push(shm::get_image(
+                &display.conn,
+                display.root,
+                area.x as i16,
+                area.y as i16,
+                area.width as u16,
+                area.height as u16,
+                !0,
+                ImageFormat::Z_PIXMAP.into(),
+                self.seg,
+                at,
+            )?);
+            offset += bytes;
+        }
+        for cookie in cookies {
+            cookie.reply()?;
+        }
+        // SAFETY: the mapping is `2 * len` bytes, readable and writable,
+        // and lives as long as `self`, which this `&mut` borrows alone. The
+        // server finished writing before it sent the replies above, and
+        // writes again only in a later read, which needs `&mut self`.
+        let whole = unsafe { std::slice::from_raw_parts_mut(self.map.as_ptr(), 2 * self.len) };
+        let (image, room) = whole.split_at_mut(self.len);
+        let mut read = &room[..];
+        for area in areas {
+            let row = area.width as usize * 4;
+            let (boxed, rest) = read.split_at(row * area.height as usize);
+            read = rest;
+            for (i, src) in boxed.chunks_exact(row).enumerate() {
+                let start = (area.y as usize + i) * stride + area.x as usize * 4;
+                image[start..start + row].copy_from_slice(src);
+            }
+        }
+        Ok(())
+    }
+
+    /// The screen image, as the reads so far have written it.
     pub fn image(&self) -> &[u8] {
-        // SAFETY: the mapping is `len` bytes, `filled` at most that, and it
-        // lives as long as `self`. The server finished writing before it
-        // sent the reply, and does not write again until the next
-        // `get_root`, which needs `&mut self` and so waits for this borrow.
-        unsafe { std::slice::from_raw_parts(self.map.as_ptr(), self.filled) }
+        // SAFETY: the mapping is `2 * len` bytes and lives as long as
+        // `self`. The server finished writing before it answered the last
+        // read, and does not write again until the next one, which needs
+        // `&mut self` and so waits for this borrow.
+        unsafe { std::slice::from_raw_parts(self.map.as_ptr(), self.len) }
     }
 
     /// Detaches the segment from the server. Dropping unmaps our side; the
@@ -167,10 +222,10 @@ impl ShmImage {
 
 impl Drop for ShmImage {
     fn drop(&mut self) {
-        // SAFETY: `map` came from mmap with exactly `len` bytes and no slice
+        // SAFETY: `map` came from mmap with exactly `2 * len` bytes and no slice
         // of it outlives `&self`.
         unsafe {
-            libc::munmap(self.map.as_ptr().cast(), self.len);
+            libc::munmap(self.map.as_ptr().cast(), 2 * self.len);
         }
     }
 }

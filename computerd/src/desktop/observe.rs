@@ -5,7 +5,7 @@
 
 use super::state::{DesktopState, Shown};
 use super::DesktopError;
-use crate::capture::{check_region, shape, Shaped};
+use crate::capture::{check_region, shape, shape_kept, Shaped};
 use crate::clock::now_rfc3339;
 use crate::recording::FrameSeen;
 use crate::screens::Screen;
@@ -159,10 +159,11 @@ pub async fn capture_observation(
                 },
                 // Shaping reads the server's pixels itself: it converts
                 // only the region, halved first when it is shown at half
-                // size or less.
+                // size or less. A scaled whole screen is kept, and the
+                // next one redoes only what was drawn since.
                 _ => match &frame {
                     Some(frame) => shape(frame, region, &req.frame)?,
-                    None => shape(&grab, region, &req.frame)?,
+                    None => shape_kept(&grab, region, &req.frame, &mut x.rescaler)?,
                 },
             };
             *state.last_shown.lock() = Some(Shown {

@@ -19,9 +19,7 @@ use super::keysyms::{self, Keysym, NO_SYMBOL};
 use super::InputError;
 use crate::display::Display;
 use std::time::{Duration, Instant};
-use x11rb::connection::Connection;
-use x11rb::protocol::xproto::{ConnectionExt as _, KeyButMask, Keycode, Mapping};
-use x11rb::protocol::Event;
+use x11rb::protocol::xproto::{ConnectionExt as _, KeyButMask, Keycode};
 
 /// How long a bound keycode must go unused before it is bound to another
 /// keysym: the time clients get to handle the keys typed with it. Paid only
@@ -73,25 +71,14 @@ impl Keyboard {
         self.borrowed.len()
     }
 
-    /// Reads the events queued on the display's connection (nobody else
-    /// selects any; unread ones would pile up), re-reads the keymap when one
-    /// says it changed, and gives back bindings idle for [`RELEASE_AFTER`].
+    /// Reads the events queued on the display's connection, re-reads the
+    /// keymap when one says it changed, and gives back bindings idle for [`RELEASE_AFTER`].
     /// Run at the start of every action.
     pub fn catch_up(&mut self, display: &Display) -> Result<(), InputError> {
-        while let Some(event) = display
-            .conn
-            .poll_for_event()
-            .map_err(InputError::send(display.number))?
-        {
-            match event {
-                Event::MappingNotify(e) if e.request != Mapping::POINTER => self.stale = true,
-                Event::Error(e) => {
-                    let number = display.number;
-                    tracing::debug!(display = number, "X error on the display connection: {e:?}");
-                }
-                _ => {}
-            }
-        }
+        display
+            .drain_events()
+            .map_err(InputError::send(display.number))?;
+        self.stale |= display.take_keymap_changed();
         if self.stale {
             self.keymap = Keymap::fetch(display).map_err(InputError::request(display.number))?;
             self.stale = false;

@@ -13,7 +13,7 @@ use super::xvnc::{
     SOCKET_DIR,
 };
 use crate::a11y::{A11yBus, A11yError};
-use crate::capture::Capturer;
+use crate::capture::{Capturer, Rescaler};
 use crate::display::Display;
 use crate::input::{Input, InputError};
 use crate::process::Supervised;
@@ -155,6 +155,8 @@ pub struct ScreenPaths {
 pub struct ScreenX {
     pub display: Display,
     pub capturer: Capturer,
+    /// The last scaled frame, redone where the next grab drew.
+    pub rescaler: Rescaler,
     pub input: Input,
 }
 
@@ -388,6 +390,7 @@ impl Screen {
             ScreenX {
                 display,
                 capturer,
+                rescaler: Rescaler::default(),
                 input,
             },
         ) {
