@@ -639,12 +639,13 @@ where
     let started = call4k("start_computer", json!({"title": "bench 4k"})).await;
     let sid = started["session_id"].as_str().expect("id").to_string();
     call4k("computer_observe", json!({"session_id": sid})).await;
-    // The first screen's ticker stops first: the 4K screen is measured
-    // beside its own ticking terminal only, not beside a second one
-    // taking the other core.
+    // The first screen's ticker pauses (its terminal stopped, its loop
+    // then blocks on the full terminal): the 4K screen is measured beside
+    // its own ticking terminal only, not beside a second one taking the
+    // other core. It goes on once the 4K rows are done.
     call4k(
         "shell",
-        json!({"session_id": sid, "command": "pkill -f '[x]term -geometry 160x50' || true"}),
+        json!({"session_id": sid, "command": "pkill -STOP -f '[x]term -geometry 160x50' || true"}),
     )
     .await;
     call4k("shell", json!({"session_id": sid, "command": "setsid nohup xterm -geometry 160x50+0+0 -e 'while :; do date +%s.%N; ls -la /usr/bin | head -40; sleep 0.005; done' >/dev/null 2>&1 &"})).await;
@@ -674,6 +675,11 @@ where
         bytes,
         tokens,
     ));
+    call4k(
+        "shell",
+        json!({"session_id": sid, "command": "pkill -CONT -f '[x]term -geometry 160x50' || true"}),
+    )
+    .await;
     call4k("end_session", json!({"session_id": sid})).await;
     big.cancel().await.ok();
     FrameFigures {
