@@ -46,6 +46,10 @@ impl DamageWatch {
         // NON_EMPTY: one event each time damage follows an empty state,
         // the fewest a level can send; they are dropped unread.
         conn.damage_create(damage, display.root, ReportLevel::NON_EMPTY)?;
+        // A new DAMAGE object starts with the whole window damaged; the
+        // grab that follows reads the whole screen anyway, so that damage
+        // is dropped here rather than read a second time by the next grab.
+        conn.damage_subtract(damage, x11rb::NONE, x11rb::NONE)?;
         conn.xfixes_create_region(parts, &[])?;
         Ok(Some(DamageWatch { damage, parts }))
     }
