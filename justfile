@@ -11,12 +11,13 @@ default:
 up:
     bash scripts/up.sh
 
-# Format check, clippy with warnings as errors, and the whole test suite.
+# Everything CI runs: the whole test suite, the import-circle check, the lints and the release checks.
 check:
-    cargo fmt --all -- --check
-    cargo clippy --workspace --all-targets -- -D warnings
-    python3 scripts/import-circles.py
     bash scripts/test.sh
+
+# rustfmt, clippy and rustdoc (private items), each with warnings as errors.
+lint:
+    bash scripts/lint.sh
 
 # The tests that need neither Docker nor X: protocol, computerd's and the host's unit tests (about 20 s warm).
 test-fast:

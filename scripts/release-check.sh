@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # The release checks CI runs beside the tests (`.ci/run`, `just check`):
+#  - rustfmt, clippy and rustdoc with warnings as errors (scripts/lint.sh);
 #  - actionlint and zizmor on every workflow;
 #  - the host binary type-checks for Windows and macOS (no linker needed);
 #  - computer-protocol and computer-use-mcp package as crates.io would take
@@ -35,6 +36,10 @@ took
 
 step "zizmor .github/workflows (offline)"
 zizmor --offline --no-progress .github/workflows
+took
+
+step "scripts/lint.sh"
+bash scripts/lint.sh
 took
 
 for target in x86_64-pc-windows-msvc aarch64-apple-darwin; do

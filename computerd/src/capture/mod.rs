@@ -16,7 +16,7 @@
 //!   merge unseen (`shades`), RGB otherwise; rows filtered
 //!   (`filter`) and deflated in strips on all cores (`strips`).
 //! - `shape`: the frame an agent gets: region, scaled to its bounds,
-//!   PNG or JPEG, under 1 MB ([`shape`]).
+//!   PNG or JPEG, under 1 MB ([`shape`](mod@shape)).
 //! - `source`: [`Pixels`], what shaping reads: a grab or an RGB frame.
 //! - `rescale`: the last scaled frame, kept ([`Rescaler`]): the next grab
 //!   redoes only the source rows and scaled pixels of what was drawn.
@@ -27,7 +27,7 @@
 //! A grab flows: root geometry and drawn boxes → SHM copy updated (or a
 //! `GetImage` reply) → [`Grab`] (the server's pixels; its fingerprint
 //! tells a changed screen without converting, and it says what was drawn
-//! since an earlier grab) → [`shape`]: the region converted (`convert`),
+//! since an earlier grab) → [`shape`](mod@shape): the region converted (`convert`),
 //! halved first when shown at half size or less, scaled (in part, when a
 //! kept frame allows), encoded.
 

@@ -12,9 +12,9 @@
 //! TLS files, if any, under `contexts/tls/<sha256>/docker/`.
 //!
 //! Transports: a Unix socket (`unix://`), a Windows named pipe (`npipe://`),
-//! plain TCP (`tcp://`, `http://`), TLS ([`tls`](super::tls): `tcp://` with
+//! plain TCP (`tcp://`, `http://`), TLS ([`tls`]: `tcp://` with
 //! `DOCKER_TLS_VERIFY`, `https://`, or a context with TLS files) and ssh
-//! ([`ssh`](super::ssh): `ssh://[user@]host[:port]`). TLS that skips checking
+//! ([`ssh`]: `ssh://[user@]host[:port]`). TLS that skips checking
 //! the engine's certificate (`DOCKER_TLS` alone, a context's
 //! `SkipTLSVerify`) is refused: it would let anyone on the path run
 //! containers as the user.

@@ -266,7 +266,7 @@ pub struct RecordingNoteArgs {
 pub struct StopRecordingArgs {
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,
-    /// Where on this server's machine: an existing folder gets the package inside as <task>-<UTC time>/, a new path names it. Default computer-use-evidence/<task>-<UTC time>/ in the server's working folder (over HTTP, relative to COMPUTER_USE_TRANSFER_ROOT).
+    /// Where on this server's machine: an existing folder gets the package inside as `<task>-<UTC time>/`, a new path names it. Default `computer-use-evidence/<task>-<UTC time>/` in the server's working folder (over HTTP, relative to COMPUTER_USE_TRANSFER_ROOT).
     #[serde(default)]
     pub host_path: Option<String>,
 }

@@ -7,11 +7,11 @@
 //! implementation, not two that drift apart.
 //!
 //! # Layout
-//! - [`plan`]: before any data moves, what the source is and where the copy
+//! - [`plan`](mod@plan): before any data moves, what the source is and where the copy
 //!   lands ([`plan::plan`], [`plan::describe_source`]).
-//! - [`pack`]: a file or folder out as tar, pipes, sockets and devices
+//! - [`pack`](mod@pack): a file or folder out as tar, pipes, sockets and devices
 //!   skipped and listed in a trailer ([`trailer`]).
-//! - [`unpack`]: tar in at a planned [`Target`], entry by entry.
+//! - [`unpack`](mod@unpack): tar in at a planned [`Target`], entry by entry.
 //! - [`pipe`]: bounded bridges between the blocking tar code and async
 //!   HTTP bodies, each with an explicit end.
 //! - [`extension`]: long names and pax records, read with a cap so a

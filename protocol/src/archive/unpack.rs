@@ -70,7 +70,7 @@ impl UnpackOptions {
     }
 }
 
-/// Reads the archive from `reader` into `target` (from [`super::plan`])
+/// Reads the archive from `reader` into `target` (from [`super::plan`](fn@super::plan))
 /// and reads `reader` to its end, so that a sender that stopped early is
 /// an error even when its archive happened to look complete.
 pub fn unpack<R: Read>(
