@@ -18,7 +18,10 @@ Usage:
                             clients as `Authorization: Bearer <token>`; browser origins
                             are refused unless listed in COMPUTER_USE_HTTP_ORIGINS
                             (comma-separated). Listens on loopback only unless
-                            --allow-remote is given (then put a TLS proxy in front).
+                            --allow-remote is given (then put a TLS proxy in front);
+                            names clients reach it under besides the address it listens
+                            on go in COMPUTER_USE_HTTP_HOSTS (comma-separated host or
+                            host:port; required when listening on 0.0.0.0).
   computer-use-mcp info     show the version, image, Docker endpoint and the computer's state
   computer-use-mcp doctor [--json] [--deep]
                             check what the computer needs (settings, Docker, free disk,

@@ -40,7 +40,10 @@ async fn requests_without_the_token_or_from_a_foreign_origin_or_host_are_refused
     let computer = TestComputer::new();
     let host = HttpHost::start(
         &computer,
-        &[("COMPUTER_USE_HTTP_ORIGINS", "http://allowed.example:3000")],
+        &[
+            ("COMPUTER_USE_HTTP_ORIGINS", "http://allowed.example:3000"),
+            ("COMPUTER_USE_HTTP_HOSTS", "mcp.example, lan.example:1"),
+        ],
     )
     .await;
     let bearer = format!("Bearer {HTTP_TOKEN}");
@@ -50,7 +53,8 @@ async fn requests_without_the_token_or_from_a_foreign_origin_or_host_are_refused
         .trim_end_matches("/mcp")
         .to_string();
     let foreign_host = format!("evil.example:{port}");
-    let cases: [Case; 5] = [
+    let listed_on_another_port = format!("lan.example:{port}");
+    let cases: [Case; 6] = [
         ("no token", vec![], 401),
         (
             "a wrong token",
@@ -78,6 +82,14 @@ async fn requests_without_the_token_or_from_a_foreign_origin_or_host_are_refused
             vec![("authorization", &bearer), ("host", &foreign_host)],
             403,
         ),
+        (
+            "a listed Host with another port",
+            vec![
+                ("authorization", &bearer),
+                ("host", &listed_on_another_port),
+            ],
+            403,
+        ),
     ];
     for (what, headers, status) in &cases {
         let got = raw_initialize(&host.url, headers).await;
@@ -92,6 +104,14 @@ async fn requests_without_the_token_or_from_a_foreign_origin_or_host_are_refused
         ("origin", "http://allowed.example:3000"),
     ];
     assert!(raw_initialize(&host.url, &listed).await.is_success());
+    // A name listed in COMPUTER_USE_HTTP_HOSTS passes both the guard and
+    // rmcp's own check: without a port on any port, as a TLS proxy sends it.
+    let listed_host = format!("mcp.example:{port}");
+    for host_name in [listed_host.as_str(), "mcp.example"] {
+        let headers = [("authorization", bearer.as_str()), ("host", host_name)];
+        let got = raw_initialize(&host.url, &headers).await;
+        assert!(got.is_success(), "Host {host_name}: {got}");
+    }
     // rmcp's client without the token cannot connect.
     assert!(http_client(&host.url, None).await.is_err());
     assert!(
@@ -125,17 +145,39 @@ async fn a_missing_or_short_token_refuses_to_start_naming_the_variable() {
         );
         assert!(!stderr.contains("MCP over HTTP at"), "{stderr}");
     }
-    // Not loopback without --allow-remote.
-    let out = host_command(&computer, &[("COMPUTER_USE_HTTP_TOKEN", HTTP_TOKEN)])
-        .args(["serve", "--http", "0.0.0.0:0"])
-        .output()
-        .await
-        .expect("the host runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !out.status.success() && stderr.contains("--allow-remote"),
-        "{stderr}"
-    );
+    // Not loopback without --allow-remote; every address only with the
+    // names clients use (no Host could pass otherwise); a listed name that
+    // is not one. None of them binds a port.
+    let every_address = ["serve", "--allow-remote", "--http", "0.0.0.0:0"];
+    let refusals: [(&[&str], Option<&str>, &str); 3] = [
+        (&["serve", "--http", "0.0.0.0:0"], None, "--allow-remote"),
+        (
+            &every_address,
+            None,
+            "listens on every address, so no `Host` a client sends can be checked against it: set `COMPUTER_USE_HTTP_HOSTS`",
+        ),
+        (
+            &every_address,
+            Some("mcp.example/mcp"),
+            "`COMPUTER_USE_HTTP_HOSTS` lists `mcp.example/mcp`, which is not a `host` or `host:port`",
+        ),
+    ];
+    for (args, hosts, says) in refusals {
+        let mut cmd = host_command(&computer, &[("COMPUTER_USE_HTTP_TOKEN", HTTP_TOKEN)]);
+        if let Some(hosts) = hosts {
+            cmd.env("COMPUTER_USE_HTTP_HOSTS", hosts);
+        }
+        let out = tokio::time::timeout(Duration::from_secs(20), cmd.args(args).output())
+            .await
+            .expect("the host exits at once")
+            .expect("the host runs");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && stderr.contains(says),
+            "{args:?} {hosts:?}: {stderr}"
+        );
+        assert!(!stderr.contains("MCP over HTTP at"), "{stderr}");
+    }
 }
 
 /// The owner computerd lists for `session`.

@@ -1,7 +1,8 @@
 //! Who may talk to the HTTP transport: a bearer token (compared in constant
 //! time), an `Origin` from the allow-list or none (browsers send one, so a
 //! web page cannot drive the computer), and a `Host` naming the address the
-//! server listens on (a DNS-rebinding page names its own host).
+//! server listens on or one listed in [`HOSTS_VAR`] (a DNS-rebinding page
+//! names its own host).
 
 use crate::settings::HTTP_TOKEN;
 use axum::http::{header, HeaderMap, StatusCode};
@@ -9,6 +10,9 @@ use subtle::ConstantTimeEq;
 
 /// Extra allowed `Origin`s, comma-separated.
 pub const ORIGINS_VAR: &str = "COMPUTER_USE_HTTP_ORIGINS";
+/// Extra `host[:port]` names the server is reached under (a TLS proxy's
+/// name, a LAN address), comma-separated.
+pub const HOSTS_VAR: &str = "COMPUTER_USE_HTTP_HOSTS";
 /// The shortest token accepted: guessing 32 random characters is hopeless.
 pub const TOKEN_MIN_CHARS: usize = 32;
 
@@ -27,7 +31,42 @@ pub struct Guard {
     /// alone without tenants).
     tokens: Vec<Vec<u8>>,
     origins: Vec<String>,
-    hosts: Vec<String>,
+    hosts: Vec<HostName>,
+}
+
+/// A `Host` authority: the name or address, lowercase (an IPv6 address keeps
+/// its brackets), and the port when one is written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostName {
+    host: String,
+    port: Option<u16>,
+}
+
+impl HostName {
+    /// `name`, `name:port`, `1.2.3.4:port` or `[::1]:port`; `None` for
+    /// anything else (a scheme, a path, user info, spaces).
+    pub fn parse(text: &str) -> Option<HostName> {
+        let authority: axum::http::uri::Authority = text.trim().parse().ok()?;
+        // After the host there is nothing, or a colon and a port number.
+        let after_host = authority.as_str().strip_prefix(authority.host())?;
+        let port_ok = after_host.is_empty()
+            || after_host
+                .strip_prefix(':')
+                .is_some_and(|port| port.parse::<u16>().is_ok());
+        if authority.host().is_empty() || !port_ok {
+            return None;
+        }
+        Some(HostName {
+            host: authority.host().to_ascii_lowercase(),
+            port: authority.port_u16(),
+        })
+    }
+
+    /// Whether a request's `Host` names this one: the same name, and the
+    /// same port unless this one names none (a proxy on 443 sends no port).
+    fn admits(&self, sent: &HostName) -> bool {
+        self.host == sent.host && self.port.is_none_or(|port| sent.port == Some(port))
+    }
 }
 
 impl Guard {
@@ -60,7 +99,7 @@ impl Guard {
         Guard {
             tokens: tokens.into_iter().map(String::into_bytes).collect(),
             origins,
-            hosts: hosts.into_iter().map(|h| h.to_ascii_lowercase()).collect(),
+            hosts: hosts.iter().filter_map(|h| HostName::parse(h)).collect(),
         }
     }
 
@@ -71,8 +110,8 @@ impl Guard {
         let host = headers
             .get(header::HOST)
             .and_then(|h| h.to_str().ok())
-            .map(str::to_ascii_lowercase);
-        if !host.is_some_and(|h| self.hosts.contains(&h)) {
+            .and_then(HostName::parse);
+        if !host.is_some_and(|sent| self.hosts.iter().any(|h| h.admits(&sent))) {
             return Err((
                 StatusCode::FORBIDDEN,
                 "forbidden: the Host header does not name this server",
@@ -286,6 +325,63 @@ mod tests {
             ]),
         ] {
             assert_eq!(g.check(&h).unwrap_err().0, StatusCode::FORBIDDEN, "{h:?}");
+        }
+    }
+
+    #[test]
+    fn a_listed_name_without_a_port_admits_any_port_and_one_with_a_port_only_that() {
+        let g = Guard::new(
+            Some(TOKEN),
+            None,
+            vec![
+                "mcp.example.com".into(),
+                "192.168.7.2:8931".into(),
+                "[::1]:8931".into(),
+            ],
+        )
+        .unwrap();
+        for host in [
+            "mcp.example.com",
+            "MCP.Example.com:443",
+            "192.168.7.2:8931",
+            "[::1]:8931",
+        ] {
+            assert!(
+                g.check(&headers(&[(header::HOST, host), bearer()])).is_ok(),
+                "{host}"
+            );
+        }
+        for host in [
+            "evil.example.com",
+            "mcp.example.com.evil.example",
+            "192.168.7.2",
+            "192.168.7.2:8932",
+            "[::1]",
+            "user@mcp.example.com",
+            "",
+        ] {
+            assert_eq!(
+                g.check(&headers(&[(header::HOST, host), bearer()]))
+                    .unwrap_err()
+                    .0,
+                StatusCode::FORBIDDEN,
+                "{host}"
+            );
+        }
+    }
+
+    #[test]
+    fn host_names_parse_only_as_authorities() {
+        assert!(HostName::parse(" mcp.example.com:8443 ").is_some());
+        for bad in [
+            "",
+            "http://mcp.example.com",
+            "a b",
+            "mcp.example.com/mcp",
+            "u@h:1",
+            "h:port",
+        ] {
+            assert_eq!(HostName::parse(bad), None, "{bad}");
         }
     }
 }

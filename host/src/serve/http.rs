@@ -14,7 +14,7 @@
 //! and MCP session store, so no request of one reaches another's sessions.
 //! Host files are confined beneath `COMPUTER_USE_TRANSFER_ROOT`.
 
-use super::guard::{Guard, ORIGINS_VAR};
+use super::guard::{Guard, HostName, HOSTS_VAR, ORIGINS_VAR};
 use super::tenants::{read_tenants, TENANTS_VAR};
 use crate::agent::Agent;
 use crate::mcp::ComputerUseServer;
@@ -108,9 +108,13 @@ pub async fn serve(options: HttpOptions) -> anyhow::Result<()> {
     let origins = std::env::var(ORIGINS_VAR).ok();
     // Checked before binding: bad access settings must not leave a port open.
     let (tokens, tenants) = access_from_env()?;
+    let listed_hosts = listed_hosts(std::env::var(HOSTS_VAR).ok().as_deref())?;
+    if options.addr.ip().is_unspecified() && listed_hosts.is_empty() {
+        anyhow::bail!("`--http {}` listens on every address, so no `Host` a client sends can be checked against it: set `{HOSTS_VAR}` to the names clients reach this server under, comma-separated (for example `mcp.example.com,192.168.1.5:{}`), or listen on one address", options.addr, options.addr.port());
+    }
     let listener = tokio::net::TcpListener::bind(options.addr).await?;
     let bound = listener.local_addr()?;
-    let hosts = allowed_hosts(bound);
+    let hosts = allowed_hosts(bound, listed_hosts);
     let guard = Guard::for_tokens(tokens, origins.as_deref(), hosts.clone());
     if options.allow_remote {
         tracing::warn!("`--allow-remote`: MCP over plain HTTP on {bound}. The bearer token and everything the agents do cross the network unencrypted: put a TLS proxy in front, and let only it reach this port");
@@ -229,11 +233,27 @@ fn session_ended_response(response: Response) -> Response {
     }
 }
 
-/// The `Host` values a request may carry: the bound address, and
-/// `localhost` for a loopback one.
-fn allowed_hosts(bound: SocketAddr) -> Vec<String> {
+/// The names in [`HOSTS_VAR`], each checked, or an error naming the first
+/// that is not a `host` or `host:port`.
+fn listed_hosts(listed: Option<&str>) -> anyhow::Result<Vec<String>> {
+    let names = listed.unwrap_or("").split(',').map(str::trim);
+    names
+        .filter(|name| !name.is_empty())
+        .map(|name| match HostName::parse(name) {
+            Some(_) => Ok(name.to_string()),
+            None => Err(anyhow::anyhow!("`{HOSTS_VAR}` lists `{name}`, which is not a `host` or `host:port`: list the names clients reach this server under, comma-separated, without a scheme or path (for example `mcp.example.com,192.168.1.5:8931`)")),
+        })
+        .collect()
+}
+
+/// The `Host` values a request may carry: the bound address (unless it is
+/// every address), `localhost` for a loopback one, and `listed`.
+fn allowed_hosts(bound: SocketAddr, listed: Vec<String>) -> Vec<String> {
     let port = bound.port();
-    let mut hosts = vec![bound.to_string()];
+    let mut hosts = listed;
+    if !bound.ip().is_unspecified() {
+        hosts.push(bound.to_string());
+    }
     if bound.ip().is_loopback() {
         for name in [format!("127.0.0.1:{port}"), format!("localhost:{port}")] {
             if !hosts.contains(&name) {
@@ -286,7 +306,23 @@ mod tests {
 
     #[test]
     fn hosts_for_a_loopback_bind() {
-        let hosts = allowed_hosts("127.0.0.1:8931".parse().unwrap());
+        let hosts = allowed_hosts("127.0.0.1:8931".parse().unwrap(), vec![]);
         assert_eq!(hosts, vec!["127.0.0.1:8931", "localhost:8931"]);
+    }
+
+    #[test]
+    fn hosts_for_every_address_are_the_listed_ones() {
+        let listed = listed_hosts(Some(" mcp.example.com , 10.0.0.5:8931,")).unwrap();
+        assert_eq!(listed, vec!["mcp.example.com", "10.0.0.5:8931"]);
+        let hosts = allowed_hosts("0.0.0.0:8931".parse().unwrap(), listed);
+        assert_eq!(hosts, vec!["mcp.example.com", "10.0.0.5:8931"]);
+        assert_eq!(listed_hosts(None).unwrap(), Vec::<String>::new());
+        let e = listed_hosts(Some("ok.example,https://mcp.example.com")).unwrap_err();
+        assert!(
+            e.to_string().contains(
+                "`COMPUTER_USE_HTTP_HOSTS` lists `https://mcp.example.com`, which is not a `host` or `host:port`"
+            ),
+            "{e}"
+        );
     }
 }
