@@ -31,10 +31,20 @@ pub enum ViewerKeyError {
 }
 
 /// The key and the VncAuth password file Xvnc reads.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ViewerKey {
     pub key: String,
     pub vnc_password_file: PathBuf,
+}
+
+/// Leaves the key out, so that no log line or panic message shows it.
+impl std::fmt::Debug for ViewerKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ViewerKey")
+            .field("key", &"(hidden)")
+            .field("vnc_password_file", &self.vnc_password_file)
+            .finish()
+    }
 }
 
 /// Folder in home for computerd's own state.

@@ -134,7 +134,7 @@ pub struct Health {
 }
 
 /// `GET /v1/computer`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ComputerInfo {
     pub version: String,
     /// Changes whenever computerd starts; lets the host tell "the computer
@@ -143,4 +143,44 @@ pub struct ComputerInfo {
     /// The viewer key, also the VNC password.
     pub viewer_key: String,
     pub home: String,
+}
+
+/// Every field but the viewer key, so that no log line or panic message
+/// shows it.
+impl std::fmt::Debug for ComputerInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ComputerInfo {
+            version,
+            boot_id,
+            viewer_key: _,
+            home,
+        } = self;
+        f.debug_struct("ComputerInfo")
+            .field("version", version)
+            .field("boot_id", boot_id)
+            .field("viewer_key", &"(hidden)")
+            .field("home", home)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_output_leaves_the_viewer_key_out() {
+        let info = ComputerInfo {
+            version: "0.4.0".into(),
+            boot_id: "boot-1".into(),
+            viewer_key: "k3y-0123456789".into(),
+            home: "/home/user".into(),
+        };
+        let shown = format!("{info:?}");
+        assert!(!shown.contains("k3y-0123456789"), "{shown}");
+        assert!(
+            shown.contains("boot-1") && shown.contains("(hidden)"),
+            "{shown}"
+        );
+    }
 }

@@ -17,8 +17,9 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Every setting as given, each field checked on its own.
-#[derive(Debug, Parser)]
+/// Every setting as given, each field checked on its own. No `Debug`: it
+/// holds the token.
+#[derive(Parser)]
 #[command(
     name = "computerd",
     version,

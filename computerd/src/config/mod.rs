@@ -50,7 +50,7 @@ pub enum ConfigError {
 }
 
 /// Everything computerd needs to know at start.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Config {
     /// Where the API listens; `127.0.0.1:7070` natively, `0.0.0.0:7070` in
     /// the container (the Dockerfile sets it), `127.0.0.1:0` in tests (the
@@ -95,6 +95,51 @@ pub struct Config {
     /// Where the launcher for the screens' menus and `xdg-open` listens;
     /// loopback only, since only programs on the computer use it.
     pub launcher_listen: SocketAddr,
+}
+
+/// Every field but the token, so that no log line or panic message shows
+/// it. The fields are taken apart by name: a new one must be placed here.
+impl std::fmt::Debug for Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Config {
+            listen,
+            token: _,
+            home,
+            display_base,
+            rfb_port_base,
+            rfb_interface,
+            port_base,
+            viewer_listen,
+            viewer_dir,
+            screen_size,
+            idle_timeout,
+            shell_timeout,
+            shell_timeout_max,
+            heartbeat_grace,
+            fluxbox_dir,
+            devtools_port_base,
+            launcher_listen,
+        } = self;
+        f.debug_struct("Config")
+            .field("listen", listen)
+            .field("token", &"(hidden)")
+            .field("home", home)
+            .field("display_base", display_base)
+            .field("rfb_port_base", rfb_port_base)
+            .field("rfb_interface", rfb_interface)
+            .field("port_base", port_base)
+            .field("viewer_listen", viewer_listen)
+            .field("viewer_dir", viewer_dir)
+            .field("screen_size", screen_size)
+            .field("idle_timeout", idle_timeout)
+            .field("shell_timeout", shell_timeout)
+            .field("shell_timeout_max", shell_timeout_max)
+            .field("heartbeat_grace", heartbeat_grace)
+            .field("fluxbox_dir", fluxbox_dir)
+            .field("devtools_port_base", devtools_port_base)
+            .field("launcher_listen", launcher_listen)
+            .finish()
+    }
 }
 
 /// computerd's own variables (`COMPUTERD_*`): the token, and addresses no
@@ -460,6 +505,14 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.starts_with("`COMPUTERD_HOME` is not set"), "{e}");
+    }
+
+    #[test]
+    fn debug_output_leaves_the_token_out() {
+        let shown = format!("{:?}", config(&[]).unwrap());
+        assert!(!shown.contains(TOKEN), "{shown}");
+        assert!(shown.contains("token: \"(hidden)\""), "{shown}");
+        assert!(shown.contains("display_base: 0"), "{shown}");
     }
 
     #[test]

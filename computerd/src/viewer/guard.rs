@@ -18,7 +18,7 @@ use subtle::ConstantTimeEq;
 /// The names a browser may use for the viewer.
 const HOST_NAMES: [&str; 2] = ["127.0.0.1", "localhost"];
 
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Guard {
     /// Ports a browser may name (see [`Guard::for_viewer`]).
     ports: Vec<u16>,

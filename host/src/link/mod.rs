@@ -36,7 +36,7 @@ const NEW_PORT_DEADLINE: Duration = Duration::from_secs(5);
 const TUNNEL_CHECK_WAIT: Duration = Duration::from_secs(2);
 
 /// A computer this process reached through `start_computer`.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Connection {
     pub client: ComputerdClient,
     pub viewer_url: String,
@@ -60,6 +60,44 @@ pub struct Connection {
     /// The container's id; another id under the same name is another
     /// computer.
     pub container_id: String,
+}
+
+/// Every field but the viewer key and the link that carries it, so that no
+/// log line or panic message shows them. The fields are taken apart by
+/// name: a new one must be placed here.
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Connection {
+            client,
+            viewer_url: _,
+            container,
+            image,
+            state,
+            boot_id,
+            shell_timeout_max,
+            open,
+            vnc_viewer,
+            port_base,
+            viewer_key: _,
+            dialer,
+            container_id,
+        } = self;
+        f.debug_struct("Connection")
+            .field("client", client)
+            .field("viewer_url", &"(hidden: it carries the key)")
+            .field("container", container)
+            .field("image", image)
+            .field("state", state)
+            .field("boot_id", boot_id)
+            .field("shell_timeout_max", shell_timeout_max)
+            .field("open", open)
+            .field("vnc_viewer", vnc_viewer)
+            .field("port_base", port_base)
+            .field("viewer_key", &"(hidden)")
+            .field("dialer", dialer)
+            .field("container_id", container_id)
+            .finish()
+    }
 }
 
 /// Why a call on a session cannot go to the computer this process is

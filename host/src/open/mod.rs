@@ -25,11 +25,22 @@ const ONE_TAB_WINDOW: Duration = Duration::from_secs(10);
 const VIEWER_DEADLINE: Duration = Duration::from_secs(5);
 
 /// What the opener needs to reach the computer and the person.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Target {
     pub client: ComputerdClient,
     pub port_base: u16,
     pub key: String,
+}
+
+/// Leaves the viewer key out, so that no log line shows it.
+impl std::fmt::Debug for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Target")
+            .field("client", &self.client)
+            .field("port_base", &self.port_base)
+            .field("key", &"(hidden)")
+            .finish()
+    }
 }
 
 /// Why no viewer opened for a screen; only logged, never a tool's error.

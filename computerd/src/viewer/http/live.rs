@@ -13,7 +13,8 @@ use serde::Deserialize;
 use std::net::SocketAddr;
 use tokio::sync::broadcast::error::RecvError;
 
-#[derive(Debug, Deserialize)]
+/// No `Debug`: it holds the key a browser sent.
+#[derive(Deserialize)]
 pub struct KeyQuery {
     pub key: Option<String>,
 }
