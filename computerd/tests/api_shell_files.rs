@@ -153,6 +153,58 @@ async fn long_output_keeps_head_and_tail_and_commands_run_side_by_side() {
     );
 }
 
+/// A `shell` call and the list of sessions never wait for a screen that is
+/// still opening. The screen's Xvnc is stopped (SIGSTOP) as soon as it
+/// runs, so the opening cannot finish until the test lets it; meanwhile
+/// both answer, and the command runs without the screen's `DISPLAY`.
+#[tokio::test(flavor = "multi_thread")]
+async fn shell_and_the_session_list_do_not_wait_for_a_screen_still_opening() {
+    common::require_x_programs();
+    let d = Daemon::start().await;
+    let sid = d.create_session("opening").await;
+    let observe = tokio::spawn(
+        d.raw()
+            .post(d.url(&format!("/v1/sessions/{sid}/observe")))
+            .bearer_auth(common::daemon::TOKEN)
+            .json(&json!({}))
+            .send(),
+    );
+    let (xvnc, number) = wait_until("the screen's Xvnc runs", Duration::from_secs(20), || {
+        let found = d.running_xvnc().first().copied();
+        async move { found }
+    })
+    .await;
+    // SAFETY: kill(2) with a pid read from /proc; no memory is involved.
+    unsafe { libc::kill(xvnc, libc::SIGSTOP) };
+
+    let answered = Duration::from_secs(5);
+    let printed = tokio::time::timeout(answered, d.shell(&sid, "echo \"[$DISPLAY]\""))
+        .await
+        .expect("a shell call waited for the screen still opening");
+    let (_, list) = tokio::time::timeout(answered, d.call("GET", "/v1/sessions", None))
+        .await
+        .expect("the session list waited for the screen still opening");
+    let still_opening = !observe.is_finished();
+    // SAFETY: as above.
+    unsafe { libc::kill(xvnc, libc::SIGCONT) };
+
+    assert!(
+        still_opening,
+        "the screen opened while its Xvnc was stopped"
+    );
+    let display = format!(":{}", d.display_base + number as u32);
+    let stdout = printed["stdout"].as_str().unwrap();
+    assert!(!stdout.contains(&display), "{stdout}");
+    let listed = list["sessions"].as_array().unwrap();
+    let entry = listed.iter().find(|s| s["session_id"] == sid).unwrap();
+    assert!(entry["screen"].is_null(), "{entry}");
+
+    let opened = observe.await.unwrap().expect("the observe is answered");
+    assert!(opened.status().is_success(), "{}", opened.status());
+    let printed = d.shell(&sid, "echo \"[$DISPLAY]\"").await;
+    assert_eq!(printed["stdout"], format!("[{display}]\n"));
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn file_tools_work_from_the_working_folder() {
     let d = Daemon::start().await;

@@ -37,7 +37,7 @@ pub async fn stop(
     Path(id): Path<String>,
 ) -> Result<Json<DevToolsStopped>, ApiError> {
     let session = app.sessions.get(&SessionId(id))?;
-    let stopped = match session.current_screen().await {
+    let stopped = match session.current_screen() {
         Some(screen) => app.devtools.stop(screen.number).await,
         None => DevToolsStopped {
             bridge: "none".to_string(),

@@ -40,7 +40,9 @@ pub async fn run(
         ("COMPUTER_USE_SESSION".to_string(), session.id.to_string()),
     ];
     env.extend(app.launcher.env.iter().cloned());
-    if let Some(screen) = session.current_screen().await {
+    // A screen still opening is not waited for: shell calls never wait for
+    // the desktop, and `DISPLAY` is set only once the screen is there.
+    if let Some(screen) = session.current_screen() {
         env.extend(screen.env().vars());
     }
     let _running = session.command_started();

@@ -202,7 +202,7 @@ impl Sessions {
                 title: s.title.clone(),
                 owner: s.owner.clone(),
                 started_at: s.started_at.clone(),
-                screen: s.current_screen().await.map(|sc| sc.number),
+                screen: s.current_screen().map(|sc| sc.number),
                 viewers: s.viewers.load(std::sync::atomic::Ordering::SeqCst),
             });
         }
@@ -254,7 +254,10 @@ impl Sessions {
         self.recordings.session_ended(session.recorder_slot()).await;
         // Waits for a screen that is still opening; `screen_of` sees the
         // session is gone and does not hand it out.
-        let screen = session.screen.lock().await.take();
+        let screen = {
+            let _opening = session.opening.lock().await;
+            session.take_screen()
+        };
         let number = screen.as_ref().map(|s| s.number);
         if let Some(screen) = screen {
             // Viewers are counted under the same lock, so either they are
@@ -344,7 +347,7 @@ impl Sessions {
         self: &Arc<Self>,
         session: &Arc<Session>,
     ) -> Result<Arc<Screen>, SessionError> {
-        let screen = match session.screen.try_lock().ok().and_then(|s| s.clone()) {
+        let screen = match session.current_screen() {
             Some(screen) => screen,
             None => {
                 let (sessions, session) = (Arc::clone(self), Arc::clone(session));
@@ -358,9 +361,9 @@ impl Sessions {
     }
 
     async fn open_screen_of(&self, session: &Session) -> Result<Arc<Screen>, SessionError> {
-        let mut slot = session.screen.lock().await;
-        if let Some(screen) = slot.as_ref() {
-            return Ok(Arc::clone(screen));
+        let opening = session.opening.lock().await;
+        if let Some(screen) = session.current_screen() {
+            return Ok(screen);
         }
         // A call that raced with the session's end must not open a screen
         // nobody would close.
@@ -391,8 +394,8 @@ impl Sessions {
             screen.close().await;
             return Err(SessionError::Ended(session.id.clone(), reason));
         }
-        *slot = Some(Arc::clone(&screen));
-        drop(slot);
+        session.set_screen(Arc::clone(&screen));
+        drop(opening);
         self.changed();
         Ok(screen)
     }

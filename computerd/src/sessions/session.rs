@@ -44,9 +44,13 @@ pub struct Session {
     ended: CancellationToken,
     /// Viewers watching the screen; while any watches the session is not idle.
     pub viewers: AtomicU32,
-    /// The screen, opened by the first observe or act. The async mutex makes
-    /// two first observes open one screen, not two.
-    pub screen: tokio::sync::Mutex<Option<Arc<Screen>>>,
+    /// The screen once it is open, read without waiting: a `shell` call or
+    /// a list of sessions never waits for a screen that is still opening.
+    screen: Mutex<Option<Arc<Screen>>>,
+    /// Held while the screen opens (by the first observe or act), so that
+    /// two first observes open one screen, not two, and an ending session
+    /// waits for a screen still opening before it closes it.
+    pub(super) opening: tokio::sync::Mutex<()>,
     /// Out-of-memory kills already reported to this session.
     pub oom: OomWatermark,
     /// The open recording of this session's tool calls, if any.
@@ -76,7 +80,8 @@ impl Session {
             running_commands: AtomicU32::new(0),
             ended: CancellationToken::new(),
             viewers: AtomicU32::new(0),
-            screen: tokio::sync::Mutex::new(None),
+            screen: Mutex::new(None),
+            opening: tokio::sync::Mutex::new(()),
             oom: OomWatermark::starting_now(crate::memory::container()),
             recorder: RecorderSlot::default(),
             hold: Mutex::new(None),
@@ -165,9 +170,19 @@ impl Session {
         self.ended.cancel();
     }
 
-    /// The screen if one is open.
-    pub async fn current_screen(&self) -> Option<Arc<Screen>> {
-        self.screen.lock().await.clone()
+    /// The screen if one is open; `None` while it is still opening.
+    pub fn current_screen(&self) -> Option<Arc<Screen>> {
+        self.screen.lock().clone()
+    }
+
+    /// Fills the screen slot, under [`Session::opening`].
+    pub(super) fn set_screen(&self, screen: Arc<Screen>) {
+        *self.screen.lock() = Some(screen);
+    }
+
+    /// Empties the screen slot, under [`Session::opening`].
+    pub(super) fn take_screen(&self) -> Option<Arc<Screen>> {
+        self.screen.lock().take()
     }
 }
 

@@ -381,15 +381,27 @@ impl Daemon {
     /// The screen numbers (display minus base) of every Xvnc running on this
     /// daemon's display range, sorted: open screens and orphans alike.
     pub fn running_xvnc_screens(&self) -> Vec<u64> {
-        let mut numbers: Vec<u64> = super::processes::command_lines()
+        let mut numbers: Vec<u64> = self
+            .running_xvnc()
             .into_iter()
-            .filter(|args| args.first().is_some_and(|a| a.ends_with("Xvnc")))
-            .filter_map(|args| args.get(1)?.strip_prefix(':')?.parse::<u32>().ok())
-            .filter(|n| (self.display_base + 1..=self.display_base + 16).contains(n))
-            .map(|n| u64::from(n - self.display_base))
+            .map(|(_, number)| number)
             .collect();
         numbers.sort();
         numbers
+    }
+
+    /// The process id and screen number of every Xvnc running on this
+    /// daemon's display range.
+    pub fn running_xvnc(&self) -> Vec<(i32, u64)> {
+        super::processes::processes()
+            .into_iter()
+            .filter(|(_, args)| args.first().is_some_and(|a| a.ends_with("Xvnc")))
+            .filter_map(|(pid, args)| {
+                let display = args.get(1)?.strip_prefix(':')?.parse::<u32>().ok()?;
+                let ours = (self.display_base + 1..=self.display_base + 16).contains(&display);
+                ours.then(|| (pid, u64::from(display - self.display_base)))
+            })
+            .collect()
     }
 
     /// Sends `method path` with the token and a JSON body over a raw TCP

@@ -3,19 +3,29 @@
 
 /// The argument lists of every process that can be read.
 pub fn command_lines() -> Vec<Vec<String>> {
+    processes().into_iter().map(|(_, args)| args).collect()
+}
+
+/// The id and argument list of every process that can be read.
+pub fn processes() -> Vec<(i32, Vec<String>)> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     entries
         .flatten()
-        .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .filter(|raw| !raw.is_empty())
-        .map(|raw| {
-            raw.split(|b| *b == 0)
+        .filter_map(|e| {
+            let pid = e.file_name().to_string_lossy().parse::<i32>().ok()?;
+            let raw = std::fs::read(e.path().join("cmdline")).ok()?;
+            Some((pid, raw))
+        })
+        .filter(|(_, raw)| !raw.is_empty())
+        .map(|(pid, raw)| {
+            let args = raw
+                .split(|b| *b == 0)
                 .filter(|a| !a.is_empty())
                 .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect()
+                .collect();
+            (pid, args)
         })
         .collect()
 }
