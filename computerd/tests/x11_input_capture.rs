@@ -15,7 +15,7 @@ use computerd::capture::{
 use computerd::desktop::EffectsWatch;
 use computerd::display::Display;
 use computerd::input::keymap::Keymap;
-use computerd::input::Input;
+use computerd::input::{Input, CLIENT_CATCH_UP, REBINDING_WAIT_MAX};
 use computerd::screens::WatchConnection;
 use computerd::windows::{active_window_title, focus_window, window_title, Atoms};
 use std::path::PathBuf;
@@ -681,6 +681,40 @@ fn typing_more_distinct_characters_than_spare_keycodes_rebinds_them() {
         "every spare keycode was used"
     );
     input.restore_keymap(&display).expect("restore");
+    assert_eq!(Keymap::fetch(&display).expect("keymap"), keymap_before);
+}
+
+/// A text whose rebinding would hold the screen past the limit is refused
+/// before any key goes out: the keymap is untouched and nothing is typed.
+#[test]
+fn text_that_would_wait_too_long_to_rebind_is_refused_before_typing() {
+    let xvnc = Xvnc::start();
+    let display = xvnc.connect();
+    let keymap_before = Keymap::fetch(&display).expect("keymap");
+    let spare = keymap_before.spare_keycodes().len();
+    // Two batches of spares per CLIENT_CATCH_UP beyond the limit.
+    let batches = (REBINDING_WAIT_MAX.as_millis() / CLIENT_CATCH_UP.as_millis()) as usize + 2;
+    let text: String = ('一'..).take(spare * batches).collect();
+    let mut input = Input::new(&display).expect("input");
+
+    let started = Instant::now();
+    let err = input.perform(&display, &type_text(&text)).unwrap_err();
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "refused only after {:?}",
+        started.elapsed()
+    );
+    let said = err.to_string();
+    assert!(
+        said.starts_with("`text` would take at least")
+            && said.contains(&format!(
+                "{} different characters that no key has",
+                spare * batches
+            ))
+            && said.contains("xclip -selection clipboard"),
+        "{said}"
+    );
+    assert_eq!(input.borrowed_keycodes(), 0);
     assert_eq!(Keymap::fetch(&display).expect("keymap"), keymap_before);
 }
 

@@ -16,8 +16,10 @@ use super::chord::{Chord, Modifier};
 use super::events::Events;
 use super::keymap::{KeyPosition, Keymap};
 use super::keysyms::{self, Keysym, NO_SYMBOL};
+use super::rebinding::{rebinding_wait, Bound, REBINDING_WAIT_MAX};
 use super::InputError;
 use crate::display::Display;
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 use x11rb::protocol::xproto::{ConnectionExt as _, KeyButMask, Keycode};
 
@@ -69,6 +71,33 @@ impl Keyboard {
     /// Keycodes currently bound by this process.
     pub fn borrowed(&self) -> usize {
         self.borrowed.len()
+    }
+
+    /// Refuses `keysyms` when typing them would wait longer than
+    /// [`REBINDING_WAIT_MAX`] to rebind keycodes, before any key goes out.
+    pub fn check_rebinding_wait(&self, keysyms: &[Keysym]) -> Result<(), InputError> {
+        let now = Instant::now();
+        let bound: Vec<Bound> = self
+            .borrowed
+            .iter()
+            .map(|b| Bound {
+                keysym: b.keysym,
+                unused_for: now.duration_since(b.last_used),
+            })
+            .collect();
+        let is_bound = |k: Keysym| self.borrowed.iter().any(|b| b.keysym == k);
+        let on_a_key = |k: Keysym| !is_bound(k) && self.keymap.find(k).is_some();
+        let spare = self.keymap.spare_keycodes().len();
+        let wait = rebinding_wait(keysyms, on_a_key, spare, &bound);
+        if wait <= REBINDING_WAIT_MAX {
+            return Ok(());
+        }
+        let missing: HashSet<Keysym> = keysyms.iter().copied().filter(|&k| !on_a_key(k)).collect();
+        Err(InputError::TypingTooSlow {
+            wait_s: wait.as_secs(),
+            distinct: missing.len(),
+            keycodes: spare + self.borrowed.len(),
+        })
     }
 
     /// Reads the events queued on the display's connection, re-reads the

@@ -7,6 +7,8 @@
 //! - [`keymap`]: a copy of the server's keymap; `keyboard`: pressing
 //!   keysyms, binding spare keycodes for those no key has and giving them
 //!   back once idle (why not at once: see its docs).
+//!   `rebinding`: how long a text would wait to rebind keycodes, checked
+//!   before typing it.
 //! - `events`: XTEST fake events, confirmed with a round trip.
 //!
 //! Every action returns once the server has delivered its events.
@@ -17,9 +19,11 @@ mod keyboard;
 pub mod keymap;
 pub mod keysyms;
 mod pointer;
+mod rebinding;
 pub mod typing;
 
 pub use keyboard::{CLIENT_CATCH_UP, RELEASE_AFTER};
+pub use rebinding::REBINDING_WAIT_MAX;
 
 use crate::display::Display;
 use chord::ChordError;
@@ -57,6 +61,12 @@ pub enum InputError {
     },
     #[error("display :{display} has no free keycode to bind keysym 0x{keysym:x} to: every keycode has a keysym; restore a standard layout (`setxkbmap us`)")]
     NoSpareKeycode { display: u32, keysym: u32 },
+    #[error("`text` would take at least {wait_s} s to type, over the {} s an action may take: it has {distinct} different characters that no key has, and they are typed through {keycodes} spare keycodes, each rebound only {} ms after its last use so programs keep up. Type it in parts across several calls, or paste it: write it to a file with `write_file`, run `xclip -selection clipboard < FILE` with `shell`, then press `ctrl+v`", REBINDING_WAIT_MAX.as_secs(), CLIENT_CATCH_UP.as_millis())]
+    TypingTooSlow {
+        wait_s: u64,
+        distinct: usize,
+        keycodes: usize,
+    },
     #[error("`{kind}` is not an input action: the caller runs it")]
     NotInput { kind: &'static str },
     #[error("input on display :{display} failed: the X request was refused or the connection broke ({source}); if Xvnc is gone, end the session and start a new one")]
@@ -131,6 +141,7 @@ impl Input {
             } => pointer::scroll(display, *direction, *steps, *x, *y),
             Action::Type { text, .. } => {
                 let keysyms = typing::keysyms_for_text(text)?;
+                self.keyboard.check_rebinding_wait(&keysyms)?;
                 self.keyboard.type_keysyms(display, &keysyms)
             }
             Action::Key { key } => {
