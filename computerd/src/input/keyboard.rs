@@ -88,7 +88,7 @@ impl Keyboard {
         let is_bound = |k: Keysym| self.borrowed.iter().any(|b| b.keysym == k);
         let on_a_key = |k: Keysym| !is_bound(k) && self.keymap.find(k).is_some();
         let spare = self.keymap.spare_keycodes().len();
-        let wait = rebinding_wait(keysyms, on_a_key, spare, &bound);
+        let wait = rebinding_wait(keysyms, on_a_key, spare, &bound, CLIENT_CATCH_UP);
         if wait <= REBINDING_WAIT_MAX {
             return Ok(());
         }

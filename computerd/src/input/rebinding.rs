@@ -4,11 +4,10 @@
 //!
 //! Characters no key has are typed through spare keycodes bound to them.
 //! Once every spare keycode is bound, the one unused longest is rebound,
-//! but only after [`CLIENT_CATCH_UP`] since its last use. So a text with
-//! many distinct such characters types about one batch of spare keycodes
-//! per [`CLIENT_CATCH_UP`].
+//! but only a catch-up time (the keyboard's `CLIENT_CATCH_UP`) after its
+//! last use. So a text with many distinct such characters types about one
+//! batch of spare keycodes per catch-up time.
 
-use super::keyboard::CLIENT_CATCH_UP;
 use super::keysyms::Keysym;
 use std::time::Duration;
 
@@ -25,18 +24,19 @@ pub struct Bound {
 }
 
 /// The time typing `keysyms` spends waiting to rebind keycodes, with
-/// `spare` unbound keycodes and `bound` ones, where `on_a_key` tells the
-/// keysyms a key of the keymap has. Typing itself is taken as instant, so
-/// this is a floor.
+/// `spare` unbound keycodes and `bound` ones, each rebound `catch_up` after
+/// its last use, where `on_a_key` tells the keysyms a key of the keymap
+/// has. Typing itself is taken as instant, so this is a floor.
 pub fn rebinding_wait(
     keysyms: &[Keysym],
     on_a_key: impl Fn(Keysym) -> bool,
     spare: usize,
     bound: &[Bound],
+    catch_up: Duration,
 ) -> Duration {
     // Seconds from now. Each binding keeps when it was last used (before
     // now for the ones bound already); it may be rebound `catch_up` after.
-    let catch_up = CLIENT_CATCH_UP.as_secs_f64();
+    let catch_up = catch_up.as_secs_f64();
     let mut used_at: Vec<(Keysym, f64)> = bound
         .iter()
         .map(|b| (b.keysym, -b.unused_for.as_secs_f64()))
@@ -74,6 +74,7 @@ mod tests {
     use super::*;
 
     const CJK: Keysym = 0x100_4e00;
+    const CLIENT_CATCH_UP: Duration = Duration::from_millis(500);
 
     fn cjk(n: u32) -> Vec<Keysym> {
         (0..n).map(|i| CJK + i).collect()
@@ -86,25 +87,40 @@ mod tests {
     #[test]
     fn text_on_the_keys_or_within_the_spares_waits_nothing() {
         let text: Vec<Keysym> = "hello".bytes().map(Keysym::from).collect();
-        assert_eq!(rebinding_wait(&text, ascii, 0, &[]), Duration::ZERO);
-        assert_eq!(rebinding_wait(&cjk(19), ascii, 19, &[]), Duration::ZERO);
+        assert_eq!(
+            rebinding_wait(&text, ascii, 0, &[], CLIENT_CATCH_UP),
+            Duration::ZERO
+        );
+        assert_eq!(
+            rebinding_wait(&cjk(19), ascii, 19, &[], CLIENT_CATCH_UP),
+            Duration::ZERO
+        );
         // The same few characters again and again bind once.
         let repeated: Vec<Keysym> = cjk(3).into_iter().cycle().take(3000).collect();
-        assert_eq!(rebinding_wait(&repeated, ascii, 3, &[]), Duration::ZERO);
+        assert_eq!(
+            rebinding_wait(&repeated, ascii, 3, &[], CLIENT_CATCH_UP),
+            Duration::ZERO
+        );
     }
 
     #[test]
     fn each_batch_of_spares_beyond_the_first_waits_one_catch_up() {
         // 19 spares: characters 20 to 38 wait for the first batch to catch
         // up, 39 to 57 for the second.
-        assert_eq!(rebinding_wait(&cjk(20), ascii, 19, &[]), CLIENT_CATCH_UP);
-        assert_eq!(rebinding_wait(&cjk(38), ascii, 19, &[]), CLIENT_CATCH_UP);
         assert_eq!(
-            rebinding_wait(&cjk(39), ascii, 19, &[]),
+            rebinding_wait(&cjk(20), ascii, 19, &[], CLIENT_CATCH_UP),
+            CLIENT_CATCH_UP
+        );
+        assert_eq!(
+            rebinding_wait(&cjk(38), ascii, 19, &[], CLIENT_CATCH_UP),
+            CLIENT_CATCH_UP
+        );
+        assert_eq!(
+            rebinding_wait(&cjk(39), ascii, 19, &[], CLIENT_CATCH_UP),
             CLIENT_CATCH_UP * 2
         );
         // 1000 distinct characters: 52 batches after the first.
-        let wait = rebinding_wait(&cjk(1000), ascii, 19, &[]);
+        let wait = rebinding_wait(&cjk(1000), ascii, 19, &[], CLIENT_CATCH_UP);
         assert_eq!(wait, CLIENT_CATCH_UP * 52);
         assert!(wait > REBINDING_WAIT_MAX);
     }
@@ -124,18 +140,24 @@ mod tests {
         ];
         // The idle one is rebound at once, the recent one after the rest
         // of its catch-up.
-        assert_eq!(rebinding_wait(&cjk(1), ascii, 0, &bound), Duration::ZERO);
-        let wait = rebinding_wait(&cjk(2), ascii, 0, &bound);
+        assert_eq!(
+            rebinding_wait(&cjk(1), ascii, 0, &bound, CLIENT_CATCH_UP),
+            Duration::ZERO
+        );
+        let wait = rebinding_wait(&cjk(2), ascii, 0, &bound, CLIENT_CATCH_UP);
         assert_eq!(wait, CLIENT_CATCH_UP - Duration::from_millis(100));
         // A bound character typed again needs no new binding.
         assert_eq!(
-            rebinding_wait(&[CJK + 101, CJK + 100], ascii, 0, &bound),
+            rebinding_wait(&[CJK + 101, CJK + 100], ascii, 0, &bound, CLIENT_CATCH_UP),
             Duration::ZERO
         );
     }
 
     #[test]
     fn no_keycode_at_all_is_not_a_wait() {
-        assert_eq!(rebinding_wait(&cjk(5), ascii, 0, &[]), Duration::ZERO);
+        assert_eq!(
+            rebinding_wait(&cjk(5), ascii, 0, &[], CLIENT_CATCH_UP),
+            Duration::ZERO
+        );
     }
 }
