@@ -76,6 +76,20 @@ impl Keyboard {
     /// Refuses `keysyms` when typing them would wait longer than
     /// [`REBINDING_WAIT_MAX`] to rebind keycodes, before any key goes out.
     pub fn check_rebinding_wait(&self, keysyms: &[Keysym]) -> Result<(), InputError> {
+        // The keymap is searched once per distinct keysym, not per
+        // character: the typing that follows searches it again.
+        let distinct: HashSet<Keysym> = keysyms.iter().copied().collect();
+        let is_bound = |k: Keysym| self.borrowed.iter().any(|b| b.keysym == k);
+        let missing: HashSet<Keysym> = distinct
+            .into_iter()
+            .filter(|&k| is_bound(k) || self.keymap.find(k).is_none())
+            .collect();
+        let spare = self.keymap.spare_keycodes().len();
+        let keycodes = spare + self.borrowed.len();
+        // Each fits a keycode of its own: nothing is rebound.
+        if missing.len() <= keycodes {
+            return Ok(());
+        }
         let now = Instant::now();
         let bound: Vec<Bound> = self
             .borrowed
@@ -85,18 +99,15 @@ impl Keyboard {
                 unused_for: now.duration_since(b.last_used),
             })
             .collect();
-        let is_bound = |k: Keysym| self.borrowed.iter().any(|b| b.keysym == k);
-        let on_a_key = |k: Keysym| !is_bound(k) && self.keymap.find(k).is_some();
-        let spare = self.keymap.spare_keycodes().len();
+        let on_a_key = |k: Keysym| !missing.contains(&k);
         let wait = rebinding_wait(keysyms, on_a_key, spare, &bound, CLIENT_CATCH_UP);
         if wait <= REBINDING_WAIT_MAX {
             return Ok(());
         }
-        let missing: HashSet<Keysym> = keysyms.iter().copied().filter(|&k| !on_a_key(k)).collect();
         Err(InputError::TypingTooSlow {
             wait_s: wait.as_secs(),
             distinct: missing.len(),
-            keycodes: spare + self.borrowed.len(),
+            keycodes,
         })
     }
 
