@@ -36,6 +36,9 @@ RUN printf '%s\n' \
         imagemagick \
         # The system.
         tini sudo locales tzdata ca-certificates procps less nano \
+        # The network guard's rules (a container of its own, see
+        # computerd/src/netguard): nft, and ip for its checks.
+        nftables iproute2 \
         # xdg-mime (so xdg-open) tells a file's type with `file`; without it
         # every file fell through to the system Chromium.
         file \

@@ -55,6 +55,9 @@
 //! - [`relay`]: `computerd relay`, one TCP connection to one of this
 //!   computer's ports carried over stdin and stdout: the host's way in
 //!   through `docker exec` when the engine is on another machine.
+//! - [`netguard`]: `computerd net-guard`, the computer's network guard,
+//!   run in a container of its own that holds the computer's firewall;
+//!   computerd only asks it for the denials during a call.
 //! - [`process`]: supervised children, reaped as soon as they exit, killed
 //!   when dropped unstopped, with the tail of their stderr kept for errors.
 //!
@@ -88,6 +91,7 @@ pub mod http_server;
 pub mod input;
 pub mod launcher;
 pub mod memory;
+pub mod netguard;
 pub mod process;
 pub mod recording;
 pub mod relay;

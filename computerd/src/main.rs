@@ -16,6 +16,11 @@ fn main() {
         }
         return;
     }
+    // `net-guard` is the computer's network guard, run as the command of a
+    // container of its own beside the computer's (see netguard).
+    if args.first().map(String::as_str) == Some("net-guard") {
+        std::process::exit(computerd::netguard::main(&args[1..]));
+    }
     let config = match Config::from_process() {
         Ok(c) => c,
         // `--help` and `--version` print on stdout and exit 0; a bad flag or

@@ -10,6 +10,7 @@
 use crate::version::default_image;
 use computer_protocol::duration::{format_duration, parse_duration, DurationError};
 use computer_protocol::limits::{SCREEN_SIDE_MAX, SCREEN_SIDE_MIN};
+use computer_protocol::network::{self, NetworkPolicy};
 use std::collections::HashMap;
 use std::fmt;
 use std::path::PathBuf;
@@ -83,6 +84,9 @@ pub struct ComputerSettings {
     pub limits: ResourceLimits,
     /// How its ports are reached.
     pub tunnel: TunnelMode,
+    /// What its network guard lets it reach (`COMPUTER_USE_EGRESS` and
+    /// friends); containment itself is not a setting.
+    pub network: NetworkPolicy,
 }
 
 impl ComputerSettings {
@@ -103,12 +107,25 @@ impl ComputerSettings {
             None => TunnelMode::Auto,
             Some(v) => tunnel_mode(v)?,
         };
+        let network = NetworkPolicy::from_settings(
+            get(env, network::EGRESS),
+            get(env, network::EGRESS_ALLOW),
+            get(env, network::EGRESS_PRIVATE),
+            get(env, network::HOST_PORTS),
+            get(env, network::EGRESS_DNS),
+        )
+        .map_err(|e| SettingsError {
+            name: e.variable,
+            value: e.value,
+            expected: e.expected,
+        })?;
         Ok(ComputerSettings {
             name,
             port_base,
             image,
             limits,
             tunnel,
+            network,
         })
     }
 

@@ -21,6 +21,8 @@
 //! - [`devtools`]: the DevTools bridge of a screen's browser.
 //! - [`files`]: working folder, listing, reading and writing files.
 //! - [`paths`]: normalising typed paths, the same on both ends.
+//! - [`network`]: the computer's network policy (egress mode, allow-list,
+//!   exceptions to containment) and its connection log.
 //! - [`handoff`]: a person taking a screen from its agent and handing it
 //!   back.
 //! - [`recording`]: recordings of what an agent did, their steps, and
@@ -51,6 +53,7 @@ pub mod frame;
 pub mod handoff;
 pub mod ids;
 pub mod limits;
+pub mod network;
 pub mod observe;
 pub mod paths;
 pub mod recording;

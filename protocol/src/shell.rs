@@ -33,6 +33,10 @@ pub struct ShellResult {
     pub memory_limit: Option<u64>,
     pub stdout: String,
     pub stderr: String,
+    /// Connections and lookups the network guard refused while the command
+    /// ran, one line each (host, port, rule).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub network_denials: Vec<String>,
 }
 
 fn is_zero(n: &u32) -> bool {

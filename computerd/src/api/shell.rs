@@ -46,6 +46,7 @@ pub async fn run(
         env.extend(screen.env().vars());
     }
     let _running = session.command_started();
+    let started_ms = crate::netguard::now_ms();
     let running = crate::shell::run(ShellSpec {
         command: req.command,
         cwd: session.cwd(),
@@ -57,7 +58,11 @@ pub async fn run(
     // another session's screen. Dropping `run` kills everything it started.
     let ended = session.ended();
     tokio::select! {
-        result = running => Ok(Json(with_oom_kills(&session, result?))),
+        result = running => {
+            let mut result = with_oom_kills(&session, result?);
+            result.network_denials = crate::netguard::denial_lines_since(started_ms).await;
+            Ok(Json(result))
+        }
         () = ended.cancelled() => {
             let why = app.sessions.get(&session.id).err();
             Err(why.unwrap_or(SessionError::Unknown(session.id.clone())).into())

@@ -82,5 +82,6 @@ pub async fn run(spec: ShellSpec) -> Result<ShellResult, ShellError> {
         memory_limit: None,
         stdout: stdout.finish().into_text(),
         stderr: stderr.finish().into_text(),
+        network_denials: Vec::new(),
     })
 }

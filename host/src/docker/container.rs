@@ -14,6 +14,7 @@ use super::call::{message_of, status_of, Call};
 use super::dialer::Dialer;
 use super::endpoint::DockerEndpoint;
 use super::error::DockerError;
+use super::guard;
 use super::found::{find_computer, ComputerState, FoundComputer, HOME, TOKEN_VAR};
 use super::image::{binary_version, compare_versions, ensure_image, ImageFacts, VERSION_LABEL};
 use super::limits;
@@ -172,7 +173,7 @@ pub async fn ensure_computer(
         };
         // `None`: another MCP server changed the computer under us; look again.
         if let Some(startup) = outcome {
-            return ready(&docker, &dialer, &settings.name, startup).await;
+            return ready(&docker, &dialer, settings, startup).await;
         }
         if tokio::time::Instant::now() >= settle_by {
             return Err(DockerError::Busy {
@@ -380,6 +381,14 @@ impl Creation<'_> {
                         ..Default::default()
                     }]),
                     shm_size: Some(SHM_SIZE),
+                    // Its network belongs to its guard (`guard`): no raw or
+                    // packet sockets, and NET_ADMIN is never granted.
+                    cap_drop: Some(vec!["NET_RAW".into(), "NET_ADMIN".into()]),
+                    // The machine the engine runs on, for COMPUTER_USE_HOST_PORTS.
+                    extra_hosts: Some(vec![format!(
+                        "{}:host-gateway",
+                        computer_protocol::network::HOST_NAME
+                    )]),
                     ..Default::default()
                 }),
                 resources,
@@ -473,9 +482,10 @@ async fn create_and_start(docker: &Docker, plan: &Creation<'_>) -> Result<Option
 async fn ready(
     docker: &Docker,
     dialer: &Dialer,
-    name: &str,
+    settings: &ComputerSettings,
     startup: Startup,
 ) -> Result<Computer, DockerError> {
+    let name = settings.name.as_str();
     let found = find_computer(docker, name)
         .await?
         .ok_or_else(|| DockerError::Vanished {
@@ -506,6 +516,8 @@ async fn ready(
     let token = found.token.clone().ok_or_else(|| DockerError::NotOurs {
         name: name.to_string(),
     })?;
+    // The guard holds the computer's network before the agent's first call.
+    guard::ensure_guard(docker, &found, &settings.network).await?;
     probe::wait_healthy(docker, name, &api_url, HEALTH_DEADLINE).await?;
     let viewer_key = match probe::viewer_key(name, &api_url, &token).await {
         Ok(key) => Some(key),

@@ -153,6 +153,10 @@ pub enum DockerError {
     Exited { name: String, exit_code: i64 },
     #[error("the computer `{name}` was removed while it was starting; call start_computer again to create it")]
     Vanished { name: String },
+    /// The computer's network guard (`docker::guard`) failed; the computer
+    /// gets no network without it.
+    #[error("the computer's network guard `{name}` failed: {why}; the computer has no network until it runs (see `docker logs {name}`; the image needs nftables and the engine must allow NET_ADMIN for the guard)")]
+    Guard { name: String, why: String },
     #[error("computerd in the computer `{name}` did not answer `GET {url}` within {}s ({last}); the container is running: see its logs with `docker logs {name}`", after.as_secs())]
     Unhealthy {
         name: String,

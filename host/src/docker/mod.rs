@@ -2,7 +2,7 @@
 //! how to reach it ([`tls`], [`ssh`], over one pooled client), where those
 //! settings came from ([`origin`]), what Docker says of the computer's
 //! container ([`found`]) and how it is created, started and upgraded
-//! ([`container`]), its image ([`image`]), the questions `doctor` asks of
+//! ([`container`]), the guard that owns its network ([`guard`]), its image ([`image`]), the questions `doctor` asks of
 //! the engine ([`engine`]), published ports ([`ports`]), how those ports are reached from here ([`dialer`]: as
 //! published on a local engine, through a [`tunnel`] over the engine
 //! connection on a remote one), whether a connected computer is still the
@@ -23,6 +23,7 @@ pub mod engine;
 pub mod error;
 pub mod fix;
 pub mod found;
+pub mod guard;
 pub mod image;
 pub mod limits;
 pub mod origin;

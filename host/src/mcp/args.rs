@@ -273,6 +273,20 @@ pub struct StopRecordingArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+pub struct NetworkLogArgs {
+    #[serde(deserialize_with = "session_id")]
+    pub session_id: String,
+    /// Only refused connections and lookups.
+    #[serde(default)]
+    pub denied_only: bool,
+    /// Entries, newest first: 1..500, default 50.
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 500))]
+    pub limit: Option<u32>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct HandoffArgs {
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,

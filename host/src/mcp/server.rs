@@ -153,6 +153,7 @@ impl ComputerUseServer {
             + Self::transfer_tools()
             + Self::recording_tools()
             + Self::handoff_tools()
+            + Self::network_tools()
     }
 
     /// Calls route `E` of session `id` and reads its answer, every failure

@@ -226,6 +226,9 @@ impl Drop for TestComputer {
     fn drop(&mut self) {
         // Output ignored: either may already be gone.
         let _ = docker_output(&["rm", "-f", "-v", &self.name]);
+        // Its network guard ends by itself once the computer is gone; this
+        // only saves waiting for that.
+        let _ = docker_output(&["rm", "-f", &format!("{}-network", self.name)]);
         let _ = docker_output(&["volume", "rm", "-f", &self.volume()]);
     }
 }

@@ -9,6 +9,7 @@ pub mod desktop;
 pub mod devtools;
 pub mod files;
 pub mod handoff;
+pub mod network;
 pub mod recording;
 pub mod session;
 pub mod shell;

@@ -78,6 +78,10 @@ impl ComputerUseServer {
             text.push_str(&note);
             text.push('\n');
         }
+        for line in &r.network_denials {
+            text.push_str(line);
+            text.push('\n');
+        }
         if !r.stdout.is_empty() {
             text.push_str(&format!(
                 "--- stdout ---\n{}\n",
@@ -128,6 +132,7 @@ mod tests {
             memory_limit,
             stdout: String::new(),
             stderr: String::new(),
+            network_denials: Vec::new(),
         }
     }
 

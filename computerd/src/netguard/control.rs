@@ -1,0 +1,138 @@
+//! How the guard is asked things. One line in, one answer out:
+//! - the host, through `docker exec` into the guard's container, on a Unix
+//!   socket in that container's own filesystem (out of the computer's
+//!   reach): `log DENIED_ONLY LIMIT` and `policy JSON`;
+//! - computerd, on a loopback port of the shared namespace: `denials
+//!   SINCE_MS`, read only (the computer may read its own log, not change
+//!   the policy).
+
+use super::Guard;
+use computer_protocol::network::{NetworkLog, NetworkLogEntry, NetworkPolicy, LOG_KEPT};
+use std::io::{Read, Write};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{TcpListener, UnixListener};
+
+const SOCKET: &str = "/run/computer-use-guard.sock";
+/// computerd asks for the denials during a call here.
+pub const DENIALS_PORT: u16 = 7079;
+/// A request line longer than this is refused (a policy of 256 entries
+/// fits with room to spare).
+const LINE_MAX: usize = 64 * 1024;
+
+pub fn bind() -> Result<UnixListener, String> {
+    let _ = std::fs::remove_file(SOCKET);
+    UnixListener::bind(SOCKET).map_err(|e| format!("cannot listen on {SOCKET}: {e}"))
+}
+
+pub async fn serve_host(listener: UnixListener, guard: Arc<Guard>) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        let guard = guard.clone();
+        tokio::spawn(async move {
+            let (read, mut write) = stream.into_split();
+            let Some(line) = read_line(read).await else { return };
+            let answer = host_command(&guard, &line);
+            let _ = write.write_all(answer.as_bytes()).await;
+        });
+    }
+}
+
+fn host_command(guard: &Guard, line: &str) -> String {
+    let (command, rest) = line.split_once(' ').unwrap_or((line, ""));
+    match command {
+        "log" => {
+            let mut words = rest.split_whitespace();
+            let denied_only = words.next() == Some("1");
+            let limit = words
+                .next()
+                .and_then(|w| w.parse().ok())
+                .unwrap_or(LOG_KEPT);
+            let (entries, dropped) = guard.journal.newest(denied_only, limit);
+            let log = NetworkLog {
+                policy: (*guard.policy()).clone(),
+                entries,
+                dropped,
+            };
+            serde_json::to_string(&log).unwrap_or_else(|e| format!("error: {e}"))
+        }
+        "policy" => match serde_json::from_str::<NetworkPolicy>(rest) {
+            Ok(policy) => match guard.set_policy(policy) {
+                Ok(()) => format!("ok: {}", guard.policy().summary()),
+                Err(e) => format!("error: {e}"),
+            },
+            Err(e) => format!("error: the policy is not valid JSON: {e}"),
+        },
+        other => format!("error: unknown command `{other}`"),
+    }
+}
+
+pub async fn serve_computer(listener: TcpListener, guard: Arc<Guard>) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        let guard = guard.clone();
+        tokio::spawn(async move {
+            let (read, mut write) = stream.into_split();
+            let Some(line) = read_line(read).await else { return };
+            let answer = match line.strip_prefix("denials ").and_then(|s| s.trim().parse().ok()) {
+                Some(since) => serde_json::to_string(&guard.journal.denials_since(since))
+                    .unwrap_or_default(),
+                None => "[]".to_string(),
+            };
+            let _ = write.write_all(answer.as_bytes()).await;
+        });
+    }
+}
+
+async fn read_line(read: impl tokio::io::AsyncRead + Unpin) -> Option<String> {
+    let mut line = String::new();
+    let mut reader = BufReader::new(read).take(LINE_MAX as u64);
+    tokio::time::timeout(Duration::from_secs(5), reader.read_line(&mut line))
+        .await
+        .ok()?
+        .ok()?;
+    Some(line.trim_end().to_string())
+}
+
+/// Sends one command to the running guard (from `docker exec`).
+pub fn ask(command: &str) -> Result<String, String> {
+    let mut stream = std::os::unix::net::UnixStream::connect(SOCKET)
+        .map_err(|e| format!("the guard does not answer on {SOCKET}: {e}"))?;
+    stream
+        .write_all(format!("{command}\n").as_bytes())
+        .map_err(|e| format!("cannot ask the guard: {e}"))?;
+    let mut answer = String::new();
+    stream
+        .read_to_string(&mut answer)
+        .map_err(|e| format!("no answer from the guard: {e}"))?;
+    if let Some(error) = answer.strip_prefix("error: ") {
+        return Err(error.to_string());
+    }
+    Ok(answer)
+}
+
+/// The denials since `since_ms` (milliseconds since the epoch), for
+/// computerd to mention in a call's result. Empty when no guard answers
+/// (computerd outside a container) or it is slow.
+pub async fn denials_since(since_ms: u64) -> Vec<NetworkLogEntry> {
+    let ask = async {
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", DENIALS_PORT)).await.ok()?;
+        stream
+            .write_all(format!("denials {since_ms}\n").as_bytes())
+            .await
+            .ok()?;
+        let mut answer = Vec::new();
+        stream.read_to_end(&mut answer).await.ok()?;
+        serde_json::from_slice(&answer).ok()
+    };
+    tokio::time::timeout(Duration::from_millis(200), ask)
+        .await
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+}

@@ -1,0 +1,264 @@
+//! The computer's network guard: a second container, `<name>-network`,
+//! that joins the computer's network namespace holding CAP_NET_ADMIN (which
+//! the computer's own container never has) and runs `computerd net-guard`.
+//! It owns the namespace's firewall, the proxy and the resolver every
+//! connection of the computer goes through, and the connection log
+//! (`computerd/src/netguard`). The computer's root cannot reach any of it:
+//! another container's processes, filesystem and capabilities.
+//!
+//! The guard lives as long as the namespace it joined: the host starts one
+//! each time the computer starts (before computerd's first call), and it ends
+//! itself when the computer stops. A guard left from an earlier start of the
+//! computer is replaced. A server that finds the guard running puts its own
+//! policy in force, so a changed setting applies without a restart.
+
+use super::call::{status_of, Call};
+use super::error::DockerError;
+use super::found::FoundComputer;
+use super::image::VERSION_LABEL;
+use bollard::models::{ContainerCreateBody, HostConfig};
+use bollard::query_parameters::{
+    CreateContainerOptionsBuilder, LogsOptionsBuilder, RemoveContainerOptionsBuilder,
+};
+use bollard::Docker;
+use computer_protocol::network::{NetworkLog, NetworkPolicy};
+use futures::StreamExt;
+use std::time::Duration;
+
+/// The label that ties a guard to its computer.
+pub const GUARD_FOR_LABEL: &str = "computer-use.network-guard-for";
+/// What the guard prints once its rules hold (computerd's `READY_LINE`).
+const READY_LINE: &str = "computer-use network guard: ready";
+const READY_DEADLINE: Duration = Duration::from_secs(20);
+const CALL_DEADLINE: Duration = Duration::from_secs(30);
+/// The guard is one small process: a proxy, a resolver, a log.
+const GUARD_MEMORY: i64 = 128 * 1024 * 1024;
+const GUARD_PIDS: i64 = 64;
+
+pub fn guard_name(computer: &str) -> String {
+    format!("{computer}-network")
+}
+
+/// Makes sure the computer's current network namespace has its guard, with
+/// `policy`, ready before anything else talks to the computer.
+pub async fn ensure_guard(
+    docker: &Docker,
+    computer: &FoundComputer,
+    policy: &NetworkPolicy,
+) -> Result<(), DockerError> {
+    let name = guard_name(&computer.name);
+    let joins = format!("container:{}", computer.id);
+    let inspect = Call::new(
+        format!("inspecting the network guard `{name}`"),
+        "nothing was changed",
+        CALL_DEADLINE,
+    );
+    match inspect.run_raw(docker.inspect_container(&name, None)).await? {
+        Ok(found) => {
+            let running = found.state.as_ref().and_then(|s| s.running) == Some(true);
+            let same_namespace = found
+                .host_config
+                .as_ref()
+                .and_then(|h| h.network_mode.as_deref())
+                == Some(joins.as_str());
+            let guard_started = found.state.as_ref().and_then(|s| s.started_at.clone());
+            // RFC 3339 times of one engine compare as text.
+            let after_computer = match (&guard_started, &computer.started_at) {
+                (Some(guard), Some(computer)) => guard >= computer,
+                _ => false,
+            };
+            if running && same_namespace && after_computer {
+                wait_ready(docker, &name).await?;
+                // This server's policy is the one in force from now on: a
+                // changed setting applies to the running computer at once.
+                set_policy(docker, &computer.name, policy).await?;
+                return Ok(());
+            }
+            remove(docker, &name).await?;
+        }
+        Err(e) if status_of(&e) == Some(404) => {}
+        Err(e) => return Err(inspect.failed(e)),
+    }
+    create_and_start(docker, computer, &name, &joins, policy).await
+}
+
+async fn create_and_start(
+    docker: &Docker,
+    computer: &FoundComputer,
+    name: &str,
+    joins: &str,
+    policy: &NetworkPolicy,
+) -> Result<(), DockerError> {
+    let policy_json = serde_json::to_string(policy).unwrap_or_else(|_| "{}".into());
+    let mut labels = std::collections::HashMap::from([(
+        GUARD_FOR_LABEL.to_string(),
+        computer.name.clone(),
+    )]);
+    if let Some(version) = &computer.version {
+        labels.insert(VERSION_LABEL.to_string(), version.clone());
+    }
+    let body = ContainerCreateBody {
+        image: Some(computer.image.clone()),
+        entrypoint: Some(vec!["/usr/local/bin/computerd".into()]),
+        cmd: Some(vec!["net-guard".into(), "run".into(), policy_json]),
+        user: Some("root".into()),
+        labels: Some(labels),
+        host_config: Some(HostConfig {
+            network_mode: Some(joins.to_string()),
+            cap_drop: Some(vec!["ALL".into()]),
+            cap_add: Some(vec!["NET_ADMIN".into()]),
+            memory: Some(GUARD_MEMORY),
+            pids_limit: Some(GUARD_PIDS),
+            security_opt: Some(vec!["no-new-privileges".into()]),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    let create = Call::new(
+        format!("creating the network guard `{name}`"),
+        "the computer runs without network until its guard starts",
+        CALL_DEADLINE,
+    );
+    let options = CreateContainerOptionsBuilder::default().name(name).build();
+    match create.run_raw(docker.create_container(Some(options), body)).await? {
+        Ok(_) => {}
+        // Another server is making it at this moment.
+        Err(e) if status_of(&e) == Some(409) => return wait_ready(docker, name).await,
+        Err(e) => return Err(create.failed(e)),
+    }
+    Call::new(
+        format!("starting the network guard `{name}`"),
+        format!("see `docker logs {name}`"),
+        CALL_DEADLINE,
+    )
+    .run(docker.start_container(name, None))
+    .await?;
+    wait_ready(docker, name).await
+}
+
+async fn remove(docker: &Docker, name: &str) -> Result<(), DockerError> {
+    let options = RemoveContainerOptionsBuilder::default().force(true).build();
+    let call = Call::new(
+        format!("removing the stale network guard `{name}`"),
+        "nothing else was changed",
+        CALL_DEADLINE,
+    );
+    match call.run_raw(docker.remove_container(name, Some(options))).await? {
+        Ok(()) => Ok(()),
+        Err(e) if matches!(status_of(&e), Some(404) | Some(409)) => Ok(()),
+        Err(e) => Err(call.failed(e)),
+    }
+}
+
+/// Follows the guard's output until it says it is ready.
+async fn wait_ready(docker: &Docker, name: &str) -> Result<(), DockerError> {
+    let options = LogsOptionsBuilder::default()
+        .follow(true)
+        .stdout(true)
+        .stderr(true)
+        .build();
+    let mut said = String::new();
+    let watch = async {
+        let mut logs = docker.logs(name, Some(options));
+        while let Some(chunk) = logs.next().await {
+            match chunk {
+                Ok(chunk) => {
+                    said.push_str(&chunk.to_string());
+                    if said.contains(READY_LINE) {
+                        return true;
+                    }
+                }
+                Err(_) => return false,
+            }
+        }
+        false
+    };
+    let ready = tokio::time::timeout(READY_DEADLINE, watch).await.unwrap_or(false);
+    if ready {
+        return Ok(());
+    }
+    Err(DockerError::Guard {
+        name: name.to_string(),
+        why: match said.trim() {
+            "" => format!("it did not say it was ready within {}s", READY_DEADLINE.as_secs()),
+            text => text.lines().last().unwrap_or(text).to_string(),
+        },
+    })
+}
+
+/// The guard's log: newest first, `limit` entries, denials only if asked.
+pub async fn network_log(
+    docker: &Docker,
+    computer: &str,
+    denied_only: bool,
+    limit: usize,
+) -> Result<NetworkLog, DockerError> {
+    let answer = ask(
+        docker,
+        computer,
+        &["log".to_string(), format!("{} {limit}", u8::from(denied_only))].join(" "),
+    )
+    .await?;
+    serde_json::from_str(&answer).map_err(|e| DockerError::Guard {
+        name: guard_name(computer),
+        why: format!("its log is not JSON ({e}): {}", answer.chars().take(200).collect::<String>()),
+    })
+}
+
+/// Puts `policy` in force on the running guard (within the call).
+pub async fn set_policy(docker: &Docker, computer: &str, policy: &NetworkPolicy) -> Result<String, DockerError> {
+    let json = serde_json::to_string(policy).unwrap_or_default();
+    ask(docker, computer, &format!("policy {json}")).await
+}
+
+/// Runs `computerd net-guard ...` in the guard and returns what it printed.
+async fn ask(docker: &Docker, computer: &str, command: &str) -> Result<String, DockerError> {
+    let name = guard_name(computer);
+    let (verb, rest) = command.split_once(' ').unwrap_or((command, ""));
+    let mut argv = vec!["/usr/local/bin/computerd".to_string(), "net-guard".into(), verb.into()];
+    argv.extend(rest.split(' ').filter(|w| !w.is_empty()).map(str::to_string));
+    if verb == "policy" {
+        argv.truncate(3);
+        argv.push(rest.to_string());
+    }
+    let exec = Call::new(
+        format!("asking the network guard `{name}`"),
+        "nothing was changed",
+        CALL_DEADLINE,
+    );
+    let created = exec
+        .run(docker.create_exec(
+            &name,
+            bollard::exec::CreateExecOptions {
+                cmd: Some(argv),
+                attach_stdout: Some(true),
+                attach_stderr: Some(true),
+                ..Default::default()
+            },
+        ))
+        .await?;
+    let mut out = String::new();
+    let mut err = String::new();
+    if let bollard::exec::StartExecResults::Attached { mut output, .. } =
+        exec.run(docker.start_exec(&created.id, None)).await?
+    {
+        while let Some(Ok(chunk)) = output.next().await {
+            match chunk {
+                bollard::container::LogOutput::StdErr { message } => {
+                    err.push_str(&String::from_utf8_lossy(&message))
+                }
+                other => out.push_str(&other.to_string()),
+            }
+        }
+    }
+    if out.trim().is_empty() {
+        return Err(DockerError::Guard {
+            name,
+            why: match err.trim() {
+                "" => "it answered nothing".into(),
+                text => text.to_string(),
+            },
+        });
+    }
+    Ok(out)
+}
