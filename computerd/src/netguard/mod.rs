@@ -12,7 +12,8 @@
 //! on a Unix socket in the guard's own filesystem, and computerd (the
 //! denials during a call) on a loopback port of the shared namespace.
 //!
-//! Subcommands: `run POLICY_JSON` (the container's command), `log`,
+//! Subcommands: `run POLICY_JSON` (the container's command), `log
+//! DENIED_ONLY LIMIT`,
 //! `policy POLICY_JSON` (both through `docker exec` into the guard).
 
 mod control;
@@ -119,7 +120,11 @@ fn marked_socket(target: SocketAddr, mark: u32) -> io::Result<tokio::net::TcpSoc
 pub fn main(args: &[String]) -> i32 {
     let result = match args.first().map(String::as_str) {
         Some("run") => run(args.get(1).map(String::as_str).unwrap_or("{}")),
-        Some("log") => control::ask("log").map(|answer| println!("{answer}")),
+        Some("log") => {
+            // `log DENIED_ONLY LIMIT`, as the host passes them.
+            let words: Vec<&str> = args[1..].iter().map(String::as_str).collect();
+            control::ask(&format!("log {}", words.join(" "))).map(|answer| println!("{answer}"))
+        }
         Some("policy") => {
             let json = args.get(1).map(String::as_str).unwrap_or("");
             control::ask(&format!("policy {json}")).map(|answer| println!("{answer}"))

@@ -276,10 +276,8 @@ pub struct StopRecordingArgs {
 pub struct NetworkLogArgs {
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,
-    /// Only refused connections and lookups.
     #[serde(default)]
     pub denied_only: bool,
-    /// Entries, newest first: 1..500, default 50.
     #[serde(default)]
     #[schemars(range(min = 1, max = 500))]
     pub limit: Option<u32>,

@@ -26,7 +26,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// The order `tools/list` gives: how an agent meets them.
-const ORDER: [&str; 20] = [
+const ORDER: [&str; 21] = [
     "start_computer",
     "end_session",
     "computer_observe",
@@ -44,6 +44,7 @@ const ORDER: [&str; 20] = [
     "read_file",
     "write_file",
     "file_transfer",
+    "network_log",
     "start_recording",
     "recording_note",
     "stop_recording",

@@ -24,7 +24,7 @@ impl ComputerUseServer {
         name = "start_chrome_devtools",
         output_schema = schema_for_output::<DevToolsStarted>(),
         title = "Start Chrome DevTools for the screen's browser",
-        description = "Start Chrome DevTools' MCP tools (DOM snapshot, console, network, script evaluation, screenshots, performance traces) for this session's browser, starting it if needed. Call them through shell: `mcpc @cdt-N tools-call <tool> '<json>'` (the reply gives N and the tools). Unused for COMPUTER_USE_DEVTOOLS_IDLE (10m) it stops; the next call restarts it, pages kept. Needs COMPUTER_USE_SHELL_TIMEOUT_MAX of 60 or more.",
+        description = "Start Chrome DevTools' MCP tools (DOM snapshot, console, network, script evaluation, screenshots, traces) for this session's browser, starting it if needed. Call them through shell: `mcpc @cdt-N tools-call <tool> '<json>'` (N and the tools are in the reply). It stops after COMPUTER_USE_DEVTOOLS_IDLE (10m) unused; the next call restarts it, pages kept. Needs COMPUTER_USE_SHELL_TIMEOUT_MAX >= 60.",
         annotations(
             title = "Start Chrome DevTools for the screen's browser",
             read_only_hint = false,

@@ -39,7 +39,7 @@ impl ComputerUseServer {
         name = "network_log",
         output_schema = schema_for_output::<NetworkLogResult>(),
         title = "See what the computer's network reached",
-        description = "The computer's connections, newest first: time, host name, address, port, allowed or denied and by which rule, bytes each way, duration; and the policy in force. The computer never reaches other computers, this machine, private or link-local ranges; COMPUTER_USE_EGRESS (open, allowlist, none) decides the internet. Use it when a page or download fails.",
+        description = "What the computer's network allowed and refused, newest first, and its policy. Read it when a page or download fails.",
         annotations(
             title = "See what the computer's network reached",
             read_only_hint = true,

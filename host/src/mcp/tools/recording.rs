@@ -40,7 +40,7 @@ impl ComputerUseServer {
         name = "start_recording",
         output_schema = schema_for_output::<RecordingStartedResult>(),
         title = "Record what you do in this session",
-        description = "Record this session for a person to review step by step: each later tool call on it becomes a step with its arguments, result and the screen before and after. Viewers see it marked as recorded. Type secrets with `secret: true` (shown as •••). Add notes with recording_note; stop_recording or end_session delivers the package.",
+        description = "Record this session for a person to review step by step: each later tool call on it becomes a step with its arguments, result and the screen before and after. Type secrets with `secret: true` (shown as •••). Add notes with recording_note; stop_recording or end_session delivers the package.",
         annotations(
             title = "Record what you do in this session",
             read_only_hint = false,
@@ -136,7 +136,7 @@ impl ComputerUseServer {
         name = "stop_recording",
         output_schema = schema_for_output::<Delivered>(),
         title = "Stop recording and get the package",
-        description = "Stop this session's recording and copy its package here: index.html (a walkthrough that opens from disk: each step's time, screens before and after, output, notes, errors), walkthrough.json, frames/ and manifest.json (sha256 of each file, checked by `computer-use-mcp review PATH`).",
+        description = "Stop this session's recording and copy its package here: index.html (a step-by-step walkthrough that opens from disk), walkthrough.json, frames/ and manifest.json (each file's sha256; `computer-use-mcp review PATH` checks them).",
         annotations(
             title = "Stop recording and get the package",
             read_only_hint = false,

@@ -25,7 +25,7 @@ impl ComputerUseServer {
         name = "file_transfer",
         output_schema = schema_for_output::<TransferReport>(),
         title = "Copy files between this machine and the computer",
-        description = "Copy a file or a folder tree from this machine to the computer (to_computer) or back (from_computer): any size, binary, keeping empty folders, permission bits and symlinks (a symlink given as the path is followed). As `cp -r`: into an existing folder under its own name, else the path names the copy (missing parents created). Without overwrite an existing final path is refused before anything is written; with it, files are replaced and folders merged, but a file and a folder never replace each other (that stops the copy, keeping what was copied). Fails after 60 s without progress. Pipes, devices, unsafe or unreadable entries and names invalid on Windows are skipped and listed. host_path is on the machine running this server: over HTTP, relative to COMPUTER_USE_TRANSFER_ROOT.",
+        description = "Copy a file or folder tree from this machine to the computer (to_computer) or back (from_computer): any size, keeping empty folders, modes and symlinks. Like `cp -r`: into an existing folder under its own name, else to the path (parents created). An existing target is refused before anything is written unless overwrite (files replaced, folders merged; a file never replaces a folder or back). Fails after 60 s without progress. Special, unsafe or unreadable entries are skipped and listed. host_path is on this server's machine; over HTTP, relative to COMPUTER_USE_TRANSFER_ROOT.",
         annotations(
             title = "Copy files between this machine and the computer",
             read_only_hint = false,
