@@ -21,13 +21,19 @@ use test_support::wait::wait_until;
 /// addresses.
 fn internet() -> HashMap<String, String> {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/test-internet.sh");
-    let up = Command::new("bash").args([script, "up"]).output().expect("bash runs");
+    let up = Command::new("bash")
+        .args([script, "up"])
+        .output()
+        .expect("bash runs");
     assert!(
         up.status.success(),
         "scripts/test-internet.sh up failed (it needs root, ip and python3): {}",
         String::from_utf8_lossy(&up.stderr)
     );
-    let env = Command::new("bash").args([script, "env"]).output().expect("bash runs");
+    let env = Command::new("bash")
+        .args([script, "env"])
+        .output()
+        .expect("bash runs");
     String::from_utf8_lossy(&env.stdout)
         .lines()
         .filter_map(|l| l.split_once('='))
@@ -65,9 +71,20 @@ impl Bystander {
     fn start(name: &str) -> Bystander {
         let _ = docker_output(&["rm", "-f", name]);
         docker(&[
-            "run", "-d", "--name", name, "--entrypoint", "python3", &image(), "-m", "http.server", "8000",
+            "run",
+            "-d",
+            "--name",
+            name,
+            "--entrypoint",
+            "python3",
+            &image(),
+            "-m",
+            "http.server",
+            "8000",
         ]);
-        Bystander { name: name.to_string() }
+        Bystander {
+            name: name.to_string(),
+        }
     }
 
     fn address(&self) -> String {
@@ -146,14 +163,30 @@ async fn root_in_the_computer_cannot_leave_its_network_and_the_policy_holds() {
 
     // Allowed names work, by HTTP, by HTTPS, and plain TCP by host:port.
     let (_, out, _) = run(&client, &sid, &curl("http://allowed.test/")).await;
-    assert!(out.contains(&format!("hello from {allowed_ip} host=allowed.test")), "{out}");
-    let (_, out, _) = run(&client, &sid, &curl("--cacert /tmp/inet.pem https://www.allowed.test/")).await;
-    assert!(out.contains(&format!("hello from {www_ip} host=www.allowed.test")), "{out}");
+    assert!(
+        out.contains(&format!("hello from {allowed_ip} host=allowed.test")),
+        "{out}"
+    );
+    let (_, out, _) = run(
+        &client,
+        &sid,
+        &curl("--cacert /tmp/inet.pem https://www.allowed.test/"),
+    )
+    .await;
+    assert!(
+        out.contains(&format!("hello from {www_ip} host=www.allowed.test")),
+        "{out}"
+    );
     let echo = "python3 -c \"import socket; s=socket.create_connection(('allowed.test',7000),3); s.sendall(b'ping'); print(s.recv(10).decode())\"";
     let (_, out, _) = run(&client, &sid, echo).await;
     assert!(out.contains("ping"), "{out}");
     // The one host port named, under its stable name; nothing else of the host.
-    let (_, out, _) = run(&client, &sid, &curl(&format!("http://host.docker.internal:{open_port}/"))).await;
+    let (_, out, _) = run(
+        &client,
+        &sid,
+        &curl(&format!("http://host.docker.internal:{open_port}/")),
+    )
+    .await;
     assert!(out.contains("host port open"), "{out}");
 
     // Each escape, as root where root helps, is refused and nothing leaks.
@@ -185,54 +218,129 @@ async fn root_in_the_computer_cannot_leave_its_network_and_the_policy_holds() {
         let (_, out, _) = run(&client, &sid, command).await;
         assert!(!leak(&out), "{what}: it got through: {out}");
         assert!(!out.contains("RAWOPEN"), "{what}: {out}");
-        assert!(!out.contains("answers 1"), "{what}: the name was answered: {out}");
+        assert!(
+            !out.contains("answers 1"),
+            "{what}: the name was answered: {out}"
+        );
     }
     // The /etc/hosts and SNI tricks reach the allowed server, never the denied one.
-    let (_, out, _) = run(&client, &sid, &curl(&format!("--cacert /tmp/inet.pem --resolve allowed.test:443:{denied_ip} https://allowed.test/"))).await;
+    let (_, out, _) = run(
+        &client,
+        &sid,
+        &curl(&format!(
+            "--cacert /tmp/inet.pem --resolve allowed.test:443:{denied_ip} https://allowed.test/"
+        )),
+    )
+    .await;
     assert!(out.contains(&format!("hello from {allowed_ip}")), "{out}");
 
     // A denied web request says why, names the host and the setting; the
     // shell result lists the denial; a refusal is fast.
-    let (_, out, result) = run(&client, &sid, &curl(&format!("--resolve denied.test:80:{denied_ip} http://denied.test/"))).await;
-    assert!(out.contains("code=403") && out.contains("denied.test") && out.contains("COMPUTER_USE_EGRESS_ALLOW"), "{out}");
-    let denials = result["network_denials"].as_array().cloned().unwrap_or_default();
+    let (_, out, result) = run(
+        &client,
+        &sid,
+        &curl(&format!(
+            "--resolve denied.test:80:{denied_ip} http://denied.test/"
+        )),
+    )
+    .await;
     assert!(
-        denials.iter().any(|d| d.as_str().unwrap_or("").contains("denied.test")),
+        out.contains("code=403")
+            && out.contains("denied.test")
+            && out.contains("COMPUTER_USE_EGRESS_ALLOW"),
+        "{out}"
+    );
+    let denials = result["network_denials"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        denials
+            .iter()
+            .any(|d| d.as_str().unwrap_or("").contains("denied.test")),
         "the shell result lists the denial: {result}"
     );
     let timing = format!("python3 -c \"import socket,time; t=time.monotonic()\ntry:\n s=socket.create_connection(('{denied_ip}',22),3); s.recv(1)\nexcept OSError as e: pass\nprint('refused in', int((time.monotonic()-t)*1000), 'ms')\"");
     let started = Instant::now();
     let (_, out, _) = run(&client, &sid, &timing).await;
-    assert!(started.elapsed() < Duration::from_secs(3), "a refusal must not hang: {out}");
-    let ms: u64 = out.split_whitespace().nth(2).and_then(|w| w.parse().ok()).unwrap_or(u64::MAX);
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "a refusal must not hang: {out}"
+    );
+    let ms: u64 = out
+        .split_whitespace()
+        .nth(2)
+        .and_then(|w| w.parse().ok())
+        .unwrap_or(u64::MAX);
     assert!(ms < 1000, "refused in {ms} ms: {out}");
 
     // Nobody else reaches into the computer either.
-    let computer_ip = inspect(&computer.name)["NetworkSettings"]["IPAddress"].as_str().unwrap().to_string();
+    let computer_ip = inspect(&computer.name)["NetworkSettings"]["IPAddress"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let inbound = docker_output(&[
-        "exec", &bystander.name, "curl", "-sS", "-m", "3", &format!("http://{computer_ip}:7070/health"),
+        "exec",
+        &bystander.name,
+        "curl",
+        "-sS",
+        "-m",
+        "3",
+        &format!("http://{computer_ip}:7070/health"),
     ]);
-    assert!(!inbound.status.success(), "another container reached computerd: {}", String::from_utf8_lossy(&inbound.stdout));
+    assert!(
+        !inbound.status.success(),
+        "another container reached computerd: {}",
+        String::from_utf8_lossy(&inbound.stdout)
+    );
 
     // The log: newest first, denials with their rule; denied_only filters.
-    let (log, log_result) = ok(&client, "network_log", json!({"session_id": sid, "limit": 500})).await;
+    let (log, log_result) = ok(
+        &client,
+        "network_log",
+        json!({"session_id": sid, "limit": 500}),
+    )
+    .await;
     assert_eq!(log["policy"]["mode"], "allowlist", "{log}");
     let entries = log["entries"].as_array().unwrap();
     let has = |host: &str, allowed: bool| {
-        entries.iter().any(|e| e["host"].as_str() == Some(host) && e["allowed"] == allowed)
+        entries
+            .iter()
+            .any(|e| e["host"].as_str() == Some(host) && e["allowed"] == allowed)
     };
     assert!(has("allowed.test", true), "{}", text(&log_result));
     assert!(has("www.allowed.test", true), "{}", text(&log_result));
     assert!(has("denied.test", false), "{}", text(&log_result));
-    assert!(entries.iter().any(|e| e["address"] == "169.254.169.254" && e["allowed"] == false && e["rule"].as_str().unwrap().contains("link-local")));
-    let allowed_entry = entries.iter().find(|e| e["host"] == "allowed.test" && e["allowed"] == true).unwrap();
-    assert!(allowed_entry["bytes_in"].as_u64().unwrap() > 0, "{allowed_entry}");
-    let (denied_log, _) = ok(&client, "network_log", json!({"session_id": sid, "denied_only": true, "limit": 3})).await;
+    assert!(entries.iter().any(|e| e["address"] == "169.254.169.254"
+        && e["allowed"] == false
+        && e["rule"].as_str().unwrap().contains("link-local")));
+    let allowed_entry = entries
+        .iter()
+        .find(|e| e["host"] == "allowed.test" && e["allowed"] == true)
+        .unwrap();
+    assert!(
+        allowed_entry["bytes_in"].as_u64().unwrap() > 0,
+        "{allowed_entry}"
+    );
+    let (denied_log, _) = ok(
+        &client,
+        "network_log",
+        json!({"session_id": sid, "denied_only": true, "limit": 3}),
+    )
+    .await;
     let denied_entries = denied_log["entries"].as_array().unwrap();
     assert_eq!(denied_entries.len(), 3);
     assert!(denied_entries.iter().all(|e| e["allowed"] == false));
-    let refused = support::mcp::refused(&client, "network_log", json!({"session_id": sid, "limit": 501})).await;
-    assert!(refused.contains("limit") && refused.contains("500"), "{refused}");
+    let refused = support::mcp::refused(
+        &client,
+        "network_log",
+        json!({"session_id": sid, "limit": 501}),
+    )
+    .await;
+    assert!(
+        refused.contains("limit") && refused.contains("500"),
+        "{refused}"
+    );
 
     // A changed policy applies to the running computer within a second:
     // another server with another list starts using it.
@@ -249,31 +357,61 @@ async fn root_in_the_computer_cannot_leave_its_network_and_the_policy_holds() {
     let changed = Instant::now();
     start_session(&other, "wider").await;
     let (_, out, _) = run(&client, &sid, &curl("http://denied.test/")).await;
-    assert!(out.contains(&format!("hello from {denied_ip}")), "the wider list applies: {out}");
-    println!("a changed list applied within {:?} of start_computer", changed.elapsed());
+    assert!(
+        out.contains(&format!("hello from {denied_ip}")),
+        "the wider list applies: {out}"
+    );
+    println!(
+        "a changed list applied within {:?} of start_computer",
+        changed.elapsed()
+    );
 
     // `none` reaches nothing, names included; open reaches the internet but
     // still no contained range.
-    let (none, _) = connect(&computer, &[("COMPUTER_USE_EGRESS", "none"), ("COMPUTER_USE_EGRESS_DNS", dns.as_str())]).await;
+    let (none, _) = connect(
+        &computer,
+        &[
+            ("COMPUTER_USE_EGRESS", "none"),
+            ("COMPUTER_USE_EGRESS_DNS", dns.as_str()),
+        ],
+    )
+    .await;
     start_session(&none, "none").await;
-    for target in ["http://allowed.test/".to_string(), format!("http://{allowed_ip}/")] {
+    for target in [
+        "http://allowed.test/".to_string(),
+        format!("http://{allowed_ip}/"),
+    ] {
         let (_, out, _) = run(&client, &sid, &curl(&target)).await;
-        assert!(!out.contains("hello from"), "none mode reached {target}: {out}");
+        assert!(
+            !out.contains("hello from"),
+            "none mode reached {target}: {out}"
+        );
     }
     let (open, _) = connect(&computer, &[("COMPUTER_USE_EGRESS_DNS", dns.as_str())]).await;
     start_session(&open, "open").await;
     let (_, out, _) = run(&client, &sid, &curl("http://denied.test/")).await;
-    assert!(out.contains(&format!("hello from {denied_ip}")), "open mode: {out}");
+    assert!(
+        out.contains(&format!("hello from {denied_ip}")),
+        "open mode: {out}"
+    );
     let (_, out, _) = run(&client, &sid, &curl("http://169.254.169.254/")).await;
-    assert!(out.contains("code=403") && out.contains("link-local"), "open mode is still contained: {out}");
+    assert!(
+        out.contains("code=403") && out.contains("link-local"),
+        "open mode is still contained: {out}"
+    );
 
     // The guard ends with the computer's network.
     let guard = format!("{}-network", computer.name);
     computer.stop();
-    wait_until("the network guard ends with its computer", Duration::from_secs(10), || async {
-        let state = docker_output(&["inspect", "-f", "{{.State.Running}}", &guard]);
-        (!state.status.success() || String::from_utf8_lossy(&state.stdout).trim() == "false").then_some(())
-    })
+    wait_until(
+        "the network guard ends with its computer",
+        Duration::from_secs(10),
+        || async {
+            let state = docker_output(&["inspect", "-f", "{{.State.Running}}", &guard]);
+            (!state.status.success() || String::from_utf8_lossy(&state.stdout).trim() == "false")
+                .then_some(())
+        },
+    )
     .await;
 }
 
@@ -281,14 +419,30 @@ async fn root_in_the_computer_cannot_leave_its_network_and_the_policy_holds() {
 async fn bad_network_settings_are_refused_naming_the_variable() {
     let computer = TestComputer::new();
     for (env, variable) in [
-        (vec![("COMPUTER_USE_EGRESS", "closed")], "COMPUTER_USE_EGRESS"),
-        (vec![("COMPUTER_USE_EGRESS", "allowlist")], "COMPUTER_USE_EGRESS_ALLOW"),
-        (vec![("COMPUTER_USE_EGRESS_PRIVATE", "10.0.0.0/40")], "COMPUTER_USE_EGRESS_PRIVATE"),
-        (vec![("COMPUTER_USE_HOST_PORTS", "3000,http")], "COMPUTER_USE_HOST_PORTS"),
+        (
+            vec![("COMPUTER_USE_EGRESS", "closed")],
+            "COMPUTER_USE_EGRESS",
+        ),
+        (
+            vec![("COMPUTER_USE_EGRESS", "allowlist")],
+            "COMPUTER_USE_EGRESS_ALLOW",
+        ),
+        (
+            vec![("COMPUTER_USE_EGRESS_PRIVATE", "10.0.0.0/40")],
+            "COMPUTER_USE_EGRESS_PRIVATE",
+        ),
+        (
+            vec![("COMPUTER_USE_HOST_PORTS", "3000,http")],
+            "COMPUTER_USE_HOST_PORTS",
+        ),
     ] {
         let (client, _) = connect(&computer, &env).await;
-        let message = support::mcp::refused(&client, "start_computer", json!({"title": "bad"})).await;
+        let message =
+            support::mcp::refused(&client, "start_computer", json!({"title": "bad"})).await;
         assert!(message.contains(variable), "{message}");
-        assert!(!support::docker::exists(&computer.name), "nothing is created on a bad setting");
+        assert!(
+            !support::docker::exists(&computer.name),
+            "nothing is created on a bad setting"
+        );
     }
 }

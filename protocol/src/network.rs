@@ -131,7 +131,9 @@ impl AllowEntry {
                         .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
             };
             if !name.split('.').all(label_ok) {
-                return Err(bad("is not a host name (letters, digits, `-`, dots; `*.` only first)"));
+                return Err(bad(
+                    "is not a host name (letters, digits, `-`, dots; `*.` only first)",
+                ));
             }
         } else if host.starts_with("*.") {
             return Err(bad("puts `*.` before an address"));
@@ -186,7 +188,11 @@ impl Cidr {
         let addr: IpAddr = addr.parse().map_err(|_| bad())?;
         let bits = if addr.is_ipv4() { 32 } else { 128 };
         let prefix = match prefix {
-            Some(p) => p.parse::<u8>().ok().filter(|p| *p <= bits).ok_or_else(bad)?,
+            Some(p) => p
+                .parse::<u8>()
+                .ok()
+                .filter(|p| *p <= bits)
+                .ok_or_else(bad)?,
             None => bits,
         };
         Ok(Self {
@@ -228,12 +234,20 @@ fn mask(ip: IpAddr, prefix: u8) -> IpAddr {
     match ip {
         IpAddr::V4(v4) => {
             let bits = u32::from(v4);
-            let kept = if prefix == 0 { 0 } else { u32::MAX << (32 - prefix) };
+            let kept = if prefix == 0 {
+                0
+            } else {
+                u32::MAX << (32 - prefix)
+            };
             IpAddr::V4(Ipv4Addr::from(bits & kept))
         }
         IpAddr::V6(v6) => {
             let bits = u128::from(v6);
-            let kept = if prefix == 0 { 0 } else { u128::MAX << (128 - prefix) };
+            let kept = if prefix == 0 {
+                0
+            } else {
+                u128::MAX << (128 - prefix)
+            };
             IpAddr::V6(Ipv6Addr::from(bits & kept))
         }
     }
@@ -426,7 +440,10 @@ impl NetworkPolicy {
         }
         if !self.host_ports.is_empty() {
             let ports: Vec<String> = self.host_ports.iter().map(ToString::to_string).collect();
-            text.push_str(&format!("; host ports as {HOST_NAME}: {}", ports.join(", ")));
+            text.push_str(&format!(
+                "; host ports as {HOST_NAME}: {}",
+                ports.join(", ")
+            ));
         }
         text
     }
@@ -521,7 +538,10 @@ mod tests {
         assert_eq!(Cidr::parse("10.0.0.9").unwrap().to_string(), "10.0.0.9/32");
         assert!(Cidr::parse("fd00::/8").unwrap().contains(ip("fd12::1")));
         let err = Cidr::parse("10.0.0.0/33").unwrap_err().to_string();
-        assert!(err.contains("COMPUTER_USE_EGRESS_PRIVATE") && err.contains("10.0.0.0/33"), "{err}");
+        assert!(
+            err.contains("COMPUTER_USE_EGRESS_PRIVATE") && err.contains("10.0.0.0/33"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -536,7 +556,14 @@ mod tests {
         assert!(!plain.matches_name("www.example.com"));
         let tcp = AllowEntry::parse("db.example.com:5432").unwrap();
         assert_eq!(tcp.port, Some(5432));
-        for bad in ["exa mple.com", "*.", "a.*.com", "x.com:0", "x.com:99999", "*.10.0.0.1"] {
+        for bad in [
+            "exa mple.com",
+            "*.",
+            "a.*.com",
+            "x.com:0",
+            "x.com:99999",
+            "*.10.0.0.1",
+        ] {
             let err = AllowEntry::parse(bad).unwrap_err().to_string();
             assert!(err.contains("COMPUTER_USE_EGRESS_ALLOW"), "{bad}: {err}");
         }
@@ -561,21 +588,42 @@ mod tests {
         assert!(policy.allowed_private(ip("192.168.1.9")).is_some());
         assert_eq!(policy.host_ports, vec![3000, 5173]);
         let summary = policy.summary();
-        assert!(summary.starts_with("allowlist: allowed.test, *.allowed.test, echo.test:7000"), "{summary}");
+        assert!(
+            summary.starts_with("allowlist: allowed.test, *.allowed.test, echo.test:7000"),
+            "{summary}"
+        );
         for (args, variable) in [
-            ([Some("closed"), None, None, None, None], "`COMPUTER_USE_EGRESS` is `closed`"),
-            ([Some("allowlist"), None, None, None, None], "COMPUTER_USE_EGRESS_ALLOW"),
-            ([None, None, None, Some("80,http"), None], "COMPUTER_USE_HOST_PORTS"),
-            ([None, None, None, None, Some("dns.test")], "COMPUTER_USE_EGRESS_DNS"),
+            (
+                [Some("closed"), None, None, None, None],
+                "`COMPUTER_USE_EGRESS` is `closed`",
+            ),
+            (
+                [Some("allowlist"), None, None, None, None],
+                "COMPUTER_USE_EGRESS_ALLOW",
+            ),
+            (
+                [None, None, None, Some("80,http"), None],
+                "COMPUTER_USE_HOST_PORTS",
+            ),
+            (
+                [None, None, None, None, Some("dns.test")],
+                "COMPUTER_USE_EGRESS_DNS",
+            ),
         ] {
             let [m, a, p, h, r] = args;
-            let err = NetworkPolicy::from_settings(m, a, p, h, r).unwrap_err().to_string();
+            let err = NetworkPolicy::from_settings(m, a, p, h, r)
+                .unwrap_err()
+                .to_string();
             assert!(err.contains(variable), "{err}");
         }
         let open = NetworkPolicy::from_settings(None, None, None, None, None).unwrap();
         assert_eq!(open.mode, EgressMode::Open);
         assert!(open.allows_lookup("anything.example"));
-        assert!(!NetworkPolicy { mode: EgressMode::None, ..open }.allows_lookup("x.example"));
+        assert!(!NetworkPolicy {
+            mode: EgressMode::None,
+            ..open
+        }
+        .allows_lookup("x.example"));
     }
 
     #[test]
@@ -589,6 +637,9 @@ mod tests {
         )
         .unwrap();
         let json = serde_json::to_string(&policy).unwrap();
-        assert_eq!(serde_json::from_str::<NetworkPolicy>(&json).unwrap(), policy);
+        assert_eq!(
+            serde_json::from_str::<NetworkPolicy>(&json).unwrap(),
+            policy
+        );
     }
 }

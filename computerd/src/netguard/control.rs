@@ -34,7 +34,9 @@ pub async fn serve_host(listener: UnixListener, guard: Arc<Guard>) {
         let guard = guard.clone();
         tokio::spawn(async move {
             let (read, mut write) = stream.into_split();
-            let Some(line) = read_line(read).await else { return };
+            let Some(line) = read_line(read).await else {
+                return;
+            };
             let answer = host_command(&guard, &line);
             let _ = write.write_all(answer.as_bytes()).await;
         });
@@ -78,10 +80,16 @@ pub async fn serve_computer(listener: TcpListener, guard: Arc<Guard>) {
         let guard = guard.clone();
         tokio::spawn(async move {
             let (read, mut write) = stream.into_split();
-            let Some(line) = read_line(read).await else { return };
-            let answer = match line.strip_prefix("denials ").and_then(|s| s.trim().parse().ok()) {
-                Some(since) => serde_json::to_string(&guard.journal.denials_since(since))
-                    .unwrap_or_default(),
+            let Some(line) = read_line(read).await else {
+                return;
+            };
+            let answer = match line
+                .strip_prefix("denials ")
+                .and_then(|s| s.trim().parse().ok())
+            {
+                Some(since) => {
+                    serde_json::to_string(&guard.journal.denials_since(since)).unwrap_or_default()
+                }
                 None => "[]".to_string(),
             };
             let _ = write.write_all(answer.as_bytes()).await;
@@ -121,7 +129,9 @@ pub fn ask(command: &str) -> Result<String, String> {
 /// (computerd outside a container) or it is slow.
 pub async fn denials_since(since_ms: u64) -> Vec<NetworkLogEntry> {
     let ask = async {
-        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", DENIALS_PORT)).await.ok()?;
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", DENIALS_PORT))
+            .await
+            .ok()?;
         stream
             .write_all(format!("denials {since_ms}\n").as_bytes())
             .await

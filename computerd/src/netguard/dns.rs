@@ -150,7 +150,10 @@ mod tests {
     fn a_query_gives_its_question_and_refusals_echo_it() {
         let query = query_a(0x1234, "Allowed.Test");
         let q = question(&query).unwrap();
-        assert_eq!((q.id, q.name.as_str(), q.qtype), (0x1234, "allowed.test", TYPE_A));
+        assert_eq!(
+            (q.id, q.name.as_str(), q.qtype),
+            (0x1234, "allowed.test", TYPE_A)
+        );
         let refused = answer_without_records(&query, &q, 5);
         assert_eq!(&refused[..2], &[0x12, 0x34]);
         assert_eq!(refused[2] & 0x80, 0x80, "a response");
@@ -161,7 +164,10 @@ mod tests {
 
     #[test]
     fn answers_give_their_addresses() {
-        let addrs = [Ipv4Addr::new(203, 0, 113, 10), Ipv4Addr::new(203, 0, 113, 11)];
+        let addrs = [
+            Ipv4Addr::new(203, 0, 113, 10),
+            Ipv4Addr::new(203, 0, 113, 11),
+        ];
         assert_eq!(a_records(&answer(7, "allowed.test", &addrs)), addrs);
         assert!(a_records(&answer(7, "allowed.test", &[])).is_empty());
     }

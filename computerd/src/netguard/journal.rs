@@ -88,7 +88,9 @@ impl Journal {
             inner.learnt.push_back(name.to_string());
         }
         while inner.learnt.len() > NAMES_KEPT {
-            let Some(old) = inner.learnt.pop_front() else { break };
+            let Some(old) = inner.learnt.pop_front() else {
+                break;
+            };
             if let Some(addrs) = inner.addresses_of.remove(&old) {
                 for addr in addrs {
                     if inner.name_of.get(&addr) == Some(&old) {

@@ -152,10 +152,12 @@ fn run(policy_json: &str) -> Result<(), String> {
         .init();
     let gateway = default_gateway();
     let around = Surroundings {
-        host: host_address().or(gateway.and_then(|g| match g {
-            IpAddr::V4(v4) => Some(v4),
-            IpAddr::V6(_) => None,
-        })).unwrap_or(Ipv4Addr::UNSPECIFIED),
+        host: host_address()
+            .or(gateway.and_then(|g| match g {
+                IpAddr::V4(v4) => Some(v4),
+                IpAddr::V6(_) => None,
+            }))
+            .unwrap_or(Ipv4Addr::UNSPECIFIED),
         resolver: policy
             .resolver
             .or_else(configured_resolver)
@@ -214,10 +216,8 @@ fn run(policy_json: &str) -> Result<(), String> {
 
 /// Whether the namespace still has an interface besides loopback.
 fn has_interfaces() -> bool {
-    std::fs::read_dir("/sys/class/net").is_ok_and(|dir| {
-        dir.flatten()
-            .any(|entry| entry.file_name() != "lo")
-    })
+    std::fs::read_dir("/sys/class/net")
+        .is_ok_and(|dir| dir.flatten().any(|entry| entry.file_name() != "lo"))
 }
 
 /// The default route's gateway, from `/proc/net/route`: the engine's side

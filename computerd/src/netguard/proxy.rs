@@ -106,7 +106,13 @@ async fn handle(mut client: TcpStream, guard: &Guard) {
     }
     let policy = guard.policy();
     let mut first = Vec::new();
-    let verdict = match before_sniff(&policy, &guard.around, *dst.ip(), dst.port(), attempt.host.as_deref()) {
+    let verdict = match before_sniff(
+        &policy,
+        &guard.around,
+        *dst.ip(),
+        dst.port(),
+        attempt.host.as_deref(),
+    ) {
         Verdict::Sniff => {
             let wait = if matches!(dst.port(), 80 | 443 | 8080 | 8443) {
                 WEB_SNIFF_WAIT
@@ -141,7 +147,9 @@ async fn handle(mut client: TcpStream, guard: &Guard) {
         Ok(stream) => stream,
         Err(e) => {
             let why = format!("{rule}; connecting failed: {e}");
-            guard.journal.record(attempt.started_ms, attempt.entry(true, why, 0, 0));
+            guard
+                .journal
+                .record(attempt.started_ms, attempt.entry(true, why, 0, 0));
             reset(client);
             return;
         }
@@ -182,9 +190,9 @@ async fn where_name_goes(guard: &Guard, name: &str, asked: Ipv4Addr) -> Result<I
     let target = if guard.journal.addresses_of(name).contains(&asked) {
         asked
     } else {
-        let found = resolve_a(guard, name).await.map_err(|e| {
-            format!("`{name}` is allowed, but the guard could not look it up: {e}")
-        })?;
+        let found = resolve_a(guard, name)
+            .await
+            .map_err(|e| format!("`{name}` is allowed, but the guard could not look it up: {e}"))?;
         guard.journal.learn(name, &found);
         if found.contains(&asked) {
             asked
@@ -218,8 +226,13 @@ async fn join(mut client: TcpStream, mut upstream: TcpStream, first: &[u8]) -> (
     if !first.is_empty() && upstream.write_all(first).await.is_err() {
         return (0, 0);
     }
-    match tokio::io::copy_bidirectional_with_sizes(&mut client, &mut upstream, COPY_BUFFER, COPY_BUFFER)
-        .await
+    match tokio::io::copy_bidirectional_with_sizes(
+        &mut client,
+        &mut upstream,
+        COPY_BUFFER,
+        COPY_BUFFER,
+    )
+    .await
     {
         Ok((out, inn)) => (out + first.len() as u64, inn),
         Err(_) => (first.len() as u64, 0),
@@ -228,11 +241,19 @@ async fn join(mut client: TcpStream, mut upstream: TcpStream, first: &[u8]) -> (
 
 /// Logs the denial and refuses: HTTP gets a 403 that names the host and
 /// the setting; anything else a reset.
-async fn refuse(mut client: TcpStream, guard: &Guard, attempt: &Attempt, first: &[u8], rule: String) {
+async fn refuse(
+    mut client: TcpStream,
+    guard: &Guard,
+    attempt: &Attempt,
+    first: &[u8],
+    rule: String,
+) {
     guard
         .journal
         .record(attempt.started_ms, attempt.entry(false, rule.clone(), 0, 0));
-    if matches!(sniff(first), Sniffed::Http { .. }) || first.first().is_some_and(u8::is_ascii_uppercase) {
+    if matches!(sniff(first), Sniffed::Http { .. })
+        || first.first().is_some_and(u8::is_ascii_uppercase)
+    {
         let target = attempt
             .host
             .clone()

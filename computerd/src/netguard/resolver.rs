@@ -42,7 +42,8 @@ pub async fn serve_tcp(listener: TcpListener, guard: Arc<Guard>) {
         };
         let guard = guard.clone();
         tokio::spawn(async move {
-            let _ = tokio::time::timeout(Duration::from_secs(30), serve_tcp_client(stream, &guard)).await;
+            let _ = tokio::time::timeout(Duration::from_secs(30), serve_tcp_client(stream, &guard))
+                .await;
         });
     }
 }
@@ -114,7 +115,9 @@ async fn ask_upstream(guard: &Guard, query: &[u8]) -> io::Result<Vec<u8>> {
     let mut buf = vec![0u8; 4096];
     let n = tokio::time::timeout(UPSTREAM_DEADLINE, socket.recv(&mut buf))
         .await
-        .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, format!("{server} did not answer")))??;
+        .map_err(|_| {
+            io::Error::new(io::ErrorKind::TimedOut, format!("{server} did not answer"))
+        })??;
     buf.truncate(n);
     Ok(buf)
 }

@@ -30,7 +30,13 @@ pub struct Ports {
 }
 
 /// The whole table, replacing any earlier one in the same transaction.
-pub fn ruleset(policy: &NetworkPolicy, around: &Surroundings, gateway: Option<IpAddr>, ports: Ports, mark: u32) -> String {
+pub fn ruleset(
+    policy: &NetworkPolicy,
+    around: &Surroundings,
+    gateway: Option<IpAddr>,
+    ports: Ports,
+    mark: u32,
+) -> String {
     let contained: Vec<&str> = BLOCKED_V4.iter().map(|(range, _)| *range).collect();
     let private4: Vec<String> = policy
         .private
@@ -81,10 +87,16 @@ pub fn ruleset(policy: &NetworkPolicy, around: &Surroundings, gateway: Option<Ip
     }
     match around.resolver {
         IpAddr::V4(r) => {
-            let _ = writeln!(marked, "    ip daddr {r} meta l4proto {{ udp, tcp }} th dport 53 accept");
+            let _ = writeln!(
+                marked,
+                "    ip daddr {r} meta l4proto {{ udp, tcp }} th dport 53 accept"
+            );
         }
         IpAddr::V6(r) => {
-            let _ = writeln!(marked, "    ip6 daddr {r} meta l4proto {{ udp, tcp }} th dport 53 accept");
+            let _ = writeln!(
+                marked,
+                "    ip6 daddr {r} meta l4proto {{ udp, tcp }} th dport 53 accept"
+            );
         }
     }
     let _ = writeln!(marked, "    ip daddr @contained4 jump refuse");
@@ -177,10 +189,14 @@ mod tests {
             &policy,
             &around,
             Some("172.17.0.1".parse().unwrap()),
-            Ports { proxy: 15001, dns: 15053 },
+            Ports {
+                proxy: 15001,
+                dns: 15053,
+            },
             0x2b1d,
         );
-        assert!(text.starts_with("table inet computer_use_guard\ndelete table inet computer_use_guard\n"));
+        assert!(text
+            .starts_with("table inet computer_use_guard\ndelete table inet computer_use_guard\n"));
         for wanted in [
             "elements = { 0.0.0.0/8, 10.0.0.0/8,",
             "set private4 { type ipv4_addr; flags interval; elements = { 192.168.7.0/24 } }",
@@ -197,7 +213,13 @@ mod tests {
         }
         // The exceptions come before the containment rule.
         assert!(text.find("@private4 accept").unwrap() < text.find("@contained4 jump").unwrap());
-        let plain = ruleset(&NetworkPolicy::default(), &around, None, Ports { proxy: 1, dns: 2 }, 1);
+        let plain = ruleset(
+            &NetworkPolicy::default(),
+            &around,
+            None,
+            Ports { proxy: 1, dns: 2 },
+            1,
+        );
         assert!(plain.contains("set private4 { type ipv4_addr; flags interval; }"));
         assert!(!plain.contains("tcp dport {"), "no host ports");
     }

@@ -93,9 +93,10 @@ fn tls_server_name(bytes: &[u8]) -> Sniffed {
         handshake.extend_from_slice(body);
         at += 5 + len;
         if handshake.len() >= 4 {
-            let need = 4 + (usize::from(handshake[1]) << 16
-                | usize::from(handshake[2]) << 8
-                | usize::from(handshake[3]));
+            let need = 4
+                + (usize::from(handshake[1]) << 16
+                    | usize::from(handshake[2]) << 8
+                    | usize::from(handshake[3]));
             if handshake[0] != 1 {
                 return Sniffed::Unknown;
             }
@@ -127,7 +128,8 @@ impl<'a> Reader<'a> {
         self.take(1).map(|b| usize::from(b[0]))
     }
     fn u16(&mut self) -> Option<usize> {
-        self.take(2).map(|b| usize::from(u16::from_be_bytes([b[0], b[1]])))
+        self.take(2)
+            .map(|b| usize::from(u16::from_be_bytes([b[0], b[1]])))
     }
 }
 
@@ -207,20 +209,39 @@ pub(crate) mod tests {
     #[test]
     fn http_requests_give_their_host() {
         let get = b"GET /x HTTP/1.1\r\nUser-Agent: t\r\nHOST: Allowed.Test:8080\r\n\r\n";
-        assert_eq!(sniff(get), Sniffed::Http { host: "allowed.test".into() });
+        assert_eq!(
+            sniff(get),
+            Sniffed::Http {
+                host: "allowed.test".into()
+            }
+        );
         assert_eq!(sniff(&get[..20]), Sniffed::More);
         let absolute = b"GET http://denied.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n";
-        assert_eq!(sniff(absolute), Sniffed::Unknown, "a URI and a Host that disagree");
+        assert_eq!(
+            sniff(absolute),
+            Sniffed::Unknown,
+            "a URI and a Host that disagree"
+        );
         let no_host = b"GET / HTTP/1.0\r\n\r\n";
         assert_eq!(sniff(no_host), Sniffed::Unknown);
         let v6 = b"GET / HTTP/1.1\r\nHost: [2001:db8::1]:80\r\n\r\n";
-        assert_eq!(sniff(v6), Sniffed::Http { host: "2001:db8::1".into() });
+        assert_eq!(
+            sniff(v6),
+            Sniffed::Http {
+                host: "2001:db8::1".into()
+            }
+        );
     }
 
     #[test]
     fn client_hellos_give_their_server_name_even_split_across_records() {
         let hello = client_hello(Some("WWW.allowed.test"));
-        assert_eq!(sniff(&hello), Sniffed::Tls { server_name: "www.allowed.test".into() });
+        assert_eq!(
+            sniff(&hello),
+            Sniffed::Tls {
+                server_name: "www.allowed.test".into()
+            }
+        );
         for cut in [1, 5, 40, hello.len() - 1] {
             assert_eq!(sniff(&hello[..cut]), Sniffed::More, "cut at {cut}");
         }
@@ -232,12 +253,21 @@ pub(crate) mod tests {
         split.extend_from_slice(a);
         split.extend_from_slice(&[0x16, 3, 1, (b.len() >> 8) as u8, b.len() as u8]);
         split.extend_from_slice(b);
-        assert_eq!(sniff(&split), Sniffed::Tls { server_name: "www.allowed.test".into() });
+        assert_eq!(
+            sniff(&split),
+            Sniffed::Tls {
+                server_name: "www.allowed.test".into()
+            }
+        );
     }
 
     #[test]
     fn other_protocols_and_garbage_are_unknown_never_a_panic() {
-        assert_eq!(sniff(b"SSH-2.0-OpenSSH\r\n"), Sniffed::More, "upper case: could be HTTP");
+        assert_eq!(
+            sniff(b"SSH-2.0-OpenSSH\r\n"),
+            Sniffed::More,
+            "upper case: could be HTTP"
+        );
         assert_eq!(sniff(&[0u8; 64]), Sniffed::Unknown);
         let mut lying = client_hello(Some("a.test"));
         lying[60] = 0xff;

@@ -17,12 +17,19 @@ pub struct Surroundings {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
     /// Connect to the address the computer asked for.
-    Connect { rule: String },
+    Connect {
+        rule: String,
+    },
     /// Connect to where `name` resolves, not to the address asked for.
-    Resolve { name: String, rule: String },
+    Resolve {
+        name: String,
+        rule: String,
+    },
     /// Read the first bytes, then ask [`after_sniff`].
     Sniff,
-    Deny { rule: String },
+    Deny {
+        rule: String,
+    },
 }
 
 /// The setting to change, for every denial's text.
@@ -120,8 +127,14 @@ mod tests {
     }
 
     fn policy(mode: &str, allow: &str) -> NetworkPolicy {
-        NetworkPolicy::from_settings(Some(mode), Some(allow), Some("192.168.7.0/24"), Some("3000"), None)
-            .unwrap()
+        NetworkPolicy::from_settings(
+            Some(mode),
+            Some(allow),
+            Some("192.168.7.0/24"),
+            Some("3000"),
+            None,
+        )
+        .unwrap()
     }
 
     fn ip(text: &str) -> Ipv4Addr {
@@ -133,26 +146,41 @@ mod tests {
         for mode in ["open", "allowlist", "none"] {
             let p = policy(mode, "allowed.test,10.0.0.5:80");
             let deny = |addr: &str, port| {
-                matches!(before_sniff(&p, &around(), ip(addr), port, None), Verdict::Deny { .. })
+                matches!(
+                    before_sniff(&p, &around(), ip(addr), port, None),
+                    Verdict::Deny { .. }
+                )
             };
             assert!(deny("172.17.0.1", 22), "the host's other ports ({mode})");
             assert!(deny("172.17.0.3", 7070), "another computer ({mode})");
             assert!(deny("169.254.169.254", 80), "metadata ({mode})");
-            assert!(deny("10.0.0.5", 80), "an allow entry does not open a contained range ({mode})");
+            assert!(
+                deny("10.0.0.5", 80),
+                "an allow entry does not open a contained range ({mode})"
+            );
             assert_eq!(
                 before_sniff(&p, &around(), ip("172.17.0.1"), 3000, None),
-                Verdict::Connect { rule: "COMPUTER_USE_HOST_PORTS 3000".into() }
+                Verdict::Connect {
+                    rule: "COMPUTER_USE_HOST_PORTS 3000".into()
+                }
             );
             assert_eq!(
                 before_sniff(&p, &around(), ip("192.168.7.9"), 5432, None),
-                Verdict::Connect { rule: "COMPUTER_USE_EGRESS_PRIVATE 192.168.7.0/24".into() }
+                Verdict::Connect {
+                    rule: "COMPUTER_USE_EGRESS_PRIVATE 192.168.7.0/24".into()
+                }
             );
         }
-        let Verdict::Deny { rule } = before_sniff(&policy("open", ""), &around(), ip("10.1.1.1"), 80, None)
+        let Verdict::Deny { rule } =
+            before_sniff(&policy("open", ""), &around(), ip("10.1.1.1"), 80, None)
         else {
             panic!("denied")
         };
-        assert!(rule.contains("private range 10.0.0.0/8") && rule.contains("COMPUTER_USE_EGRESS_PRIVATE"), "{rule}");
+        assert!(
+            rule.contains("private range 10.0.0.0/8")
+                && rule.contains("COMPUTER_USE_EGRESS_PRIVATE"),
+            "{rule}"
+        );
     }
 
     #[test]
@@ -167,7 +195,10 @@ mod tests {
             Verdict::Deny { .. }
         ));
         let list = policy("allowlist", "allowed.test,echo.test:7000,203.0.113.20:22");
-        assert_eq!(before_sniff(&list, &around(), public, 443, None), Verdict::Sniff);
+        assert_eq!(
+            before_sniff(&list, &around(), public, 443, None),
+            Verdict::Sniff
+        );
         assert!(matches!(
             before_sniff(&list, &around(), public, 7000, Some("echo.test")),
             Verdict::Connect { .. }
@@ -190,12 +221,23 @@ mod tests {
                 rule: "COMPUTER_USE_EGRESS_ALLOW allowed.test".into()
             }
         );
-        let tls = Sniffed::Tls { server_name: "www.allowed.test".into() };
-        assert!(matches!(after_sniff(&list, public, 443, &tls), Verdict::Resolve { .. }));
+        let tls = Sniffed::Tls {
+            server_name: "www.allowed.test".into(),
+        };
+        assert!(matches!(
+            after_sniff(&list, public, 443, &tls),
+            Verdict::Resolve { .. }
+        ));
         let Verdict::Deny { rule } = after_sniff(&list, public, 80, &http("denied.test")) else {
             panic!("denied")
         };
-        assert!(rule.contains("`denied.test`") && rule.contains("COMPUTER_USE_EGRESS_ALLOW"), "{rule}");
-        assert!(matches!(after_sniff(&list, public, 22, &Sniffed::Unknown), Verdict::Deny { .. }));
+        assert!(
+            rule.contains("`denied.test`") && rule.contains("COMPUTER_USE_EGRESS_ALLOW"),
+            "{rule}"
+        );
+        assert!(matches!(
+            after_sniff(&list, public, 22, &Sniffed::Unknown),
+            Verdict::Deny { .. }
+        ));
     }
 }

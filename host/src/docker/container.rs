@@ -14,8 +14,8 @@ use super::call::{message_of, status_of, Call};
 use super::dialer::Dialer;
 use super::endpoint::DockerEndpoint;
 use super::error::DockerError;
-use super::guard;
 use super::found::{find_computer, ComputerState, FoundComputer, HOME, TOKEN_VAR};
+use super::guard;
 use super::image::{binary_version, compare_versions, ensure_image, ImageFacts, VERSION_LABEL};
 use super::limits;
 use super::ports;
@@ -381,9 +381,6 @@ impl Creation<'_> {
                         ..Default::default()
                     }]),
                     shm_size: Some(SHM_SIZE),
-                    // Its network belongs to its guard (`guard`): no raw or
-                    // packet sockets, and NET_ADMIN is never granted.
-                    cap_drop: Some(vec!["NET_RAW".into(), "NET_ADMIN".into()]),
                     // The machine the engine runs on, for COMPUTER_USE_HOST_PORTS.
                     extra_hosts: Some(vec![format!(
                         "{}:host-gateway",

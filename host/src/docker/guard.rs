@@ -53,7 +53,10 @@ pub async fn ensure_guard(
         "nothing was changed",
         CALL_DEADLINE,
     );
-    match inspect.run_raw(docker.inspect_container(&name, None)).await? {
+    match inspect
+        .run_raw(docker.inspect_container(&name, None))
+        .await?
+    {
         Ok(found) => {
             let running = found.state.as_ref().and_then(|s| s.running) == Some(true);
             let same_namespace = found
@@ -90,10 +93,8 @@ async fn create_and_start(
     policy: &NetworkPolicy,
 ) -> Result<(), DockerError> {
     let policy_json = serde_json::to_string(policy).unwrap_or_else(|_| "{}".into());
-    let mut labels = std::collections::HashMap::from([(
-        GUARD_FOR_LABEL.to_string(),
-        computer.name.clone(),
-    )]);
+    let mut labels =
+        std::collections::HashMap::from([(GUARD_FOR_LABEL.to_string(), computer.name.clone())]);
     if let Some(version) = &computer.version {
         labels.insert(VERSION_LABEL.to_string(), version.clone());
     }
@@ -120,7 +121,10 @@ async fn create_and_start(
         CALL_DEADLINE,
     );
     let options = CreateContainerOptionsBuilder::default().name(name).build();
-    match create.run_raw(docker.create_container(Some(options), body)).await? {
+    match create
+        .run_raw(docker.create_container(Some(options), body))
+        .await?
+    {
         Ok(_) => {}
         // Another server is making it at this moment.
         Err(e) if status_of(&e) == Some(409) => return wait_ready(docker, name).await,
@@ -143,7 +147,10 @@ async fn remove(docker: &Docker, name: &str) -> Result<(), DockerError> {
         "nothing else was changed",
         CALL_DEADLINE,
     );
-    match call.run_raw(docker.remove_container(name, Some(options))).await? {
+    match call
+        .run_raw(docker.remove_container(name, Some(options)))
+        .await?
+    {
         Ok(()) => Ok(()),
         Err(e) if matches!(status_of(&e), Some(404) | Some(409)) => Ok(()),
         Err(e) => Err(call.failed(e)),
@@ -173,14 +180,19 @@ async fn wait_ready(docker: &Docker, name: &str) -> Result<(), DockerError> {
         }
         false
     };
-    let ready = tokio::time::timeout(READY_DEADLINE, watch).await.unwrap_or(false);
+    let ready = tokio::time::timeout(READY_DEADLINE, watch)
+        .await
+        .unwrap_or(false);
     if ready {
         return Ok(());
     }
     Err(DockerError::Guard {
         name: name.to_string(),
         why: match said.trim() {
-            "" => format!("it did not say it was ready within {}s", READY_DEADLINE.as_secs()),
+            "" => format!(
+                "it did not say it was ready within {}s",
+                READY_DEADLINE.as_secs()
+            ),
             text => text.lines().last().unwrap_or(text).to_string(),
         },
     })
@@ -196,17 +208,28 @@ pub async fn network_log(
     let answer = ask(
         docker,
         computer,
-        &["log".to_string(), format!("{} {limit}", u8::from(denied_only))].join(" "),
+        &[
+            "log".to_string(),
+            format!("{} {limit}", u8::from(denied_only)),
+        ]
+        .join(" "),
     )
     .await?;
     serde_json::from_str(&answer).map_err(|e| DockerError::Guard {
         name: guard_name(computer),
-        why: format!("its log is not JSON ({e}): {}", answer.chars().take(200).collect::<String>()),
+        why: format!(
+            "its log is not JSON ({e}): {}",
+            answer.chars().take(200).collect::<String>()
+        ),
     })
 }
 
 /// Puts `policy` in force on the running guard (within the call).
-pub async fn set_policy(docker: &Docker, computer: &str, policy: &NetworkPolicy) -> Result<String, DockerError> {
+pub async fn set_policy(
+    docker: &Docker,
+    computer: &str,
+    policy: &NetworkPolicy,
+) -> Result<String, DockerError> {
     let json = serde_json::to_string(policy).unwrap_or_default();
     ask(docker, computer, &format!("policy {json}")).await
 }
@@ -215,8 +238,16 @@ pub async fn set_policy(docker: &Docker, computer: &str, policy: &NetworkPolicy)
 async fn ask(docker: &Docker, computer: &str, command: &str) -> Result<String, DockerError> {
     let name = guard_name(computer);
     let (verb, rest) = command.split_once(' ').unwrap_or((command, ""));
-    let mut argv = vec!["/usr/local/bin/computerd".to_string(), "net-guard".into(), verb.into()];
-    argv.extend(rest.split(' ').filter(|w| !w.is_empty()).map(str::to_string));
+    let mut argv = vec![
+        "/usr/local/bin/computerd".to_string(),
+        "net-guard".into(),
+        verb.into(),
+    ];
+    argv.extend(
+        rest.split(' ')
+            .filter(|w| !w.is_empty())
+            .map(str::to_string),
+    );
     if verb == "policy" {
         argv.truncate(3);
         argv.push(rest.to_string());

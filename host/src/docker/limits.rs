@@ -38,15 +38,19 @@ pub const LOG_MAX_SIZE: &str = "10m";
 pub const LOG_MAX_FILES: &str = "3";
 
 /// Capabilities root in the container does not get.
-/// - `NET_RAW`: raw sockets, for ARP or DNS spoofing of other containers on
-///   the bridge (`ping` works without it, through ICMP datagram sockets).
+/// - `NET_RAW`: raw and packet sockets, which would send past the network
+///   guard's proxy (`ping` works without it, through ICMP datagram sockets,
+///   as far as the guard lets ICMP out: not at all).
+/// - `NET_ADMIN` (never in Docker's defaults; named so it never comes
+///   back): the computer's firewall, routes and socket marks belong to its
+///   network guard (`super::guard`).
 /// - `MKNOD`: device nodes.
 /// - `SYS_CHROOT`: nothing in the image chroots (Chromium runs with
 ///   `--no-sandbox`).
 ///
 /// `AUDIT_WRITE` stays: without it every `sudo` prints "unable to send audit
 /// message" into the agent's output.
-pub const DROPPED_CAPABILITIES: &[&str] = &["NET_RAW", "MKNOD", "SYS_CHROOT"];
+pub const DROPPED_CAPABILITIES: &[&str] = &["NET_RAW", "NET_ADMIN", "MKNOD", "SYS_CHROOT"];
 
 /// `host_config` with the limits above.
 pub fn limited(host_config: HostConfig) -> HostConfig {
