@@ -28,6 +28,8 @@ pub struct Started {
     /// later where its API is.
     pub dialer: crate::docker::Dialer,
     pub container_id: String,
+    /// The network policy its guard holds, put in force again if it restarts.
+    pub network: computer_protocol::network::NetworkPolicy,
 }
 
 /// Why the computer could not be started; each names the variable or the
@@ -93,5 +95,6 @@ pub async fn start(tenant: &Tenant) -> Result<Started, StartError> {
         vnc_viewer: settings.vnc_viewer.clone(),
         dialer: computer.dialer.clone(),
         container_id: computer.id.clone(),
+        network: wanted.network.clone(),
     })
 }

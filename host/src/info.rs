@@ -195,6 +195,13 @@ impl fmt::Display for Info {
             }
             Err(e) => writeln!(f, "settings: {e}")?,
         }
+        if let Ok(s) = &self.settings {
+            writeln!(
+                f,
+                "network:  {}; never another computer, this machine's other ports, private or link-local ranges",
+                s.network.summary()
+            )?;
+        }
         match &self.endpoint {
             Ok(e) => writeln!(f, "docker:   {e}, over {}", e.transport)?,
             Err(e) => writeln!(f, "docker:   {e}")?,

@@ -33,6 +33,10 @@ async fn reports_missing_stopped_and_running_with_the_viewer_link() {
     );
     assert!(text.contains("docker:   `"), "{text}");
     assert!(
+        text.contains("network:  open (the public internet); never another computer"),
+        "info shows the network policy: {text}"
+    );
+    assert!(
         text.contains(&format!(
             "computer: `{}` does not exist; start_computer creates it\n",
             t.name

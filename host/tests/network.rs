@@ -274,6 +274,27 @@ async fn root_in_the_computer_cannot_leave_its_network_and_the_policy_holds() {
         .unwrap_or(u64::MAX);
     assert!(ms < 1000, "refused in {ms} ms: {out}");
 
+    // Chromium gets allowed pages; a refused one is named in open_path's result.
+    let (opened, _) = ok(
+        &client,
+        "open_path",
+        json!({"session_id": sid, "target": "http://chromium.allowed.test/"}),
+    )
+    .await;
+    assert_eq!(opened["ready"], true, "{opened}");
+    let denied_page = format!("http://{denied_ip}/");
+    let (_, refused_page) = ok(
+        &client,
+        "open_path",
+        json!({"session_id": sid, "target": denied_page}),
+    )
+    .await;
+    assert!(
+        text(&refused_page).contains(&format!("network denied: {denied_ip}")),
+        "{}",
+        text(&refused_page)
+    );
+
     // Nobody else reaches into the computer either.
     let computer_ip = inspect(&computer.name)["NetworkSettings"]["IPAddress"]
         .as_str()
@@ -310,6 +331,12 @@ async fn root_in_the_computer_cannot_leave_its_network_and_the_policy_holds() {
     };
     assert!(has("allowed.test", true), "{}", text(&log_result));
     assert!(has("www.allowed.test", true), "{}", text(&log_result));
+    let from_chromium = entries
+        .iter()
+        .find(|e| e["host"] == "chromium.allowed.test")
+        .expect("Chromium's page is logged");
+    // In the log from its start: Chromium keeps the connection open.
+    assert_eq!(from_chromium["allowed"], true, "{from_chromium}");
     assert!(has("denied.test", false), "{}", text(&log_result));
     assert!(entries.iter().any(|e| e["address"] == "169.254.169.254"
         && e["allowed"] == false
@@ -400,8 +427,36 @@ async fn root_in_the_computer_cannot_leave_its_network_and_the_policy_holds() {
         "open mode is still contained: {out}"
     );
 
-    // The guard ends with the computer's network.
+    // Restarted behind the host's back, the computer gets its guard again
+    // before the host sends it anything.
     let guard = format!("{}-network", computer.name);
+    docker(&["restart", "-t", "5", &computer.name]);
+    let _ = support::mcp::call(
+        &client,
+        "shell",
+        json!({"session_id": sid, "command": "true"}),
+    )
+    .await;
+    let running = docker(&[
+        "inspect",
+        "-f",
+        "{{.State.Running}} {{.HostConfig.NetworkMode}}",
+        &guard,
+    ]);
+    let id = inspect(&computer.name)["Id"].as_str().unwrap().to_string();
+    assert_eq!(
+        running,
+        format!("true container:{id}"),
+        "the guard joined the restarted computer"
+    );
+    let again = start_session(&client, "after restart").await;
+    let (_, out, _) = run(&client, &again, &curl("http://169.254.169.254/")).await;
+    assert!(
+        out.contains("code=403"),
+        "still contained after a restart: {out}"
+    );
+
+    // The guard ends with the computer's network.
     computer.stop();
     wait_until(
         "the network guard ends with its computer",

@@ -23,8 +23,16 @@ pub async fn open_path(
     req.validate()?;
     let session = app.sessions.get(&SessionId(id))?;
     let on = on_screen(&app, &session).await?;
+    let started_ms = crate::netguard::now_ms();
     let opened = app.launcher.open_path(&on, &req.target).await;
-    answer(&app, &session, opened, req.frame, req.settling.settling()).await
+    let Json(mut response) =
+        answer(&app, &session, opened, req.frame, req.settling.settling()).await?;
+    // A page that did not load because the network refused it says so.
+    for line in crate::netguard::denial_lines_since(started_ms).await {
+        response.summary.push('\n');
+        response.summary.push_str(&line);
+    }
+    Ok(Json(response))
 }
 
 pub async fn launch_app(

@@ -21,6 +21,8 @@ pub struct Journal {
 struct Inner {
     /// Oldest first, each with its start in milliseconds since the epoch.
     entries: VecDeque<(u64, NetworkLogEntry)>,
+    /// Entries dropped so far; the entry at index `i` is number
+    /// `dropped + i`, which is how an open connection finds its entry.
     dropped: u64,
     name_of: HashMap<Ipv4Addr, String>,
     addresses_of: HashMap<String, Vec<Ipv4Addr>>,
@@ -35,7 +37,8 @@ pub fn now_ms() -> u64 {
 }
 
 impl Journal {
-    pub fn record(&self, started_ms: u64, entry: NetworkLogEntry) {
+    /// Adds an entry and returns its number, for [`Journal::finish`].
+    pub fn record(&self, started_ms: u64, entry: NetworkLogEntry) -> u64 {
         if !entry.allowed {
             tracing::info!("{}", entry.denial_line());
         }
@@ -45,6 +48,21 @@ impl Journal {
             inner.dropped += 1;
         }
         inner.entries.push_back((started_ms, entry));
+        inner.dropped + inner.entries.len() as u64 - 1
+    }
+
+    /// Fills in an open connection's entry once it ends, if it is still
+    /// kept: a connection is in the log from its start, not only its end.
+    pub fn finish(&self, number: u64, bytes_out: u64, bytes_in: u64, duration_ms: u64) {
+        let mut inner = self.inner.lock();
+        let Some(index) = number.checked_sub(inner.dropped) else {
+            return;
+        };
+        if let Some((_, entry)) = inner.entries.get_mut(index as usize) {
+            entry.bytes_out = bytes_out;
+            entry.bytes_in = bytes_in;
+            entry.duration_ms = duration_ms;
+        }
     }
 
     /// Newest first.
@@ -147,6 +165,18 @@ mod tests {
         let (denied, _) = journal.newest(true, LOG_KEPT);
         assert!(denied.iter().all(|e| !e.allowed));
         assert_eq!(denied.len(), LOG_KEPT / 2);
+        let first_kept = journal.record(9_999_999, entry(true, 1));
+        journal.finish(first_kept, 10, 20, 30);
+        let (newest, _) = journal.newest(false, 1);
+        assert_eq!(
+            (
+                newest[0].bytes_out,
+                newest[0].bytes_in,
+                newest[0].duration_ms
+            ),
+            (10, 20, 30)
+        );
+        journal.finish(0, 1, 1, 1); // long dropped: nothing happens
         let since = journal.denials_since((LOG_KEPT + 5) as u64);
         assert_eq!(since.len(), 3, "2005, 2007 and 2009");
     }

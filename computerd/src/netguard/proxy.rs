@@ -154,10 +154,12 @@ async fn handle(mut client: TcpStream, guard: &Guard) {
             return;
         }
     };
-    let (out, inn) = join(client, upstream, &first).await;
-    guard
+    let number = guard
         .journal
-        .record(attempt.started_ms, attempt.entry(true, rule, out, inn));
+        .record(attempt.started_ms, attempt.entry(true, rule, 0, 0));
+    let (out, inn) = join(client, upstream, &first).await;
+    let duration_ms = attempt.started.elapsed().as_millis() as u64;
+    guard.journal.finish(number, out, inn, duration_ms);
 }
 
 /// Reads the client's first bytes until they say where it goes, for at

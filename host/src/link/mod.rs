@@ -60,6 +60,9 @@ pub struct Connection {
     /// The container's id; another id under the same name is another
     /// computer.
     pub container_id: String,
+    /// The network policy of the server that connected; a restarted
+    /// computer gets its guard again with it before anything is sent.
+    pub network: computer_protocol::network::NetworkPolicy,
 }
 
 /// Every field but the viewer key and the link that carries it, so that no
@@ -81,6 +84,7 @@ impl std::fmt::Debug for Connection {
             viewer_key: _,
             dialer,
             container_id,
+            network,
         } = self;
         f.debug_struct("Connection")
             .field("client", client)
@@ -96,6 +100,7 @@ impl std::fmt::Debug for Connection {
             .field("viewer_key", &"(hidden)")
             .field("dialer", dialer)
             .field("container_id", container_id)
+            .field("network", network)
             .finish()
     }
 }
@@ -125,6 +130,13 @@ pub enum LinkError {
     Removed { id: String, name: String },
     /// Docker publishes the API on a new port, where computerd does not
     /// answer yet.
+    /// It restarted and its network guard could not be put back, so
+    /// nothing goes to it: it must never run unguarded.
+    #[error("the computer `{container}` restarted, and its network guard could not be started again, so nothing was sent to it: {source}. Call start_computer")]
+    Unguarded {
+        container: String,
+        source: Box<DockerError>,
+    },
     #[error("the computer `{container}` restarted and does not answer yet ({source}); try again in a few seconds")]
     NotAnsweringYet {
         container: String,
@@ -259,7 +271,7 @@ impl Link {
                 api_url,
                 token,
                 container_id,
-            } => self.follow(&conn, api_url, token, container_id).await,
+            } => self.follow(id, &conn, api_url, token, container_id).await,
             Recheck::Stopped { status, exit_code } => Err(self.lose(LinkError::Stopped {
                 id: id.to_string(),
                 name: conn.container.clone(),
@@ -277,6 +289,7 @@ impl Link {
     /// new computerd boot so the old sessions can say they ended.
     async fn follow(
         &self,
+        id: &str,
         old: &Connection,
         api_url: String,
         token: String,
@@ -287,6 +300,22 @@ impl Link {
             old.container,
             old.client.base_url()
         );
+        // A computer started behind this server's back (`docker restart`)
+        // has a new network namespace and no guard in it yet.
+        let unguarded = |source: DockerError| LinkError::Unguarded {
+            container: old.container.clone(),
+            source: Box::new(source),
+        };
+        let found = crate::docker::find_computer(old.dialer.docker(), &old.container)
+            .await
+            .map_err(unguarded)?
+            .ok_or_else(|| LinkError::Removed {
+                id: id.to_string(),
+                name: old.container.clone(),
+            })?;
+        crate::docker::guard::ensure_guard(old.dialer.docker(), &found, &old.network)
+            .await
+            .map_err(unguarded)?;
         let client = ComputerdClient::new(api_url, token, old.container.clone());
         let info: ComputerInfo =
             computer_info(&client)

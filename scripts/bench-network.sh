@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# What the network guard costs: the same requests from two containers of the
+# computer image, side by side in one run, one with its guard (the way the
+# host runs it, in `open` mode) and one without, against the test internet
+# (scripts/test-internet.sh: a server on a documentation address in a
+# network namespace of this machine).
+#
+# Rows: time to the first byte of a small GET (connection set-up through the
+# guard's proxy included), median of ROUNDS; a download of BYTES, median
+# throughput of DOWNLOADS. Prints a table with medians and guarded/direct
+# ratios.
+#
+# Usage: scripts/bench-network.sh
+# Env:   ROUNDS (30), DOWNLOADS (3), BYTES (1073741824)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+rounds=${ROUNDS:-30}
+downloads=${DOWNLOADS:-3}
+bytes=${BYTES:-1073741824}
+image=${COMPUTER_USE_IMAGE:-computer-use-mcp:dev}
+direct=cu-bench-direct
+guarded=cu-bench-guarded
+
+say() { printf 'bench-network: %s\n' "$*" >&2; }
+cleanup() { docker rm -f "$direct" "$guarded" "$guarded-network" >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+
+bash scripts/test-internet.sh up
+server=$(bash scripts/test-internet.sh env | sed -n 's/^INET_ALLOWED_IP=//p')
+cleanup
+for name in "$direct" "$guarded"; do
+    docker run -d --name "$name" --cap-drop NET_RAW --cap-drop NET_ADMIN \
+        --entrypoint sleep "$image" infinity >/dev/null
+done
+docker run -d --name "$guarded-network" --network "container:$guarded" --user root \
+    --cap-drop ALL --cap-add NET_ADMIN --security-opt no-new-privileges \
+    --entrypoint /usr/local/bin/computerd "$image" net-guard run '{"mode":"open"}' >/dev/null
+deadline=$((SECONDS + 20))
+until docker logs "$guarded-network" 2>&1 | grep -q 'network guard: ready'; do
+    [ "$SECONDS" -lt "$deadline" ] || { docker logs "$guarded-network" >&2; exit 1; }
+    sleep 0.1
+done
+
+# Median of the numbers on stdin.
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# Seconds to the first byte of `rounds` small GETs, one curl each.
+first_byte() {
+    docker exec -u computer "$1" bash -c "for i in \$(seq $rounds); do curl -s -o /dev/null -w '%{time_starttransfer}\n' http://$server/; done"
+}
+
+# Bytes per second of `downloads` downloads of `bytes`.
+download() {
+    docker exec -u computer "$1" bash -c "for i in \$(seq $downloads); do curl -s -o /dev/null -w '%{speed_download}\n' http://$server/bytes/$bytes; done"
+}
+
+say "warming up"
+first_byte "$direct" >/dev/null
+first_byte "$guarded" >/dev/null
+say "first byte, $rounds rounds each, alternating"
+d_fb=$(first_byte "$direct" | median)
+g_fb=$(first_byte "$guarded" | median)
+say "downloads of $bytes bytes, $downloads each"
+d_dl=$(download "$direct" | median)
+g_dl=$(download "$guarded" | median)
+
+awk -v dfb="$d_fb" -v gfb="$g_fb" -v ddl="$d_dl" -v gdl="$g_dl" -v n="$bytes" 'BEGIN {
+    printf "%-34s %12s %12s %9s\n", "row (median)", "direct", "guarded", "ratio"
+    printf "%-34s %10.2f ms %10.2f ms %8.2fx   (+%.2f ms)\n", "first byte of a small GET", dfb * 1000, gfb * 1000, gfb / dfb, (gfb - dfb) * 1000
+    printf "%-34s %8.0f MB/s %8.0f MB/s %8.2fx\n", "download of " n / 1048576 " MiB", ddl / 1e6, gdl / 1e6, gdl / ddl
+}'
