@@ -106,3 +106,15 @@ pub mod truncate;
 pub mod viewer;
 pub mod viewer_key;
 pub mod windows;
+
+/// Logs to stderr, filtered by `COMPUTERD_LOG` (default `info`): the daemon's
+/// and the network guard's way.
+pub fn log_to_stderr() {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("COMPUTERD_LOG")
+                .unwrap_or_else(|_| "info".into()),
+        )
+        .init();
+}

@@ -34,13 +34,7 @@ fn main() {
     // Still one thread here: the tokio runtime starts below. From now on no
     // child (shell commands, Xvnc, Fluxbox, browsers) inherits the token.
     computerd::config::remove_daemon_variables_from_environment();
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("COMPUTERD_LOG")
-                .unwrap_or_else(|_| "info".into()),
-        )
-        .init();
+    computerd::log_to_stderr();
     let runtime = tokio::runtime::Runtime::new().expect("tokio runtime starts");
     let result = runtime.block_on(async {
         let mut term = signal(SignalKind::terminate())?;

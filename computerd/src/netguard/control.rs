@@ -32,14 +32,9 @@ pub async fn serve_host(listener: UnixListener, guard: Arc<Guard>) {
             continue;
         };
         let guard = guard.clone();
-        tokio::spawn(async move {
-            let (read, mut write) = stream.into_split();
-            let Some(line) = read_line(read).await else {
-                return;
-            };
-            let answer = host_command(&guard, &line);
-            let _ = write.write_all(answer.as_bytes()).await;
-        });
+        tokio::spawn(answer_one_line(stream, move |line| {
+            host_command(&guard, line)
+        }));
     }
 }
 
@@ -78,12 +73,8 @@ pub async fn serve_computer(listener: TcpListener, guard: Arc<Guard>) {
             continue;
         };
         let guard = guard.clone();
-        tokio::spawn(async move {
-            let (read, mut write) = stream.into_split();
-            let Some(line) = read_line(read).await else {
-                return;
-            };
-            let answer = match line
+        tokio::spawn(answer_one_line(stream, move |line| {
+            match line
                 .strip_prefix("denials ")
                 .and_then(|s| s.trim().parse().ok())
             {
@@ -91,10 +82,22 @@ pub async fn serve_computer(listener: TcpListener, guard: Arc<Guard>) {
                     serde_json::to_string(&guard.journal.denials_since(since)).unwrap_or_default()
                 }
                 None => "[]".to_string(),
-            };
-            let _ = write.write_all(answer.as_bytes()).await;
-        });
+            }
+        }));
     }
+}
+
+/// Reads one request line from `stream` and writes `answer`'s reply.
+async fn answer_one_line<S>(stream: S, answer: impl FnOnce(&str) -> String)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    let (read, mut write) = tokio::io::split(stream);
+    let Some(line) = read_line(read).await else {
+        return;
+    };
+    let reply = answer(&line);
+    let _ = write.write_all(reply.as_bytes()).await;
 }
 
 async fn read_line(read: impl tokio::io::AsyncRead + Unpin) -> Option<String> {

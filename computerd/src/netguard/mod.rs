@@ -143,13 +143,7 @@ pub fn main(args: &[String]) -> i32 {
 fn run(policy_json: &str) -> Result<(), String> {
     let policy: NetworkPolicy = serde_json::from_str(policy_json)
         .map_err(|e| format!("the policy is not valid JSON of a network policy: {e}"))?;
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("COMPUTERD_LOG")
-                .unwrap_or_else(|_| "info".into()),
-        )
-        .init();
+    crate::log_to_stderr();
     let gateway = default_gateway();
     let around = Surroundings {
         host: host_address()
