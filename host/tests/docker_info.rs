@@ -124,7 +124,7 @@ async fn prints_what_it_knows_when_docker_is_unreachable() {
     env.remove("COMPUTER_USE_IMAGE");
     let text = gather_from(&env).await.to_string();
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), 4, "{text}");
+    assert_eq!(lines.len(), 5, "{text}");
     assert_eq!(
         lines[0],
         format!("computer-use-mcp {} (dev build)", env!("CARGO_PKG_VERSION"))
@@ -133,15 +133,19 @@ async fn prints_what_it_knows_when_docker_is_unreachable() {
         lines[1], "image:    computer-use-mcp:dev",
         "the dev default"
     );
+    assert!(
+        lines[2].starts_with("network:  open (the public internet)"),
+        "{text}"
+    );
     assert_eq!(
-        lines[2],
+        lines[3],
         format!(
             "docker:   `unix://{}` (from DOCKER_HOST), over unix socket",
             socket.display()
         )
     );
     assert!(
-        lines[3].starts_with(&format!(
+        lines[4].starts_with(&format!(
             "computer: unknown: cannot reach the Docker engine at `unix://{}` (from DOCKER_HOST):",
             socket.display()
         )),

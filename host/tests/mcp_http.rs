@@ -355,8 +355,8 @@ async fn the_python_sdk_closes_its_session_without_a_warning() {
         "the Python client failed: {stdout}\n{stderr}"
     );
     assert!(
-        stdout.lines().any(|l| l == "tools 20"),
-        "the Python client lists the 20 tools: {stdout}"
+        stdout.lines().any(|l| l == "tools 21"),
+        "the Python client lists the 21 tools: {stdout}"
     );
     // The SDK sends DELETE on exit and warns unless it gets 200 or 204.
     assert!(

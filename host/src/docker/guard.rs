@@ -16,7 +16,7 @@ use super::call::{status_of, Call};
 use super::error::DockerError;
 use super::found::FoundComputer;
 use super::image::VERSION_LABEL;
-use bollard::models::{ContainerCreateBody, HostConfig};
+use bollard::models::{ContainerCreateBody, ContainerStateStatusEnum, HostConfig};
 use bollard::query_parameters::{
     CreateContainerOptionsBuilder, LogsOptionsBuilder, RemoveContainerOptionsBuilder,
 };
@@ -58,7 +58,7 @@ pub async fn ensure_guard(
         .await?
     {
         Ok(found) => {
-            let running = found.state.as_ref().and_then(|s| s.running) == Some(true);
+            let status = found.state.as_ref().and_then(|s| s.status);
             let same_namespace = found
                 .host_config
                 .as_ref()
@@ -70,7 +70,14 @@ pub async fn ensure_guard(
                 (Some(guard), Some(computer)) => guard >= computer,
                 _ => false,
             };
-            if running && same_namespace && after_computer {
+            // Created and not yet started: another server's, a moment ago.
+            let current = match status {
+                Some(ContainerStateStatusEnum::CREATED) => true,
+                Some(ContainerStateStatusEnum::RUNNING) => after_computer,
+                _ => false,
+            };
+            if same_namespace && current {
+                start(docker, &name).await?;
                 wait_ready(docker, &name).await?;
                 // This server's policy is the one in force from now on: a
                 // changed setting applies to the running computer at once.
@@ -127,17 +134,23 @@ async fn create_and_start(
     {
         Ok(_) => {}
         // Another server is making it at this moment.
-        Err(e) if status_of(&e) == Some(409) => return wait_ready(docker, name).await,
+        Err(e) if status_of(&e) == Some(409) => {}
         Err(e) => return Err(create.failed(e)),
     }
+    start(docker, name).await?;
+    wait_ready(docker, name).await
+}
+
+/// Starts the guard; one that runs already (another server started it) is
+/// a success too.
+async fn start(docker: &Docker, name: &str) -> Result<(), DockerError> {
     Call::new(
         format!("starting the network guard `{name}`"),
         format!("see `docker logs {name}`"),
         CALL_DEADLINE,
     )
     .run(docker.start_container(name, None))
-    .await?;
-    wait_ready(docker, name).await
+    .await
 }
 
 async fn remove(docker: &Docker, name: &str) -> Result<(), DockerError> {
@@ -157,28 +170,27 @@ async fn remove(docker: &Docker, name: &str) -> Result<(), DockerError> {
     }
 }
 
-/// Follows the guard's output until it says it is ready.
+/// Follows the guard's output until it says it is ready. A guard another
+/// server has created but not yet started has no output to follow yet, so
+/// an output that ends early is followed again until the deadline.
 async fn wait_ready(docker: &Docker, name: &str) -> Result<(), DockerError> {
-    let options = LogsOptionsBuilder::default()
-        .follow(true)
-        .stdout(true)
-        .stderr(true)
-        .build();
     let mut said = String::new();
     let watch = async {
-        let mut logs = docker.logs(name, Some(options));
-        while let Some(chunk) = logs.next().await {
-            match chunk {
-                Ok(chunk) => {
-                    said.push_str(&chunk.to_string());
-                    if said.contains(READY_LINE) {
-                        return true;
-                    }
+        loop {
+            let options = LogsOptionsBuilder::default()
+                .follow(true)
+                .stdout(true)
+                .stderr(true)
+                .build();
+            let mut logs = docker.logs(name, Some(options));
+            while let Some(Ok(chunk)) = logs.next().await {
+                said.push_str(&chunk.to_string());
+                if said.contains(READY_LINE) {
+                    return true;
                 }
-                Err(_) => return false,
             }
+            tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        false
     };
     let ready = tokio::time::timeout(READY_DEADLINE, watch)
         .await
