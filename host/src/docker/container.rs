@@ -514,7 +514,19 @@ async fn ready(
         name: name.to_string(),
     })?;
     // The guard holds the computer's network before the agent's first call.
-    guard::ensure_guard(docker, &found, &settings.network).await?;
+    if let Err(e) = guard::ensure_guard(docker, &found, &settings.network).await {
+        // A computer that died meanwhile takes its namespace with it; that,
+        // not the guard, is what to report.
+        if let Some(now) = find_computer(docker, name).await? {
+            if now.status != "running" {
+                return Err(DockerError::Exited {
+                    name: name.to_string(),
+                    exit_code: now.exit_code.unwrap_or(-1),
+                });
+            }
+        }
+        return Err(e);
+    }
     probe::wait_healthy(docker, name, &api_url, HEALTH_DEADLINE).await?;
     let viewer_key = match probe::viewer_key(name, &api_url, &token).await {
         Ok(key) => Some(key),

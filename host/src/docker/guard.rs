@@ -34,6 +34,8 @@ const CALL_DEADLINE: Duration = Duration::from_secs(30);
 /// The guard is one small process: a proxy, a resolver, a log.
 const GUARD_MEMORY: i64 = 128 * 1024 * 1024;
 const GUARD_PIDS: i64 = 64;
+/// Why a guard failed when another server removed it under this one.
+const GONE: &str = "it was removed while it started";
 
 pub fn guard_name(computer: &str) -> String {
     format!("{computer}-network")
@@ -42,6 +44,25 @@ pub fn guard_name(computer: &str) -> String {
 /// Makes sure the computer's current network namespace has its guard, with
 /// `policy`, ready before anything else talks to the computer.
 pub async fn ensure_guard(
+    docker: &Docker,
+    computer: &FoundComputer,
+    policy: &NetworkPolicy,
+) -> Result<(), DockerError> {
+    // Several servers may do this at once; one that loses a race (its
+    // guard removed under it as stale by another) looks again.
+    let mut tries = 0;
+    loop {
+        match ensure_guard_once(docker, computer, policy).await {
+            Err(DockerError::Guard { why, .. }) if tries < 50 && why == GONE => {
+                tries += 1;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+async fn ensure_guard_once(
     docker: &Docker,
     computer: &FoundComputer,
     policy: &NetworkPolicy,
@@ -66,16 +87,25 @@ pub async fn ensure_guard(
                 == Some(joins.as_str());
             let guard_started = found.state.as_ref().and_then(|s| s.started_at.clone());
             // RFC 3339 times of one engine compare as text.
-            let after_computer = match (&guard_started, &computer.started_at) {
+            let parse = |t: &String| {
+                time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).ok()
+            };
+            let after_computer = match (
+                guard_started.as_ref().and_then(parse),
+                computer.started_at.as_ref().and_then(parse),
+            ) {
                 (Some(guard), Some(computer)) => guard >= computer,
                 _ => false,
             };
             // Created and not yet started: another server's, a moment ago.
-            let current = match status {
-                Some(ContainerStateStatusEnum::CREATED) => true,
-                Some(ContainerStateStatusEnum::RUNNING) => after_computer,
-                _ => false,
-            };
+            let running = status == Some(ContainerStateStatusEnum::RUNNING);
+            let current =
+                status == Some(ContainerStateStatusEnum::CREATED) || running && after_computer;
+            if same_namespace && running && !after_computer {
+                // The guard of the computer's previous start: it ends by
+                // itself within a second, now that its namespace is gone.
+                return Err(gone(&name));
+            }
             if same_namespace && current {
                 start(docker, &name).await?;
                 wait_ready(docker, &name).await?;
@@ -84,7 +114,8 @@ pub async fn ensure_guard(
                 set_policy(docker, &computer.name, policy).await?;
                 return Ok(());
             }
-            remove(docker, &name).await?;
+            // By id: if another server replaced it meanwhile, the new one stays.
+            remove(docker, &name, found.id.as_deref().unwrap_or(&name)).await?;
         }
         Err(e) if status_of(&e) == Some(404) => {}
         Err(e) => return Err(inspect.failed(e)),
@@ -144,16 +175,27 @@ async fn create_and_start(
 /// Starts the guard; one that runs already (another server started it) is
 /// a success too.
 async fn start(docker: &Docker, name: &str) -> Result<(), DockerError> {
-    Call::new(
+    let call = Call::new(
         format!("starting the network guard `{name}`"),
         format!("see `docker logs {name}`"),
         CALL_DEADLINE,
-    )
-    .run(docker.start_container(name, None))
-    .await
+    );
+    match call.run_raw(docker.start_container(name, None)).await? {
+        Ok(()) => Ok(()),
+        // Gone, or the stale one of that name still on its way out.
+        Err(e) if matches!(status_of(&e), Some(404) | Some(409)) => Err(gone(name)),
+        Err(e) => Err(call.failed(e)),
+    }
 }
 
-async fn remove(docker: &Docker, name: &str) -> Result<(), DockerError> {
+fn gone(name: &str) -> DockerError {
+    DockerError::Guard {
+        name: name.to_string(),
+        why: GONE.to_string(),
+    }
+}
+
+async fn remove(docker: &Docker, name: &str, id: &str) -> Result<(), DockerError> {
     let options = RemoveContainerOptionsBuilder::default().force(true).build();
     let call = Call::new(
         format!("removing the stale network guard `{name}`"),
@@ -161,7 +203,7 @@ async fn remove(docker: &Docker, name: &str) -> Result<(), DockerError> {
         CALL_DEADLINE,
     );
     match call
-        .run_raw(docker.remove_container(name, Some(options)))
+        .run_raw(docker.remove_container(id, Some(options)))
         .await?
     {
         Ok(()) => Ok(()),
@@ -186,15 +228,22 @@ async fn wait_ready(docker: &Docker, name: &str) -> Result<(), DockerError> {
             while let Some(Ok(chunk)) = logs.next().await {
                 said.push_str(&chunk.to_string());
                 if said.contains(READY_LINE) {
-                    return true;
+                    return Ok(true);
+                }
+            }
+            if let Err(e) = docker.inspect_container(name, None).await {
+                if status_of(&e) == Some(404) {
+                    return Err(gone(name));
                 }
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     };
-    let ready = tokio::time::timeout(READY_DEADLINE, watch)
-        .await
-        .unwrap_or(false);
+    let ready = match tokio::time::timeout(READY_DEADLINE, watch).await {
+        Ok(Ok(ready)) => ready,
+        Ok(Err(gone)) => return Err(gone),
+        Err(_) => false,
+    };
     if ready {
         return Ok(());
     }
