@@ -266,16 +266,12 @@ pub async fn network_log(
     denied_only: bool,
     limit: usize,
 ) -> Result<NetworkLog, DockerError> {
-    let answer = ask(
-        docker,
-        computer,
-        &[
-            "log".to_string(),
-            format!("{} {limit}", u8::from(denied_only)),
-        ]
-        .join(" "),
-    )
-    .await?;
+    let words = [
+        "log".to_string(),
+        u8::from(denied_only).to_string(),
+        limit.to_string(),
+    ];
+    let answer = ask(docker, computer, &words).await?;
     serde_json::from_str(&answer).map_err(|e| DockerError::Guard {
         name: guard_name(computer),
         why: format!(
@@ -292,27 +288,15 @@ pub async fn set_policy(
     policy: &NetworkPolicy,
 ) -> Result<String, DockerError> {
     let json = serde_json::to_string(policy).unwrap_or_default();
-    ask(docker, computer, &format!("policy {json}")).await
+    ask(docker, computer, &["policy".to_string(), json]).await
 }
 
-/// Runs `computerd net-guard ...` in the guard and returns what it printed.
-async fn ask(docker: &Docker, computer: &str, command: &str) -> Result<String, DockerError> {
+/// Runs `computerd net-guard WORDS...` in the guard and returns what it
+/// printed.
+async fn ask(docker: &Docker, computer: &str, words: &[String]) -> Result<String, DockerError> {
     let name = guard_name(computer);
-    let (verb, rest) = command.split_once(' ').unwrap_or((command, ""));
-    let mut argv = vec![
-        "/usr/local/bin/computerd".to_string(),
-        "net-guard".into(),
-        verb.into(),
-    ];
-    argv.extend(
-        rest.split(' ')
-            .filter(|w| !w.is_empty())
-            .map(str::to_string),
-    );
-    if verb == "policy" {
-        argv.truncate(3);
-        argv.push(rest.to_string());
-    }
+    let mut argv = vec!["/usr/local/bin/computerd".to_string(), "net-guard".into()];
+    argv.extend_from_slice(words);
     let exec = Call::new(
         format!("asking the network guard `{name}`"),
         "nothing was changed",
