@@ -4,6 +4,7 @@
 //! joins it to a marked connection of its own (which the rules let out) or
 //! refuses it at once: a 403 page for HTTP, a reset otherwise.
 
+use super::relay::relay;
 use super::resolver::resolve_a;
 use super::sniff::{sniff, Sniffed, SNIFF_MAX};
 use super::verdict::{after_sniff, before_sniff, Verdict};
@@ -24,7 +25,6 @@ const WEB_SNIFF_WAIT: Duration = Duration::from_secs(10);
 /// denied server-first protocol (ssh) fails fast instead of hanging.
 const OTHER_SNIFF_WAIT: Duration = Duration::from_millis(50);
 const CONNECT_DEADLINE: Duration = Duration::from_secs(15);
-const COPY_BUFFER: usize = 256 * 1024;
 
 pub async fn serve(listener: TcpListener, guard: Arc<Guard>) {
     loop {
@@ -220,25 +220,16 @@ async fn connect_marked(target: SocketAddr, mark: u32) -> io::Result<TcpStream> 
         .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, "no answer within 15 s"))?
 }
 
-/// Copies both ways until both sides are done; bytes sent out (with the
+/// Relays both ways until both sides are done; bytes sent out (with the
 /// sniffed head) and in.
-async fn join(mut client: TcpStream, mut upstream: TcpStream, first: &[u8]) -> (u64, u64) {
+async fn join(client: TcpStream, mut upstream: TcpStream, first: &[u8]) -> (u64, u64) {
     let _ = client.set_nodelay(true);
     let _ = upstream.set_nodelay(true);
     if !first.is_empty() && upstream.write_all(first).await.is_err() {
         return (0, 0);
     }
-    match tokio::io::copy_bidirectional_with_sizes(
-        &mut client,
-        &mut upstream,
-        COPY_BUFFER,
-        COPY_BUFFER,
-    )
-    .await
-    {
-        Ok((out, inn)) => (out + first.len() as u64, inn),
-        Err(_) => (first.len() as u64, 0),
-    }
+    let (out, inn) = relay(&client, &upstream).await;
+    (out + first.len() as u64, inn)
 }
 
 /// Logs the denial and refuses: HTTP gets a 403 that names the host and
