@@ -33,6 +33,9 @@ pub struct TenantReport {
     pub tenant: String,
     pub container: String,
     pub computer: ComputerReport,
+    /// The tenant's own network policy from its line (its summary, or why
+    /// it is wrong); `None` when it takes the server's.
+    pub network: Option<String>,
 }
 
 /// What was found of the computer.
@@ -81,6 +84,10 @@ pub async fn gather_from(env: &Env) -> Info {
             Ok(entries) => {
                 let mut reports = Vec::new();
                 for entry in entries {
+                    let network = match entry.network_policy(path, env) {
+                        Ok(policy) => policy.map(|p| p.summary()),
+                        Err(e) => Some(e.to_string()),
+                    };
                     let base = settings
                         .as_ref()
                         .map(|s| s.name.as_str())
@@ -94,6 +101,7 @@ pub async fn gather_from(env: &Env) -> Info {
                         tenant: entry.name,
                         container,
                         computer,
+                        network,
                     });
                 }
                 Ok(reports)
@@ -245,6 +253,9 @@ impl fmt::Display for Info {
                         t.tenant,
                         tenant_line(&t.container, &t.computer)
                     )?;
+                    if let Some(network) = &t.network {
+                        writeln!(f, "    network: {network}")?;
+                    }
                 }
             }
         }

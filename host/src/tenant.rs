@@ -9,7 +9,8 @@
 use crate::link::Link;
 use crate::settings::ComputerSettings;
 use crate::transfer::HostFiles;
-use std::sync::Arc;
+use computer_protocol::network::NetworkPolicy;
+use std::sync::{Arc, RwLock};
 
 pub struct Tenant {
     /// `None` for the one computer of stdio or a one-token HTTP server.
@@ -18,6 +19,10 @@ pub struct Tenant {
     pub link: Arc<Link>,
     /// Where its agents' host paths may lead.
     pub files: HostFiles,
+    /// Its own network policy from the tenants file, over the server's;
+    /// `None` takes the server's. Changed while the server runs when the
+    /// file changes.
+    network: RwLock<Option<NetworkPolicy>>,
 }
 
 impl Tenant {
@@ -28,24 +33,42 @@ impl Tenant {
             name: None,
             link: Arc::new(Link::new()),
             files: HostFiles::Anywhere,
+            network: RwLock::new(None),
         })
     }
 
-    pub fn new(name: Option<String>, files: HostFiles) -> Arc<Tenant> {
+    pub fn new(
+        name: Option<String>,
+        files: HostFiles,
+        network: Option<NetworkPolicy>,
+    ) -> Arc<Tenant> {
         Arc::new(Tenant {
             name,
             link: Arc::new(Link::new()),
             files,
+            network: RwLock::new(network),
         })
     }
 
+    /// Puts a new policy of the tenant's own in place; whether it differs
+    /// from the one before.
+    pub fn set_network(&self, policy: Option<NetworkPolicy>) -> bool {
+        let mut mine = self.network.write().unwrap_or_else(|e| e.into_inner());
+        let changed = *mine != policy;
+        *mine = policy;
+        changed
+    }
+
     /// `settings` as they apply to this tenant's computer: the name gains
-    /// the tenant's. The port base is chosen with Docker when the computer
+    /// the tenant's, and its own network policy replaces the server's. The port base is chosen with Docker when the computer
     /// is created (see [`crate::computer::start`]).
     pub fn computer(&self, settings: &ComputerSettings) -> ComputerSettings {
         let mut mine = settings.clone();
         if let Some(name) = &self.name {
             mine.name = computer_name(&settings.name, name);
+        }
+        if let Some(policy) = &*self.network.read().unwrap_or_else(|e| e.into_inner()) {
+            mine.network = policy.clone();
         }
         mine
     }

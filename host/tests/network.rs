@@ -501,3 +501,70 @@ async fn bad_network_settings_are_refused_naming_the_variable() {
         );
     }
 }
+
+/// A tenant's own line in the tenants file sets its computer's policy over
+/// the server's, and a changed line applies to the running computer
+/// without a restart.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tenants_own_policy_holds_and_a_changed_file_applies_at_once() {
+    use std::os::unix::fs::PermissionsExt;
+    const TOKEN: &str = "alice-token-0123456789abcdef0123456789";
+    let net = internet();
+    let (allowed_ip, denied_ip, dns) = (
+        net["INET_ALLOWED_IP"].clone(),
+        net["INET_DENIED_IP"].clone(),
+        net["INET_DNS"].clone(),
+    );
+    let computer = TestComputer::with_port_blocks(2);
+    let _alice_computer = computer.tenant("alice");
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tenants");
+    let write = |allow: &str| {
+        std::fs::write(
+            &file,
+            format!(
+                "alice {TOKEN} COMPUTER_USE_EGRESS=allowlist COMPUTER_USE_EGRESS_ALLOW={allow}\n"
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    };
+    write("allowed.test");
+    // The server's own settings are open: the tenant's line narrows them.
+    let host = support::mcp::HttpHost::start(
+        &computer,
+        &[
+            ("COMPUTER_USE_HTTP_TENANTS", file.to_str().unwrap()),
+            ("COMPUTER_USE_EGRESS_DNS", dns.as_str()),
+        ],
+    )
+    .await;
+    let alice = host.client_as(TOKEN).await;
+    let (started, _) = ok(&alice, "start_computer", json!({"title": "alice"})).await;
+    let sid = started["session_id"].as_str().unwrap().to_string();
+    let (_, out, _) = run(&alice, &sid, &curl("http://allowed.test/")).await;
+    assert!(out.contains(&format!("hello from {allowed_ip}")), "{out}");
+    let (_, out, _) = run(&alice, &sid, &curl("http://denied.test/")).await;
+    // The resolver answers only allowed names.
+    assert!(
+        out.contains("Could not resolve host: denied.test"),
+        "the tenant's allowlist holds although the server's mode is open: {out}"
+    );
+
+    write("allowed.test,denied.test");
+    let changed = Instant::now();
+    wait_until(
+        "the tenant's wider list applies to its running computer",
+        Duration::from_secs(10),
+        || async {
+            let (_, out, _) = run(&alice, &sid, &curl("http://denied.test/")).await;
+            out.contains(&format!("hello from {denied_ip}"))
+                .then_some(())
+        },
+    )
+    .await;
+    println!(
+        "a changed tenants file applied within {:?}",
+        changed.elapsed()
+    );
+}

@@ -121,6 +121,9 @@ pub async fn serve(options: HttpOptions) -> anyhow::Result<()> {
     }
 
     let stop = CancellationToken::new();
+    if let Some(path) = std::env::var_os(TENANTS_VAR).filter(|p| !p.is_empty()) {
+        super::policy_watch::spawn(path.into(), tenants.clone(), stop.clone());
+    }
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
         .with_cancellation_token(stop.child_token());
@@ -159,11 +162,13 @@ fn access_from_env() -> anyhow::Result<(Vec<String>, Vec<Arc<Tenant>>)> {
         (Some(_), Some(_)) => anyhow::bail!("both `{HTTP_TOKEN}` and `{TENANTS_VAR}` are set: use `{HTTP_TOKEN}` for one computer, or `{TENANTS_VAR}` for a computer per tenant, and unset the other"),
         (None, Some(path)) => {
             let entries = read_tenants(std::path::Path::new(&path))?;
+            let server = crate::settings::process_env();
             let mut tokens = Vec::new();
             let mut tenants = Vec::new();
             for entry in entries {
                 let files = files.for_tenant(&entry.name)?;
-                tenants.push(Tenant::new(Some(entry.name), files));
+                let network = entry.network_policy(&path, &server)?;
+                tenants.push(Tenant::new(Some(entry.name), files, network));
                 tokens.push(entry.token);
             }
             Ok((tokens, tenants))
@@ -172,7 +177,7 @@ fn access_from_env() -> anyhow::Result<(Vec<String>, Vec<Arc<Tenant>>)> {
             // Checks the token's presence and length.
             Guard::new(token.as_deref(), None, vec![])?;
             let token = token.unwrap_or_default();
-            Ok((vec![token], vec![Tenant::new(None, files)]))
+            Ok((vec![token], vec![Tenant::new(None, files, None)]))
         }
     }
 }

@@ -1,12 +1,14 @@
 //! The transports: MCP over stdio (one agent, the process's peer) and over
 //! Streamable HTTP (one agent per MCP session, one computer per tenant):
 //! `guard` checks each HTTP request's token, Host and Origin, `tenants`
-//! reads the tenants file, `listener` accepts connections with a header
+//! reads the tenants file, `policy_watch` applies its changed network
+//! policies to running computers, `listener` accepts connections with a header
 //! deadline and a cap.
 
 pub mod guard;
 pub mod http;
 mod listener;
+mod policy_watch;
 pub mod stdio;
 pub mod tenants;
 

@@ -2,9 +2,27 @@
 //! one `NAME TOKEN` line each, every tenant with a computer of its own.
 //! Blank lines and lines starting with `#` are skipped. The file holds
 //! secrets, so one that its group or others may read refuses the start.
+//!
+//! A line may go on with `VARIABLE=VALUE` fields that set the tenant's
+//! network policy, with the variables and values the server takes
+//! ([`NETWORK_VARIABLES`]); what a line leaves out comes from the server's
+//! own settings. The policies are read again when the file changes
+//! (`super::policy_watch`).
 
 use super::guard::TOKEN_MIN_CHARS;
+use crate::settings::Env;
+use computer_protocol::network::{self, NetworkPolicy};
 use std::path::Path;
+
+/// The settings a tenant's line may give it, each as the server's
+/// variable of the same name.
+pub const NETWORK_VARIABLES: [&str; 5] = [
+    network::EGRESS,
+    network::EGRESS_ALLOW,
+    network::EGRESS_PRIVATE,
+    network::HOST_PORTS,
+    network::EGRESS_DNS,
+];
 
 /// The variable naming the tenants file.
 pub const TENANTS_VAR: &str = "COMPUTER_USE_HTTP_TENANTS";
@@ -16,13 +34,59 @@ pub const NAME_MAX_CHARS: usize = 32;
 pub struct TenantEntry {
     pub name: String,
     pub token: String,
+    /// The line of the file, for errors found later.
+    pub line: usize,
+    /// `VARIABLE=VALUE` fields, each variable one of [`NETWORK_VARIABLES`].
+    pub network: Vec<(&'static str, String)>,
 }
 
 impl std::fmt::Debug for TenantEntry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TenantEntry")
             .field("name", &self.name)
+            .field("line", &self.line)
+            .field("network", &self.network)
             .finish_non_exhaustive()
+    }
+}
+
+impl TenantEntry {
+    /// The tenant's network policy: its line's fields over the server's
+    /// settings in `server`. `None` when the line sets nothing, so the
+    /// server's policy applies as it is at each start.
+    pub fn network_policy(
+        &self,
+        path: &str,
+        server: &Env,
+    ) -> Result<Option<NetworkPolicy>, TenantsError> {
+        if self.network.is_empty() {
+            return Ok(None);
+        }
+        let value = |variable: &str| -> Option<&str> {
+            self.network
+                .iter()
+                .find(|(name, _)| *name == variable)
+                .map(|(_, value)| value.as_str())
+                .or_else(|| server.get(variable).map(String::as_str))
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+        };
+        NetworkPolicy::from_settings(
+            value(network::EGRESS),
+            value(network::EGRESS_ALLOW),
+            value(network::EGRESS_PRIVATE),
+            value(network::HOST_PORTS),
+            value(network::EGRESS_DNS),
+        )
+        .map(Some)
+        .map_err(|e| TenantsError::BadLine {
+            path: path.to_string(),
+            line: self.line,
+            why: format!(
+                "the tenant `{}` has {}=`{}`, but {}",
+                self.name, e.variable, e.value, e.expected
+            ),
+        })
     }
 }
 
@@ -32,7 +96,7 @@ pub enum TenantsError {
     Unreadable { path: String, reason: String },
     #[error("`{path}` (`{TENANTS_VAR}`) holds tokens but has mode {mode:04o}, so others on this machine may read it: run `chmod 600 {path}`")]
     OpenToOthers { path: String, mode: u32 },
-    #[error("`{path}` (`{TENANTS_VAR}`) line {line}: {why}; each line is `NAME TOKEN`, the name of 1 to {NAME_MAX_CHARS} characters from a-z, 0-9 and `-`, the token of at least {TOKEN_MIN_CHARS} characters (for example `alice $(openssl rand -hex 32)`)")]
+    #[error("`{path}` (`{TENANTS_VAR}`) line {line}: {why}; each line is `NAME TOKEN [VARIABLE=VALUE ...]`, the name of 1 to {NAME_MAX_CHARS} characters from a-z, 0-9 and `-`, the token of at least {TOKEN_MIN_CHARS} characters (for example `alice $(openssl rand -hex 32)`), the optional fields network settings (`COMPUTER_USE_EGRESS=allowlist COMPUTER_USE_EGRESS_ALLOW=example.com`)")]
     BadLine {
         path: String,
         line: usize,
@@ -88,9 +152,26 @@ pub fn parse_tenants(path: &str, text: &str) -> Result<Vec<TenantEntry>, Tenants
             why,
         };
         let fields: Vec<&str> = line.split_whitespace().collect();
-        let [name, token] = fields[..] else {
-            return Err(bad(format!("it has {} fields instead of 2", fields.len())));
+        let [name, token, ref settings @ ..] = fields[..] else {
+            return Err(bad(format!(
+                "it has {} field instead of at least 2",
+                fields.len()
+            )));
         };
+        let mut network = Vec::new();
+        for field in settings {
+            let (variable, value) = field.split_once('=').unwrap_or((field, ""));
+            let Some(known) = NETWORK_VARIABLES.iter().find(|v| **v == variable) else {
+                return Err(bad(format!(
+                    "`{field}` is not a `VARIABLE=VALUE` setting of one of {}",
+                    NETWORK_VARIABLES.join(", ")
+                )));
+            };
+            if network.iter().any(|(v, _)| v == known) {
+                return Err(bad(format!("{variable} is set twice")));
+            }
+            network.push((*known, value.to_string()));
+        }
         if !valid_name(name) {
             return Err(bad(format!(
                 "the name `{name}` is not 1 to {NAME_MAX_CHARS} characters from a-z, 0-9 and `-`"
@@ -113,6 +194,8 @@ pub fn parse_tenants(path: &str, text: &str) -> Result<Vec<TenantEntry>, Tenants
         tenants.push(TenantEntry {
             name: name.to_string(),
             token: token.to_string(),
+            line: index + 1,
+            network,
         });
     }
     if tenants.is_empty() {
@@ -157,11 +240,53 @@ mod tests {
         assert!(why(&format!("Alice {A}")).contains("line 1: the name `Alice`"));
         assert!(why(&format!("{} {A}", "a".repeat(33))).contains("not 1 to 32"));
         assert!(why("alice short").contains("fewer than 32"));
-        assert!(why(&format!("alice {A} extra")).contains("3 fields"));
+        assert!(why("alice").contains("1 field instead of at least 2"));
+        assert!(why(&format!("alice {A} extra")).contains("`extra` is not a `VARIABLE=VALUE`"));
+        assert!(why(&format!("alice {A} COMPUTER_USE_NAME=x")).contains("COMPUTER_USE_EGRESS_DNS"));
+        assert!(why(&format!(
+            "alice {A} COMPUTER_USE_EGRESS=none COMPUTER_USE_EGRESS=open"
+        ))
+        .contains("COMPUTER_USE_EGRESS is set twice"));
         assert!(why(&format!("alice {A}\nalice {B}"))
             .contains("line 2: the name `alice` is already used"));
         assert!(why(&format!("alice {A}\nbob {A}")).contains("already another tenant's"));
         assert!(why("# nobody\n").contains("names no tenant"));
+    }
+
+    #[test]
+    fn a_line_sets_the_tenants_network_over_the_servers() {
+        let text = format!(
+            "alice {A} COMPUTER_USE_EGRESS=allowlist COMPUTER_USE_EGRESS_ALLOW=a.test,*.b.test\nbob {B}\n"
+        );
+        let tenants = parse_tenants("t", &text).unwrap();
+        let server: Env = [
+            ("COMPUTER_USE_HOST_PORTS".to_string(), "3000".to_string()),
+            ("COMPUTER_USE_EGRESS".to_string(), "none".to_string()),
+        ]
+        .into();
+        let alice = tenants[0].network_policy("t", &server).unwrap().unwrap();
+        assert_eq!(alice.mode, network::EgressMode::Allowlist);
+        assert_eq!(alice.allow.len(), 2);
+        assert_eq!(
+            alice.host_ports,
+            [3000],
+            "what the line leaves out is the server's"
+        );
+        assert_eq!(tenants[1].network_policy("t", &server).unwrap(), None);
+
+        let bad = parse_tenants(
+            "t",
+            &format!("bob {B}\nalice {A} COMPUTER_USE_EGRESS=allowlist\n"),
+        )
+        .unwrap();
+        let e = bad[1]
+            .network_policy("t", &Env::new())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("line 2") && e.contains("alice") && e.contains("COMPUTER_USE_EGRESS_ALLOW"),
+            "{e}"
+        );
     }
 
     #[cfg(unix)]
