@@ -568,3 +568,85 @@ async fn a_tenants_own_policy_holds_and_a_changed_file_applies_at_once() {
         changed.elapsed()
     );
 }
+
+/// A recording's step lists the connections that started during it, as
+/// the guard logged them, allowed and denied.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_recorded_step_shows_the_connections_made_during_it() {
+    let net = internet();
+    let (allowed_ip, denied_ip, dns) = (
+        net["INET_ALLOWED_IP"].clone(),
+        net["INET_DENIED_IP"].clone(),
+        net["INET_DNS"].clone(),
+    );
+    let computer = TestComputer::new();
+    let (client, _) = connect(
+        &computer,
+        &[
+            ("COMPUTER_USE_EGRESS", "allowlist"),
+            ("COMPUTER_USE_EGRESS_ALLOW", "allowed.test"),
+            ("COMPUTER_USE_EGRESS_DNS", dns.as_str()),
+        ],
+    )
+    .await;
+    let sid = start_session(&client, "recorded network").await;
+    ok(
+        &client,
+        "start_recording",
+        json!({"session_id": sid, "task": "network lines"}),
+    )
+    .await;
+    let (_, out, _) = run(&client, &sid, &curl("http://allowed.test/")).await;
+    assert!(out.contains(&format!("hello from {allowed_ip}")), "{out}");
+    run(&client, &sid, &curl(&format!("http://{denied_ip}/"))).await;
+    run(&client, &sid, "true").await;
+    let host_dir = tempfile::tempdir().unwrap();
+    let (stopped, _) = ok(
+        &client,
+        "stop_recording",
+        json!({"session_id": sid, "host_path": host_dir.path().to_str().unwrap()}),
+    )
+    .await;
+    let package = std::path::PathBuf::from(stopped["path"].as_str().unwrap());
+    let data: Value =
+        serde_json::from_slice(&std::fs::read(package.join("walkthrough.json")).unwrap()).unwrap();
+    let schema: Value = serde_json::from_slice(
+        &std::fs::read(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../protocol/schema/walkthrough.schema.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    let wrong = support::schema::violations(schema.as_object().unwrap(), &data);
+    assert!(wrong.is_empty(), "walkthrough.json: {wrong:?}");
+    let network = |step: usize| -> String {
+        data["steps"][step]["network"]
+            .as_array()
+            .map(|lines| {
+                lines
+                    .iter()
+                    .map(|l| l.as_str().unwrap().to_string())
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+            .unwrap_or_default()
+    };
+    assert!(
+        network(0).contains(&format!(
+            "network allowed: allowed.test ({allowed_ip}:80): COMPUTER_USE_EGRESS_ALLOW allowed.test"
+        )),
+        "the first shell step: {}",
+        data["steps"][0]
+    );
+    assert!(
+        network(1).starts_with(&format!("network denied: {denied_ip} ({denied_ip}:80)")),
+        "the second shell step: {}",
+        data["steps"][1]
+    );
+    assert_eq!(
+        network(2),
+        "",
+        "a step that made no connection has no network lines"
+    );
+}

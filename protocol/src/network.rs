@@ -477,13 +477,26 @@ pub struct NetworkLogEntry {
 }
 
 impl NetworkLogEntry {
-    /// `denied: denied.test (203.0.113.20:80): not in COMPUTER_USE_EGRESS_ALLOW`.
-    pub fn denial_line(&self) -> String {
-        let target = match &self.host {
+    /// One line for a recording's step: the denial line, or
+    /// `network allowed: example.com (93.184.215.14:443): COMPUTER_USE_EGRESS=open`.
+    pub fn line(&self) -> String {
+        if self.allowed {
+            format!("network allowed: {}: {}", self.target(), self.rule)
+        } else {
+            self.denial_line()
+        }
+    }
+
+    fn target(&self) -> String {
+        match &self.host {
             Some(host) => format!("{host} ({}:{})", self.address, self.port),
             None => format!("{}:{}", self.address, self.port),
-        };
-        format!("network denied: {target}: {}", self.rule)
+        }
+    }
+
+    /// `denied: denied.test (203.0.113.20:80): not in COMPUTER_USE_EGRESS_ALLOW`.
+    pub fn denial_line(&self) -> String {
+        format!("network denied: {}: {}", self.target(), self.rule)
     }
 }
 

@@ -233,6 +233,10 @@ pub struct Step {
     pub page: Option<PageShown>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active_window: Option<String>,
+    /// The connections of the computer (any program's) that started during
+    /// the step, one line each, as the network guard logged them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub network: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]

@@ -3,8 +3,9 @@
 //!   socket in that container's own filesystem (out of the computer's
 //!   reach): `log DENIED_ONLY LIMIT` and `policy JSON`;
 //! - computerd, on a loopback port of the shared namespace: `denials
-//!   SINCE_MS`, read only (the computer may read its own log, not change
-//!   the policy).
+//!   SINCE_MS` and `between SINCE_MS UNTIL_MS` (every connection that
+//!   started then, for a recording's step), read only (the computer may
+//!   read its own log, not change the policy).
 
 use super::Guard;
 use computer_protocol::network::{NetworkLog, NetworkLogEntry, NetworkPolicy, LOG_KEPT};
@@ -74,15 +75,23 @@ pub async fn serve_computer(listener: TcpListener, guard: Arc<Guard>) {
         };
         let guard = guard.clone();
         tokio::spawn(answer_one_line(stream, move |line| {
-            match line
-                .strip_prefix("denials ")
-                .and_then(|s| s.trim().parse().ok())
-            {
-                Some(since) => {
-                    serde_json::to_string(&guard.journal.denials_since(since)).unwrap_or_default()
-                }
-                None => "[]".to_string(),
-            }
+            let numbers = |rest: &str| -> Vec<u64> {
+                rest.split_whitespace()
+                    .map_while(|w| w.parse().ok())
+                    .collect()
+            };
+            let entries = match line.split_once(' ') {
+                Some(("denials", rest)) => match numbers(rest)[..] {
+                    [since] => guard.journal.denials_since(since),
+                    _ => Vec::new(),
+                },
+                Some(("between", rest)) => match numbers(rest)[..] {
+                    [since, until] => guard.journal.started_between(since, until),
+                    _ => Vec::new(),
+                },
+                _ => Vec::new(),
+            };
+            serde_json::to_string(&entries).unwrap_or_default()
         }));
     }
 }
@@ -131,12 +140,22 @@ pub fn ask(command: &str) -> Result<String, String> {
 /// computerd to mention in a call's result. Empty when no guard answers
 /// (computerd outside a container) or it is slow.
 pub async fn denials_since(since_ms: u64) -> Vec<NetworkLogEntry> {
+    ask_as_computer(format!("denials {since_ms}")).await
+}
+
+/// Every connection that started from `since_ms` to `until_ms`, for a
+/// recording's step; empty as [`denials_since`].
+pub async fn started_between(since_ms: u64, until_ms: u64) -> Vec<NetworkLogEntry> {
+    ask_as_computer(format!("between {since_ms} {until_ms}")).await
+}
+
+async fn ask_as_computer(line: String) -> Vec<NetworkLogEntry> {
     let ask = async {
         let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", DENIALS_PORT))
             .await
             .ok()?;
         stream
-            .write_all(format!("denials {since_ms}\n").as_bytes())
+            .write_all(format!("{line}\n").as_bytes())
             .await
             .ok()?;
         let mut answer = Vec::new();

@@ -81,11 +81,19 @@ impl Journal {
 
     /// Denials that started at or after `since_ms`, oldest first.
     pub fn denials_since(&self, since_ms: u64) -> Vec<NetworkLogEntry> {
+        self.started_between(since_ms, u64::MAX)
+            .into_iter()
+            .filter(|e| !e.allowed)
+            .collect()
+    }
+
+    /// Every entry that started from `since_ms` to `until_ms`, oldest first.
+    pub fn started_between(&self, since_ms: u64, until_ms: u64) -> Vec<NetworkLogEntry> {
         self.inner
             .lock()
             .entries
             .iter()
-            .filter(|(at, e)| *at >= since_ms && !e.allowed)
+            .filter(|(at, _)| (since_ms..=until_ms).contains(at))
             .map(|(_, e)| e.clone())
             .collect()
     }

@@ -26,7 +26,7 @@ mod rules;
 mod sniff;
 mod verdict;
 
-pub use control::{denials_since, DENIALS_PORT};
+pub use control::{denials_since, started_between, DENIALS_PORT};
 pub use journal::now_ms;
 
 /// The guard's denials since `since_ms`, one line each, for a call's result.

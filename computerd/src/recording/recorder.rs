@@ -263,6 +263,7 @@ impl Writer {
             Some(after) => self.page_shown(after).await,
             None => None,
         };
+        let network = network_during(&record.started_at, record.duration_ms).await;
         let marked_on = before.as_ref().or(after.as_ref());
         let points = record
             .points
@@ -299,6 +300,7 @@ impl Writer {
             points,
             page,
             active_window: after.and_then(|f| f.active_window),
+            network,
         };
         let line = serde_json::to_vec(&step).map_err(std::io::Error::other)?;
         if self.room_for(line.len() as u64 + 1)? {
@@ -311,6 +313,23 @@ impl Writer {
     async fn page_shown(&self, frame: &Seen) -> Option<PageShown> {
         shown_page(&self.browsers, frame.screen, frame.active_window.as_deref()).await
     }
+}
+
+/// The computer's connections that started during a step (from its
+/// RFC 3339 start, for its duration), one line each; none when the time
+/// does not parse or no network guard answers.
+async fn network_during(started_at: &str, duration_ms: u64) -> Vec<String> {
+    let Ok(start) =
+        time::OffsetDateTime::parse(started_at, &time::format_description::well_known::Rfc3339)
+    else {
+        return Vec::new();
+    };
+    let since_ms = (start.unix_timestamp_nanos() / 1_000_000).max(0) as u64;
+    crate::netguard::started_between(since_ms, since_ms + duration_ms)
+        .await
+        .iter()
+        .map(computer_protocol::network::NetworkLogEntry::line)
+        .collect()
 }
 
 /// Where screen point (x, y) falls on a frame, as fractions of its width
