@@ -202,6 +202,17 @@ impl Link {
         connection
     }
 
+    /// A new policy for the connected computer's guard, put in force
+    /// elsewhere: the one a restarted computer gets its guard with.
+    pub fn set_network(&self, network: computer_protocol::network::NetworkPolicy) {
+        let mut connection = self.connection.lock();
+        if let Some(current) = connection.as_ref() {
+            let mut changed = Connection::clone(current);
+            changed.network = network;
+            *connection = Some(Arc::new(changed));
+        }
+    }
+
     fn mark_confirmed(&self) {
         *self.confirmed_at.lock() = Some(Instant::now());
     }

@@ -2,7 +2,8 @@
 //! running computer within a second, without a restart: the file is read
 //! again when its bytes change, and each tenant whose policy differs gets
 //! it put in force on its computer's guard (`docker::guard::set_policy`),
-//! and on every later start. Nothing inside a computer can reach the file
+//! on every later start, and on a guard made again after the computer
+//! restarts behind the server's back (`Link::set_network`). Nothing inside a computer can reach the file
 //! or the guard's control socket.
 //!
 //! Only the policies change at run time: a token or a tenant added or
@@ -25,13 +26,13 @@ const POLL: Duration = Duration::from_millis(250);
 /// Watches `path` for the server's `tenants` until `stop`.
 pub fn spawn(path: PathBuf, tenants: Vec<Arc<Tenant>>, stop: CancellationToken) {
     tokio::spawn(async move {
-        let mut seen = std::fs::read(&path).ok();
+        let mut seen = tokio::fs::read(&path).await.ok();
         loop {
             tokio::select! {
                 _ = stop.cancelled() => return,
                 _ = tokio::time::sleep(POLL) => {}
             }
-            let now = std::fs::read(&path).ok();
+            let now = tokio::fs::read(&path).await.ok();
             if now == seen {
                 continue;
             }
@@ -83,6 +84,7 @@ async fn apply(tenant: &Tenant) {
         let endpoint = resolve_endpoint(&env).map_err(|e| e.to_string())?;
         let docker = endpoint.connect().await.map_err(|e| e.to_string())?;
         let wanted = tenant.computer(&settings.computer);
+        tenant.link.set_network(wanted.network.clone());
         let running = find_computer(&docker, &wanted.name)
             .await
             .map_err(|e| e.to_string())?
