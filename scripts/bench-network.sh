@@ -7,23 +7,32 @@
 #
 # Rows: time to the first byte of a small GET (connection set-up through the
 # guard's proxy included), median of ROUNDS; a download of BYTES, median
-# throughput of DOWNLOADS. Prints a table with medians and guarded/direct
-# ratios.
+# throughput of DOWNLOADS, once as fast as this machine goes (server, client
+# and guard share its cores, so this row is the guard's CPU cost) and once
+# with the test internet's link shaped to LINK_RATE (what a download from
+# the internet meets). Prints a table with medians and guarded/direct ratios.
 #
 # Usage: scripts/bench-network.sh
-# Env:   ROUNDS (30), DOWNLOADS (3), BYTES (1073741824)
+# Env:   ROUNDS (30), DOWNLOADS (3), BYTES (1073741824), LINK_RATE (1gbit)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 rounds=${ROUNDS:-30}
 downloads=${DOWNLOADS:-3}
 bytes=${BYTES:-1073741824}
+link_rate=${LINK_RATE:-1gbit}
 image=${COMPUTER_USE_IMAGE:-computer-use-mcp:dev}
 direct=cu-bench-direct
 guarded=cu-bench-guarded
 
 say() { printf 'bench-network: %s\n' "$*" >&2; }
-cleanup() { docker rm -f "$direct" "$guarded" "$guarded-network" >/dev/null 2>&1 || true; }
+# The test internet's side of its veth pair (scripts/test-internet.sh).
+shaped_if=cu-inet-n
+unshape() { ip netns exec cu-inet tc qdisc del dev "$shaped_if" root 2>/dev/null || true; }
+cleanup() {
+    unshape
+    docker rm -f "$direct" "$guarded" "$guarded-network" >/dev/null 2>&1 || true
+}
 trap cleanup EXIT
 
 bash scripts/test-internet.sh up
@@ -64,9 +73,15 @@ g_fb=$(first_byte "$guarded" | median)
 say "downloads of $bytes bytes, $downloads each"
 d_dl=$(download "$direct" | median)
 g_dl=$(download "$guarded" | median)
+say "the same downloads over a link of $link_rate"
+ip netns exec cu-inet tc qdisc replace dev "$shaped_if" root tbf rate "$link_rate" burst 1mb latency 50ms
+d_link=$(download "$direct" | median)
+g_link=$(download "$guarded" | median)
+unshape
 
-awk -v dfb="$d_fb" -v gfb="$g_fb" -v ddl="$d_dl" -v gdl="$g_dl" -v n="$bytes" 'BEGIN {
+awk -v dfb="$d_fb" -v gfb="$g_fb" -v ddl="$d_dl" -v gdl="$g_dl" -v dlk="$d_link" -v glk="$g_link" -v rate="$link_rate" -v n="$bytes" 'BEGIN {
     printf "%-34s %12s %12s %9s\n", "row (median)", "direct", "guarded", "ratio"
     printf "%-34s %10.2f ms %10.2f ms %8.2fx   (+%.2f ms)\n", "first byte of a small GET", dfb * 1000, gfb * 1000, gfb / dfb, (gfb - dfb) * 1000
     printf "%-34s %8.0f MB/s %8.0f MB/s %8.2fx\n", "download of " n / 1048576 " MiB", ddl / 1e6, gdl / 1e6, gdl / ddl
+    printf "%-34s %8.0f MB/s %8.0f MB/s %8.2fx\n", "the same over a " rate " link", dlk / 1e6, glk / 1e6, glk / dlk
 }'
