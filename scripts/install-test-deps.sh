@@ -2,13 +2,14 @@
 # Installs what the test suite drives for real: Xvnc, Fluxbox, xterm and
 # friends, Chromium for the viewer page, Node.js for Playwright, the VNC
 # client vncdotool, and OpenSSH (client and server) and OpenSSL for the
-# remote engine of scripts/remote-engine.sh. Safe to re-run: it installs only what is missing.
+# remote engine of scripts/remote-engine.sh; and mold, the linker
+# scripts/test.sh links the test binaries with. Safe to re-run: it installs only what is missing.
 set -euo pipefail
 
 packages=(
   tigervnc-standalone-server tigervnc-tools fluxbox xterm x11-utils xdotool
   imagemagick ca-certificates curl xclip chromium at-spi2-core zenity
-  openssh-client openssh-server openssl iproute2 util-linux
+  openssh-client openssh-server openssl iproute2 util-linux mold
 )
 missing=()
 for p in "${packages[@]}"; do
