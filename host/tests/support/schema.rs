@@ -55,6 +55,18 @@ pub fn violations(root: &Map<String, Value>, value: &Value) -> Vec<String> {
         .collect()
 }
 
+/// Where a recording's `walkthrough.json`, read into `data`, breaks its
+/// published schema (`protocol/schema/walkthrough.schema.json`).
+pub fn walkthrough_violations(data: &Value) -> Vec<String> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../protocol/schema/walkthrough.schema.json");
+    let text =
+        std::fs::read(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let schema: Value = serde_json::from_slice(&text)
+        .unwrap_or_else(|e| panic!("{} is not JSON: {e}", path.display()));
+    violations(schema.as_object().expect("the schema is an object"), data)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
