@@ -89,6 +89,23 @@ pub struct ComputerSettings {
     pub network: NetworkPolicy,
 }
 
+/// The network policy `env` sets (`COMPUTER_USE_EGRESS` and friends): the
+/// server's own, or a tenant's line over it.
+pub fn network_policy(env: &Env) -> Result<NetworkPolicy, SettingsError> {
+    NetworkPolicy::from_settings(
+        get(env, network::EGRESS),
+        get(env, network::EGRESS_ALLOW),
+        get(env, network::EGRESS_PRIVATE),
+        get(env, network::HOST_PORTS),
+        get(env, network::EGRESS_DNS),
+    )
+    .map_err(|e| SettingsError {
+        name: e.variable,
+        value: e.value,
+        expected: e.expected,
+    })
+}
+
 impl ComputerSettings {
     pub fn from_env(env: &Env) -> Result<ComputerSettings, SettingsError> {
         let name = match get(env, NAME) {
@@ -107,18 +124,7 @@ impl ComputerSettings {
             None => TunnelMode::Auto,
             Some(v) => tunnel_mode(v)?,
         };
-        let network = NetworkPolicy::from_settings(
-            get(env, network::EGRESS),
-            get(env, network::EGRESS_ALLOW),
-            get(env, network::EGRESS_PRIVATE),
-            get(env, network::HOST_PORTS),
-            get(env, network::EGRESS_DNS),
-        )
-        .map_err(|e| SettingsError {
-            name: e.variable,
-            value: e.value,
-            expected: e.expected,
-        })?;
+        let network = network_policy(env)?;
         Ok(ComputerSettings {
             name,
             port_base,

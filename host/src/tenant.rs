@@ -60,8 +60,9 @@ impl Tenant {
     }
 
     /// `settings` as they apply to this tenant's computer: the name gains
-    /// the tenant's, and its own network policy replaces the server's. The port base is chosen with Docker when the computer
-    /// is created (see [`crate::computer::start`]).
+    /// the tenant's, and its own network policy replaces the server's. The
+    /// port base is chosen with Docker when the computer is created (see
+    /// [`crate::computer::start`]).
     pub fn computer(&self, settings: &ComputerSettings) -> ComputerSettings {
         let mut mine = settings.clone();
         if let Some(name) = &self.name {

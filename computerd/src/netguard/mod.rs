@@ -7,8 +7,8 @@
 //! Data flows: [`rules`] sends every TCP connection and DNS lookup of the
 //! computer to [`proxy`] and [`resolver`]; those judge it by [`verdict`]
 //! (after [`sniff`] for web traffic; [`dns`] for lookups), forward what is
-//! allowed on marked sockets ([`relay`] moves the bytes), and write every connection and refused lookup
-//! to the [`journal`]. [`control`] answers the host (the log, a new policy)
+//! allowed on marked sockets ([`relay`] moves the bytes), and write every
+//! connection and refused lookup to the [`journal`]. [`control`] answers the host (the log, a new policy)
 //! on a Unix socket in the guard's own filesystem, and computerd (the
 //! denials during a call) on a loopback port of the shared namespace.
 //!

@@ -1,8 +1,9 @@
 //! The transparent TCP proxy: every TCP connection the computer opens to
 //! an address outside itself is redirected here by the rules; this reads
-//! where it was going (`SO_ORIGINAL_DST`), applies [`verdict`](super::verdict), and either
-//! joins it to a marked connection of its own (which the rules let out) or
-//! refuses it at once: a 403 page for HTTP, a reset otherwise.
+//! where it was going (`SO_ORIGINAL_DST`), applies
+//! [`verdict`](super::verdict), and either joins it to a marked connection
+//! of its own (which the rules let out) or refuses it at once: a 403 page
+//! for HTTP, a reset otherwise.
 
 use super::relay::relay;
 use super::resolver::resolve_a;

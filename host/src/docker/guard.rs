@@ -86,7 +86,8 @@ async fn ensure_guard_once(
                 .and_then(|h| h.network_mode.as_deref())
                 == Some(joins.as_str());
             let guard_started = found.state.as_ref().and_then(|s| s.started_at.clone());
-            // RFC 3339 times of one engine compare as text.
+            // Parsed, not compared as text: the engine writes fractions
+            // of a second with as many digits as they need.
             let parse = |t: &String| {
                 time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).ok()
             };

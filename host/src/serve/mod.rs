@@ -2,8 +2,8 @@
 //! Streamable HTTP (one agent per MCP session, one computer per tenant):
 //! `guard` checks each HTTP request's token, Host and Origin, `tenants`
 //! reads the tenants file, `policy_watch` applies its changed network
-//! policies to running computers, `listener` accepts connections with a header
-//! deadline and a cap.
+//! policies to running computers, `listener` accepts connections with a
+//! header deadline and a cap.
 
 pub mod guard;
 pub mod http;

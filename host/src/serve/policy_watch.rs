@@ -3,8 +3,8 @@
 //! again when its bytes change, and each tenant whose policy differs gets
 //! it put in force on its computer's guard (`docker::guard::set_policy`),
 //! on every later start, and on a guard made again after the computer
-//! restarts behind the server's back (`Link::set_network`). Nothing inside a computer can reach the file
-//! or the guard's control socket.
+//! restarts behind the server's back (`Link::set_network`). Nothing inside
+//! a computer can reach the file or the guard's control socket.
 //!
 //! Only the policies change at run time: a token or a tenant added or
 //! removed takes effect when the server starts again, and a log line says

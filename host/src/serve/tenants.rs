@@ -10,7 +10,7 @@
 //! (`super::policy_watch`).
 
 use super::guard::TOKEN_MIN_CHARS;
-use crate::settings::Env;
+use crate::settings::{network_policy, Env};
 use computer_protocol::network::{self, NetworkPolicy};
 use std::path::Path;
 
@@ -62,31 +62,20 @@ impl TenantEntry {
         if self.network.is_empty() {
             return Ok(None);
         }
-        let value = |variable: &str| -> Option<&str> {
-            self.network
-                .iter()
-                .find(|(name, _)| *name == variable)
-                .map(|(_, value)| value.as_str())
-                .or_else(|| server.get(variable).map(String::as_str))
-                .map(str::trim)
-                .filter(|v| !v.is_empty())
-        };
-        NetworkPolicy::from_settings(
-            value(network::EGRESS),
-            value(network::EGRESS_ALLOW),
-            value(network::EGRESS_PRIVATE),
-            value(network::HOST_PORTS),
-            value(network::EGRESS_DNS),
-        )
-        .map(Some)
-        .map_err(|e| TenantsError::BadLine {
-            path: path.to_string(),
-            line: self.line,
-            why: format!(
-                "the tenant `{}` has {}=`{}`, but {}",
-                self.name, e.variable, e.value, e.expected
-            ),
-        })
+        let mut env = server.clone();
+        for (variable, value) in &self.network {
+            env.insert(variable.to_string(), value.clone());
+        }
+        network_policy(&env)
+            .map(Some)
+            .map_err(|e| TenantsError::BadLine {
+                path: path.to_string(),
+                line: self.line,
+                why: format!(
+                    "the tenant `{}` has {}=`{}`, but {}",
+                    self.name, e.name, e.value, e.expected
+                ),
+            })
     }
 }
 
