@@ -28,6 +28,7 @@ pub struct Started {
     /// later where its API is.
     pub dialer: crate::docker::Dialer,
     pub container_id: String,
+    pub started_at: Option<String>,
     /// The network policy its guard holds, put in force again if it restarts.
     pub network: computer_protocol::network::NetworkPolicy,
 }
@@ -95,6 +96,7 @@ pub async fn start(tenant: &Tenant) -> Result<Started, StartError> {
         vnc_viewer: settings.vnc_viewer.clone(),
         dialer: computer.dialer.clone(),
         container_id: computer.id.clone(),
+        started_at: computer.started_at.clone(),
         network: wanted.network.clone(),
     })
 }

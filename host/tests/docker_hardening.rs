@@ -10,7 +10,7 @@ use computer_use_mcp::docker::{ensure_computer, resolve_endpoint, Computer};
 use computer_use_mcp::settings::ComputerSettings;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
-use support::docker::{docker, docker_output, image, inspect, TestComputer};
+use support::docker::{docker, docker_output, image, inspect, inspect_network, TestComputer};
 use support::mcp::{connect, ok, text};
 
 async fn ensure(t: &TestComputer) -> Computer {
@@ -150,7 +150,7 @@ async fn another_container_cannot_connect_and_this_machine_needs_the_token_and_t
         .unwrap();
     assert!(observed.status().is_success(), "{}", observed.status());
 
-    let ip = inspect(&t.name)["NetworkSettings"]["Networks"]["bridge"]["IPAddress"]
+    let ip = inspect_network(&t.name)["NetworkSettings"]["Networks"]["bridge"]["IPAddress"]
         .as_str()
         .expect("the computer is on the default bridge")
         .to_string();

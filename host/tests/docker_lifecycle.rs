@@ -9,7 +9,9 @@ use computer_use_mcp::docker::{ensure_computer, resolve_endpoint, Computer, Dock
 use computer_use_mcp::settings::{ComputerSettings, Env};
 use std::net::{Ipv4Addr, TcpListener};
 use std::time::Instant;
-use support::docker::{docker, docker_output, exists, image, inspect, TestComputer};
+use support::docker::{
+    docker, docker_output, exists, image, inspect, inspect_network, TestComputer,
+};
 
 async fn ensure_with(env: &Env) -> Result<Computer, DockerError> {
     let settings = ComputerSettings::from_env(env).expect("test settings are valid");
@@ -79,12 +81,19 @@ async fn creates_a_computer_from_nothing() {
     assert_eq!(i["Id"].as_str().unwrap(), c.id);
     assert_eq!(i["State"]["Status"], "running");
 
-    // Every published port, configured and live, is on 127.0.0.1 only.
+    // Every published port, configured and live, is on 127.0.0.1 only, and
+    // published by the network guard whose namespace the computer joined.
+    let network = inspect_network(&t.name);
+    assert_eq!(
+        i["HostConfig"]["NetworkMode"],
+        format!("container:{}", network["Id"].as_str().unwrap())
+    );
+    assert_eq!(network["Name"], format!("/{}-network", t.name));
     for key in ["HostConfig", "NetworkSettings"] {
         let map = if key == "HostConfig" {
-            &i["HostConfig"]["PortBindings"]
+            &network["HostConfig"]["PortBindings"]
         } else {
-            &i["NetworkSettings"]["Ports"]
+            &network["NetworkSettings"]["Ports"]
         };
         let map = map.as_object().unwrap();
         assert_eq!(map.len(), 18, "{key}: {map:?}");
@@ -95,7 +104,7 @@ async fn creates_a_computer_from_nothing() {
         }
     }
     let host_port = |container: &str| -> u16 {
-        i["NetworkSettings"]["Ports"][container][0]["HostPort"]
+        network["NetworkSettings"]["Ports"][container][0]["HostPort"]
             .as_str()
             .unwrap()
             .parse()
@@ -221,7 +230,7 @@ async fn recreates_a_stopped_older_computer_keeping_home_and_ports() {
     let i = inspect(&t.name);
     assert_eq!(label(&i), image_version());
     assert_eq!(
-        i["NetworkSettings"]["Ports"]["6080/tcp"][0]["HostPort"]
+        inspect_network(&t.name)["NetworkSettings"]["Ports"]["6080/tcp"][0]["HostPort"]
             .as_str()
             .unwrap(),
         t.port_base.to_string()
@@ -290,9 +299,11 @@ async fn names_a_taken_port_and_the_setting() {
     assert!(!exists(&t.name), "nothing is created when a port is taken");
 
     // A stopped computer keeps its ports; the error says how to move it.
+    // Its network guard holds them while it runs, so it is stopped too.
     drop(listener);
     ensure(&t).await;
     t.stop();
+    docker(&["stop", "-t", "1", &format!("{}-network", t.name)]);
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, taken)).unwrap();
     let e = ensure_with(&t.env()).await.unwrap_err();
     let text = e.to_string();

@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use std::io::Read;
 use std::net::{Ipv4Addr, TcpListener};
 use std::time::{Duration, Instant};
-use support::docker::{docker, docker_output, inspect, TestComputer};
+use support::docker::{docker, docker_output, inspect, inspect_network, TestComputer};
 use support::mcp::{call, connect, is_error, ok, text, Client};
 use test_support::wait_until_holds;
 
@@ -57,7 +57,7 @@ async fn assert_kept(client: &Client, sid: &str) {
 
 /// The host port Docker publishes the API on now.
 fn api_port(name: &str) -> u16 {
-    inspect(name)["NetworkSettings"]["Ports"]["7070/tcp"][0]["HostPort"]
+    inspect_network(name)["NetworkSettings"]["Ports"]["7070/tcp"][0]["HostPort"]
         .as_str()
         .expect("a published API port")
         .parse()

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-use support::docker::{exists, inspect, TestComputer};
+use support::docker::{exists, inspect, inspect_network, TestComputer};
 use support::mcp::{host_command, ok, refused, shell_ok, start_session, Client, HttpHost};
 use test_support::wait_until_holds;
 
@@ -211,7 +211,7 @@ async fn two_tenants_get_two_computers_and_neither_reaches_the_other() {
 
     // Two containers, two homes, two port blocks, two viewer links.
     let port_base = |name: &str| -> u16 {
-        inspect(name)["HostConfig"]["PortBindings"]["6080/tcp"][0]["HostPort"]
+        inspect_network(name)["HostConfig"]["PortBindings"]["6080/tcp"][0]["HostPort"]
             .as_str()
             .unwrap()
             .parse()

@@ -13,7 +13,7 @@ use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::process::Command;
 use std::time::{Duration, Instant};
-use support::docker::{docker, docker_output, image, inspect, TestComputer};
+use support::docker::{docker, docker_output, image, inspect, inspect_network, TestComputer};
 use support::mcp::{connect, ok, shell_ok, start_session, text};
 use test_support::wait::wait_until;
 
@@ -296,7 +296,7 @@ async fn root_in_the_computer_cannot_leave_its_network_and_the_policy_holds() {
     );
 
     // Nobody else reaches into the computer either.
-    let computer_ip = inspect(&computer.name)["NetworkSettings"]["IPAddress"]
+    let computer_ip = inspect_network(&computer.name)["NetworkSettings"]["IPAddress"]
         .as_str()
         .unwrap()
         .to_string();
@@ -427,9 +427,13 @@ async fn root_in_the_computer_cannot_leave_its_network_and_the_policy_holds() {
         "open mode is still contained: {out}"
     );
 
-    // Restarted behind the host's back, the computer gets its guard again
-    // before the host sends it anything.
+    // Root plants code that runs at the computer's next start, before
+    // computerd, and the computer is restarted behind the host's back. The
+    // guard owns the network namespace, so its rules already hold then.
     let guard = format!("{}-network", computer.name);
+    let guard_id = inspect(&guard)["Id"].as_str().unwrap().to_string();
+    let plant = r#"sudo sed -i '2i curl -sS -m 3 -w " code=%{http_code}" http://169.254.169.254/ > /tmp/boot-probe.txt 2>&1 || true' /usr/local/bin/computerd-entrypoint"#;
+    run(&client, &sid, plant).await;
     docker(&["restart", "-t", "5", &computer.name]);
     let _ = support::mcp::call(
         &client,
@@ -437,37 +441,46 @@ async fn root_in_the_computer_cannot_leave_its_network_and_the_policy_holds() {
         json!({"session_id": sid, "command": "true"}),
     )
     .await;
-    let running = docker(&[
-        "inspect",
-        "-f",
-        "{{.State.Running}} {{.HostConfig.NetworkMode}}",
-        &guard,
-    ]);
-    let id = inspect(&computer.name)["Id"].as_str().unwrap().to_string();
-    assert_eq!(
-        running,
-        format!("true container:{id}"),
-        "the guard joined the restarted computer"
-    );
     let again = start_session(&client, "after restart").await;
+    let (_, out, _) = run(&client, &again, "cat /tmp/boot-probe.txt").await;
+    assert!(
+        out.contains("code=403") && out.contains("link-local"),
+        "code run at boot, before computerd, was contained: {out}"
+    );
+    assert_eq!(
+        inspect(&guard)["Id"].as_str().unwrap(),
+        guard_id,
+        "the same guard outlived the computer's restart"
+    );
+    assert_eq!(
+        inspect(&computer.name)["HostConfig"]["NetworkMode"],
+        format!("container:{guard_id}"),
+        "the computer runs in its guard's namespace"
+    );
     let (_, out, _) = run(&client, &again, &curl("http://169.254.169.254/")).await;
     assert!(
         out.contains("code=403"),
         "still contained after a restart: {out}"
     );
 
-    // The guard ends with the computer's network.
+    // The guard outlives a stopped computer, and the computer cannot start
+    // without it: Docker refuses, so it never runs unguarded.
     computer.stop();
-    wait_until(
-        "the network guard ends with its computer",
-        Duration::from_secs(10),
-        || async {
-            let state = docker_output(&["inspect", "-f", "{{.State.Running}}", &guard]);
-            (!state.status.success() || String::from_utf8_lossy(&state.stdout).trim() == "false")
-                .then_some(())
-        },
-    )
-    .await;
+    assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &guard]), "true");
+    docker(&["stop", "-t", "1", &guard]);
+    let refused = docker_output(&["start", &computer.name]);
+    assert!(
+        !refused.status.success(),
+        "the computer started without its guard: {}",
+        String::from_utf8_lossy(&refused.stdout)
+    );
+    // start_computer starts the guard first, then the computer.
+    let back = start_session(&client, "guard first").await;
+    let (_, out, _) = run(&client, &back, "cat /tmp/boot-probe.txt").await;
+    assert!(
+        out.contains("code=403"),
+        "contained at boot after a start from stopped: {out}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]

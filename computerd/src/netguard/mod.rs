@@ -1,5 +1,6 @@
 //! `computerd net-guard`: the computer's network guard. It runs in a
-//! container of its own that joins the computer's network namespace with
+//! container of its own that owns the computer's network namespace (the
+//! computer joins it, and starts only once these rules hold) with
 //! CAP_NET_ADMIN, which the computer's container lacks: the computer's root
 //! can neither change its rules, nor see or signal its process, nor set the
 //! socket mark its own connections carry.
@@ -199,8 +200,10 @@ fn run(policy_json: &str) -> Result<(), String> {
             "the computer's network is contained"
         );
         println!("{READY_LINE}");
-        // The computer's container owns the namespace; when it stops, its
-        // interfaces go and so does this guard (its container removes itself).
+        // Where this guard owns the namespace, its interfaces last as long
+        // as it does. Where it joined a computer's own namespace (one made
+        // before guards owned it), they go when the computer stops, and so
+        // does this guard.
         while has_interfaces() {
             tokio::time::sleep(Duration::from_millis(500)).await;
         }

@@ -6,6 +6,11 @@
 //! the newer image with the same home volume and the same ports. A computer
 //! never moves to an older image.
 //!
+//! A computer comes with its network guard (`super::guard::owner`): the
+//! guard is created first and owns the network namespace, the computer
+//! joins it, and each start of the computer waits until the guard's rules
+//! hold. An upgrade removes and creates both.
+//!
 //! Several MCP servers (one per agent) may run this at the same moment, so a
 //! step that loses a race to another one (a name already taken, a container
 //! already gone) looks again instead of failing.
@@ -14,7 +19,7 @@ use super::call::{message_of, status_of, Call};
 use super::dialer::Dialer;
 use super::endpoint::DockerEndpoint;
 use super::error::DockerError;
-use super::found::{find_computer, ComputerState, FoundComputer, HOME, TOKEN_VAR};
+use super::found::{find_computer, ComputerState, FoundComputer, Namespace, HOME, TOKEN_VAR};
 use super::guard;
 use super::image::{binary_version, compare_versions, ensure_image, ImageFacts, VERSION_LABEL};
 use super::limits;
@@ -73,6 +78,10 @@ pub struct Computer {
     pub name: String,
     /// Container id; changes only when the computer is created again.
     pub id: String,
+    /// When Docker last started it: with the id, which run of it this is
+    /// (its API port stays the same across a restart, as its guard
+    /// publishes it).
+    pub started_at: Option<String>,
     /// The image reference the container was created from.
     pub image: String,
     /// The container's `computer-use.version` label.
@@ -101,6 +110,7 @@ impl fmt::Debug for Computer {
         f.debug_struct("Computer")
             .field("name", &self.name)
             .field("id", &self.id)
+            .field("started_at", &self.started_at)
             .field("image", &self.image)
             .field("image_version", &self.image_version)
             .field("state", &self.state)
@@ -156,6 +166,7 @@ pub async fn ensure_computer(
                     volume: settings.volume(),
                     replacing: false,
                     limits: &settings.limits,
+                    network: &settings.network,
                 };
                 create_and_start(&docker, &plan)
                     .await?
@@ -195,12 +206,18 @@ async fn start_or_upgrade(
     found: &FoundComputer,
 ) -> Result<Option<Startup>, DockerError> {
     let name = &found.name;
+    if found.namespace == Namespace::Guards(None) {
+        return Err(DockerError::GuardGone {
+            name: name.clone(),
+            guard: guard::guard_name(name),
+        });
+    }
     let port_base = found.port_base.ok_or_else(|| DockerError::Damaged {
         name: name.clone(),
         what: "viewer port (container port 6080) bound on the host",
     })?;
     if !found.upgrade_pending() {
-        return start_existing(docker, found, port_base).await;
+        return start_existing(docker, found, port_base, &settings.network).await;
     }
     let image = ensure_image(docker, &settings.image, config_dir).await?;
     let image_version = image.version.as_deref().unwrap_or(binary_version());
@@ -217,10 +234,12 @@ async fn start_or_upgrade(
             image_version,
             "the computer is older than this binary, but its image is no newer; starting it as it is"
         );
-        return start_existing(docker, found, port_base).await;
+        return start_existing(docker, found, port_base, &settings.network).await;
     }
-    // Nothing is removed unless its ports can be bound again.
-    if let Some(port) = ports::first_taken(port_base) {
+    // Nothing is removed unless its ports can be bound again; a running
+    // guard holds them for the computer.
+    let guard_holds_ports = found.owner().is_some_and(|owner| owner.running);
+    if let Some(port) = ports::first_taken(port_base).filter(|_| !guard_holds_ports) {
         if changed_since(docker, name, Some(found)).await? {
             return Ok(None);
         }
@@ -261,6 +280,12 @@ async fn start_or_upgrade(
         Err(e) if status_of(&e) == Some(409) => return Ok(None),
         Err(e) => return Err(removal.failed(e)),
     }
+    // Its guard runs the old image's computerd; the new computer gets a new
+    // one. A computer that owned its namespace may have left the guard that
+    // joined it.
+    let old_guard = guard::guard_name(name);
+    let old_guard_id = found.owner().map_or(old_guard.as_str(), |owner| owner.id.as_str());
+    guard::remove(docker, &old_guard, old_guard_id).await?;
     let plan = Creation {
         name,
         image: &settings.image,
@@ -269,6 +294,7 @@ async fn start_or_upgrade(
         volume: found.volume.clone().unwrap_or_else(|| settings.volume()),
         replacing: true,
         limits: &settings.limits,
+        network: &settings.network,
     };
     Ok(create_and_start(docker, &plan)
         .await?
@@ -277,10 +303,13 @@ async fn start_or_upgrade(
         }))
 }
 
+/// Starts a stopped computer: first its guard, which must hold its rules
+/// (and the ports) before the computer runs anything.
 async fn start_existing(
     docker: &Docker,
     found: &FoundComputer,
     port_base: u16,
+    policy: &computer_protocol::network::NetworkPolicy,
 ) -> Result<Option<Startup>, DockerError> {
     let name = &found.name;
     let taken = |port| DockerError::ExistingPortTaken {
@@ -288,11 +317,15 @@ async fn start_existing(
         base: port_base,
         name: name.clone(),
     };
-    if let Some(port) = ports::first_taken(port_base) {
+    let guard_holds_ports = found.owner().is_some_and(|owner| owner.running);
+    if let Some(port) = ports::first_taken(port_base).filter(|_| !guard_holds_ports) {
         if changed_since(docker, name, Some(found)).await? {
             return Ok(None);
         }
         return Err(taken(port));
+    }
+    if let Namespace::Guards(owner) = &found.namespace {
+        guard::owner::ensure_owner(docker, found, owner.as_ref(), policy).await?;
     }
     let call = Call::new(
         format!("starting the computer `{name}`"),
@@ -343,10 +376,28 @@ struct Creation<'a> {
     replacing: bool,
     /// Memory and CPUs, from the settings of the server that creates it.
     limits: &'a crate::settings::ResourceLimits,
+    /// What its guard lets out, from the same settings.
+    network: &'a computer_protocol::network::NetworkPolicy,
 }
 
 impl Creation<'_> {
-    fn body(&self, token: &str, resources: &limits::Resources) -> ContainerCreateBody {
+    /// The image version the container and its guard carry. An image
+    /// without the label counts as this binary's version.
+    fn version(&self) -> String {
+        self.facts
+            .version
+            .clone()
+            .unwrap_or_else(|| binary_version().to_string())
+    }
+
+    /// The computer's container, in the network namespace of the guard
+    /// `guard_id`, which publishes its ports and carries its hosts file.
+    fn body(
+        &self,
+        token: &str,
+        resources: &limits::Resources,
+        guard_id: &str,
+    ) -> ContainerCreateBody {
         let mut env = vec![
             format!("{TOKEN_VAR}={token}"),
             format!("COMPUTER_USE_PORT_BASE={}", self.port_base),
@@ -359,21 +410,13 @@ impl Creation<'_> {
                 tracing::warn!("the computer keeps UTC: cannot read the host's time zone: {e}")
             }
         }
-        // The container carries the version of the image it runs. An image
-        // without the label counts as this binary's version.
-        let version = self
-            .facts
-            .version
-            .clone()
-            .unwrap_or_else(|| binary_version().to_string());
         ContainerCreateBody {
             image: Some(self.image.to_string()),
             env: Some(env),
-            labels: Some([(VERSION_LABEL.to_string(), version)].into()),
-            exposed_ports: Some(ports::exposed_ports()),
+            labels: Some([(VERSION_LABEL.to_string(), self.version())].into()),
             host_config: Some(limits::with_resources(
                 limits::limited(HostConfig {
-                    port_bindings: Some(ports::port_bindings(self.port_base)),
+                    network_mode: Some(format!("container:{guard_id}")),
                     mounts: Some(vec![Mount {
                         target: Some(HOME.to_string()),
                         source: Some(self.volume.clone()),
@@ -381,11 +424,6 @@ impl Creation<'_> {
                         ..Default::default()
                     }]),
                     shm_size: Some(SHM_SIZE),
-                    // The machine the engine runs on, for COMPUTER_USE_HOST_PORTS.
-                    extra_hosts: Some(vec![format!(
-                        "{}:host-gateway",
-                        computer_protocol::network::HOST_NAME
-                    )]),
                     ..Default::default()
                 }),
                 resources,
@@ -434,6 +472,17 @@ async fn create_and_start(docker: &Docker, plan: &Creation<'_>) -> Result<Option
         ..Default::default()
     }))
     .await?;
+    let version = plan.version();
+    let owner = guard::OwnerPlan {
+        computer: name,
+        image: plan.image,
+        version: &version,
+        port_base: base,
+        policy: plan.network,
+    };
+    let Some(guard_id) = guard::create_owner(docker, &owner).await? else {
+        return Ok(None);
+    };
     let token = Alphanumeric.sample_string(&mut rand::rng(), TOKEN_CHARS);
     let creation = Call::new(
         format!("creating the container `{name}` from `{}`", plan.image),
@@ -441,37 +490,37 @@ async fn create_and_start(docker: &Docker, plan: &Creation<'_>) -> Result<Option
         CREATE_DEADLINE,
     );
     let options = CreateContainerOptionsBuilder::default().name(name).build();
+    let body = plan.body(&token, &resources, &guard_id);
     let id = match creation
-        .run_raw(docker.create_container(Some(options), plan.body(&token, &resources)))
+        .run_raw(docker.create_container(Some(options), body))
         .await?
     {
         Ok(created) => created.id,
         Err(e) if status_of(&e) == Some(409) => return Ok(None),
         Err(e) => return Err(creation.failed(e)),
     };
-    let start = Call::new(
-        format!("starting the new computer `{name}`"),
-        format!("the container `{name}` exists but is stopped; see `docker logs {name}`"),
-        START_DEADLINE,
-    );
-    match start.run_raw(docker.start_container(&id, None)).await? {
-        Ok(()) => Ok(Some(())),
-        Err(e) => match message_of(&e).and_then(ports::taken_port_in) {
-            Some(port) => {
-                // The container was made a moment ago and holds nothing; it
-                // goes, so that a new COMPUTER_USE_PORT_BASE takes effect.
+    // Both exist now, so another server finds the computer and starts the
+    // same pair; the guard goes first, as at every start.
+    let Some(found) = find_computer(docker, name).await? else {
+        return Ok(None);
+    };
+    match start_existing(docker, &found, base, plan.network).await {
+        Err(DockerError::ExistingPortTaken { port, .. }) => {
+            // Both were made a moment ago and hold nothing; they go, so
+            // that a new COMPUTER_USE_PORT_BASE takes effect.
+            for (what, id) in [("computer", id.as_str()), ("network guard", guard_id.as_str())] {
                 let options = RemoveContainerOptionsBuilder::default().force(true).build();
                 let _ = Call::new(
-                    "removing the container that could not start",
+                    format!("removing the {what} that could not start"),
                     "",
                     REMOVE_DEADLINE,
                 )
-                .run(docker.remove_container(&id, Some(options)))
+                .run(docker.remove_container(id, Some(options)))
                 .await;
-                Err(DockerError::PortTaken { port, base })
             }
-            None => Err(start.failed(e)),
-        },
+            Err(DockerError::PortTaken { port, base })
+        }
+        other => other.map(|started| started.map(|_| ())),
     }
 }
 
@@ -483,11 +532,10 @@ async fn ready(
     startup: Startup,
 ) -> Result<Computer, DockerError> {
     let name = settings.name.as_str();
-    let found = find_computer(docker, name)
-        .await?
-        .ok_or_else(|| DockerError::Vanished {
-            name: name.to_string(),
-        })?;
+    let vanished = || DockerError::Vanished {
+        name: name.to_string(),
+    };
+    let mut found = find_computer(docker, name).await?.ok_or_else(vanished)?;
     if let Some(fix) = busy_fix(&found.status, name) {
         return Err(DockerError::Busy {
             name: name.to_string(),
@@ -502,6 +550,31 @@ async fn ready(
             exit_code: found.exit_code.unwrap_or(-1),
         });
     }
+    // The guard holds the computer's network before the agent's first call.
+    match guard::ensure(docker, &found, &settings.network).await {
+        Ok(false) => {}
+        Ok(true) => {
+            tracing::warn!(
+                name,
+                "the computer's network guard was stopped or restarted under it, so it had loopback only; restarting the computer to join its guard again"
+            );
+            restart(docker, &found).await?;
+            found = find_computer(docker, name).await?.ok_or_else(vanished)?;
+        }
+        Err(e) => {
+            // A computer that died meanwhile takes its namespace with it;
+            // that, not the guard, is what to report.
+            if let Some(now) = find_computer(docker, name).await? {
+                if now.status != "running" {
+                    return Err(DockerError::Exited {
+                        name: name.to_string(),
+                        exit_code: now.exit_code.unwrap_or(-1),
+                    });
+                }
+            }
+            return Err(e);
+        }
+    }
     let reach = dialer
         .reach(&found)
         .await?
@@ -513,20 +586,6 @@ async fn ready(
     let token = found.token.clone().ok_or_else(|| DockerError::NotOurs {
         name: name.to_string(),
     })?;
-    // The guard holds the computer's network before the agent's first call.
-    if let Err(e) = guard::ensure_guard(docker, &found, &settings.network).await {
-        // A computer that died meanwhile takes its namespace with it; that,
-        // not the guard, is what to report.
-        if let Some(now) = find_computer(docker, name).await? {
-            if now.status != "running" {
-                return Err(DockerError::Exited {
-                    name: name.to_string(),
-                    exit_code: now.exit_code.unwrap_or(-1),
-                });
-            }
-        }
-        return Err(e);
-    }
     probe::wait_healthy(docker, name, &api_url, HEALTH_DEADLINE).await?;
     let viewer_key = match probe::viewer_key(name, &api_url, &token).await {
         Ok(key) => Some(key),
@@ -539,6 +598,7 @@ async fn ready(
     Ok(Computer {
         name: found.name,
         id: found.id,
+        started_at: found.started_at,
         image: found.image,
         image_version: found.version,
         state: ComputerState::Running,
@@ -550,6 +610,26 @@ async fn ready(
         dialer: dialer.clone(),
         viewer_key,
     })
+}
+
+/// Restarts a running computer, so that it joins its guard's namespace
+/// again.
+pub(crate) async fn restart(docker: &Docker, found: &FoundComputer) -> Result<(), DockerError> {
+    let name = &found.name;
+    Call::new(
+        format!("restarting the computer `{name}` to join its network guard again"),
+        format!("see `docker logs {name}`"),
+        START_DEADLINE,
+    )
+    .run(docker.restart_container(
+        &found.id,
+        Some(
+            bollard::query_parameters::RestartContainerOptionsBuilder::default()
+                .t(5)
+                .build(),
+        ),
+    ))
+    .await
 }
 
 /// What to do about a computer in a state this program leaves to the user.
@@ -580,6 +660,7 @@ mod tests {
         let computer = Computer {
             name: "computer-use".into(),
             id: "abc".into(),
+            started_at: None,
             image: "computer-use-mcp:dev".into(),
             image_version: None,
             state: ComputerState::Running,
@@ -609,6 +690,7 @@ mod tests {
             started_at: None,
             api_port: Some(1),
             volume: None,
+            namespace: Namespace::Own,
         };
         for text in [format!("{computer:?}"), format!("{found:?}")] {
             assert!(!text.contains("secret-token"), "{text}");

@@ -157,6 +157,11 @@ pub enum DockerError {
     /// gets no network without it.
     #[error("the computer's network guard `{name}` failed: {why}; the computer has no network until it runs (see `docker logs {name}`; the image needs nftables and the engine must allow NET_ADMIN for the guard)")]
     Guard { name: String, why: String },
+    /// The container that owns the computer's network namespace is gone,
+    /// so the computer cannot start again and, if it runs, has loopback
+    /// only. Only a new computer gets a new guard.
+    #[error("the computer `{name}` runs in the network of its guard `{guard}`, which was removed, so it has no network and cannot start again; remove the computer with `docker rm -f {name}` (its home volume stays) and call start_computer to create both again")]
+    GuardGone { name: String, guard: String },
     #[error("computerd in the computer `{name}` did not answer `GET {url}` within {}s ({last}); the container is running: see its logs with `docker logs {name}`", after.as_secs())]
     Unhealthy {
         name: String,

@@ -3,6 +3,12 @@
 //! needs to reach it or to decide what to do with it ([`FoundComputer`]).
 //! Starting, upgrading and the dialer build on this; it builds on nothing
 //! of theirs.
+//!
+//! A computer's network namespace belongs to its network guard
+//! ([`Namespace::Guards`]): the ports are published on the guard's
+//! container, so they are read from there. A computer made before the
+//! guard owned the namespace has one of its own ([`Namespace::Own`]),
+//! with its ports on itself, until an upgrade recreates it.
 
 use super::call::{status_of, Call};
 use super::error::DockerError;
@@ -63,6 +69,35 @@ pub struct FoundComputer {
     pub started_at: Option<String>,
     /// The named volume on `/home/computer`.
     pub volume: Option<String>,
+    /// Whose network namespace it runs in.
+    pub namespace: Namespace,
+}
+
+/// Whose network namespace a computer runs in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Namespace {
+    /// Its own, joined by its guard after each start (made before the
+    /// guard owned the namespace).
+    Own,
+    /// Its guard's (`network_mode: container:<id>`), which exists before
+    /// the computer starts; `None` when that container is gone.
+    Guards(Option<OwnerFacts>),
+}
+
+/// The guard container that owns a computer's network namespace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OwnerFacts {
+    pub id: String,
+    pub name: String,
+    pub running: bool,
+    pub started_at: Option<String>,
+}
+
+impl Namespace {
+    /// The owner's container id from a `HostConfig.NetworkMode`.
+    fn owner_id(network_mode: Option<&str>) -> Option<&str> {
+        network_mode?.strip_prefix("container:")
+    }
 }
 
 impl fmt::Debug for FoundComputer {
@@ -80,6 +115,7 @@ impl fmt::Debug for FoundComputer {
             .field("api_port", &self.api_port)
             .field("started_at", &self.started_at)
             .field("volume", &self.volume)
+            .field("namespace", &self.namespace)
             .finish()
     }
 }
@@ -96,7 +132,21 @@ impl FoundComputer {
             .map(|port| format!("http://{}:{port}", ports::LOOPBACK))
     }
 
-    fn from_inspect(name: &str, inspect: ContainerInspectResponse) -> FoundComputer {
+    /// The guard that owns its namespace, when one does and it exists.
+    pub fn owner(&self) -> Option<&OwnerFacts> {
+        match &self.namespace {
+            Namespace::Guards(owner) => owner.as_ref(),
+            Namespace::Own => None,
+        }
+    }
+
+    /// `owner` is the inspection of the container whose namespace it
+    /// joined, if any: where its ports are published.
+    fn from_inspect(
+        name: &str,
+        inspect: ContainerInspectResponse,
+        owner: Option<ContainerInspectResponse>,
+    ) -> FoundComputer {
         let status = inspect
             .state
             .as_ref()
@@ -112,22 +162,44 @@ impl FoundComputer {
             | ContainerStateStatusEnum::REMOVING => ComputerState::Running,
             _ => ComputerState::Stopped,
         };
+        let joins = Namespace::owner_id(
+            inspect
+                .host_config
+                .as_ref()
+                .and_then(|h| h.network_mode.as_deref()),
+        )
+        .is_some();
+        let publisher = if joins { owner.as_ref() } else { Some(&inspect) };
+        let port_base = publisher
+            .and_then(|p| p.host_config.as_ref())
+            .and_then(|h| h.port_bindings.as_ref())
+            .and_then(ports::base_from_bindings);
+        // The owner's ports answer only while the computer runs too.
+        let api_port = publisher
+            .filter(|_| status == ContainerStateStatusEnum::RUNNING || !joins)
+            .and_then(|p| p.network_settings.as_ref())
+            .and_then(|n| n.ports.as_ref())
+            .and_then(ports::api_host_port);
+        let namespace = match (joins, owner) {
+            (false, _) => Namespace::Own,
+            (true, None) => Namespace::Guards(None),
+            (true, Some(owner)) => Namespace::Guards(Some(OwnerFacts {
+                id: owner.id.unwrap_or_default(),
+                name: owner
+                    .name
+                    .map(|n| n.trim_start_matches('/').to_string())
+                    .unwrap_or_default(),
+                running: owner.state.as_ref().and_then(|s| s.status)
+                    == Some(ContainerStateStatusEnum::RUNNING),
+                started_at: owner.state.and_then(|s| s.started_at),
+            })),
+        };
         let config = inspect.config.unwrap_or_default();
         let token = config.env.as_ref().and_then(|env| {
             env.iter()
                 .find_map(|e| e.strip_prefix(TOKEN_VAR)?.strip_prefix('='))
                 .map(str::to_string)
         });
-        let port_base = inspect
-            .host_config
-            .as_ref()
-            .and_then(|h| h.port_bindings.as_ref())
-            .and_then(ports::base_from_bindings);
-        let api_port = inspect
-            .network_settings
-            .as_ref()
-            .and_then(|n| n.ports.as_ref())
-            .and_then(ports::api_host_port);
         let volume = inspect.mounts.as_ref().and_then(|mounts| {
             mounts
                 .iter()
@@ -147,6 +219,7 @@ impl FoundComputer {
             port_base,
             api_port,
             volume,
+            namespace,
         }
     }
 }
@@ -161,9 +234,31 @@ pub async fn find_computer(
         "nothing was changed",
         INSPECT_DEADLINE,
     );
-    match call.run_raw(docker.inspect_container(name, None)).await? {
-        Ok(inspect) => Ok(Some(FoundComputer::from_inspect(name, inspect))),
-        Err(e) if status_of(&e) == Some(404) => Ok(None),
-        Err(e) => Err(call.failed(e)),
-    }
+    let inspect = match call.run_raw(docker.inspect_container(name, None)).await? {
+        Ok(inspect) => inspect,
+        Err(e) if status_of(&e) == Some(404) => return Ok(None),
+        Err(e) => return Err(call.failed(e)),
+    };
+    let owner_id = Namespace::owner_id(
+        inspect
+            .host_config
+            .as_ref()
+            .and_then(|h| h.network_mode.as_deref()),
+    );
+    let owner = match owner_id {
+        None => None,
+        Some(id) => {
+            let call = Call::new(
+                format!("inspecting the network guard of `{name}`"),
+                "nothing was changed",
+                INSPECT_DEADLINE,
+            );
+            match call.run_raw(docker.inspect_container(id, None)).await? {
+                Ok(owner) => Some(owner),
+                Err(e) if status_of(&e) == Some(404) => None,
+                Err(e) => return Err(call.failed(e)),
+            }
+        }
+    };
+    Ok(Some(FoundComputer::from_inspect(name, inspect, owner)))
 }

@@ -1,7 +1,10 @@
 //! Where the computer's API is now, asked of Docker before the token goes
-//! anywhere. Docker gives the API a new random host port at each start, so
-//! after a restart the old port is free for anyone on this machine to bind:
-//! the token may only go to the port Docker publishes for the container now.
+//! anywhere. Docker gives the API a new random host port at each start of
+//! the container that publishes it, so after a restart the old port is free
+//! for anyone on this machine to bind: the token may only go to the port
+//! Docker publishes for the container now. The computer's guard publishes
+//! it and outlives the computer's restarts, so a restart keeps the port:
+//! the start time tells one run of the computer from the next.
 
 use super::dialer::Dialer;
 use super::error::DockerError;
@@ -12,12 +15,14 @@ use super::found::{find_computer, ComputerState};
 pub enum Recheck {
     /// The same container runs with its API on the same port.
     Unchanged,
-    /// It runs with its API somewhere else: it was restarted (new port) or
-    /// created again under the same name (new id).
+    /// It runs with its API somewhere else or anew: it was restarted (new
+    /// start time, maybe a new port) or created again under the same name
+    /// (new id).
     Moved {
         api_url: String,
         token: String,
         container_id: String,
+        started_at: Option<String>,
     },
     /// It exists but does not run, or runs without a published API.
     Stopped {
@@ -29,11 +34,12 @@ pub enum Recheck {
 }
 
 /// Compares what Docker says of `name` now, reached through `dialer`,
-/// with the connection's container id and API URL.
+/// with the connection's container id, start time and API URL.
 pub async fn recheck(
     dialer: &Dialer,
     name: &str,
     container_id: &str,
+    started_at: Option<&str>,
     api_url: &str,
 ) -> Result<Recheck, DockerError> {
     let Some(found) = find_computer(dialer.docker(), name).await? else {
@@ -56,7 +62,10 @@ pub async fn recheck(
             })
         }
     };
-    if found.id == container_id && published == api_url {
+    if found.id == container_id
+        && found.started_at.as_deref() == started_at
+        && published == api_url
+    {
         return Ok(Recheck::Unchanged);
     }
     match found.token {
@@ -64,6 +73,7 @@ pub async fn recheck(
             api_url: published,
             token,
             container_id: found.id,
+            started_at: found.started_at,
         }),
         // Not a container this program made: nothing is sent to it.
         None => Ok(Recheck::Missing),

@@ -171,6 +171,12 @@ async fn ports(
                 ))
             }
             (ComputerState::Running, Some(base)) => running_ports(engine, c, base, wanted).await,
+            (_, Some(base)) if c.owner().is_some_and(|owner| owner.running) => Outcome::ok(format!(
+                "{} on 127.0.0.1 are held for the stopped `{}` by its network guard `{}`",
+                span(base),
+                c.name,
+                c.owner().map(|owner| owner.name.as_str()).unwrap_or_default()
+            )),
             (_, Some(base)) => match ports::first_taken(base) {
                 Some(port) => Outcome::err(
                     format!("host port {port} on 127.0.0.1 is taken, and the stopped `{}` keeps its ports {}", c.name, span(base)),
@@ -184,7 +190,9 @@ async fn ports(
 }
 
 async fn running_ports(engine: &Engine, c: &FoundComputer, base: u16, wanted: u16) -> Outcome {
-    let missing = match engine.unpublished_ports(&c.name, base).await {
+    // The guard that owns the computer's network publishes its ports.
+    let publisher = c.owner().map_or(c.name.as_str(), |owner| owner.name.as_str());
+    let missing = match engine.unpublished_ports(publisher, base).await {
         Ok(missing) => missing,
         Err(e) => return Outcome::err(e.to_string(), fix::ENGINE_UNREACHABLE),
     };

@@ -60,6 +60,9 @@ pub struct Connection {
     /// The container's id; another id under the same name is another
     /// computer.
     pub container_id: String,
+    /// When Docker last started it; another time is another run, with a
+    /// new computerd behind the same port.
+    pub started_at: Option<String>,
     /// The network policy of the server that connected; a restarted
     /// computer gets its guard again with it before anything is sent.
     pub network: computer_protocol::network::NetworkPolicy,
@@ -84,6 +87,7 @@ impl std::fmt::Debug for Connection {
             viewer_key: _,
             dialer,
             container_id,
+            started_at,
             network,
         } = self;
         f.debug_struct("Connection")
@@ -100,6 +104,7 @@ impl std::fmt::Debug for Connection {
             .field("viewer_key", &"(hidden)")
             .field("dialer", dialer)
             .field("container_id", container_id)
+            .field("started_at", started_at)
             .field("network", network)
             .finish()
     }
@@ -137,6 +142,9 @@ pub enum LinkError {
         container: String,
         source: Box<DockerError>,
     },
+    /// Its guard had restarted under it, so it was restarted to join it.
+    #[error("the computer `{container}` lost its network when its guard restarted, so it was restarted to join it again; its screens and running programs are gone, files are kept. Call start_computer for a new session")]
+    Rejoined { container: String },
     #[error("the computer `{container}` restarted and does not answer yet ({source}); try again in a few seconds")]
     NotAnsweringYet {
         container: String,
@@ -243,6 +251,7 @@ impl Link {
             &conn.dialer,
             &conn.container,
             &conn.container_id,
+            conn.started_at.as_deref(),
             conn.client.base_url(),
         );
         let checked = if conn.dialer.way() == Way::Tunnel {
@@ -282,7 +291,11 @@ impl Link {
                 api_url,
                 token,
                 container_id,
-            } => self.follow(id, &conn, api_url, token, container_id).await,
+                started_at,
+            } => {
+                let run = (container_id, started_at);
+                self.follow(id, &conn, api_url, token, run).await
+            }
             Recheck::Stopped { status, exit_code } => Err(self.lose(LinkError::Stopped {
                 id: id.to_string(),
                 name: conn.container.clone(),
@@ -304,7 +317,7 @@ impl Link {
         old: &Connection,
         api_url: String,
         token: String,
-        container_id: String,
+        (container_id, started_at): (String, Option<String>),
     ) -> Result<Arc<Connection>, LinkError> {
         tracing::info!(
             "the computer `{}` moved from {} to {api_url}; following it",
@@ -312,7 +325,9 @@ impl Link {
             old.client.base_url()
         );
         // A computer started behind this server's back (`docker restart`)
-        // has a new network namespace and no guard in it yet.
+        // finds its guard as it left it, unless that was stopped too; one
+        // made before the guard owned its namespace has a new namespace
+        // and no guard in it yet.
         let unguarded = |source: DockerError| LinkError::Unguarded {
             container: old.container.clone(),
             source: Box::new(source),
@@ -324,9 +339,19 @@ impl Link {
                 id: id.to_string(),
                 name: old.container.clone(),
             })?;
-        crate::docker::guard::ensure_guard(old.dialer.docker(), &found, &old.network)
+        let rejoin = crate::docker::guard::ensure(old.dialer.docker(), &found, &old.network)
             .await
             .map_err(unguarded)?;
+        if rejoin {
+            // Its guard was restarted under it, so it has loopback only;
+            // the restart makes a new run, which the next check follows.
+            crate::docker::container::restart(old.dialer.docker(), &found)
+                .await
+                .map_err(unguarded)?;
+            return Err(self.lose(LinkError::Rejoined {
+                container: old.container.clone(),
+            }));
+        }
         let client = ComputerdClient::new(api_url, token, old.container.clone());
         let info: ComputerInfo =
             computer_info(&client)
@@ -338,6 +363,7 @@ impl Link {
         let mut moved = old.clone();
         moved.client = client;
         moved.container_id = container_id;
+        moved.started_at = started_at;
         moved.boot_id = info.boot_id;
         moved.viewer_key = info.viewer_key;
         moved.viewer_url = crate::docker::viewer_url(moved.port_base, &moved.viewer_key);

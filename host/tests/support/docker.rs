@@ -94,6 +94,21 @@ pub fn inspect(name: &str) -> serde_json::Value {
     list.remove(0)
 }
 
+/// `docker inspect` of the container whose network namespace the computer
+/// `name` runs in: its network guard, which publishes its ports; the
+/// computer itself when it owns its namespace (one made by hand as an
+/// older computer).
+pub fn inspect_network(name: &str) -> serde_json::Value {
+    let computer = inspect(name);
+    match computer["HostConfig"]["NetworkMode"]
+        .as_str()
+        .and_then(|mode| mode.strip_prefix("container:"))
+    {
+        Some(owner) => inspect(owner),
+        None => computer,
+    }
+}
+
 pub fn exists(name: &str) -> bool {
     docker_output(&["container", "inspect", name])
         .status
@@ -226,8 +241,7 @@ impl Drop for TestComputer {
     fn drop(&mut self) {
         // Output ignored: either may already be gone.
         let _ = docker_output(&["rm", "-f", "-v", &self.name]);
-        // Its network guard ends by itself once the computer is gone; this
-        // only saves waiting for that.
+        // Its network guard owns the computer's network and outlives it.
         let _ = docker_output(&["rm", "-f", &format!("{}-network", self.name)]);
         let _ = docker_output(&["volume", "rm", "-f", &self.volume()]);
     }

@@ -145,6 +145,7 @@ impl ComputerUseServer {
             viewer_key: info.viewer_key.clone(),
             dialer: started.dialer.clone(),
             container_id: started.container_id.clone(),
+            started_at: started.started_at.clone(),
             network: started.network.clone(),
         });
         host.remember(created.session_id.clone(), info.boot_id);

@@ -1,29 +1,38 @@
 //! The computer's network guard: a second container, `<name>-network`,
-//! that joins the computer's network namespace holding CAP_NET_ADMIN (which
-//! the computer's own container never has) and runs `computerd net-guard`.
-//! It owns the namespace's firewall, the proxy and the resolver every
-//! connection of the computer goes through, and the connection log
-//! (`computerd/src/netguard`). The computer's root cannot reach any of it:
-//! another container's processes, filesystem and capabilities.
+//! that holds CAP_NET_ADMIN (which the computer's own container never has)
+//! and runs `computerd net-guard`. It owns the namespace's firewall, the
+//! proxy and the resolver every connection of the computer goes through,
+//! and the connection log (`computerd/src/netguard`). The computer's root
+//! cannot reach any of it: another container's processes, filesystem and
+//! capabilities.
 //!
-//! The guard lives as long as the namespace it joined: the host starts one
-//! each time the computer starts (before computerd's first call), and it ends
-//! itself when the computer stops. A guard left from an earlier start of the
-//! computer is replaced. A server that finds the guard running puts its own
-//! policy in force, so a changed setting applies without a restart.
+//! - [`owner`]: the guard owns the network namespace and the computer joins
+//!   it (`network_mode: container:<guard>`). The guard is created and its
+//!   rules hold before the computer first starts, and they outlive every
+//!   restart of the computer: no moment exists in which the computer's
+//!   code runs with an unguarded network. Docker refuses to start the
+//!   computer while its guard is not running, and a computer whose guard
+//!   stops keeps loopback only. Every computer made by this version.
+//! - [`join`]: a computer made before that owns its namespace; its guard
+//!   joins it after each start, until an upgrade recreates the computer.
+//!
+//! Here: what both share, the guard's container, its readiness, and the
+//! questions asked of it (its policy, its log).
 
 use super::call::{status_of, Call};
 use super::error::DockerError;
-use super::found::FoundComputer;
-use super::image::VERSION_LABEL;
-use bollard::models::{ContainerCreateBody, ContainerStateStatusEnum, HostConfig};
-use bollard::query_parameters::{
-    CreateContainerOptionsBuilder, LogsOptionsBuilder, RemoveContainerOptionsBuilder,
-};
+use super::found::{FoundComputer, Namespace};
+use bollard::models::ContainerInspectResponse;
+use bollard::query_parameters::{LogsOptionsBuilder, RemoveContainerOptionsBuilder};
 use bollard::Docker;
 use computer_protocol::network::{NetworkLog, NetworkPolicy};
 use futures::StreamExt;
 use std::time::Duration;
+
+mod join;
+pub mod owner;
+
+pub use owner::{create_owner, OwnerPlan};
 
 /// The label that ties a guard to its computer.
 pub const GUARD_FOR_LABEL: &str = "computer-use.network-guard-for";
@@ -41,136 +50,53 @@ pub fn guard_name(computer: &str) -> String {
     format!("{computer}-network")
 }
 
-/// Makes sure the computer's current network namespace has its guard, with
-/// `policy`, ready before anything else talks to the computer.
-pub async fn ensure_guard(
+/// Makes sure the running `computer` is guarded with `policy` before
+/// anything is sent to it, whichever namespace it runs in. Returns whether
+/// the computer must be restarted to join its guard again (see
+/// [`owner::ensure_owner`]).
+pub async fn ensure(
     docker: &Docker,
     computer: &FoundComputer,
     policy: &NetworkPolicy,
-) -> Result<(), DockerError> {
-    // Several servers may do this at once; one that loses a race (its
-    // guard removed under it as stale by another) looks again.
-    let mut tries = 0;
-    loop {
-        match ensure_guard_once(docker, computer, policy).await {
-            Err(DockerError::Guard { why, .. }) if tries < 50 && why == GONE => {
-                tries += 1;
-                tokio::time::sleep(Duration::from_millis(100)).await;
-            }
-            other => return other,
+) -> Result<bool, DockerError> {
+    match &computer.namespace {
+        Namespace::Own => join::ensure_guard(docker, computer, policy)
+            .await
+            .map(|()| false),
+        Namespace::Guards(owner) => {
+            owner::ensure_owner(docker, computer, owner.as_ref(), policy).await
         }
     }
 }
 
-async fn ensure_guard_once(
+/// The container `name`, or `None` when there is none.
+async fn inspect(
     docker: &Docker,
-    computer: &FoundComputer,
-    policy: &NetworkPolicy,
-) -> Result<(), DockerError> {
-    let name = guard_name(&computer.name);
-    let joins = format!("container:{}", computer.id);
-    let inspect = Call::new(
+    name: &str,
+) -> Result<Option<ContainerInspectResponse>, DockerError> {
+    let call = Call::new(
         format!("inspecting the network guard `{name}`"),
         "nothing was changed",
         CALL_DEADLINE,
     );
-    match inspect
-        .run_raw(docker.inspect_container(&name, None))
-        .await?
-    {
-        Ok(found) => {
-            let status = found.state.as_ref().and_then(|s| s.status);
-            let same_namespace = found
-                .host_config
-                .as_ref()
-                .and_then(|h| h.network_mode.as_deref())
-                == Some(joins.as_str());
-            let guard_started = found.state.as_ref().and_then(|s| s.started_at.clone());
-            // Parsed, not compared as text: the engine writes fractions
-            // of a second with as many digits as they need.
-            let parse = |t: &String| {
-                time::OffsetDateTime::parse(t, &time::format_description::well_known::Rfc3339).ok()
-            };
-            let after_computer = match (
-                guard_started.as_ref().and_then(parse),
-                computer.started_at.as_ref().and_then(parse),
-            ) {
-                (Some(guard), Some(computer)) => guard >= computer,
-                _ => false,
-            };
-            // Created and not yet started: another server's, a moment ago.
-            let running = status == Some(ContainerStateStatusEnum::RUNNING);
-            let current =
-                status == Some(ContainerStateStatusEnum::CREATED) || running && after_computer;
-            if same_namespace && running && !after_computer {
-                // The guard of the computer's previous start: it ends by
-                // itself within a second, now that its namespace is gone.
-                return Err(gone(&name));
-            }
-            if same_namespace && current {
-                start(docker, &name).await?;
-                wait_ready(docker, &name).await?;
-                // This server's policy is the one in force from now on: a
-                // changed setting applies to the running computer at once.
-                set_policy(docker, &computer.name, policy).await?;
-                return Ok(());
-            }
-            // By id: if another server replaced it meanwhile, the new one stays.
-            remove(docker, &name, found.id.as_deref().unwrap_or(&name)).await?;
-        }
-        Err(e) if status_of(&e) == Some(404) => {}
-        Err(e) => return Err(inspect.failed(e)),
+    match call.run_raw(docker.inspect_container(name, None)).await? {
+        Ok(found) => Ok(Some(found)),
+        Err(e) if status_of(&e) == Some(404) => Ok(None),
+        Err(e) => Err(call.failed(e)),
     }
-    create_and_start(docker, computer, &name, &joins, policy).await
 }
 
-async fn create_and_start(
+/// Waits until the started guard `guard` holds its rules, then puts this
+/// server's `policy` in force on it: the one a changed setting or tenants
+/// file asks for, whoever created the guard.
+async fn ask_ready_policy(
     docker: &Docker,
-    computer: &FoundComputer,
-    name: &str,
-    joins: &str,
+    guard: &str,
+    computer: &str,
     policy: &NetworkPolicy,
 ) -> Result<(), DockerError> {
-    let policy_json = serde_json::to_string(policy).unwrap_or_else(|_| "{}".into());
-    let mut labels =
-        std::collections::HashMap::from([(GUARD_FOR_LABEL.to_string(), computer.name.clone())]);
-    if let Some(version) = &computer.version {
-        labels.insert(VERSION_LABEL.to_string(), version.clone());
-    }
-    let body = ContainerCreateBody {
-        image: Some(computer.image.clone()),
-        entrypoint: Some(vec!["/usr/local/bin/computerd".into()]),
-        cmd: Some(vec!["net-guard".into(), "run".into(), policy_json]),
-        user: Some("root".into()),
-        labels: Some(labels),
-        host_config: Some(HostConfig {
-            network_mode: Some(joins.to_string()),
-            cap_drop: Some(vec!["ALL".into()]),
-            cap_add: Some(vec!["NET_ADMIN".into()]),
-            memory: Some(GUARD_MEMORY),
-            pids_limit: Some(GUARD_PIDS),
-            security_opt: Some(vec!["no-new-privileges".into()]),
-            ..Default::default()
-        }),
-        ..Default::default()
-    };
-    let create = Call::new(
-        format!("creating the network guard `{name}`"),
-        "the computer runs without network until its guard starts",
-        CALL_DEADLINE,
-    );
-    let options = CreateContainerOptionsBuilder::default().name(name).build();
-    match create
-        .run_raw(docker.create_container(Some(options), body))
-        .await?
-    {
-        Ok(_) => {}
-        // Another server is making it at this moment.
-        Err(e) if status_of(&e) == Some(409) => {}
-        Err(e) => return Err(create.failed(e)),
-    }
-    start(docker, name).await?;
-    wait_ready(docker, name).await
+    wait_ready(docker, guard).await?;
+    set_policy(docker, computer, policy).await.map(|_| ())
 }
 
 /// Starts the guard; one that runs already (another server started it) is
@@ -196,7 +122,7 @@ fn gone(name: &str) -> DockerError {
     }
 }
 
-async fn remove(docker: &Docker, name: &str, id: &str) -> Result<(), DockerError> {
+pub(crate) async fn remove(docker: &Docker, name: &str, id: &str) -> Result<(), DockerError> {
     let options = RemoveContainerOptionsBuilder::default().force(true).build();
     let call = Call::new(
         format!("removing the stale network guard `{name}`"),
