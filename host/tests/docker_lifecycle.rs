@@ -245,6 +245,42 @@ async fn recreates_a_stopped_older_computer_keeping_home_and_ports() {
 }
 
 #[tokio::test]
+async fn moves_a_stopped_computer_that_owns_its_network_into_a_guards() {
+    let t = TestComputer::new();
+    // As an earlier version made it: its own namespace, its ports on itself.
+    t.create_labelled(&image_version(), "own-network-token-0123456789ab");
+    let old_id = inspect(&t.name)["Id"].as_str().unwrap().to_string();
+    docker(&["start", &t.name]);
+    docker(&[
+        "exec",
+        &t.name,
+        "sh",
+        "-c",
+        "echo survived > /home/computer/marker.txt",
+    ]);
+    t.stop();
+
+    let c = ensure(&t).await;
+    assert_eq!(
+        c.startup,
+        Startup::Recreated {
+            previous_version: Some(image_version())
+        }
+    );
+    assert_ne!(c.id, old_id);
+    assert_eq!(c.port_base, t.port_base);
+    let guard = inspect(&format!("{}-network", t.name));
+    assert_eq!(
+        inspect(&t.name)["HostConfig"]["NetworkMode"],
+        format!("container:{}", guard["Id"].as_str().unwrap())
+    );
+    assert_eq!(
+        docker(&["exec", &t.name, "cat", "/home/computer/marker.txt"]),
+        "survived"
+    );
+}
+
+#[tokio::test]
 async fn leaves_a_running_older_computer_alone() {
     let t = TestComputer::new();
     t.create_labelled("0.0.1", "older-running-token-0123456789");
@@ -386,7 +422,7 @@ async fn says_when_the_computer_stops_while_starting() {
     let t = TestComputer::new();
     // computerd refuses a token this short and exits at once. The label is
     // this binary's version: an older one would be recreated, not started.
-    t.create_labelled(env!("CARGO_PKG_VERSION"), "short");
+    t.create_in_guard_with(env!("CARGO_PKG_VERSION"), "short", &[]);
     let e = ensure_with(&t.env()).await.unwrap_err();
     assert!(matches!(e, DockerError::Exited { .. }), "{e:?}");
     assert_eq!(
@@ -404,7 +440,7 @@ async fn says_where_to_look_when_computerd_does_not_answer() {
     let t = TestComputer::new();
     // computerd runs but listens on the container's own loopback, which the
     // published API port does not reach.
-    t.create_labelled_with(
+    t.create_in_guard_with(
         env!("CARGO_PKG_VERSION"),
         "quiet-token-0123456789abcdef",
         &["COMPUTERD_LISTEN=127.0.0.1:7070"],

@@ -3,8 +3,10 @@
 //! The rules (spec "Design"): a missing computer is created; a stopped one is
 //! started; a running one is never touched. The only removal is a stopped
 //! computer on an older image than this binary's, which is created again on
-//! the newer image with the same home volume and the same ports. A computer
-//! never moves to an older image.
+//! the newer image with the same home volume and the same ports, and a
+//! stopped computer that owns its network namespace (made before its guard
+//! did), which is created again inside a guard's. A computer never moves to
+//! an older image.
 //!
 //! A computer comes with its network guard (`super::guard::owner`): the
 //! guard is created first and owns the network namespace, the computer
@@ -198,7 +200,9 @@ pub async fn ensure_computer(
 }
 
 /// A stopped computer: recreated when it is on an older image and the
-/// current image is newer than it, otherwise started as it is.
+/// current image is newer than it, or when it owns its network namespace
+/// (made before guards did) and the image is the same version, so that it
+/// moves into a guard's; otherwise started as it is.
 async fn start_or_upgrade(
     docker: &Docker,
     settings: &ComputerSettings,
@@ -216,17 +220,26 @@ async fn start_or_upgrade(
         name: name.clone(),
         what: "viewer port (container port 6080) bound on the host",
     })?;
-    if !found.upgrade_pending() {
+    let moves_in = found.namespace == Namespace::Own;
+    if !found.upgrade_pending() && !moves_in {
         return start_existing(docker, found, port_base, &settings.network).await;
     }
     let image = ensure_image(docker, &settings.image, config_dir).await?;
     let image_version = image.version.as_deref().unwrap_or(binary_version());
-    let newer = found
+    let order = found
         .version
         .as_deref()
-        .and_then(|old| compare_versions(image_version, old))
-        == Some(Ordering::Greater);
-    if !newer {
+        .and_then(|old| compare_versions(image_version, old));
+    let newer = order == Some(Ordering::Greater);
+    if moves_in && order == Some(Ordering::Equal) {
+        tracing::info!(
+            name,
+            "the computer owns its network namespace; creating it again inside its guard's, with its home"
+        );
+    } else if !newer && moves_in {
+        // Never onto an older image; its guard joins it after each start.
+        return start_existing(docker, found, port_base, &settings.network).await;
+    } else if !newer {
         // Recreating on an image that is no newer would gain nothing.
         tracing::warn!(
             name,

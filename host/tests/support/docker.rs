@@ -231,6 +231,67 @@ impl TestComputer {
         docker(&args);
     }
 
+    /// As [`TestComputer::create_labelled_with`], but as this version makes
+    /// a computer: in the network namespace of its guard `<name>-network`
+    /// (created here, not started), which publishes the ports.
+    pub fn create_in_guard_with(&self, version: &str, token: &str, env: &[&str]) {
+        let guard = format!("{}-network", self.name);
+        let mut args: Vec<String> = vec![
+            "create".into(),
+            "--name".into(),
+            guard.clone(),
+            "--label".into(),
+            format!("computer-use.version={version}"),
+            "--label".into(),
+            format!("computer-use.network-guard-for={}", self.name),
+            "--cap-drop".into(),
+            "ALL".into(),
+            "--cap-add".into(),
+            "NET_ADMIN".into(),
+            "--user".into(),
+            "root".into(),
+            "--add-host".into(),
+            "host.docker.internal:host-gateway".into(),
+            "--entrypoint".into(),
+            "/usr/local/bin/computerd".into(),
+            "-p".into(),
+            format!("127.0.0.1:{}:6080", self.port_base),
+            "-p".into(),
+            "127.0.0.1::7070".into(),
+        ];
+        for n in 1..=16u16 {
+            args.push("-p".into());
+            args.push(format!("127.0.0.1:{}:{}", self.port_base + n, 5900 + n));
+        }
+        let policy =
+            serde_json::to_string(&computer_protocol::network::NetworkPolicy::default()).unwrap();
+        args.extend([image(), "net-guard".into(), "run".into(), policy]);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        docker(&args);
+        let mut args: Vec<String> = vec![
+            "create".into(),
+            "--name".into(),
+            self.name.clone(),
+            "--label".into(),
+            format!("computer-use.version={version}"),
+            "-e".into(),
+            format!("COMPUTERD_TOKEN={token}"),
+            "-e".into(),
+            format!("COMPUTER_USE_PORT_BASE={}", self.port_base),
+            "-v".into(),
+            format!("{}:/home/computer", self.volume()),
+            "--network".into(),
+            format!("container:{guard}"),
+        ];
+        for e in env {
+            args.push("-e".into());
+            args.push(e.to_string());
+        }
+        args.push(image());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        docker(&args);
+    }
+
     /// Stops the container quickly; computerd ends on SIGTERM.
     pub fn stop(&self) {
         docker(&["stop", "-t", "5", &self.name]);
