@@ -106,7 +106,7 @@ async fn main() {
         "build it first: cargo build --release -p computer-use-mcp"
     );
     let _ = Command::new("docker")
-        .args(["rm", "-f", "-v", NAME])
+        .args(["rm", "-f", "-v", NAME, &format!("{NAME}-network")])
         .output();
 
     let (transport, _) = TokioChildProcess::builder(host_command(&host))
@@ -166,7 +166,7 @@ async fn main() {
     stdio.cancel().await.ok();
     drop(child);
     let _ = Command::new("docker")
-        .args(["rm", "-f", "-v", NAME])
+        .args(["rm", "-f", "-v", NAME, &format!("{NAME}-network")])
         .output();
     let _ = Command::new("docker")
         .args(["volume", "rm", &format!("{NAME}-home")])

@@ -38,7 +38,7 @@ async fn main() {
         host.is_file(),
         "build it first: cargo build --release -p computer-use-mcp"
     );
-    let _ = docker(&["rm", "-f", "-v", NAME]);
+    let _ = docker(&["rm", "-f", "-v", NAME, &format!("{NAME}-network")]);
     let _ = docker(&["volume", "rm", &format!("{NAME}-home")]);
     let client = connect(&host, &[]).await;
     let call = |tool: &'static str, args: Value| call_tool(&client, tool, args);
@@ -60,7 +60,7 @@ async fn main() {
     // `MCP_BENCH_ONLY=recording` prints only the recording table.
     if std::env::var("MCP_BENCH_ONLY").as_deref() == Ok("recording") {
         print_recording(recording_rows(&call, &sid).await);
-        let _ = docker(&["rm", "-f", "-v", NAME]);
+        let _ = docker(&["rm", "-f", "-v", NAME, &format!("{NAME}-network")]);
         let _ = docker(&["volume", "rm", &format!("{NAME}-home")]);
         return;
     }
@@ -76,7 +76,7 @@ async fn main() {
                 ours / base
             );
         }
-        let _ = docker(&["rm", "-f", "-v", NAME]);
+        let _ = docker(&["rm", "-f", "-v", NAME, &format!("{NAME}-network")]);
         let _ = docker(&["volume", "rm", &format!("{NAME}-home")]);
         return;
     }
@@ -108,7 +108,7 @@ async fn main() {
             frames.observe_4k_ms
         );
         println!("| shell `true` | {:.2} |", median(shell));
-        let _ = docker(&["rm", "-f", "-v", NAME]);
+        let _ = docker(&["rm", "-f", "-v", NAME, &format!("{NAME}-network")]);
         let _ = docker(&["volume", "rm", &format!("{NAME}-home")]);
         return;
     }
@@ -253,7 +253,7 @@ async fn main() {
     println!("start_computer (create the container until healthy): {start_ms:.0} ms; first observe (screen open): {open_ms:.0} ms");
     print_recording(recording);
     client.cancel().await.ok();
-    let _ = docker(&["rm", "-f", "-v", NAME]);
+    let _ = docker(&["rm", "-f", "-v", NAME, &format!("{NAME}-network")]);
     let _ = docker(&["volume", "rm", &format!("{NAME}-home")]);
 }
 

@@ -69,7 +69,7 @@ fn docker(args: &[&str]) -> std::process::Output {
 }
 
 fn remove_computer() {
-    let _ = docker(&["rm", "-f", "-v", NAME]);
+    let _ = docker(&["rm", "-f", "-v", NAME, &format!("{NAME}-network")]);
     let _ = docker(&["volume", "rm", &format!("{NAME}-home")]);
 }
 

@@ -187,7 +187,7 @@ struct Computer(String);
 impl Drop for Computer {
     fn drop(&mut self) {
         let _ = Command::new("docker")
-            .args(["rm", "-f", "-v", &self.0])
+            .args(["rm", "-f", "-v", &self.0, &format!("{}-network", self.0)])
             .output();
         let _ = Command::new("docker")
             .args(["volume", "rm", "-f", &format!("{}-home", self.0)])
@@ -333,7 +333,7 @@ async fn main() {
         rows.push(down);
     }
     let _ = client.cancel().await;
-    docker(&["rm", "-f", "-v", &name]);
+    docker(&["rm", "-f", "-v", &name, &format!("{name}-network")]);
     let _ = Command::new("docker")
         .args(["volume", "rm", "-f", &format!("{name}-home")])
         .output();

@@ -64,7 +64,16 @@ fn docker(env: &[(String, String)], args: &[&str]) {
 }
 
 fn remove(case: &Case) {
-    docker(&case.env, &["rm", "-f", "-v", case.name]);
+    docker(
+        &case.env,
+        &[
+            "rm",
+            "-f",
+            "-v",
+            case.name,
+            &format!("{}-network", case.name),
+        ],
+    );
     docker(&case.env, &["volume", "rm", &format!("{}-home", case.name)]);
 }
 

@@ -281,6 +281,39 @@ async fn moves_a_stopped_computer_that_owns_its_network_into_a_guards() {
 }
 
 #[tokio::test]
+async fn a_computer_and_its_guard_removed_by_hand_are_made_again() {
+    let t = TestComputer::new();
+    let first = ensure(&t).await;
+    let guard = format!("{}-network", t.name);
+    let first_guard = inspect(&guard)["Id"].as_str().unwrap().to_string();
+
+    // The computer removed by hand: its guard, left holding the ports, goes.
+    docker(&["rm", "-f", &t.name]);
+    let second = ensure(&t).await;
+    assert_eq!(second.startup, Startup::Created);
+    assert_ne!(second.id, first.id);
+    assert_eq!(second.port_base, t.port_base);
+    let second_guard = inspect(&guard)["Id"].as_str().unwrap().to_string();
+    assert_ne!(second_guard, first_guard);
+
+    // The guard removed by hand: the computer cannot run without it, and
+    // the error says how to make both again.
+    t.stop();
+    docker(&["rm", "-f", &guard]);
+    let e = ensure_with(&t.env()).await.unwrap_err();
+    assert!(matches!(e, DockerError::GuardGone { .. }), "{e:?}");
+    assert!(
+        e.to_string().contains(&format!(
+            "remove the computer with `docker rm -f {}`",
+            t.name
+        )),
+        "{e}"
+    );
+    docker(&["rm", "-f", &t.name]);
+    assert_eq!(ensure(&t).await.startup, Startup::Created);
+}
+
+#[tokio::test]
 async fn leaves_a_running_older_computer_alone() {
     let t = TestComputer::new();
     t.create_labelled("0.0.1", "older-running-token-0123456789");

@@ -466,7 +466,10 @@ async fn root_in_the_computer_cannot_leave_its_network_and_the_policy_holds() {
     // The guard outlives a stopped computer, and the computer cannot start
     // without it: Docker refuses, so it never runs unguarded.
     computer.stop();
-    assert_eq!(docker(&["inspect", "-f", "{{.State.Running}}", &guard]), "true");
+    assert_eq!(
+        docker(&["inspect", "-f", "{{.State.Running}}", &guard]),
+        "true"
+    );
     docker(&["stop", "-t", "1", &guard]);
     let refused = docker_output(&["start", &computer.name]);
     assert!(

@@ -61,6 +61,7 @@ impl Drop for RemoteComputer {
     fn drop(&mut self) {
         let name = &self.computer.name;
         remote_docker(&self.env, &["rm", "-f", "-v", name]);
+        remote_docker(&self.env, &["rm", "-f", &format!("{name}-network")]);
         remote_docker(&self.env, &["volume", "rm", "-f", &format!("{name}-home")]);
     }
 }
@@ -150,9 +151,10 @@ async fn doctor_deep_passes_through_the_tunnel(env: &[(String, String)], transpo
             .contains(transport),
         "the endpoint check names {transport}:\n{shown}"
     );
-    // The engine published the viewer on its own loopback only: the port
-    // that answered here was the tunnel's.
-    let published = remote_docker(env, &["port", &remote.computer.name, "6080/tcp"]);
+    // The engine published the viewer on its own loopback only (on the
+    // computer's network guard): the port that answered here was the tunnel's.
+    let guard = format!("{}-network", remote.computer.name);
+    let published = remote_docker(env, &["port", &guard, "6080/tcp"]);
     let published = String::from_utf8_lossy(&published.stdout).to_string();
     assert!(
         published.trim().starts_with("127.0.0.1:"),

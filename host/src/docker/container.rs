@@ -297,7 +297,9 @@ async fn start_or_upgrade(
     // one. A computer that owned its namespace may have left the guard that
     // joined it.
     let old_guard = guard::guard_name(name);
-    let old_guard_id = found.owner().map_or(old_guard.as_str(), |owner| owner.id.as_str());
+    let old_guard_id = found
+        .owner()
+        .map_or(old_guard.as_str(), |owner| owner.id.as_str());
     guard::remove(docker, &old_guard, old_guard_id).await?;
     let plan = Creation {
         name,
@@ -459,6 +461,9 @@ async fn create_and_start(docker: &Docker, plan: &Creation<'_>) -> Result<Option
     } else {
         "nothing was created".to_string()
     };
+    if !guard::clear_leftover(docker, name).await? {
+        return Ok(None);
+    }
     if let Some(port) = ports::first_taken(base) {
         // Any container of this name now is another server's work.
         if changed_since(docker, name, None).await? {
@@ -521,7 +526,10 @@ async fn create_and_start(docker: &Docker, plan: &Creation<'_>) -> Result<Option
         Err(DockerError::ExistingPortTaken { port, .. }) => {
             // Both were made a moment ago and hold nothing; they go, so
             // that a new COMPUTER_USE_PORT_BASE takes effect.
-            for (what, id) in [("computer", id.as_str()), ("network guard", guard_id.as_str())] {
+            for (what, id) in [
+                ("computer", id.as_str()),
+                ("network guard", guard_id.as_str()),
+            ] {
                 let options = RemoveContainerOptionsBuilder::default().force(true).build();
                 let _ = Call::new(
                     format!("removing the {what} that could not start"),
@@ -634,14 +642,16 @@ pub(crate) async fn restart(docker: &Docker, found: &FoundComputer) -> Result<()
         format!("see `docker logs {name}`"),
         START_DEADLINE,
     )
-    .run(docker.restart_container(
-        &found.id,
-        Some(
-            bollard::query_parameters::RestartContainerOptionsBuilder::default()
-                .t(5)
-                .build(),
+    .run(
+        docker.restart_container(
+            &found.id,
+            Some(
+                bollard::query_parameters::RestartContainerOptionsBuilder::default()
+                    .t(5)
+                    .build(),
+            ),
         ),
-    ))
+    )
     .await
 }
 

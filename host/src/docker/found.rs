@@ -169,7 +169,11 @@ impl FoundComputer {
                 .and_then(|h| h.network_mode.as_deref()),
         )
         .is_some();
-        let publisher = if joins { owner.as_ref() } else { Some(&inspect) };
+        let publisher = if joins {
+            owner.as_ref()
+        } else {
+            Some(&inspect)
+        };
         let port_base = publisher
             .and_then(|p| p.host_config.as_ref())
             .and_then(|h| h.port_bindings.as_ref())

@@ -62,9 +62,7 @@ pub async fn recheck(
             })
         }
     };
-    if found.id == container_id
-        && found.started_at.as_deref() == started_at
-        && published == api_url
+    if found.id == container_id && found.started_at.as_deref() == started_at && published == api_url
     {
         return Ok(Recheck::Unchanged);
     }

@@ -191,7 +191,9 @@ async fn ports(
 
 async fn running_ports(engine: &Engine, c: &FoundComputer, base: u16, wanted: u16) -> Outcome {
     // The guard that owns the computer's network publishes its ports.
-    let publisher = c.owner().map_or(c.name.as_str(), |owner| owner.name.as_str());
+    let publisher = c
+        .owner()
+        .map_or(c.name.as_str(), |owner| owner.name.as_str());
     let missing = match engine.unpublished_ports(publisher, base).await {
         Ok(missing) => missing,
         Err(e) => return Outcome::err(e.to_string(), fix::ENGINE_UNREACHABLE),

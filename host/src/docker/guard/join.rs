@@ -141,4 +141,3 @@ async fn create_and_start(
     start(docker, name).await?;
     wait_ready(docker, name).await
 }
-

@@ -32,7 +32,7 @@ use std::time::Duration;
 mod join;
 pub mod owner;
 
-pub use owner::{create_owner, OwnerPlan};
+pub use owner::{clear_leftover, create_owner, OwnerPlan};
 
 /// The label that ties a guard to its computer.
 pub const GUARD_FOR_LABEL: &str = "computer-use.network-guard-for";

@@ -26,9 +26,10 @@ use std::time::Duration;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
-/// A guard of a computer's name younger than this, with no computer yet,
-/// is another server's, about to create its computer; an older one was
-/// left behind by a computer removed by hand.
+/// A guard of a computer's name never started and younger than this, with
+/// no computer yet, is another server's, about to create its computer; any
+/// other was left behind by a computer removed by hand. (Its creation time is the
+/// engine's clock, compared with this machine's.)
 const IN_FLIGHT: Duration = Duration::from_secs(10);
 
 /// What a new computer's guard is made with.
@@ -79,10 +80,36 @@ impl OwnerPlan<'_> {
     }
 }
 
+/// Clears the way for a new computer's guard: a guard of that name left
+/// behind by a computer removed by hand (`docker rm -f <name>`) still
+/// holds the ports, and goes. Returns `false` when the guard there is
+/// another server's of a moment ago, about to get its computer, so the
+/// caller looks again.
+pub async fn clear_leftover(docker: &Docker, computer: &str) -> Result<bool, DockerError> {
+    let name = guard_name(computer);
+    let Some(there) = super::inspect(docker, &name).await? else {
+        return Ok(true);
+    };
+    let created = there.created.as_deref().and_then(parse_time);
+    let young =
+        created.is_some_and(|at| (OffsetDateTime::now_utc() - at).unsigned_abs() < IN_FLIGHT);
+    // Another server starts its guard only once its computer exists.
+    let never_started = there.state.as_ref().and_then(|s| s.status)
+        == Some(bollard::models::ContainerStateStatusEnum::CREATED);
+    if young && never_started {
+        return Ok(false);
+    }
+    tracing::info!(
+        guard = name,
+        "removing a network guard whose computer was removed"
+    );
+    remove(docker, &name, there.id.as_deref().unwrap_or(&name)).await?;
+    Ok(true)
+}
+
 /// Creates (without starting) the guard a new computer will join, and
-/// returns its id; `None` when another server's guard of a moment ago
-/// stands under that name, so the caller looks again. A guard left behind
-/// by a computer removed by hand is removed first.
+/// returns its id; `None` when another server created one under that name
+/// first, so the caller looks again.
 pub async fn create_owner(
     docker: &Docker,
     plan: &OwnerPlan<'_>,
@@ -94,32 +121,14 @@ pub async fn create_owner(
         CALL_DEADLINE,
     );
     let options = CreateContainerOptionsBuilder::default().name(&name).build();
-    for _ in 0..2 {
-        match create
-            .run_raw(docker.create_container(Some(options.clone()), plan.body()))
-            .await?
-        {
-            Ok(created) => return Ok(Some(created.id)),
-            Err(e) if status_of(&e) == Some(409) => {}
-            Err(e) => return Err(create.failed(e)),
-        }
-        let Some(there) = super::inspect(docker, &name).await? else {
-            continue;
-        };
-        let created = there.created.as_deref().and_then(parse_time);
-        let young = created.is_some_and(|at| {
-            (OffsetDateTime::now_utc() - at).unsigned_abs() < IN_FLIGHT
-        });
-        if young {
-            return Ok(None);
-        }
-        tracing::info!(
-            guard = name,
-            "removing a network guard whose computer was removed by hand"
-        );
-        remove(docker, &name, there.id.as_deref().unwrap_or(&name)).await?;
+    match create
+        .run_raw(docker.create_container(Some(options), plan.body()))
+        .await?
+    {
+        Ok(created) => Ok(Some(created.id)),
+        Err(e) if status_of(&e) == Some(409) => Ok(None),
+        Err(e) => Err(create.failed(e)),
     }
-    Ok(None)
 }
 
 /// Makes sure the guard that owns `computer`'s namespace runs with
@@ -141,11 +150,17 @@ pub async fn ensure_owner(
     if !owner.running {
         let call = Call::new(
             format!("starting the network guard `{}`", owner.name),
-            format!("the computer `{}` cannot start without it; see `docker logs {}`", computer.name, owner.name),
+            format!(
+                "the computer `{}` cannot start without it; see `docker logs {}`",
+                computer.name, owner.name
+            ),
             CALL_DEADLINE,
         );
         // A start of a running container (another server's) is a success.
-        match call.run_raw(docker.start_container(&owner.id, None)).await? {
+        match call
+            .run_raw(docker.start_container(&owner.id, None))
+            .await?
+        {
             Ok(()) => started_now = true,
             Err(e) if status_of(&e) == Some(404) => return Err(gone(&owner.name)),
             Err(e) => {
@@ -201,7 +216,10 @@ mod tests {
         assert_eq!(host.cap_add.unwrap(), vec!["NET_ADMIN".to_string()]);
         assert!(host.extra_hosts.unwrap()[0].ends_with(":host-gateway"));
         assert_eq!(
-            body.labels.unwrap().get(GUARD_FOR_LABEL).map(String::as_str),
+            body.labels
+                .unwrap()
+                .get(GUARD_FOR_LABEL)
+                .map(String::as_str),
             Some("computer-use")
         );
     }
