@@ -159,6 +159,8 @@ RUN npm install --global --prefix /usr/local --no-audit --no-fund --registry "$N
 # browser).
 COPY image/fluxbox/ /usr/local/share/computer-use/fluxbox/
 COPY image/bin/computer-use-launch /usr/local/bin/computer-use-launch
+# Ahead of /usr/bin/xdg-open on PATH: see its header.
+COPY image/bin/xdg-open /usr/local/bin/xdg-open
 COPY image/bin/computerd-entrypoint /usr/local/bin/computerd-entrypoint
 COPY image/applications/ /usr/local/share/applications/
 COPY image/etc/mimeapps.list /etc/xdg/mimeapps.list

@@ -126,6 +126,68 @@ async fn files_and_folders_open_with_their_default_app_on_the_sessions_screen() 
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn xdg_open_in_a_shell_returns_and_lands_on_the_sessions_screen() {
+    let computer = TestComputer::new();
+    let (client, _) = connect(&computer, &[]).await;
+    let sid = start(&client, "xdg-open").await;
+    // The screen opens with the first observation; the shell gets its DISPLAY.
+    windows(&client, &sid).await;
+    // An HTML fragment (`file` reads it as text/plain), an empty file and a
+    // folder, before the screen's browser runs; then a file an app claims.
+    // Debian's own xdg-open started a second Chromium in the foreground for
+    // the first two and held the shell until its timeout.
+    let opened = |command: &'static str| {
+        let client = &client;
+        let sid = &sid;
+        async move {
+            let (r, _) = ok(
+                client,
+                "shell",
+                json!({"session_id": sid, "command": command, "timeout": 30}),
+            )
+            .await;
+            assert_eq!(r["timed_out"], false, "`{command}` held the shell: {r}");
+            assert_eq!(r["exit_code"], 0, "`{command}`: {r}");
+            r
+        }
+    };
+    opened("printf '<h1>Fragment</h1><p>x</p>' > frag.html && xdg-open frag.html").await;
+    wait_window(&client, &sid, "frag.html", Duration::from_secs(30)).await;
+    opened(": > empty.log && xdg-open empty.log").await;
+    wait_window(&client, &sid, "empty.log", Duration::from_secs(30)).await;
+    opened("mkdir -p notes && xdg-open notes").await;
+    wait_window(&client, &sid, "Index of", Duration::from_secs(30)).await;
+    let n = screen_number(&client, &sid).await;
+    let browsers = chromium_processes(&client, &sid).await;
+    assert_eq!(browsers.len(), 1, "{browsers:?}");
+    assert!(
+        browsers[0].contains(&format!("--remote-debugging-port={}", 9221 + n)),
+        "xdg-open reached a Chromium that is not screen {n}'s: {browsers:?}"
+    );
+
+    let r = opened("magick -size 64x48 xc:orange swatch.ppm && xdg-open swatch.ppm").await;
+    assert!(
+        r["stdout"].as_str().unwrap_or("").contains("opened"),
+        "{r}"
+    );
+    wait_window(&client, &sid, "swatch.ppm", Duration::from_secs(30)).await;
+
+    // What does not exist is an error at once.
+    let (r, _) = ok(
+        &client,
+        "shell",
+        json!({"session_id": sid, "command": "xdg-open missing.txt", "timeout": 30}),
+    )
+    .await;
+    assert_eq!(r["exit_code"], 2, "{r}");
+    assert!(
+        r["stderr"].as_str().unwrap_or("").contains("does not exist"),
+        "{r}"
+    );
+    client.cancel().await.ok();
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn programs_on_path_open_on_the_sessions_screen_and_take_the_uri() {
     let computer = TestComputer::new();
     let (client, _) = connect(&computer, &[]).await;
