@@ -166,10 +166,7 @@ async fn xdg_open_in_a_shell_returns_and_lands_on_the_sessions_screen() {
     );
 
     let r = opened("magick -size 64x48 xc:orange swatch.ppm && xdg-open swatch.ppm").await;
-    assert!(
-        r["stdout"].as_str().unwrap_or("").contains("opened"),
-        "{r}"
-    );
+    assert!(r["stdout"].as_str().unwrap_or("").contains("opened"), "{r}");
     wait_window(&client, &sid, "swatch.ppm", Duration::from_secs(30)).await;
 
     // What does not exist is an error at once.
@@ -181,7 +178,10 @@ async fn xdg_open_in_a_shell_returns_and_lands_on_the_sessions_screen() {
     .await;
     assert_eq!(r["exit_code"], 2, "{r}");
     assert!(
-        r["stderr"].as_str().unwrap_or("").contains("does not exist"),
+        r["stderr"]
+            .as_str()
+            .unwrap_or("")
+            .contains("does not exist"),
         "{r}"
     );
     client.cancel().await.ok();

@@ -51,44 +51,41 @@ async fn ensure_guard_once(
 ) -> Result<(), DockerError> {
     let name = guard_name(&computer.name);
     let joins = format!("container:{}", computer.id);
-    match super::inspect(docker, &name).await? {
-        Some(found) => {
-            let status = found.state.as_ref().and_then(|s| s.status);
-            let same_namespace = found
-                .host_config
-                .as_ref()
-                .and_then(|h| h.network_mode.as_deref())
-                == Some(joins.as_str());
-            let guard_started = found.state.as_ref().and_then(|s| s.started_at.clone());
-            let parse = |t: &String| super::owner::parse_time(t);
-            let after_computer = match (
-                guard_started.as_ref().and_then(parse),
-                computer.started_at.as_ref().and_then(parse),
-            ) {
-                (Some(guard), Some(computer)) => guard >= computer,
-                _ => false,
-            };
-            // Created and not yet started: another server's, a moment ago.
-            let running = status == Some(ContainerStateStatusEnum::RUNNING);
-            let current =
-                status == Some(ContainerStateStatusEnum::CREATED) || running && after_computer;
-            if same_namespace && running && !after_computer {
-                // The guard of the computer's previous start: it ends by
-                // itself within a second, now that its namespace is gone.
-                return Err(gone(&name));
-            }
-            if same_namespace && current {
-                start(docker, &name).await?;
-                wait_ready(docker, &name).await?;
-                // This server's policy is the one in force from now on: a
-                // changed setting applies to the running computer at once.
-                set_policy(docker, &computer.name, policy).await?;
-                return Ok(());
-            }
-            // By id: if another server replaced it meanwhile, the new one stays.
-            remove(docker, &name, found.id.as_deref().unwrap_or(&name)).await?;
+    if let Some(found) = super::inspect(docker, &name).await? {
+        let status = found.state.as_ref().and_then(|s| s.status);
+        let same_namespace = found
+            .host_config
+            .as_ref()
+            .and_then(|h| h.network_mode.as_deref())
+            == Some(joins.as_str());
+        let guard_started = found.state.as_ref().and_then(|s| s.started_at.clone());
+        let parse = |t: &String| super::owner::parse_time(t);
+        let after_computer = match (
+            guard_started.as_ref().and_then(parse),
+            computer.started_at.as_ref().and_then(parse),
+        ) {
+            (Some(guard), Some(computer)) => guard >= computer,
+            _ => false,
+        };
+        // Created and not yet started: another server's, a moment ago.
+        let running = status == Some(ContainerStateStatusEnum::RUNNING);
+        let current =
+            status == Some(ContainerStateStatusEnum::CREATED) || running && after_computer;
+        if same_namespace && running && !after_computer {
+            // The guard of the computer's previous start: it ends by
+            // itself within a second, now that its namespace is gone.
+            return Err(gone(&name));
         }
-        None => {}
+        if same_namespace && current {
+            start(docker, &name).await?;
+            wait_ready(docker, &name).await?;
+            // This server's policy is the one in force from now on: a
+            // changed setting applies to the running computer at once.
+            set_policy(docker, &computer.name, policy).await?;
+            return Ok(());
+        }
+        // By id: if another server replaced it meanwhile, the new one stays.
+        remove(docker, &name, found.id.as_deref().unwrap_or(&name)).await?;
     }
     create_and_start(docker, computer, &name, &joins, policy).await
 }
