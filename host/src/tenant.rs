@@ -23,6 +23,9 @@ pub struct Tenant {
     /// `None` takes the server's. Changed while the server runs when the
     /// file changes.
     network: RwLock<Option<NetworkPolicy>>,
+    /// How many computers of this server share the engine: its default
+    /// memory is its part of the share.
+    sharing: u32,
 }
 
 impl Tenant {
@@ -34,19 +37,24 @@ impl Tenant {
             link: Arc::new(Link::new()),
             files: HostFiles::Anywhere,
             network: RwLock::new(None),
+            sharing: 1,
         })
     }
 
+    /// One of `sharing` tenants of a server (1 for the one computer of a
+    /// one-token server).
     pub fn new(
         name: Option<String>,
         files: HostFiles,
         network: Option<NetworkPolicy>,
+        sharing: u32,
     ) -> Arc<Tenant> {
         Arc::new(Tenant {
             name,
             link: Arc::new(Link::new()),
             files,
             network: RwLock::new(network),
+            sharing: sharing.max(1),
         })
     }
 
@@ -71,6 +79,7 @@ impl Tenant {
         if let Some(policy) = &*self.network.read().unwrap_or_else(|e| e.into_inner()) {
             mine.network = policy.clone();
         }
+        mine.limits.sharing = self.sharing;
         mine
     }
 }

@@ -237,6 +237,16 @@ async fn two_tenants_get_two_computers_and_neither_reaches_the_other() {
         "{pa} {pb}"
     );
     assert_ne!(a["viewer_url"], b["viewer_url"]);
+    // Their default memory is a share of the engine's 75% each, not 75% each.
+    let engine: u64 = support::docker::docker(&["info", "-f", "{{.MemTotal}}"])
+        .parse()
+        .unwrap();
+    let memory = |name: &str| inspect(name)["HostConfig"]["Memory"].as_u64().unwrap();
+    let together = memory(&alice_computer.name) + memory(&bob_computer.name);
+    assert!(
+        together <= engine / 4 * 3,
+        "the tenants' computers may use {together} bytes of the engine's {engine}"
+    );
     let key = |v: &Value| {
         v["viewer_url"]
             .as_str()

@@ -6,7 +6,10 @@
 //! runaway build or page meets the out-of-memory killer inside the computer
 //! instead of taking the person's machine (on Linux there is no VM around
 //! the engine). The share leaves the rest to the machine; the floor keeps
-//! Chromium, LibreOffice and a build working on a small engine. CPUs are not
+//! Chromium, LibreOffice and a build working on a small engine. Tenants of
+//! one server divide the share among them, so that their computers
+//! together stay within it (16 tenants on a 24 GiB engine get 1.1 GiB
+//! each), down to a smaller floor that still runs a desktop and a browser. CPUs are not
 //! limited unless `COMPUTER_USE_CPUS` says so: the scheduler already shares
 //! them fairly, and builds want them all.
 //!
@@ -26,6 +29,8 @@ const INFO_DEADLINE: Duration = Duration::from_secs(15);
 pub const MEMORY_SHARE_PERCENT: u64 = 75;
 /// ...and never less than this.
 pub const MEMORY_DEFAULT_MIN: u64 = 2 * 1024 * 1024 * 1024;
+/// A tenant's part of the share is never less than this.
+pub const TENANT_MEMORY_MIN: u64 = 1024 * 1024 * 1024;
 
 /// Processes and threads in the container. A fork bomb stops here instead of
 /// exhausting the host's pid space; Chromium, LibreOffice and a parallel
@@ -87,7 +92,7 @@ impl Resources {
         let memory = match limits.memory {
             MemoryLimit::Unlimited => None,
             MemoryLimit::Bytes(bytes) => Some(bytes),
-            MemoryLimit::EngineShare => Some(default_memory(engine_memory)),
+            MemoryLimit::EngineShare => Some(default_memory(engine_memory, limits.sharing)),
         };
         Resources {
             memory,
@@ -127,12 +132,21 @@ pub(crate) async fn for_engine(
     Ok(Resources::resolve(limits, engine_memory))
 }
 
-/// [`MEMORY_SHARE_PERCENT`] of the engine's memory, at least
-/// [`MEMORY_DEFAULT_MIN`] (also when the engine does not say).
-pub fn default_memory(engine_memory: Option<u64>) -> u64 {
+/// [`MEMORY_SHARE_PERCENT`] of the engine's memory divided among `sharing`
+/// computers, at least [`MEMORY_DEFAULT_MIN`] for one computer and
+/// [`TENANT_MEMORY_MIN`] for each of several (also when the engine does
+/// not say).
+pub fn default_memory(engine_memory: Option<u64>, sharing: u32) -> u64 {
     let total = u128::from(engine_memory.unwrap_or(0));
-    let share = u64::try_from(total * u128::from(MEMORY_SHARE_PERCENT) / 100).unwrap_or(u64::MAX);
-    share.max(MEMORY_DEFAULT_MIN)
+    let among = u128::from(sharing.max(1));
+    let share =
+        u64::try_from(total * u128::from(MEMORY_SHARE_PERCENT) / 100 / among).unwrap_or(u64::MAX);
+    let floor = if sharing > 1 {
+        TENANT_MEMORY_MIN
+    } else {
+        MEMORY_DEFAULT_MIN
+    };
+    share.max(floor)
 }
 
 /// `host_config` with the memory and CPU limits of `resources`. Swap is
@@ -160,6 +174,7 @@ mod tests {
         let limits = ResourceLimits {
             memory,
             nano_cpus: None,
+            sharing: 1,
         };
         Resources::resolve(&limits, engine).memory
     }
@@ -180,6 +195,26 @@ mod tests {
             Some(GIB / 2)
         );
         assert_eq!(resolve(MemoryLimit::Unlimited, Some(16 * GIB)), None);
+    }
+
+    #[test]
+    fn tenants_divide_the_share_down_to_their_own_floor() {
+        let engine = Some(24 * GIB);
+        assert_eq!(default_memory(engine, 1), 18 * GIB);
+        assert_eq!(default_memory(engine, 2), 9 * GIB);
+        // 16 tenants fit on a 24 GiB engine, together within the share.
+        assert_eq!(default_memory(engine, 16), 18 * GIB / 16);
+        assert!(16 * default_memory(engine, 16) <= 18 * GIB);
+        // On a small engine, each still gets a desktop's worth.
+        assert_eq!(default_memory(Some(8 * GIB), 16), GIB);
+        assert_eq!(default_memory(None, 4), GIB);
+        // A set limit is not divided.
+        let set = ResourceLimits {
+            memory: MemoryLimit::Bytes(4 * GIB),
+            nano_cpus: None,
+            sharing: 16,
+        };
+        assert_eq!(Resources::resolve(&set, engine).memory, Some(4 * GIB));
     }
 
     #[test]

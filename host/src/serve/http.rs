@@ -165,10 +165,11 @@ fn access_from_env() -> anyhow::Result<(Vec<String>, Vec<Arc<Tenant>>)> {
             let server = crate::settings::process_env();
             let mut tokens = Vec::new();
             let mut tenants = Vec::new();
+            let sharing = u32::try_from(entries.len()).unwrap_or(u32::MAX);
             for entry in entries {
                 let files = files.for_tenant(&entry.name)?;
                 let network = entry.network_policy(&path, &server)?;
-                tenants.push(Tenant::new(Some(entry.name), files, network));
+                tenants.push(Tenant::new(Some(entry.name), files, network, sharing));
                 tokens.push(entry.token);
             }
             Ok((tokens, tenants))
@@ -177,7 +178,7 @@ fn access_from_env() -> anyhow::Result<(Vec<String>, Vec<Arc<Tenant>>)> {
             // Checks the token's presence and length.
             Guard::new(token.as_deref(), None, vec![])?;
             let token = token.unwrap_or_default();
-            Ok((vec![token], vec![Tenant::new(None, files, None)]))
+            Ok((vec![token], vec![Tenant::new(None, files, None, 1)]))
         }
     }
 }

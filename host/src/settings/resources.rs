@@ -40,6 +40,9 @@ pub struct ResourceLimits {
     /// CPU time in billionths of a CPU, as Docker's `NanoCpus`; `None`: no
     /// limit.
     pub nano_cpus: Option<i64>,
+    /// How many computers the engine's default share of memory is divided
+    /// among: the tenants of an HTTP server, 1 otherwise.
+    pub sharing: u32,
 }
 
 impl Default for ResourceLimits {
@@ -47,6 +50,7 @@ impl Default for ResourceLimits {
         ResourceLimits {
             memory: MemoryLimit::EngineShare,
             nano_cpus: None,
+            sharing: 1,
         }
     }
 }
@@ -62,6 +66,7 @@ impl ResourceLimits {
                 None => None,
                 Some(v) => nano_cpus(v)?,
             },
+            sharing: 1,
         })
     }
 }
@@ -172,7 +177,8 @@ mod tests {
             limits(&[(MEMORY, " "), (CPUS, "")]).unwrap(),
             ResourceLimits {
                 memory: MemoryLimit::EngineShare,
-                nano_cpus: None
+                nano_cpus: None,
+                sharing: 1,
             }
         );
     }
