@@ -15,24 +15,6 @@ const ERROR_BODY_MAX: usize = 64 * 1024;
 /// Bytes of an unexpected answer quoted in the agent's error.
 const QUOTED_BYTES: usize = 300;
 
-/// Most bytes the host reads of an answer on `path`, so that a computer
-/// that never stops answering cannot fill the host's memory. Screenshots
-/// (observe, act) carry a PNG in base64; listings and read files up to
-/// 1000 names or a 1 MB image; everything else is small JSON.
-pub fn body_limit(path: &str) -> usize {
-    let route = path.split('?').next().unwrap_or(path);
-    if route.ends_with("/observe") || route.ends_with("/act") {
-        64 * MIB
-    } else if route.ends_with("/files/list")
-        || route.ends_with("/files/read")
-        || route.ends_with("/transfer/upload")
-    {
-        8 * MIB
-    } else {
-        MIB
-    }
-}
-
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
     /// computerd answered with its wire error.
@@ -181,22 +163,18 @@ impl ComputerdClient {
         }
     }
 
-    /// The JSON of a successful streaming response, read for at most
-    /// `deadline` and at most [`body_limit`] bytes.
-    pub async fn json_of<T: DeserializeOwned>(
+    /// The JSON answer of endpoint `E`'s successful streaming response,
+    /// read for at most `deadline` and at most `E`'s answer limit.
+    pub async fn json_of<E: Endpoint>(
         &self,
         what: &str,
         response: reqwest::Response,
         deadline: Duration,
         still_running: &'static str,
-    ) -> Result<T, ClientError> {
+    ) -> Result<E::Response, ClientError> {
         let status = response.status();
         let mut body = Vec::new();
-        match tokio::time::timeout(
-            deadline,
-            read_limited(response, &mut body, body_limit(what)),
-        )
-        .await
+        match tokio::time::timeout(deadline, read_limited(response, &mut body, E::ANSWER_MAX)).await
         {
             Err(_) => {
                 return Err(ClientError::Timeout {
@@ -205,7 +183,9 @@ impl ComputerdClient {
                     still_running,
                 })
             }
-            Ok(Err(e)) => return Err(self.limited_error(e, what, deadline, still_running)),
+            Ok(Err(e)) => {
+                return Err(self.limited_error(e, what, E::ANSWER_MAX, deadline, still_running))
+            }
             Ok(Ok(())) => {}
         }
         parse_json(what, status, &body)
@@ -215,13 +195,14 @@ impl ComputerdClient {
         &self,
         e: Limited,
         what: &str,
+        limit: usize,
         deadline: Duration,
         still_running: &'static str,
     ) -> ClientError {
         match e {
             Limited::Over => ClientError::TooLarge {
                 what: what.to_string(),
-                limit: body_limit(what),
+                limit,
                 container: self.container.clone(),
             },
             Limited::Failed(e) => self.transport_error(e, what, deadline, still_running),
@@ -260,9 +241,9 @@ impl ComputerdClient {
         }
         let mut bytes = Vec::new();
         // Chunk by chunk with a cap; the request's timeout bounds the time.
-        read_limited(response, &mut bytes, body_limit(&what))
+        read_limited(response, &mut bytes, E::ANSWER_MAX)
             .await
-            .map_err(|e| self.limited_error(e, &what, deadline, still_running))?;
+            .map_err(|e| self.limited_error(e, &what, E::ANSWER_MAX, deadline, still_running))?;
         parse_json(&what, status, &bytes)
     }
 
@@ -355,15 +336,6 @@ mod tests {
         ActResponse, Bounds, Cursor, FrameId, ImageFormat, NodeState, Observation, Region,
         TextNode, TextView, TreeSource,
     };
-
-    #[test]
-    fn screenshots_get_room_and_the_rest_a_megabyte() {
-        assert_eq!(body_limit("/v1/sessions/x/observe"), 64 * MIB);
-        assert_eq!(body_limit("/v1/sessions/x/act"), 64 * MIB);
-        assert_eq!(body_limit("/v1/sessions/x/files/read"), 8 * MIB);
-        assert_eq!(body_limit("/v1/computer"), MIB);
-        assert_eq!(body_limit("/v1/sessions/x/shell"), MIB);
-    }
 
     /// The deepest text view computerd sends: a chain of nodes nested
     /// [`TREE_DEPTH_MAX`] levels below the root, each with states and

@@ -187,6 +187,49 @@ async fn xdg_open_in_a_shell_returns_and_lands_on_the_sessions_screen() {
     client.cancel().await.ok();
 }
 
+/// A page of random pixels: its screenshot is as large as a frame gets.
+const NOISE_PAGE: &str = "<!doctype html><title>Noise</title>
+<style>html,body{margin:0;overflow:hidden}canvas{display:block}</style>
+<canvas id=c></canvas><script>
+const c = document.getElementById('c');
+c.width = innerWidth; c.height = innerHeight;
+const g = c.getContext('2d');
+const image = g.createImageData(c.width, c.height);
+for (let i = 0; i < image.data.length; i++) image.data[i] = (i % 4 == 3) ? 255 : Math.random() * 256;
+g.putImageData(image, 0, 0);
+</script>";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn open_path_of_a_noisy_page_answers_with_its_frame() {
+    let computer = TestComputer::new();
+    let (client, _) = connect(&computer, &[]).await;
+    let sid = start(&client, "noise").await;
+    ok(
+        &client,
+        "write_file",
+        json!({"session_id": sid, "path": "noise.html", "content": NOISE_PAGE}),
+    )
+    .await;
+    // The answer carries the frame; a page of noise makes it a large one.
+    let (opened, content) = ok(
+        &client,
+        "open_path",
+        json!({"session_id": sid, "target": "noise.html"}),
+    )
+    .await;
+    assert_eq!(opened["ready"], true, "{opened}");
+    let png = content
+        .content
+        .iter()
+        .find_map(|c| c.as_image().map(|i| i.data.len()))
+        .expect("open_path returns the screenshot");
+    assert!(
+        png > 1024 * 1024,
+        "the frame was only {png} bytes of base64"
+    );
+    client.cancel().await.ok();
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn programs_on_path_open_on_the_sessions_screen_and_take_the_uri() {
     let computer = TestComputer::new();

@@ -1,6 +1,6 @@
 //! Every route of computerd's API, described once: its method, its path,
-//! what it acts on (nothing, a session or an owner), the JSON it takes and
-//! the JSON it answers.
+//! what it acts on (nothing, a session or an owner), the JSON it takes, the
+//! JSON it answers and how large that answer may be.
 //!
 //! computerd mounts its router from these descriptions and the host's
 //! client calls through them, so a path, a method or a body type cannot
@@ -8,6 +8,7 @@
 //! [`crate::WireError`] instead of its response.
 
 use crate::ids::{OwnerId, SessionId};
+use crate::limits::{ANSWER_FRAME, ANSWER_LISTING, ANSWER_SMALL};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
@@ -81,6 +82,9 @@ pub trait Endpoint {
     /// The JSON answer. Streaming routes name the type of their metadata
     /// and describe the stream in their docs.
     type Response: Serialize + DeserializeOwned;
+    /// Most bytes of the answer the host reads: [`ANSWER_SMALL`] unless
+    /// the answer carries more (a listing, a screenshot).
+    const ANSWER_MAX: usize;
 
     /// The concrete path for `key`.
     fn path(key: &Self::Key) -> String {
@@ -88,10 +92,20 @@ pub trait Endpoint {
     }
 }
 
+/// An answer's size limit: the one given, or [`ANSWER_SMALL`].
+macro_rules! answer_max {
+    () => {
+        ANSWER_SMALL
+    };
+    ($max:expr) => {
+        $max
+    };
+}
+
 macro_rules! endpoints {
     ($(
         $(#[$doc:meta])*
-        $name:ident: $method:ident $path:literal, $key:ty, $request:ty => $response:ty;
+        $name:ident: $method:ident $path:literal, $key:ty, $request:ty => $response:ty $(, up to $max:expr)?;
     )*) => {$(
         $(#[$doc])*
         #[derive(Debug, Clone, Copy)]
@@ -103,6 +117,7 @@ macro_rules! endpoints {
             type Key = $key;
             type Request = $request;
             type Response = $response;
+            const ANSWER_MAX: usize = answer_max!($($max)?);
         }
     )*};
 }
@@ -120,23 +135,23 @@ endpoints! {
     Heartbeat: Post "/v1/owners/{owner}/heartbeat", OwnerId, NoBody => crate::HeartbeatResponse;
     /// Ends every session of an owner at once (its host is going away).
     EndOwnerSessions: Delete "/v1/owners/{owner}/sessions", OwnerId, NoBody => crate::HeartbeatResponse;
-    Observe: Post "/v1/sessions/{id}/observe", SessionId, crate::ObserveRequest => crate::Observation;
-    Act: Post "/v1/sessions/{id}/act", SessionId, crate::ActRequest => crate::ActResponse;
-    OpenPath: Post "/v1/sessions/{id}/open", SessionId, crate::OpenPathRequest => crate::OpenedResponse;
-    LaunchApp: Post "/v1/sessions/{id}/launch", SessionId, crate::LaunchAppRequest => crate::OpenedResponse;
+    Observe: Post "/v1/sessions/{id}/observe", SessionId, crate::ObserveRequest => crate::Observation, up to ANSWER_FRAME;
+    Act: Post "/v1/sessions/{id}/act", SessionId, crate::ActRequest => crate::ActResponse, up to ANSWER_FRAME;
+    OpenPath: Post "/v1/sessions/{id}/open", SessionId, crate::OpenPathRequest => crate::OpenedResponse, up to ANSWER_FRAME;
+    LaunchApp: Post "/v1/sessions/{id}/launch", SessionId, crate::LaunchAppRequest => crate::OpenedResponse, up to ANSWER_FRAME;
     DevToolsStart: Post "/v1/sessions/{id}/devtools/start", SessionId, crate::DevToolsStartRequest => crate::DevToolsStarted;
     DevToolsStop: Post "/v1/sessions/{id}/devtools/stop", SessionId, NoBody => crate::DevToolsStopped;
     Shell: Post "/v1/sessions/{id}/shell", SessionId, crate::ShellRequest => crate::ShellResult;
     SetCwd: Post "/v1/sessions/{id}/cwd", SessionId, crate::SetCwdRequest => crate::SetCwdResponse;
-    ListFiles: Post "/v1/sessions/{id}/files/list", SessionId, crate::ListFilesRequest => crate::ListFilesResponse;
-    ReadFile: Post "/v1/sessions/{id}/files/read", SessionId, crate::ReadFileRequest => crate::ReadFileResponse;
+    ListFiles: Post "/v1/sessions/{id}/files/list", SessionId, crate::ListFilesRequest => crate::ListFilesResponse, up to ANSWER_LISTING;
+    ReadFile: Post "/v1/sessions/{id}/files/read", SessionId, crate::ReadFileRequest => crate::ReadFileResponse, up to ANSWER_LISTING;
     WriteFile: Post "/v1/sessions/{id}/files/write", SessionId, crate::WriteFileRequest => crate::WriteFileResponse;
     /// Where an upload would land; refused early when it may not.
     TransferCheck: Post "/v1/sessions/{id}/transfer/check", SessionId, crate::UploadRequest => crate::UploadTarget;
     /// What a download would send.
     TransferSource: Post "/v1/sessions/{id}/transfer/source", SessionId, crate::SourceRequest => crate::TransferSource;
     /// The request goes in the query and the body is a tar stream.
-    TransferUpload: Post "/v1/sessions/{id}/transfer/upload", SessionId, crate::UploadRequest => crate::TransferSummary;
+    TransferUpload: Post "/v1/sessions/{id}/transfer/upload", SessionId, crate::UploadRequest => crate::TransferSummary, up to ANSWER_LISTING;
     /// Answers a tar stream (`application/x-tar`); its response type is
     /// what the stream holds, as the source route described it.
     TransferDownload: Post "/v1/sessions/{id}/transfer/download", SessionId, crate::SourceRequest => crate::TransferSource;
@@ -153,9 +168,10 @@ endpoints! {
     /// Asks a person to take the session's screen.
     RequestHandoff: Post "/v1/sessions/{id}/handoff", SessionId, crate::handoff::HandoffRequest => crate::handoff::HandoffStarted;
     /// Waits up to `wait_ms` for the hold to end; an ended hold is answered once.
-    WaitHandoff: Post "/v1/sessions/{id}/handoff/wait", SessionId, crate::handoff::HandoffWaitRequest => crate::handoff::HandoffStatus;
+    /// Its status has room for a screenshot (the host fills it in today).
+    WaitHandoff: Post "/v1/sessions/{id}/handoff/wait", SessionId, crate::handoff::HandoffWaitRequest => crate::handoff::HandoffStatus, up to ANSWER_FRAME;
     /// The agent takes the screen back.
-    CancelHandoff: Post "/v1/sessions/{id}/handoff/cancel", SessionId, NoBody => crate::handoff::HandoffStatus;
+    CancelHandoff: Post "/v1/sessions/{id}/handoff/cancel", SessionId, NoBody => crate::handoff::HandoffStatus, up to ANSWER_FRAME;
     /// How many viewer pages are open.
     GetViewer: Get "/v1/viewer", (), NoBody => crate::ViewerStatus;
     /// Open viewer pages switch to a screen.
@@ -184,6 +200,23 @@ mod tests {
         );
         assert_eq!(ListSessions::path(&()), "/v1/sessions");
         assert_eq!(EndSession::METHOD, Method::Delete);
+    }
+
+    #[test]
+    fn answers_that_carry_a_screenshot_may_be_as_large_as_one() {
+        for max in [
+            Observe::ANSWER_MAX,
+            Act::ANSWER_MAX,
+            OpenPath::ANSWER_MAX,
+            LaunchApp::ANSWER_MAX,
+            WaitHandoff::ANSWER_MAX,
+            CancelHandoff::ANSWER_MAX,
+        ] {
+            assert_eq!(max, ANSWER_FRAME);
+        }
+        assert_eq!(ReadFile::ANSWER_MAX, ANSWER_LISTING);
+        assert_eq!(Shell::ANSWER_MAX, ANSWER_SMALL);
+        assert_eq!(GetComputer::ANSWER_MAX, ANSWER_SMALL);
     }
 
     #[test]

@@ -3,6 +3,17 @@
 
 /// Session titles, in characters.
 pub const TITLE_MAX_CHARS: usize = 80;
+/// Most bytes of an API answer the host reads, by what the answer carries
+/// (each endpoint names its own, `endpoints::Endpoint::ANSWER_MAX`), so
+/// that a computer that never stops answering cannot fill the host's
+/// memory: small JSON...
+pub const ANSWER_SMALL: usize = 1024 * 1024;
+/// ...listings of up to 1000 names, read files (an image up to 1 MB, in
+/// base64) and transfer summaries...
+pub const ANSWER_LISTING: usize = 8 * 1024 * 1024;
+/// ...and answers that carry a screenshot (a PNG in base64), which a
+/// screen full of noise makes several MiB.
+pub const ANSWER_FRAME: usize = 64 * 1024 * 1024;
 /// Actions in one `computer_act` batch.
 pub const ACTIONS_MAX: usize = 24;
 /// `wait` actions and `settle_ms`, in milliseconds.

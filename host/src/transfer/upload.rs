@@ -103,7 +103,7 @@ pub(super) async fn to_computer(job: &Job<'_>) -> Result<(String, TransferSummar
     }
     let summary: TransferSummary = match job
         .client
-        .json_of(&route, response, job.stall.0, NOTHING_WRITTEN)
+        .json_of::<TransferUpload>(&route, response, job.stall.0, NOTHING_WRITTEN)
         .await
     {
         Ok(summary) => summary,
