@@ -62,7 +62,7 @@ async fn the_container_has_limits_and_no_raw_sockets_yet_sudo_and_chromium_work(
     let engine: u64 = docker(&["info", "--format", "{{.MemTotal}}"])
         .parse()
         .expect("MemTotal is a number");
-    let expected = default_memory(Some(engine));
+    let expected = default_memory(Some(engine), 1);
     assert!(expected >= 2 << 30, "{expected}");
     assert_eq!(host["Memory"], json!(expected), "{host}");
     assert_eq!(host["MemorySwap"], json!(expected), "{host}");
