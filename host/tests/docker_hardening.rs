@@ -190,6 +190,35 @@ async fn another_container_cannot_connect_and_this_machine_needs_the_token_and_t
 }
 
 #[tokio::test(flavor = "multi_thread")]
+async fn what_the_host_runs_in_the_computer_carries_no_token() {
+    let computer = TestComputer::new();
+    // Every call then rides a `docker exec` of `computerd relay`, as on a
+    // remote engine.
+    let (client, _) = connect(&computer, &[("COMPUTER_USE_TUNNEL", "always")]).await;
+    let (started, _) = ok(&client, "start_computer", json!({"title": "execs"})).await;
+    let sid = started["session_id"].as_str().unwrap().to_string();
+    // As the computer's user, whose processes the agent's code can read
+    // (root in the computer lacks CAP_SYS_PTRACE to read other users').
+    let (r, _) = ok(
+        &client,
+        "shell",
+        json!({"session_id": sid, "command": "for p in /proc/[0-9]*; do if tr '\\0' '\\n' < $p/environ 2>/dev/null | grep -q '^COMPUTERD_TOKEN=.'; then tr '\\0' ' ' < $p/cmdline; echo; fi; done; echo relays=$(pgrep -fc 'computerd relay')"}),
+    )
+    .await;
+    let out = r["stdout"].as_str().unwrap();
+    // The relay carrying this very call runs meanwhile, so the check sees it.
+    let relays: u32 = out
+        .rsplit_once("relays=")
+        .map(|(_, n)| n.trim().parse().unwrap())
+        .unwrap();
+    assert!(relays >= 1, "{r}");
+    assert!(
+        out.starts_with("relays="),
+        "processes in the computer hold the token: {r}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
 async fn shell_commands_never_see_the_token_and_timed_out_sudo_dies() {
     let computer = TestComputer::new();
     let (client, _) = connect(&computer, &[]).await;

@@ -103,6 +103,7 @@ impl Engine {
                 ExecConfig {
                     cmd: Some(argv.iter().map(|a| a.to_string()).collect()),
                     attach_stdout: Some(true),
+                    env: Some(super::found::exec_env()),
                     ..Default::default()
                 },
             )

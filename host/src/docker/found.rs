@@ -24,6 +24,14 @@ pub const HOME: &str = "/home/computer";
 /// The variable that carries the API token into the container, and that marks
 /// a container as one this program made.
 pub const TOKEN_VAR: &str = "COMPUTERD_TOKEN";
+
+/// The environment of every `docker exec` into a computer: the container's
+/// own carries the token, and what an exec runs (a tunnel's relay, doctor's
+/// `df`) would show it in `/proc/<pid>/environ` to the agent's code, which
+/// runs as the same user. computerd's entrypoint hides it the same way.
+pub fn exec_env() -> Vec<String> {
+    vec![format!("{TOKEN_VAR}=")]
+}
 const INSPECT_DEADLINE: Duration = Duration::from_secs(15);
 
 /// The computer's state as the user thinks of it.

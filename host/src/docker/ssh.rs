@@ -9,6 +9,7 @@
 //! instead of paying for a new handshake. Upgraded connections (an attached
 //! exec) keep their process until they are dropped, which kills it.
 
+use crate::child_env::WithoutHostSecrets;
 use bollard::{ClientVersion, Docker};
 use hyper::Uri;
 use hyper_util::client::legacy::connect::{Connected, Connection};
@@ -257,6 +258,7 @@ impl SshStream {
     fn spawn(target: Arc<SshTarget>) -> io::Result<SshStream> {
         let mut command = Command::new("ssh");
         command
+            .without_host_secrets()
             .args(target.ssh_args())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -218,6 +218,7 @@ pub async fn relay(
                 attach_stdout: Some(true),
                 attach_stderr: Some(true),
                 tty: Some(false),
+                env: Some(super::found::exec_env()),
                 ..Default::default()
             },
         )

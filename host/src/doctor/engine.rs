@@ -3,6 +3,7 @@
 
 use super::report::{Outcome, Report};
 use super::{timed, Budget};
+use crate::child_env::WithoutHostSecrets;
 use crate::docker::error::describe;
 use crate::docker::fix;
 use crate::docker::image::{is_older_than_binary, pulls_missing_image};
@@ -256,6 +257,7 @@ async fn disk(
 
 async fn df_local(path: &str) -> Result<u64, UnmeasuredDisk> {
     let out = tokio::process::Command::new("df")
+        .without_host_secrets()
         .args(["-Pk", path])
         .kill_on_drop(true)
         .output()
