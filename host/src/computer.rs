@@ -62,7 +62,10 @@ static CHOOSING_PORTS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(()
 /// for the agent: they name the variable or the Docker problem and the fix.
 pub async fn start(tenant: &Tenant) -> Result<Started, StartError> {
     let env = process_env();
-    let settings = Settings::for_start_computer(&env)?;
+    let mut settings = Settings::for_start_computer(&env)?;
+    if tenant.over_http {
+        settings = settings.for_remote_agent(&env);
+    }
     let endpoint = resolve_endpoint(&env)?;
     let docker = endpoint.connect().await?;
     let mut wanted = tenant.computer(&settings.computer);

@@ -207,6 +207,17 @@ pub struct Settings {
 }
 
 impl Settings {
+    /// These settings for an agent that reaches the server over HTTP: the
+    /// server's desktop belongs to whoever runs the server, not to the
+    /// agent's person (a handoff would pop up there, key and all), so
+    /// nothing opens on it unless [`OPEN`] says so.
+    pub fn for_remote_agent(mut self, env: &Env) -> Settings {
+        if get(env, OPEN).is_none() {
+            self.open = OpenMode::None;
+        }
+        self
+    }
+
     /// Reads and checks every setting `start_computer` uses; the first bad
     /// one is the error.
     pub fn for_start_computer(env: &Env) -> Result<Settings, SettingsError> {
@@ -631,6 +642,22 @@ mod tests {
         );
         let s = Settings::for_start_computer(&env(&[(OPEN, "none")])).unwrap();
         assert_eq!(s.open, OpenMode::None);
+    }
+
+    #[test]
+    fn an_agent_over_http_opens_nothing_on_the_servers_desktop_unless_asked() {
+        let read = |pairs: &[(&str, &str)]| {
+            let env = env(pairs);
+            let local = Settings::for_start_computer(&env).unwrap();
+            (local.open, local.for_remote_agent(&env).open)
+        };
+        assert_eq!(read(&[]), (OpenMode::Browser, OpenMode::None));
+        assert_eq!(read(&[(OPEN, " ")]), (OpenMode::Browser, OpenMode::None));
+        assert_eq!(
+            read(&[(OPEN, "browser")]),
+            (OpenMode::Browser, OpenMode::Browser)
+        );
+        assert_eq!(read(&[(OPEN, "vnc")]), (OpenMode::Vnc, OpenMode::Vnc));
     }
 
     #[test]

@@ -26,6 +26,10 @@ pub struct Tenant {
     /// How many computers of this server share the engine: its default
     /// memory is its part of the share.
     sharing: u32,
+    /// Its agents reach the server over HTTP, so they are not whoever sits
+    /// at the server's desktop: nothing opens there for them unless
+    /// `COMPUTER_USE_OPEN` says so.
+    pub over_http: bool,
 }
 
 impl Tenant {
@@ -38,11 +42,12 @@ impl Tenant {
             files: HostFiles::Anywhere,
             network: RwLock::new(None),
             sharing: 1,
+            over_http: false,
         })
     }
 
-    /// One of `sharing` tenants of a server (1 for the one computer of a
-    /// one-token server).
+    /// One of `sharing` tenants of an HTTP server (1 for the one computer
+    /// of a one-token server).
     pub fn new(
         name: Option<String>,
         files: HostFiles,
@@ -55,6 +60,7 @@ impl Tenant {
             files,
             network: RwLock::new(network),
             sharing: sharing.max(1),
+            over_http: true,
         })
     }
 
