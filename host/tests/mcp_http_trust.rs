@@ -469,3 +469,41 @@ async fn an_unfinished_request_head_is_cut_off_and_idle_connections_are_capped()
     let tools = client.list_all_tools().await.unwrap();
     assert!(!tools.is_empty());
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn nothing_opens_on_the_servers_desktop_unless_asked() {
+    let computer = TestComputer::new();
+    // `COMPUTER_USE_OPEN` unset (empty reads as unset), as a server's
+    // environment leaves it.
+    let host = HttpHost::start(
+        &computer,
+        &[
+            ("COMPUTER_USE_OPEN", ""),
+            ("COMPUTER_USE_LOG", "warn,computer_use_mcp::open=debug"),
+        ],
+    )
+    .await;
+    let client = host.client().await;
+    let sid = start_session(&client, "someone else's desktop").await;
+    // The first observation is where a stdio server opens the viewer.
+    ok(
+        &client,
+        "computer_observe",
+        serde_json::json!({"session_id": sid, "view": "text", "max_nodes": 1}),
+    )
+    .await;
+    wait_until_holds(
+        "the server to say it opens nothing",
+        Duration::from_secs(10),
+        Duration::from_millis(50),
+        || {
+            host.log
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|line| line.contains("`COMPUTER_USE_OPEN` is `none`, so no viewer opens"))
+        },
+    )
+    .await;
+    client.cancel().await.ok();
+}

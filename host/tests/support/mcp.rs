@@ -9,6 +9,7 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{json, Value};
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::docker::{inspect, TestComputer};
@@ -277,6 +278,8 @@ pub struct HttpHost {
     pub pid: u32,
     /// `http://127.0.0.1:PORT/mcp`
     pub url: String,
+    /// Every line it logged after it listened.
+    pub log: Arc<Mutex<Vec<String>>>,
 }
 
 impl HttpHost {
@@ -323,13 +326,21 @@ impl HttpHost {
         })
         .await
         .expect("computer-use-mcp listens within 30 s");
-        // The rest of its log goes where a stdio host's goes.
+        // The rest of its log goes where a stdio host's goes, and is kept.
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let kept = Arc::clone(&log);
         tokio::spawn(async move {
             while let Ok(Some(line)) = lines.next_line().await {
                 eprintln!("{line}");
+                kept.lock().unwrap().push(line);
             }
         });
-        HttpHost { child, pid, url }
+        HttpHost {
+            child,
+            pid,
+            url,
+            log,
+        }
     }
 
     /// A new MCP client (one MCP session) with the right token.
