@@ -36,6 +36,8 @@
 //!   accessibility bus, viewer and VNC), `ok`/`warn`/`err` with the fix; the
 //!   fixes `start_computer`'s Docker errors end with live there too.
 //! - [`open`]: opens the viewer (browser tab or native VNC) when a screen opens.
+//! - [`state`]: the host's own folder (the key that signs recordings, the
+//!   log of steps it sent), out of every computer's reach.
 //! - [`child_env`]: what every process the host starts must not inherit
 //!   (the HTTP bearer token).
 //!
@@ -57,6 +59,7 @@ pub mod open;
 pub mod recording;
 pub mod serve;
 pub mod settings;
+pub mod state;
 pub mod tenant;
 pub mod transfer;
 pub mod version;

@@ -35,8 +35,12 @@ Usage:
                             handshake, then ends it. Within 10 s, or 60 s with --deep
   computer-use-mcp review PATH
                             check a recording's package (stop_recording wrote it) against
-                            its manifest, naming each missing or changed file, and open
-                            its index.html in the browser
+                            its manifest and this server's signed record of the steps it
+                            sent and frames it saw, naming each missing, changed or forged
+                            one; write index.html again from walkthrough.json and open it
+  computer-use-mcp review --unattested PATH
+                            the same for a package without a host attestation, read as
+                            the computer's own account
   computer-use-mcp review --list
                             list the recordings kept in the computer
   computer-use-mcp review --fetch ID [PATH]

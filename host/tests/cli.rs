@@ -45,6 +45,7 @@ fn help_lists_every_command_and_exits_0() {
         "computer-use-mcp info ",
         "computer-use-mcp doctor [--json] [--deep]",
         "computer-use-mcp review PATH",
+        "computer-use-mcp review --unattested PATH",
         "computer-use-mcp review --list",
         "computer-use-mcp review --fetch ID [PATH]",
         "computer-use-mcp --help",

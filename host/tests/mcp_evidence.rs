@@ -262,6 +262,171 @@ async fn a_recorded_task_becomes_a_package_that_opens_offline() {
     assert!(err.contains(&format!("changed: {name}")), "{err}");
 }
 
+/// Waits until `path` holds something, for at most 30 s.
+async fn written(path: &Path) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path) {
+            if !text.is_empty() {
+                return text;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} was never written",
+            path.display()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn review_trusts_what_the_host_saw_not_what_the_computer_wrote() {
+    let computer = TestComputer::new();
+    let (client, _) = connect(&computer, &[]).await;
+    let sid = start_session(&client, "attested").await;
+    let host_dir = tempfile::tempdir().unwrap();
+    let record = |task: &'static str| {
+        let (client, sid) = (&client, &sid);
+        async move {
+            let (started, _) = ok(
+                client,
+                "start_recording",
+                json!({"session_id": sid, "task": task}),
+            )
+            .await;
+            started["recording_id"].as_str().unwrap().to_string()
+        }
+    };
+    let stop = |name: &'static str| {
+        let (client, sid, dir) = (&client, &sid, host_dir.path().join(name));
+        async move {
+            let (stopped, result) = ok(
+                client,
+                "stop_recording",
+                json!({"session_id": sid, "host_path": dir.to_str().unwrap()}),
+            )
+            .await;
+            assert!(stopped["path"].is_string(), "{}", text(&result));
+            PathBuf::from(stopped["path"].as_str().unwrap())
+        }
+    };
+
+    // An honest recording: the host signs it and review says so.
+    record("Honest").await;
+    ok(
+        &client,
+        "shell",
+        json!({"session_id": sid, "command": "echo honest-step"}),
+    )
+    .await;
+    ok(&client, "computer_observe", json!({"session_id": sid})).await;
+    let honest = stop("honest").await;
+    assert!(honest.join("host-attestation.json").is_file());
+    let (code, out, err) = review(&computer, &[honest.to_str().unwrap()]).await;
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("attested: its 2 step(s)"), "{out}");
+
+    // Its page is the host's: whatever the folder held is written again.
+    std::fs::write(honest.join("index.html"), "<script>alert(1)</script>").unwrap();
+    // A `#` in the folder's name is part of the path the browser is given.
+    let odd = host_dir.path().join("pkg#x");
+    std::fs::rename(&honest, &odd).unwrap();
+    let opened = host_dir.path().join("opened.txt");
+    let stub = host_dir.path().join("browser.sh");
+    std::fs::write(
+        &stub,
+        format!("#!/bin/sh\necho \"$@\" > {}\n", opened.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&stub, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mut cmd = host_command(
+        &computer,
+        &[
+            ("COMPUTER_USE_OPEN", "browser"),
+            ("BROWSER", stub.to_str().unwrap()),
+        ],
+    );
+    cmd.arg("review").arg(&odd).stdin(Stdio::null());
+    let out = cmd.output().await.unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let url = written(&opened).await;
+    assert!(url.trim().ends_with("/pkg%23x/index.html"), "{url}");
+    let page = std::fs::read_to_string(odd.join("index.html")).unwrap();
+    assert!(
+        page.contains("honest-step") && !page.contains("alert(1)"),
+        "review did not write the page again"
+    );
+
+    // Without its attestation the package is named, and opens only when
+    // asked for as the computer's own account.
+    std::fs::rename(
+        odd.join("host-attestation.json"),
+        host_dir.path().join("kept.json"),
+    )
+    .unwrap();
+    let (code, out, err) = review(&computer, &[odd.to_str().unwrap()]).await;
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("carries no host attestation"), "{err}");
+    let (code, out, err) = review(&computer, &["--unattested", odd.to_str().unwrap()]).await;
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("UNATTESTED"), "{out}");
+    // An attestation edited to match is not this server's signature.
+    let mut attestation: Value =
+        serde_json::from_slice(&std::fs::read(host_dir.path().join("kept.json")).unwrap()).unwrap();
+    attestation["steps"].as_array_mut().unwrap().remove(0);
+    std::fs::write(
+        odd.join("host-attestation.json"),
+        serde_json::to_vec(&attestation).unwrap(),
+    )
+    .unwrap();
+    let (code, out, err) = review(&computer, &[odd.to_str().unwrap()]).await;
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains("does not verify with this server's key"),
+        "{err}"
+    );
+
+    // Code in the computer drops a step from the journal before the
+    // package is made: package and manifest agree, the host does not.
+    let id = record("Edited inside").await;
+    ok(
+        &client,
+        "shell",
+        json!({"session_id": sid, "command": "echo exfiltrate-the-secrets"}),
+    )
+    .await;
+    ok(
+        &client,
+        "shell",
+        json!({"session_id": sid, "command": "echo harmless"}),
+    )
+    .await;
+    let journal = format!("~/.local/share/computer-use/recordings/{id}/journal.jsonl");
+    ok(
+        &client,
+        "shell",
+        json!({"session_id": sid, "command": format!(
+            "J={journal}; until [ \"$(wc -l < $J)\" -ge 2 ]; do sleep 0.1; done; sed -i 1d $J"
+        ), "timeout": 30}),
+    )
+    .await;
+    let edited = stop("edited").await;
+    let tools: Vec<String> = walkthrough(&edited)["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["tool"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(tools, ["shell", "shell"], "the journal edit did not happen");
+    let (code, out, err) = review(&computer, &[edited.to_str().unwrap()]).await;
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(
+        err.contains("leaves out") && err.contains("the first `shell` at"),
+        "{err}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn bad_recording_calls_are_clear_errors_and_write_nothing() {
     let computer = TestComputer::new();

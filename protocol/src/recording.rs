@@ -263,6 +263,24 @@ pub struct FrameFile {
     pub bytes: u64,
 }
 
+/// The walkthrough page; [`walkthrough_page`] puts the data in its one
+/// place. The host renders it again from `walkthrough.json` whenever it
+/// delivers or reviews a package, so a page edited in the computer is never
+/// the one a person opens.
+const PAGE: &str = include_str!("walkthrough.html");
+const PAGE_PLACEHOLDER: &str = "__WALKTHROUGH_JSON__";
+
+/// The page with `json` (a [`Walkthrough`]) inlined. Inside a `<script>`
+/// element only `</script` could end it early; `<`, `>` and `&` written as
+/// JSON escapes rule that out whatever a page title or shell output holds.
+pub fn walkthrough_page(json: &str) -> String {
+    let escaped = json
+        .replace('<', "\\u003c")
+        .replace('>', "\\u003e")
+        .replace('&', "\\u0026");
+    PAGE.replacen(PAGE_PLACEHOLDER, &escaped, 1)
+}
+
 /// `manifest.json`: every other file of the package.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Manifest {
@@ -285,6 +303,21 @@ pub struct ManifestEntry {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn inlined_data_cannot_close_its_script() {
+        let json = r#"{"text":"</script><script>alert(1)</script> & more"}"#;
+        let html = walkthrough_page(json);
+        assert!(!html.contains("</script><script>alert"));
+        assert!(html.contains(r"\u003c/script\u003e"));
+        assert!(!html.contains(PAGE_PLACEHOLDER));
+    }
+
+    #[test]
+    fn the_page_has_one_place_for_the_data() {
+        assert_eq!(PAGE.matches(PAGE_PLACEHOLDER).count(), 1);
+        assert!(PAGE.contains(r#"<script id="walkthrough-data" type="application/json">"#));
+    }
 
     #[test]
     fn ids_are_plain_names() {

@@ -6,15 +6,12 @@
 
 use super::store::{write_atomically, Store};
 use computer_protocol::recording::{
-    Manifest, ManifestEntry, RecordingPackage, Walkthrough, MANIFEST_FORMAT, WALKTHROUGH_FORMAT,
+    walkthrough_page, Manifest, ManifestEntry, RecordingPackage, Walkthrough, MANIFEST_FORMAT,
+    WALKTHROUGH_FORMAT,
 };
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
 use std::path::Path;
-
-/// The page; `__WALKTHROUGH_JSON__` becomes the walkthrough's JSON.
-const PAGE: &str = include_str!("walkthrough.html");
-const PLACEHOLDER: &str = "__WALKTHROUGH_JSON__";
 
 /// Builds (or builds again) the package of the recording in `store`.
 pub fn build(store: &Store) -> std::io::Result<RecordingPackage> {
@@ -44,7 +41,7 @@ pub fn build(store: &Store) -> std::io::Result<RecordingPackage> {
     let dir = store.package_dir();
     let json = serde_json::to_string_pretty(&walkthrough).map_err(std::io::Error::other)?;
     write_atomically(&dir.join("walkthrough.json"), json.as_bytes())?;
-    write_atomically(&dir.join("index.html"), page(&json).as_bytes())?;
+    write_atomically(&dir.join("index.html"), walkthrough_page(&json).as_bytes())?;
     let manifest = manifest(&dir)?;
     let bytes = manifest.files.iter().map(|f| f.size).sum::<u64>();
     let json = serde_json::to_vec_pretty(&manifest).map_err(std::io::Error::other)?;
@@ -58,17 +55,6 @@ pub fn build(store: &Store) -> std::io::Result<RecordingPackage> {
         bytes: bytes + json.len() as u64,
         full: meta.full,
     })
-}
-
-/// The page with the data inlined. Inside a `<script>` element only
-/// `</script` could end it early; `<`, `>` and `&` written as JSON escapes
-/// rule that out whatever a page title or shell output holds.
-fn page(json: &str) -> String {
-    let escaped = json
-        .replace('<', "\\u003c")
-        .replace('>', "\\u003e")
-        .replace('&', "\\u0026");
-    PAGE.replacen(PLACEHOLDER, &escaped, 1)
 }
 
 /// Every file of the package but the manifest, sorted by path.
@@ -111,24 +97,4 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn inlined_data_cannot_close_its_script() {
-        let json = r#"{"text":"</script><script>alert(1)</script> & more"}"#;
-        let html = page(json);
-        assert!(!html.contains("</script><script>alert"));
-        assert!(html.contains(r"\u003c/script\u003e"));
-        assert!(!html.contains(PLACEHOLDER));
-    }
-
-    #[test]
-    fn the_page_has_one_place_for_the_data() {
-        assert_eq!(PAGE.matches(PLACEHOLDER).count(), 1);
-        assert!(PAGE.contains(r#"<script id="walkthrough-data" type="application/json">"#));
-    }
 }

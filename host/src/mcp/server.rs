@@ -257,13 +257,11 @@ impl ServerHandler for ComputerUseServer {
         let mut response = guard(&name, router.call(call), cancelled.cancelled()).await;
         if let (Some(recording), Ok(answered)) = (recording, response.as_mut()) {
             let took = started.elapsed().as_millis() as u64;
-            recording.record(step_of(
-                &name,
-                arguments.as_ref(),
-                started_at,
-                took,
-                answered,
-            ));
+            let frame = crate::recording::frame_of(answered);
+            recording.record(
+                step_of(&name, arguments.as_ref(), started_at, took, answered),
+                frame.as_deref(),
+            );
             if let (Some(notice), CallToolResponse::Complete(result)) =
                 (recording.full_notice(), answered)
             {

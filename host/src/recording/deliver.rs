@@ -5,6 +5,7 @@
 //! copy itself is `file_transfer`'s download of the package folder: the
 //! same tar rules, unpacked under a temporary name and renamed at the end.
 
+use super::attest::SentLog;
 use crate::client::ComputerdClient;
 use crate::transfer::{self, HostFiles, StallLimit, TransferError, TransferRequest};
 use computer_protocol::archive::Progress;
@@ -119,13 +120,16 @@ fn check_writable(folder: &Path, typed: &str) -> Result<(), TransferError> {
     }
 }
 
-/// Copies the package from the computer to `folder`.
+/// Copies the package from the computer to `folder`, writes its page from
+/// `walkthrough.json` with the host's template, and signs what `log` holds
+/// into it (when the host logged this recording).
 pub async fn deliver(
     client: &ComputerdClient,
     session: &SessionId,
     package: &RecordingPackage,
     folder: &Path,
     host_files: &HostFiles,
+    log: Option<&SentLog>,
 ) -> Result<Delivered, TransferError> {
     let request = TransferRequest {
         direction: TransferDirection::FromComputer,
@@ -143,6 +147,17 @@ pub async fn deliver(
         StallLimit::from_env(&env),
     )
     .await?;
+    let unusable = |e: std::io::Error| {
+        TransferError::Evidence(format!(
+            "the package reached {} but cannot be finished there ({e}); do not trust what it shows",
+            folder.display()
+        ))
+    };
+    let walkthrough = super::render::read_walkthrough(folder).map_err(unusable)?;
+    super::render::write_page(folder, &walkthrough).map_err(unusable)?;
+    if let Some(log) = log.filter(|l| l.exists()) {
+        super::attest::attest(folder, &package.recording_id, log).map_err(unusable)?;
+    }
     Ok(Delivered {
         recording_id: package.recording_id.0.clone(),
         path: folder.display().to_string(),

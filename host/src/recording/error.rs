@@ -18,6 +18,9 @@ pub enum RecordingError {
         id: RecordingId,
         source: TransferError,
     },
+    /// The host's own folder, where it logs what it sends, is not usable.
+    #[error("recordings need this server's own folder, where it logs each step it sends and keeps the key that signs packages: {0}. Set {var} to a folder this user can write; nothing was recorded", var = crate::state::STATE_DIR_VAR)]
+    NoStateFolder(std::io::Error),
     #[error("recording `{id}` stopped, but its package could not be copied to this machine: {source}. It stays in the computer: `computer-use-mcp review --fetch {id} PATH` brings it home")]
     NotCopied {
         id: RecordingId,

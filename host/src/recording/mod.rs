@@ -3,25 +3,36 @@
 //!
 //! # Layout
 //! - `step`: one call as a recording keeps it, secrets hidden.
+//! - `attest`: the host's log of the steps it sent and the frames it
+//!   returned, and the signed `host-attestation.json` made from it.
 //! - `deliver`: where a package goes on the host, and copying it there with
 //!   `file_transfer`'s download.
 //! - `error`: why a package is not on the host ([`RecordingError`]).
+//! - `package_file`: reading a package's files on the host without
+//!   following a link or blocking on a FIFO.
+//! - `render`: the walkthrough page, rendered by the host from
+//!   `walkthrough.json` (the computer's own page is never opened).
 //! - `review`: the `review` command: check a package, list and fetch the
 //!   recordings kept in the computer.
 //!
 //! Steps leave the agent's path at once: each goes into the recording's
 //! queue, and one task per recording sends them to computerd in order.
 //! `stop_recording` waits for the queue to drain before it closes the
-//! recording, so the package holds every call made before it.
+//! recording, so the package holds every call made before it. Each step is
+//! logged in the host's own folder before it leaves (`attest::SentLog`);
+//! delivering the package signs that log into it.
 
+pub mod attest;
 mod deliver;
 mod error;
+mod package_file;
+mod render;
 pub mod review;
 mod step;
 
 pub use deliver::{deliver, destination, folder_name, Delivered};
 pub use error::RecordingError;
-pub use step::step_of;
+pub use step::{frame_of, step_of};
 
 use crate::client::ComputerdClient;
 use computer_protocol::endpoints::RecordStep;
@@ -39,7 +50,8 @@ pub const MAX_MB_VAR: &str = "COMPUTER_USE_RECORDING_MAX_MB";
 const STEP_DEADLINE: Duration = Duration::from_secs(15);
 
 enum Queued {
-    Step(StepRecord),
+    /// The step, and what the host logs of it.
+    Step(Box<(StepRecord, attest::SentStep)>),
     /// Answers once every step before it was sent.
     Drained(oneshot::Sender<()>),
 }
@@ -53,6 +65,8 @@ pub struct HostRecording {
     tally: Arc<Mutex<RecordingTally>>,
     /// The agent was told the recording is full.
     told_full: AtomicBool,
+    /// The host's log of the steps sent, signed into the package.
+    pub log: attest::SentLog,
 }
 
 impl HostRecording {
@@ -63,20 +77,29 @@ impl HostRecording {
         id: RecordingId,
         task: String,
         started_at: String,
+        log: attest::SentLog,
     ) -> HostRecording {
         let (queue, mut queued) = mpsc::unbounded_channel();
         let tally = Arc::new(Mutex::new(RecordingTally::default()));
         let seen = Arc::clone(&tally);
+        let kept_log = log.clone();
         tokio::spawn(async move {
             while let Some(item) = queued.recv().await {
                 match item {
-                    Queued::Step(step) => {
+                    Queued::Step(queued) => {
+                        let (step, logged) = *queued;
+                        // Logged before it leaves: a host killed right after
+                        // sending still vouches for the step.
+                        if let Err(e) = log.sent(&logged) {
+                            tracing::warn!(session = %session, "the host's log of recording steps cannot be written: {e}");
+                        }
                         let sent = client
                             .send::<RecordStep>(&session, &step, STEP_DEADLINE, "nothing")
                             .await;
                         match sent {
                             Ok(now) => *seen.lock() = now,
                             Err(e) => {
+                                let _ = log.unsent(&logged);
                                 tracing::warn!(session = %session, "a recorded step was not kept: {e}")
                             }
                         }
@@ -94,11 +117,15 @@ impl HostRecording {
             queue,
             tally,
             told_full: AtomicBool::new(false),
+            log: kept_log,
         }
     }
 
-    pub fn record(&self, step: StepRecord) {
-        let _ = self.queue.send(Queued::Step(step));
+    /// Queues `step`, whose result showed the agent `frame` (the image's
+    /// bytes) when it showed one.
+    pub fn record(&self, step: StepRecord, frame: Option<&[u8]>) {
+        let logged = attest::sent_step(&step, frame);
+        let _ = self.queue.send(Queued::Step(Box::new((step, logged))));
     }
 
     /// Waits until every step recorded so far reached computerd.

@@ -3,7 +3,10 @@
 //! recording whose session ended without `stop_recording`, or one still
 //! open when its host died).
 
+use super::attest::{self, Attestation, SentLog, ATTESTATION_FILE};
 use super::deliver::{deliver, destination, folder_name};
+use super::package_file::{not_a_file, open_regular, read_regular};
+use super::render::{read_walkthrough, write_page};
 use crate::client::ClientError;
 use crate::computer::StartError;
 use crate::transfer::{HostFiles, TransferError};
@@ -20,14 +23,27 @@ use std::time::Duration;
 
 const API_DEADLINE: Duration = Duration::from_secs(60);
 
-pub const USAGE: &str = "usage: computer-use-mcp review PATH | --list | --fetch ID [PATH]";
+pub const USAGE: &str =
+    "usage: computer-use-mcp review [--unattested] PATH | --list | --fetch ID [PATH]";
+
+/// Files of a package that `manifest.json` does not vouch for: itself, the
+/// host's attestation, and the page the host renders again from
+/// `walkthrough.json` (the computer's copy is never opened).
+const NOT_IN_MANIFEST: [&str; 3] = ["manifest.json", ATTESTATION_FILE, "index.html"];
+/// Largest `manifest.json` or `host-attestation.json` read.
+const LIST_MAX_BYTES: u64 = 64 << 20;
 
 /// What is wrong with a package, file by file.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Problem {
     Missing(String),
-    Changed { path: String, why: String },
+    Changed {
+        path: String,
+        why: String,
+    },
     Unlisted(String),
+    /// The package differs from what the host sent and saw.
+    Unattested(String),
 }
 
 impl std::fmt::Display for Problem {
@@ -36,6 +52,7 @@ impl std::fmt::Display for Problem {
             Problem::Missing(path) => write!(f, "missing: {path}"),
             Problem::Changed { path, why } => write!(f, "changed: {path} ({why})"),
             Problem::Unlisted(path) => write!(f, "not in the manifest: {path}"),
+            Problem::Unattested(why) => write!(f, "not what the host saw: {why}"),
         }
     }
 }
@@ -67,6 +84,9 @@ pub enum ReviewError {
         dir: PathBuf,
         problems: Vec<Problem>,
     },
+    /// No `host-attestation.json`: nothing but the computer vouches for it.
+    #[error("{} carries no host attestation ({ATTESTATION_FILE}): nothing but the computer itself vouches that its steps and frames are what the agent did and saw. Packages made before computer-use-mcp 0.9, and ones fetched by a host that did not record them, have none. To read it anyway as the computer's own account: computer-use-mcp review --unattested {}", dir.display(), dir.display())]
+    Unattested { dir: PathBuf },
     #[error("{}: {source}", path.display())]
     NoIndex { path: PathBuf, source: io::Error },
     /// `--fetch`'s recording id is not one.
@@ -83,7 +103,7 @@ pub enum ReviewError {
 
 fn mismatch(dir: &Path, problems: &[Problem]) -> String {
     let mut text = format!(
-        "{} does not match its manifest; {} file(s) differ:\n",
+        "{} does not match what was recorded; {} problem(s):\n",
         dir.display(),
         problems.len()
     );
@@ -98,7 +118,7 @@ fn mismatch(dir: &Path, problems: &[Problem]) -> String {
 /// `Ok` holds how many files were checked.
 pub fn verify(dir: &Path) -> Result<Result<usize, Vec<Problem>>, ManifestError> {
     let manifest_path = dir.join("manifest.json");
-    let text = match std::fs::read(&manifest_path) {
+    let text = match read_regular(&manifest_path, LIST_MAX_BYTES) {
         Ok(text) => text,
         Err(source) => {
             return Err(ManifestError::Unreadable {
@@ -124,8 +144,12 @@ pub fn verify(dir: &Path) -> Result<Result<usize, Vec<Problem>>, ManifestError> 
     }
     let mut problems = Vec::new();
     let mut listed = std::collections::BTreeSet::new();
+    let mut checked = 0;
     for entry in &manifest.files {
         listed.insert(entry.path.clone());
+        if NOT_IN_MANIFEST.contains(&entry.path.as_str()) {
+            continue;
+        }
         // A manifest names files inside the package, nothing else.
         if entry
             .path
@@ -138,52 +162,150 @@ pub fn verify(dir: &Path) -> Result<Result<usize, Vec<Problem>>, ManifestError> 
             });
             continue;
         }
-        match std::fs::read(dir.join(&entry.path)) {
-            Err(_) => problems.push(Problem::Missing(entry.path.clone())),
-            Ok(bytes) if bytes.len() as u64 != entry.size => problems.push(Problem::Changed {
+        checked += 1;
+        match hash_regular(dir, &entry.path) {
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                problems.push(Problem::Missing(entry.path.clone()))
+            }
+            Err(e) => problems.push(Problem::Changed {
                 path: entry.path.clone(),
-                why: format!("{} bytes, the manifest says {}", bytes.len(), entry.size),
+                why: e.to_string(),
             }),
-            Ok(bytes) if sha256_hex(&bytes) != entry.sha256 => problems.push(Problem::Changed {
+            Ok((size, _)) if size != entry.size => problems.push(Problem::Changed {
+                path: entry.path.clone(),
+                why: format!("{size} bytes, the manifest says {}", entry.size),
+            }),
+            Ok((_, sha)) if sha != entry.sha256 => problems.push(Problem::Changed {
                 path: entry.path.clone(),
                 why: "its sha256 differs from the manifest's".into(),
             }),
             Ok(_) => {}
         }
     }
-    let mut present = Vec::new();
-    files_in(dir, "", &mut present);
-    for path in present {
-        if path != "manifest.json" && !listed.contains(&path) {
+    for path in files_in(dir) {
+        if !NOT_IN_MANIFEST.contains(&path.as_str()) && !listed.contains(&path) {
             problems.push(Problem::Unlisted(path));
         }
     }
     if problems.is_empty() {
-        Ok(Ok(manifest.files.len()))
+        Ok(Ok(checked))
     } else {
         Ok(Err(problems))
     }
 }
 
-fn files_in(dir: &Path, prefix: &str, out: &mut Vec<String>) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let path = format!("{prefix}{}", entry.file_name().to_string_lossy());
-        match entry.file_type() {
-            Ok(t) if t.is_dir() => files_in(&entry.path(), &format!("{path}/"), out),
-            Ok(_) => out.push(path),
-            Err(_) => {}
+/// Every entry beneath `dir` that is not a folder (links included, never
+/// followed), as `/`-separated relative paths.
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut folders = vec![(dir.to_path_buf(), String::new())];
+    while let Some((folder, prefix)) = folders.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = format!("{prefix}{}", entry.file_name().to_string_lossy());
+            match entry.file_type() {
+                Ok(t) if t.is_dir() => folders.push((entry.path(), format!("{path}/"))),
+                Ok(_) => out.push(path),
+                Err(_) => {}
+            }
         }
     }
+    out.sort();
+    out
 }
 
-fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+/// Size and sha256 of the package's file `relative`, read in pieces; no
+/// folder on the way may be a link.
+fn hash_regular(dir: &Path, relative: &str) -> io::Result<(u64, String)> {
+    let mut at = dir.to_path_buf();
+    let parts: Vec<&str> = relative.split('/').collect();
+    for folder in &parts[..parts.len() - 1] {
+        at.push(folder);
+        if !std::fs::symlink_metadata(&at)?.is_dir() {
+            return Err(not_a_file());
+        }
+    }
+    at.push(parts[parts.len() - 1]);
+    let mut file = open_regular(&at)?;
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0u8; 64 * 1024];
+    let mut size = 0u64;
+    loop {
+        let n = io::Read::read(&mut file, &mut buffer)?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buffer[..n]);
+        size += n as u64;
+    }
+    Ok((size, attest::hex(&hasher.finalize())))
+}
+
+/// Checks the package against what this server sent and saw: its
+/// attestation's signature, the manifest it received, and each step and
+/// frame. Answers notes for a clean package.
+fn check_attestation(dir: &Path, unattested_ok: bool) -> Result<Vec<String>, ReviewError> {
+    let mismatch = |problems: Vec<Problem>| ReviewError::Mismatch {
+        dir: dir.to_path_buf(),
+        problems,
+    };
+    let unattested = |why: String| mismatch(vec![Problem::Unattested(why)]);
+    let walkthrough = read_walkthrough(dir).map_err(|e| unattested(e.to_string()))?;
+    let bytes = match read_regular(&dir.join(ATTESTATION_FILE), LIST_MAX_BYTES) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == io::ErrorKind::NotFound && unattested_ok => {
+            return Ok(vec![format!(
+                "UNATTESTED: no {ATTESTATION_FILE}; what follows is the computer's own account"
+            )])
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            return Err(ReviewError::Unattested {
+                dir: dir.to_path_buf(),
+            })
+        }
+        Err(e) => return Err(unattested(format!("{ATTESTATION_FILE}: {e}"))),
+    };
+    let attestation: Attestation = serde_json::from_slice(&bytes)
+        .map_err(|e| unattested(format!("{ATTESTATION_FILE} cannot be read ({e})")))?;
+    let signed = attest::signed_here(&attestation)
+        .map_err(|e| unattested(format!("this server's recording key cannot be read ({e})")))?;
+    if attestation.format != attest::ATTESTATION_FORMAT || !signed {
+        return Err(unattested(format!(
+            "{ATTESTATION_FILE} does not verify with this server's key: it was edited, or another server (or another {}) made it; review the package where it was recorded",
+            crate::state::STATE_DIR_VAR
+        )));
+    }
+    let mut problems = Vec::new();
+    if attestation.recording_id != walkthrough.recording_id {
+        problems.push(Problem::Unattested(format!(
+            "the attestation is recording `{}`'s, the walkthrough says `{}`",
+            attestation.recording_id, walkthrough.recording_id
+        )));
+    }
+    let manifest = read_regular(&dir.join("manifest.json"), LIST_MAX_BYTES)
+        .map_err(|e| unattested(format!("manifest.json: {e}")))?;
+    if attest::hex(&Sha256::digest(&manifest)) != attestation.manifest_sha256 {
+        problems.push(Problem::Unattested(
+            "manifest.json is not the one the host received with the package".into(),
+        ));
+    }
+    let frames: Vec<String> = files_in(dir)
+        .into_iter()
+        .filter(|p| p.starts_with("frames/"))
+        .collect();
+    let compared = attest::compare(&attestation.steps, &walkthrough, &frames);
+    problems.extend(compared.problems.into_iter().map(Problem::Unattested));
+    if !problems.is_empty() {
+        return Err(mismatch(problems));
+    }
+    let mut notes = vec![format!(
+        "attested: its {} step(s) and their frames are the ones this server sent and returned to the agent (page titles, window names and network lines are the computer's own account)",
+        walkthrough.steps.len()
+    )];
+    notes.extend(compared.notes);
+    Ok(notes)
 }
 
 /// Runs `review` with its arguments; returns the process's exit code.
@@ -192,7 +314,8 @@ pub async fn run(args: &[String]) -> i32 {
         [flag] if flag == "--list" => list().await,
         [flag, id] if flag == "--fetch" => fetch(id, None).await,
         [flag, id, path] if flag == "--fetch" => fetch(id, Some(path)).await,
-        [path] if !path.starts_with('-') => check_and_open(Path::new(path)),
+        [path] if !path.starts_with('-') => check_and_open(Path::new(path), false),
+        [flag, path] if flag == "--unattested" => check_and_open(Path::new(path), true),
         _ => Err(ReviewError::Usage),
     };
     match outcome {
@@ -207,9 +330,10 @@ pub async fn run(args: &[String]) -> i32 {
     }
 }
 
-/// Checks the package and opens its page in the person's browser (as the
+/// Checks the package, writes its page again from `walkthrough.json` with
+/// the host's template, and opens that in the person's browser (as the
 /// viewer is opened; `COMPUTER_USE_OPEN=none` leaves it closed).
-fn check_and_open(dir: &Path) -> Result<String, ReviewError> {
+fn check_and_open(dir: &Path, unattested_ok: bool) -> Result<String, ReviewError> {
     let checked = match verify(dir)? {
         Ok(n) => n,
         Err(problems) => {
@@ -219,8 +343,10 @@ fn check_and_open(dir: &Path) -> Result<String, ReviewError> {
             })
         }
     };
+    let notes = check_attestation(dir, unattested_ok)?;
     let index_path = dir.join("index.html");
-    let index = match std::fs::canonicalize(&index_path) {
+    let written = read_walkthrough(dir).and_then(|w| write_page(dir, &w));
+    let index = match written.and_then(|()| std::fs::canonicalize(&index_path)) {
         Ok(index) => index,
         Err(source) => {
             return Err(ReviewError::NoIndex {
@@ -230,14 +356,22 @@ fn check_and_open(dir: &Path) -> Result<String, ReviewError> {
         }
     };
     let mut text = format!(
-        "{}: all {checked} files match the manifest\nopen {}\n",
-        dir.display(),
-        index.display()
+        "{}: all {checked} files match the manifest\n",
+        dir.display()
     );
+    for note in notes {
+        let _ = writeln!(text, "{note}");
+    }
+    let _ = writeln!(text, "open {}", index.display());
     let open = std::env::var(crate::settings::OPEN).unwrap_or_default();
     if open.trim() != "none" {
-        let url = format!("file://{}", index.display());
-        if let Err(e) = crate::open::open_url(&url) {
+        // Percent-encoded: a `#` or `?` in a folder name is part of the
+        // path, not the start of a fragment that opens another file.
+        let opened = match url::Url::from_file_path(&index) {
+            Ok(url) => crate::open::open_url(url.as_str()).map_err(|e| e.to_string()),
+            Err(()) => Err("the path is not absolute".to_string()),
+        };
+        if let Err(e) = opened {
             let _ = writeln!(
                 text,
                 "could not open a browser ({e}); open the file above yourself"
@@ -311,7 +445,17 @@ async fn fetch(id: &str, path: Option<&str>) -> Result<String, ReviewError> {
         )
         .await?
         .session_id;
-    let delivered = deliver(client, &session, &package, &folder, &host_files).await;
+    // The host that recorded it logged each step: sign that into the copy.
+    let log = SentLog::of(&started.container, &package.recording_id).ok();
+    let delivered = deliver(
+        client,
+        &session,
+        &package,
+        &folder,
+        &host_files,
+        log.as_ref(),
+    )
+    .await;
     let _ = client
         .send::<EndSession>(&session, &NoBody {}, API_DEADLINE, "nothing")
         .await;
@@ -329,16 +473,19 @@ mod tests {
 
     fn package(dir: &Path) {
         std::fs::create_dir_all(dir.join("frames")).unwrap();
-        std::fs::write(dir.join("index.html"), "page").unwrap();
+        std::fs::write(dir.join("walkthrough.json"), "data").unwrap();
         std::fs::write(dir.join("frames/a.png"), "png").unwrap();
         let entry = |path: &str, bytes: &[u8]| ManifestEntry {
             path: path.into(),
             size: bytes.len() as u64,
-            sha256: sha256_hex(bytes),
+            sha256: attest::hex(&Sha256::digest(bytes)),
         };
         let manifest = Manifest {
             format: MANIFEST_FORMAT.into(),
-            files: vec![entry("frames/a.png", b"png"), entry("index.html", b"page")],
+            files: vec![
+                entry("frames/a.png", b"png"),
+                entry("walkthrough.json", b"data"),
+            ],
         };
         std::fs::write(
             dir.join("manifest.json"),
@@ -352,7 +499,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         package(dir.path());
         assert_eq!(verify(dir.path()).unwrap(), Ok(2));
-        std::fs::write(dir.path().join("index.html"), "pagE").unwrap();
+        std::fs::write(dir.path().join("walkthrough.json"), "datA").unwrap();
+        // The page is the host's to write again: never checked, never listed.
+        std::fs::write(dir.path().join("index.html"), "any page").unwrap();
         std::fs::remove_file(dir.path().join("frames/a.png")).unwrap();
         std::fs::write(dir.path().join("extra.js"), "x").unwrap();
         let problems = verify(dir.path()).unwrap().unwrap_err();
@@ -362,12 +511,47 @@ mod tests {
             "{shown:?}"
         );
         assert!(
-            shown.iter().any(|p| p.starts_with("changed: index.html")),
+            shown
+                .iter()
+                .any(|p| p.starts_with("changed: walkthrough.json")),
             "{shown:?}"
         );
         assert!(
             shown.contains(&"not in the manifest: extra.js".to_string()),
             "{shown:?}"
+        );
+    }
+
+    #[test]
+    fn a_listed_link_or_fifo_is_named_not_read() {
+        let dir = tempfile::tempdir().unwrap();
+        package(dir.path());
+        std::fs::remove_file(dir.path().join("frames/a.png")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", dir.path().join("frames/a.png")).unwrap();
+        std::fs::remove_file(dir.path().join("walkthrough.json")).unwrap();
+        let fifo =
+            std::ffi::CString::new(dir.path().join("walkthrough.json").to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let problems = verify(dir.path()).unwrap().unwrap_err();
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        for p in problems {
+            assert!(
+                p.to_string().contains("a link, folder or special file"),
+                "{p}"
+            );
+        }
+        // A linked folder on the way is not followed either.
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::remove_file(dir.path().join("frames/a.png")).unwrap();
+        std::fs::remove_dir(dir.path().join("frames")).unwrap();
+        std::fs::write(outside.path().join("a.png"), "png").unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("frames")).unwrap();
+        let problems = verify(dir.path()).unwrap().unwrap_err();
+        assert!(
+            problems
+                .iter()
+                .any(|p| p.to_string().starts_with("changed: frames/a.png")),
+            "{problems:?}"
         );
     }
 
@@ -382,7 +566,7 @@ mod tests {
         };
         assert_eq!(
             e.to_string(),
-            "/p does not match its manifest; 2 file(s) differ:\n  missing: frames/a.png\n  not in the manifest: extra.js\nthe package was changed after it was made: do not trust what it shows"
+            "/p does not match what was recorded; 2 problem(s):\n  missing: frames/a.png\n  not in the manifest: extra.js\nthe package was changed after it was made: do not trust what it shows"
         );
         assert_eq!(
             ReviewError::Usage.to_string(),

@@ -71,6 +71,16 @@ pub fn step_of(
     }
 }
 
+/// The image the result showed the agent, decoded: the bytes computerd
+/// captured, which name its frame file.
+pub fn frame_of(response: &CallToolResponse) -> Option<Vec<u8>> {
+    let CallToolResponse::Complete(result) = response else {
+        return None;
+    };
+    let image = result.content.iter().find_map(|c| c.as_image())?;
+    base64::Engine::decode(&base64::engine::general_purpose::STANDARD, &image.data).ok()
+}
+
 /// Every text content of the result, one after another.
 fn text_of(result: &CallToolResult) -> String {
     result

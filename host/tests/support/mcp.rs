@@ -47,7 +47,13 @@ pub fn host_command(
     cmd.env("COMPUTER_USE_NAME", &computer.name)
         .env("COMPUTER_USE_PORT_BASE", computer.port_base.to_string())
         .env("COMPUTER_USE_OPEN", "none")
-        .env("COMPUTER_USE_IMAGE", super::docker::image());
+        .env("COMPUTER_USE_IMAGE", super::docker::image())
+        // The host's own folder (recording key and step logs), shared by
+        // every host a test starts so `review` checks what a server signed.
+        .env(
+            "COMPUTER_USE_STATE_DIR",
+            std::env::temp_dir().join("computer-use-mcp-test-state"),
+        );
     for (k, v) in extra_env {
         cmd.env(k, v);
     }

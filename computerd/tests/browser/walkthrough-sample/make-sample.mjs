@@ -9,7 +9,7 @@ import crypto from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const template = fs.readFileSync(path.join(here, '../../../src/recording/walkthrough.html'), 'utf8');
+const template = fs.readFileSync(path.join(here, '../../../../protocol/src/walkthrough.html'), 'utf8');
 const placeholder = '__WALKTHROUGH_JSON__';
 const found = template.split(placeholder).length - 1;
 if (found !== 1) throw new Error(`the template holds ${placeholder} ${found} times, not once`);

@@ -234,22 +234,25 @@ impl ComputerUseServer {
         }
         let started = time::OffsetDateTime::now_utc()
             - time::Duration::milliseconds(status.held_ms.min(i64::MAX as u64) as i64);
-        recording.record(StepRecord {
-            tool: "handoff".into(),
-            arguments: serde_json::json!({
-                "session_id": id,
-                "reason": status.reason,
-                "expected": status.expected,
-            }),
-            started_at: started
-                .format(&time::format_description::well_known::Rfc3339)
-                .unwrap_or_default(),
-            duration_ms: status.held_ms,
-            is_error: false,
-            text,
-            frame_id: None,
-            points: Vec::new(),
-        });
+        recording.record(
+            StepRecord {
+                tool: "handoff".into(),
+                arguments: serde_json::json!({
+                    "session_id": id,
+                    "reason": status.reason,
+                    "expected": status.expected,
+                }),
+                started_at: started
+                    .format(&time::format_description::well_known::Rfc3339)
+                    .unwrap_or_default(),
+                duration_ms: status.held_ms,
+                is_error: false,
+                text,
+                frame_id: None,
+                points: Vec::new(),
+            },
+            None,
+        );
     }
 }
 

@@ -5,6 +5,7 @@ use super::ToolResult;
 use crate::mcp::args::{Args, RecordingNoteArgs, StartRecordingArgs, StopRecordingArgs};
 use crate::mcp::result::structured;
 use crate::mcp::{ComputerUseServer, ToolError};
+use crate::recording::attest::SentLog;
 use crate::recording::{self, deliver, folder_name, Delivered, HostRecording, RecordingError};
 use crate::settings::process_env;
 use crate::transfer::HostFiles;
@@ -65,6 +66,9 @@ impl ComputerUseServer {
             ))));
         }
         let max_bytes = recording::max_bytes(&process_env())?;
+        // The host logs what it sends in its own folder: that must work
+        // before the recording starts.
+        crate::state::folder("recordings").map_err(state_unusable)?;
         let request = StartRecordingRequest {
             task: a.task.trim().to_string(),
             max_bytes,
@@ -78,12 +82,14 @@ impl ComputerUseServer {
             )
             .await?;
         let conn = self.reach(&a.session_id).await?;
+        let log = SentLog::of(&conn.container, &started.recording_id).map_err(state_unusable)?;
         let host = HostRecording::new(
             conn.client.clone(),
             SessionId(a.session_id.clone()),
             started.recording_id.clone(),
             request.task.clone(),
             started.started_at.clone(),
+            log,
         );
         self.agent().start_recording(&a.session_id, host);
         let text = format!(
@@ -136,7 +142,7 @@ impl ComputerUseServer {
         name = "stop_recording",
         output_schema = schema_for_output::<Delivered>(),
         title = "Stop recording and get the package",
-        description = "Stop this session's recording and copy its package here: index.html (a step-by-step walkthrough that opens from disk), walkthrough.json, frames/ and manifest.json (each file's sha256; `computer-use-mcp review PATH` checks them).",
+        description = "Stop this session's recording and copy its package here: index.html (a step-by-step walkthrough that opens from disk), walkthrough.json, frames/, manifest.json (each file's sha256) and host-attestation.json (the steps and frames the host itself saw, signed); `computer-use-mcp review PATH` checks them.",
         annotations(
             title = "Stop recording and get the package",
             read_only_hint = false,
@@ -188,6 +194,7 @@ impl ComputerUseServer {
             &package,
             folder,
             host_files,
+            Some(&open.log),
         )
         .await
         .map_err(|source| {
@@ -215,6 +222,10 @@ pub fn delivered_text(d: &Delivered) -> String {
         text.push_str(" It reached its size limit (COMPUTER_USE_RECORDING_MAX_MB) and stopped growing, so later calls are missing.");
     }
     text
+}
+
+fn state_unusable(e: std::io::Error) -> ToolError {
+    RecordingError::NoStateFolder(e).into()
 }
 
 fn not_recording() -> String {
