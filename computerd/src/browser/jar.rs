@@ -74,8 +74,15 @@ pub struct JarEntry {
     /// The cookie; for a tombstone, its identity and flags with an empty
     /// value (a removed login is not kept on disk).
     pub cookie: Cookie,
-    /// When the jar last took a change of this cookie: orders the cap.
+    /// When the jar last took a change of this cookie: orders the cap
+    /// within a site.
     pub changed_at_ms: u64,
+    /// When the jar first took this cookie (kept through changes and its
+    /// removal). A site is as old as its oldest entry, and the cap takes
+    /// from the newest site first. 0 in a file written before the jar kept
+    /// it: the oldest of all.
+    #[serde(default)]
+    pub created_at_ms: u64,
     /// A tombstone: the cookie was removed and the removal must spread.
     pub deleted: bool,
 }
@@ -258,11 +265,19 @@ impl Jar {
         let entry = JarEntry {
             cookie: cookie.clone(),
             changed_at_ms: now_ms,
+            created_at_ms: self.created_at(key, now_ms),
             deleted: false,
         };
         self.entries.insert(key.clone(), entry);
         self.dirty = true;
         1
+    }
+
+    /// When `key` first came into the jar: now, for a new one.
+    fn created_at(&self, key: &CookieKey, now_ms: u64) -> u64 {
+        self.entries
+            .get(key)
+            .map_or(now_ms, |entry| entry.created_at_ms)
     }
 
     fn take_removal(&mut self, key: &CookieKey, cookie: &Cookie, now_ms: u64) -> usize {
@@ -275,6 +290,7 @@ impl Jar {
                 ..cookie.clone()
             },
             changed_at_ms: now_ms,
+            created_at_ms: self.created_at(key, now_ms),
             deleted: true,
         };
         self.entries.insert(key.clone(), tombstone);
@@ -328,12 +344,13 @@ impl Jar {
     }
 
     /// Drops entries (tombstones count) until the jar is within `limits`:
-    /// first each site down to [`JarLimits::per_site`], then, while there
-    /// are too many entries, from the site with the most entries, and while
-    /// there are too many bytes, from the site with the most bytes. Within
-    /// a site the least recently changed entry goes first. So a page that
-    /// sets cookies for many sites of its own evicts its own cookies, not
-    /// the few logins of another site.
+    /// first each site ([`site_of`], a registrable domain) down to
+    /// [`JarLimits::per_site`]; then, while there are too many entries or
+    /// bytes, from the site the jar first saw most recently (ties: the one
+    /// with the most entries, or bytes). Within a site the least recently
+    /// changed entry goes first. So a page that floods cookies over many
+    /// sites, or many subdomains of its own, evicts its own cookies, never
+    /// the logins of sites the person had before.
     pub fn cap(&mut self, limits: JarLimits) {
         let before = self.entries.len();
         let mut sites = self.sites();
@@ -342,14 +359,14 @@ impl Jar {
                 self.evict_oldest(site);
             }
         }
-        self.evict_from_largest(
+        self.evict_from_newest(
             &mut sites,
-            |site| (site.oldest_last.len(), site.bytes),
+            |site| (site.first_seen_ms, site.oldest_last.len(), site.bytes),
             |count, _| count > limits.entries,
         );
-        self.evict_from_largest(
+        self.evict_from_newest(
             &mut sites,
-            |site| (site.bytes, site.oldest_last.len()),
+            |site| (site.first_seen_ms, site.bytes, site.oldest_last.len()),
             |_, bytes| bytes > limits.bytes,
         );
         if self.entries.len() != before {
@@ -361,7 +378,12 @@ impl Jar {
     fn sites(&self) -> BTreeMap<String, Site> {
         let mut sites: BTreeMap<String, Site> = BTreeMap::new();
         for (key, entry) in &self.entries {
-            let site = sites.entry(site_of(&entry.cookie)).or_default();
+            let site = sites.entry(site_of(&entry.cookie)).or_insert(Site {
+                oldest_last: Vec::new(),
+                bytes: 0,
+                first_seen_ms: u64::MAX,
+            });
+            site.first_seen_ms = site.first_seen_ms.min(entry.created_at_ms);
             site.bytes += entry_bytes(entry);
             site.oldest_last.push((entry.changed_at_ms, key.clone()));
         }
@@ -377,14 +399,14 @@ impl Jar {
 
     /// Evicts from the site that `rank` puts highest (ties: the greater
     /// name) while `over(entries, bytes)` holds for the whole jar.
-    fn evict_from_largest(
+    fn evict_from_newest(
         &mut self,
         sites: &mut BTreeMap<String, Site>,
-        rank: fn(&Site) -> (usize, usize),
+        rank: fn(&Site) -> (u64, usize, usize),
         over: impl Fn(usize, usize) -> bool,
     ) {
         let mut bytes: usize = sites.values().map(|site| site.bytes).sum();
-        let mut order: BTreeSet<((usize, usize), String)> = sites
+        let mut order: BTreeSet<((u64, usize, usize), String)> = sites
             .iter()
             .filter(|(_, site)| !site.oldest_last.is_empty())
             .map(|(name, site)| (rank(site), name.clone()))
@@ -503,21 +525,34 @@ impl Jar {
 }
 
 /// One site's entries, while [`Jar::cap`] runs.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Site {
     /// Change time and key of each entry, the least recently changed last.
     oldest_last: Vec<(u64, CookieKey)>,
     bytes: usize,
+    /// The oldest `created_at_ms` of its entries.
+    first_seen_ms: u64,
 }
 
-/// The site a cookie counts against: its domain's host name, lowercased,
-/// without the leading dot of a domain cookie. Not the registrable domain
-/// (that needs the public suffix list, a dependency we do not carry), so
-/// `a.example.com` and `b.example.com` count apart; the total limits and
-/// eviction from the largest site still keep a flood from evicting a site
-/// with few cookies.
+/// The site a cookie counts against: the registrable domain of its host
+/// (`login.bank.co.uk` and `bank.co.uk` are `bank.co.uk`, by the public
+/// suffix list), lowercased, or the host itself when it has none (an
+/// address, `localhost`). So a page cannot spread a flood over subdomains
+/// of its own to stay under the per-site limit.
 fn site_of(cookie: &Cookie) -> String {
-    cookie.domain.trim_start_matches('.').to_ascii_lowercase()
+    let host = cookie
+        .domain
+        .trim_start_matches('.')
+        .trim_end_matches('.')
+        .to_ascii_lowercase();
+    let address = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse::<std::net::IpAddr>();
+    match psl::domain_str(&host) {
+        Some(domain) if address.is_err() => domain.to_string(),
+        _ => host,
+    }
 }
 
 /// What an entry costs: the bytes of its name, value, domain and path.
@@ -1072,6 +1107,63 @@ mod tests {
         }
     }
 
+    /// 220 new small sites of 23 cookies each put the jar over its 5000
+    /// entries; the largest site is now an older one's 30 logins, which
+    /// must stay all the same.
+    #[test]
+    fn many_small_new_sites_do_not_evict_an_older_sites_logins() {
+        let mut jar = Jar::default();
+        let bank = logins(30);
+        jar.absorb(&mut BrowserView::new(), bank.clone(), T0);
+        flood(&mut jar, 220, 23, 8, T0 + HOUR_MS);
+        assert_eq!(jar.len(), 30 + 220 * 23);
+
+        jar.cap(JAR_LIMITS);
+        assert_eq!(jar.len(), JAR_MAX_COOKIES);
+        for login in &bank {
+            assert!(jar.get(&login.key()).is_some(), "{login:?} evicted");
+        }
+    }
+
+    #[test]
+    fn subdomains_count_against_their_registrable_domain() {
+        let mut jar = Jar::default();
+        let bank = logins(30);
+        jar.absorb(&mut BrowserView::new(), bank.clone(), T0);
+        let flood: Vec<Cookie> = (0..220)
+            .flat_map(|s| {
+                (0..23).map(move |i| {
+                    on_site(cookie(&format!("f{i}"), "x"), &format!("s{s}.evil.example"))
+                })
+            })
+            .collect();
+        jar.absorb(&mut BrowserView::new(), flood, T0 + HOUR_MS);
+        jar.cap(JAR_LIMITS);
+        assert_eq!(jar.len(), 30 + SITE_MAX_COOKIES);
+        for login in &bank {
+            assert!(jar.get(&login.key()).is_some(), "{login:?} evicted");
+        }
+        let site = |domain: &str| site_of(&on_site(cookie("a", "1"), domain));
+        assert_eq!(site("login.Bank.co.uk"), "bank.co.uk");
+        assert_eq!(site("bank.co.uk"), "bank.co.uk");
+        assert_eq!(site("a.b.github.io"), "b.github.io");
+        assert_eq!(site("127.0.0.1"), "127.0.0.1");
+        assert_eq!(site("localhost"), "localhost");
+    }
+
+    #[test]
+    fn a_cookie_keeps_its_first_time_through_changes_and_removal() {
+        let mut jar = Jar::default();
+        let mut view = BrowserView::new();
+        let c = cookie("a", "1");
+        jar.absorb(&mut view, vec![c.clone()], T0);
+        jar.absorb(&mut view, vec![cookie("a", "2")], T0 + 10);
+        assert_eq!(jar.get(&c.key()).unwrap().created_at_ms, T0);
+        jar.absorb(&mut view, vec![], T0 + 20);
+        let gone = jar.get(&c.key()).unwrap();
+        assert!(gone.deleted && gone.created_at_ms == T0, "{gone:?}");
+    }
+
     #[test]
     fn one_site_keeps_its_most_recently_changed_cookies_up_to_its_limit() {
         let mut jar = Jar::default();
@@ -1354,12 +1446,14 @@ mod tests {
                     &format!("s{}.example", i % 50),
                 ),
                 changed_at_ms: T0 + i as u64,
+                created_at_ms: 0,
                 deleted: false,
             })
             .collect();
         entries.push(JarEntry {
             cookie: opaque.clone(),
             changed_at_ms: T0 + 1_000_000,
+            created_at_ms: 0,
             deleted: false,
         });
         let file = JarFile {
