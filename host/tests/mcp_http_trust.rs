@@ -12,7 +12,9 @@ use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 use support::docker::{exists, inspect, inspect_network, TestComputer};
-use support::mcp::{host_command, ok, refused, shell_ok, start_session, Client, HttpHost};
+use support::mcp::{
+    call, host_command, ok, refused, shell_ok, start_session, text, Client, HttpHost,
+};
 use test_support::wait_until_holds;
 
 const ALICE: &str = "alice-token-0123456789abcdef0123456789";
@@ -160,6 +162,75 @@ async fn transfers_stay_beneath_the_root_and_every_escape_writes_nothing() {
     let mut outside = outside;
     outside.sort();
     assert_eq!(outside, ["root", "secret"], "a download escaped the root");
+}
+
+/// Two downloads raced, round after round: the first writes a file at
+/// `d/s/new/authorized_keys` (missing when it is resolved), the second
+/// merges a folder holding `s/new`, a link to a folder outside the root,
+/// into `d`. Were the link made, the first could land in it between its
+/// check and its write. Beneath a root, links that may lead out of the copy
+/// are not made, so no round can escape, whichever wins.
+#[tokio::test(flavor = "multi_thread")]
+async fn racing_downloads_cannot_lead_each_other_out_of_the_root() {
+    const ROUNDS: usize = 200;
+    let computer = TestComputer::new();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    let outside = dir.path().join("outside");
+    std::fs::create_dir(&root).unwrap();
+    std::fs::create_dir(&outside).unwrap();
+    let host = HttpHost::start(
+        &computer,
+        &[("COMPUTER_USE_TRANSFER_ROOT", root.to_str().unwrap())],
+    )
+    .await;
+    let client = host.client().await;
+    let sid = start_session(&client, "race").await;
+    shell_ok(
+        &client,
+        &sid,
+        &format!(
+            "mkdir -p /tmp/s && ln -sfn {} /tmp/s/new && echo planted-key > /tmp/k",
+            outside.display()
+        ),
+    )
+    .await;
+
+    let mut skipped_seen = false;
+    for round in 0..ROUNDS {
+        let _ = std::fs::remove_dir_all(root.join("d"));
+        let file = call(
+            &client,
+            "file_transfer",
+            transfer(&sid, "from_computer", "d/s/new/authorized_keys", "/tmp/k"),
+        );
+        let mut merge = transfer(&sid, "from_computer", "d", "/tmp/s");
+        merge["overwrite"] = json!(true);
+        let folder = call(&client, "file_transfer", merge);
+        let (_, folder) = tokio::join!(file, folder);
+        skipped_seen |= text(&folder).contains("transfer root");
+        let escaped: Vec<_> = std::fs::read_dir(&outside).unwrap().collect();
+        assert!(
+            escaped.is_empty(),
+            "round {round}: a download wrote outside the root: {escaped:?}"
+        );
+    }
+    assert!(
+        skipped_seen,
+        "the link out was never listed as skipped in a report"
+    );
+    // Nothing beneath the root is a link.
+    let mut stack = vec![root.clone()];
+    while let Some(folder) = stack.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let entry = entry.unwrap();
+            let kind = entry.file_type().unwrap();
+            assert!(!kind.is_symlink(), "{} is a link", entry.path().display());
+            if kind.is_dir() {
+                stack.push(entry.path());
+            }
+        }
+    }
 }
 
 /// A tenants file of `lines`, mode 0600.

@@ -292,6 +292,51 @@ fn crafted_archives_write_nothing_outside_the_destination() {
 }
 
 #[test]
+fn beneath_a_root_only_links_that_surely_stay_inside_are_made() {
+    use tree::Item::{Dir, File, Link};
+    let src = tempfile::tempdir().unwrap();
+    let root = src.path().join("proj");
+    build(
+        &root,
+        &[
+            Dir("lib"),
+            File("lib/x.js", b"x"),
+            Dir("bin"),
+            Link("bin/x", "../lib/x.js"),
+            Link("abs", "/home/someone/.ssh"),
+            Link("up", "../elsewhere"),
+            Link("dot", "."),
+            Link("via", "dot/../../elsewhere"),
+        ],
+    );
+    let bytes = packed(&root, ItemKind::Folder);
+    let dst = tempfile::tempdir().unwrap();
+    let t = target(dst.path(), "proj", ItemKind::Folder, false).unwrap();
+    let confined = UnpackOptions {
+        confined: true,
+        ..UnpackOptions::default()
+    };
+    let summary = unpack(&bytes[..], &t, confined, &Progress::default()).unwrap();
+    let mut skipped: Vec<(String, SkipKind)> = summary
+        .skipped
+        .iter()
+        .map(|s| (s.path.clone(), s.kind))
+        .collect();
+    skipped.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        skipped,
+        [
+            ("proj/abs".to_string(), SkipKind::Refused),
+            ("proj/up".to_string(), SkipKind::Refused),
+            ("proj/via".to_string(), SkipKind::Refused),
+        ]
+    );
+    assert!(summary.skipped[0].reason.contains("transfer root"));
+    let kept: Vec<_> = manifest(&dst.path().join("proj")).into_keys().collect();
+    assert_eq!(kept, ["bin", "bin/x", "dot", "lib", "lib/x.js"]);
+}
+
+#[test]
 fn windows_rules_skip_and_list_what_windows_cannot_hold() {
     use tree::Item::{Dir, File, Link};
     let src = tempfile::tempdir().unwrap();

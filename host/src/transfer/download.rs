@@ -3,7 +3,7 @@
 use super::error::{chain, TransferError};
 use super::paths::ends_with_separator;
 use super::source_name::check_source_name;
-use super::Job;
+use super::{HostFiles, Job};
 use computer_protocol::archive::{
     feed_pipe, plan, unpack, ChunkFeeder, Destination, UnpackOptions,
 };
@@ -87,9 +87,13 @@ pub(super) async fn from_computer(
     }
 
     let (feeder, reader) = feed_pipe();
+    let options = UnpackOptions {
+        confined: matches!(job.host_files, HostFiles::Beneath(_)),
+        ..UnpackOptions::for_this_os()
+    };
     let unpacking = tokio::task::spawn_blocking({
         let progress = std::sync::Arc::clone(&job.progress);
-        move || unpack(reader, &target, UnpackOptions::for_this_os(), &progress)
+        move || unpack(reader, &target, options, &progress)
     });
     let pumped = pump(job, response, feeder).await;
     // Dropping the feeder (above, on any failure) has made the unpacking

@@ -25,9 +25,9 @@ use super::progress::Progress;
 use super::temp::TempPath;
 use crate::transfer::names::shown_name;
 use crate::transfer::{
-    git_caution, parts_below, step, symlink_leaves_copy, windows_name_problem,
-    windows_symlink_problem, Caution, CautionKind, Clash, EntryKind, Found, ItemKind, SkipKind,
-    Skipped, Step, TransferSummary,
+    git_caution, parts_below, step, symlink_leaves_copy, symlink_surely_inside,
+    windows_name_problem, windows_symlink_problem, Caution, CautionKind, Clash, EntryKind, Found,
+    ItemKind, SkipKind, Skipped, Step, TransferSummary,
 };
 use std::cell::RefCell;
 use std::collections::HashSet;
@@ -58,6 +58,11 @@ pub struct UnpackOptions {
     /// Permission bits cleared from every file and folder written, as tar
     /// run by anyone but root does with the umask. 0 keeps the archive's.
     pub umask: u32,
+    /// The copy lands beneath a transfer root that confines an HTTP
+    /// client: a symlink that could lead out of the copy is skipped and
+    /// listed, so no later transfer (or one running beside this) can be led
+    /// out of the root through a link this one wrote.
+    pub confined: bool,
 }
 
 impl UnpackOptions {
@@ -66,6 +71,7 @@ impl UnpackOptions {
         UnpackOptions {
             windows_names: cfg!(windows),
             umask: super::umask::process_umask(),
+            confined: false,
         }
     }
 }
@@ -497,6 +503,17 @@ impl Unpacker<'_> {
                 self.skip(raw, SkipKind::WindowsSymlink, why);
                 return Ok(());
             }
+        }
+        if self.options.confined && !symlink_surely_inside(depth, &target) {
+            self.skip(
+                raw,
+                SkipKind::Refused,
+                format!(
+                    "it points to `{}`: beneath the transfer root a symlink may only point inside the copy (a relative target whose `..` come first and climb no higher than the copied item), so it was not made",
+                    shown_name(&target)
+                ),
+            );
+            return Ok(());
         }
         let found = self.look(path)?;
         step(EntryKind::Symlink, found, self.target.overwrite)

@@ -67,9 +67,47 @@ pub fn symlink_leaves_copy(depth: usize, target: &[u8]) -> bool {
     false
 }
 
+/// Whether a symlink whose folder is `depth` folders below the copied item
+/// surely stays inside the copy, wherever the links it passes through
+/// lead: a relative target whose `..` all come first, no more of them than
+/// `depth`. A `..` after a name is refused, since that name may itself be a
+/// link (`s -> .` makes `s/..` climb one folder more than it reads).
+pub fn symlink_surely_inside(depth: usize, target: &[u8]) -> bool {
+    let is_separator = |b: &u8| *b == b'/' || *b == b'\\';
+    let drive = target.len() >= 2 && target[0].is_ascii_alphabetic() && target[1] == b':';
+    if target.is_empty() || target.first().is_some_and(is_separator) || drive {
+        return false;
+    }
+    let mut climbs = 0;
+    let mut named = false;
+    for part in target.split(is_separator) {
+        match part {
+            b"" | b"." => {}
+            b".." if named => return false,
+            b".." => climbs += 1,
+            _ => named = true,
+        }
+    }
+    climbs <= depth
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_links_that_climb_first_and_not_too_far_are_surely_inside() {
+        assert!(symlink_surely_inside(0, b"a/b"));
+        assert!(symlink_surely_inside(2, b"../../lib/x.js"));
+        assert!(symlink_surely_inside(1, b"./../x"));
+        assert!(!symlink_surely_inside(1, b"../../x"));
+        assert!(!symlink_surely_inside(3, b"/etc/passwd"));
+        assert!(!symlink_surely_inside(3, b"C:x"));
+        assert!(!symlink_surely_inside(3, b""));
+        // Reads as inside, but `s` may be a link to `.`.
+        assert!(!symlink_surely_inside(2, b"s/../.."));
+        assert!(!symlink_surely_inside(1, b"a/../b"));
+    }
 
     #[test]
     fn git_config_hooks_and_links_are_found_anywhere_in_the_path() {

@@ -21,7 +21,7 @@ pub mod messages;
 pub mod names;
 pub mod windows;
 
-pub use caution::{git_caution, symlink_leaves_copy};
+pub use caution::{git_caution, symlink_leaves_copy, symlink_surely_inside};
 pub use destination::{final_path, step, Clash, EntryKind, Found, Step};
 pub use messages::{
     Caution, CautionKind, ItemKind, SkipKind, Skipped, SourceRequest, TransferDirection,
