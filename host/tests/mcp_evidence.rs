@@ -227,7 +227,14 @@ async fn a_recorded_task_becomes_a_package_that_opens_offline() {
         .unwrap()
         .starts_with("file://"));
     assert_eq!(steps[8]["is_error"], true);
+    // The step that typed the secret keeps no frame (a screen may echo
+    // it), and is no step's before; every other screen step has its frame.
+    assert!(steps[2]["after"].is_null(), "{}", steps[2]);
+    assert!(steps[4]["before"].is_null(), "{}", steps[4]);
     for step in steps.iter().filter(|s| s["kind"] == "screen") {
+        if step["index"] == 3 {
+            continue;
+        }
         let after = step["after"].as_str().unwrap_or_else(|| panic!("{step}"));
         assert!(package.join(after).is_file(), "{after}");
     }
@@ -321,11 +328,52 @@ async fn review_trusts_what_the_host_saw_not_what_the_computer_wrote() {
     )
     .await;
     ok(&client, "computer_observe", json!({"session_id": sid})).await;
+    // A secret typed where the screen may echo it: that step keeps no
+    // frame, and a later step that repeats the secret shows it hidden.
+    ok(
+        &client,
+        "launch_app",
+        json!({"session_id": sid, "app": "terminal"}),
+    )
+    .await;
+    ok(
+        &client,
+        "computer_act",
+        json!({"session_id": sid, "actions": [
+            {"type": "click", "x": 400, "y": 300},
+            {"type": "type", "text": SECRET, "secret": true},
+        ]}),
+    )
+    .await;
+    ok(
+        &client,
+        "shell",
+        json!({"session_id": sid, "command": format!("echo {SECRET}")}),
+    )
+    .await;
     let honest = stop("honest").await;
     assert!(honest.join("host-attestation.json").is_file());
     let (code, out, err) = review(&computer, &[honest.to_str().unwrap()]).await;
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("attested: its 2 step(s)"), "{out}");
+    assert!(out.contains("attested: its 5 step(s)"), "{out}");
+    let steps = walkthrough(&honest)["steps"].as_array().unwrap().clone();
+    assert!(steps[2]["after"].is_string(), "{}", steps[2]);
+    assert!(steps[3]["after"].is_null(), "{}", steps[3]);
+    assert!(
+        steps[4]["text"].as_str().unwrap().contains("•••"),
+        "{}",
+        steps[4]
+    );
+    for (path, bytes) in files_of(&honest) {
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(SECRET),
+            "{path} holds the secret text"
+        );
+    }
+    // The terminal showed the typed secret: no frame of the package is
+    // the one the secret step returned.
+    let frames = std::fs::read_dir(honest.join("frames")).unwrap().count();
+    assert_eq!(frames, 2, "the observe and launch_app frames only");
 
     // Its page is the host's: whatever the folder held is written again.
     std::fs::write(honest.join("index.html"), "<script>alert(1)</script>").unwrap();

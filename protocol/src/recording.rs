@@ -127,6 +127,10 @@ pub struct StepRecord {
     /// Where the call's pointer actions landed, in screen pixels.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub points: Vec<ScreenPoint>,
+    /// The call typed a secret: the frame it showed is not kept (the
+    /// screen may show what was typed), nor is it the next step's before.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub secret: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

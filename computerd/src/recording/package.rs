@@ -17,9 +17,11 @@ use std::path::Path;
 pub fn build(store: &Store) -> std::io::Result<RecordingPackage> {
     let meta = store.read_meta()?;
     let steps = store.read_steps()?;
+    // A frame a secret step showed was removed after it was listed.
     let frames: BTreeMap<_, _> = store
         .read_frames()?
         .into_iter()
+        .filter(|f| store.package_dir().join(&f.path).is_file())
         .map(|f| (f.path, f.file))
         .collect();
     let walkthrough = Walkthrough {

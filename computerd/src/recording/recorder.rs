@@ -148,6 +148,9 @@ impl Recorder {
 struct Seen {
     /// `frames/<sha256>.<ext>`; none when the recording was full.
     path: Option<String>,
+    /// Its file was written for this frame (no earlier frame had the same
+    /// bytes), so a step that typed a secret may take it back.
+    fresh: bool,
     transform: FrameTransform,
     active_window: Option<String>,
     screen: ScreenNumber,
@@ -214,7 +217,8 @@ impl Writer {
             ImageFormat::Jpeg => "jpg",
         };
         let path = format!("frames/{}.{ext}", package::sha256_hex(&frame.bytes));
-        let stored = if self.written.contains(&path) {
+        let fresh = !self.written.contains(&path);
+        let stored = if !fresh {
             Some(path)
         } else if self.room_for(frame.bytes.len() as u64)? {
             let file = self.store.package_dir().join(&path);
@@ -237,6 +241,7 @@ impl Writer {
         self.seen.push_back((
             frame.frame_id,
             Seen {
+                fresh: fresh && stored.is_some(),
                 path: stored,
                 transform: frame.transform,
                 active_window: frame.active_window,
@@ -255,9 +260,19 @@ impl Writer {
             .frame_id
             .and_then(|id| self.seen.iter().rev().find(|(f, _)| *f == id))
             .map(|(_, seen)| seen.clone());
-        let before = match &after {
-            Some(after) => self.shown.replace(after.clone()),
-            None => None,
+        let (before, after) = if record.secret {
+            // The screen may show what was typed: its frame is dropped, and
+            // the next step starts with no before frame.
+            if let Some(seen) = &after {
+                self.forget_frame(seen)?;
+            }
+            (self.shown.take(), None)
+        } else {
+            let before = match &after {
+                Some(after) => self.shown.replace(after.clone()),
+                None => None,
+            };
+            (before, after)
         };
         let page = match &after {
             Some(after) => self.page_shown(after).await,
@@ -308,6 +323,24 @@ impl Writer {
             self.count(written, true);
         }
         Ok(())
+    }
+
+    /// Removes the file of a frame a secret step showed, when it was
+    /// written for that frame alone.
+    fn forget_frame(&mut self, seen: &Seen) -> std::io::Result<()> {
+        let Some(path) = seen.path.as_ref().filter(|_| seen.fresh) else {
+            return Ok(());
+        };
+        self.written.remove(path);
+        for (_, other) in self.seen.iter_mut() {
+            if other.path.as_ref() == Some(path) {
+                other.path = None;
+            }
+        }
+        match std::fs::remove_file(self.store.package_dir().join(path)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
     }
 
     async fn page_shown(&self, frame: &Seen) -> Option<PageShown> {

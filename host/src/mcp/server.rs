@@ -6,7 +6,6 @@ use super::error::ToolError;
 use super::schema;
 use crate::agent::Agent;
 use crate::link::Connection;
-use crate::recording::step_of;
 use crate::tenant::Tenant;
 use computer_protocol::endpoints::Endpoint;
 use computer_protocol::SessionId;
@@ -257,11 +256,7 @@ impl ServerHandler for ComputerUseServer {
         let mut response = guard(&name, router.call(call), cancelled.cancelled()).await;
         if let (Some(recording), Ok(answered)) = (recording, response.as_mut()) {
             let took = started.elapsed().as_millis() as u64;
-            let frame = crate::recording::frame_of(answered);
-            recording.record(
-                step_of(&name, arguments.as_ref(), started_at, took, answered),
-                frame.as_deref(),
-            );
+            recording.record_call(&name, arguments.as_ref(), started_at, took, answered);
             if let (Some(notice), CallToolResponse::Complete(result)) =
                 (recording.full_notice(), answered)
             {

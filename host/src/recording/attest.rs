@@ -165,13 +165,20 @@ impl SentLog {
         self.append(&LogLine::Unsent(step.step_sha256.clone()))
     }
 
-    /// The steps that left, in order; a torn last line is left out.
-    pub fn read(&self) -> io::Result<Vec<SentStep>> {
+    /// The steps that left, in order, and the digest of every frame the
+    /// agent got back (a step that never reached computerd still showed
+    /// one, which computerd stored as it captured it); a torn last line is
+    /// left out.
+    pub fn read(&self) -> io::Result<(Vec<SentStep>, Vec<String>)> {
         let text = std::fs::read_to_string(&self.path)?;
         let mut steps: Vec<SentStep> = Vec::new();
+        let mut frames: Vec<String> = Vec::new();
         for line in text.lines() {
             match serde_json::from_str(line) {
-                Ok(LogLine::Sent(step)) => steps.push(step),
+                Ok(LogLine::Sent(step)) => {
+                    frames.extend(step.frame_sha256.clone());
+                    steps.push(step);
+                }
                 Ok(LogLine::Unsent(sha)) => {
                     if let Some(at) = steps.iter().rposition(|s| s.step_sha256 == sha) {
                         steps.remove(at);
@@ -180,7 +187,9 @@ impl SentLog {
                 Err(_) => {}
             }
         }
-        Ok(steps)
+        frames.sort();
+        frames.dedup();
+        Ok((steps, frames))
     }
 }
 
@@ -192,6 +201,8 @@ pub struct Attestation {
     /// sha256 of `manifest.json` as the host received it.
     pub manifest_sha256: String,
     pub steps: Vec<SentStep>,
+    /// Every frame the agent got back while recording, by sha256.
+    pub frames: Vec<String>,
     /// HMAC-SHA256 of the fields above (their JSON in this order), hex.
     pub mac: String,
 }
@@ -243,11 +254,13 @@ fn mac_of(key: &[u8], bytes: &[u8]) -> Hmac<Sha256> {
 /// Signs what `log` holds for the package in `folder` and writes it there.
 pub fn attest(folder: &Path, id: &RecordingId, log: &SentLog) -> io::Result<()> {
     let manifest = std::fs::read(folder.join("manifest.json"))?;
+    let (steps, frames) = log.read()?;
     let mut attestation = Attestation {
         format: ATTESTATION_FORMAT.to_string(),
         recording_id: id.clone(),
         manifest_sha256: hex(&Sha256::digest(&manifest)),
-        steps: log.read()?,
+        steps,
+        frames,
         mac: String::new(),
     };
     let mac = mac_of(&key()?, &attestation.signed_bytes());
@@ -286,8 +299,14 @@ pub struct Compared {
 }
 
 /// Compares `walkthrough` (and the frame files it names) with the steps
-/// the host sent. `frame_files` are the `frames/…` paths of the package.
-pub fn compare(sent: &[SentStep], walkthrough: &Walkthrough, frame_files: &[String]) -> Compared {
+/// the host sent and the frames it returned. `frame_files` are the
+/// `frames/…` paths of the package.
+pub fn compare(
+    sent: &[SentStep],
+    returned: &[String],
+    walkthrough: &Walkthrough,
+    frame_files: &[String],
+) -> Compared {
     let mut out = Compared::default();
     let describe = |s: &SentStep| format!("`{}` at {}", s.tool, s.started_at);
     let mut frames_returned: HashSet<&str> = HashSet::new();
@@ -352,6 +371,7 @@ pub fn compare(sent: &[SentStep], walkthrough: &Walkthrough, frame_files: &[Stri
     let all_returned: HashSet<&str> = sent
         .iter()
         .filter_map(|s| s.frame_sha256.as_deref())
+        .chain(returned.iter().map(String::as_str))
         .collect();
     for file in frame_files {
         if !all_returned.contains(frame_digest_of(file)) {
@@ -386,6 +406,7 @@ mod tests {
             text: text.into(),
             frame_id: None,
             points: vec![ScreenPoint { x: 1, y: 2 }],
+            secret: false,
         }
     }
 
@@ -453,11 +474,11 @@ mod tests {
             ],
             false,
         );
-        let clean = compare(&sent, &honest, std::slice::from_ref(&frame_path));
+        let clean = compare(&sent, &[], &honest, std::slice::from_ref(&frame_path));
         assert_eq!(clean, Compared::default());
 
         let edited = walkthrough(honest.steps[1..].to_vec(), false);
-        let found = compare(&sent, &edited, std::slice::from_ref(&frame_path));
+        let found = compare(&sent, &[], &edited, std::slice::from_ref(&frame_path));
         assert_eq!(found.problems.len(), 1, "{found:?}");
         assert!(
             found.problems[0].contains("leaves out") && found.problems[0].contains("`shell` at T1"),
@@ -466,21 +487,21 @@ mod tests {
 
         let mut changed = honest.clone();
         changed.steps[1].text = "echo something else".into();
-        let found = compare(&sent, &changed, &[]);
+        let found = compare(&sent, &[], &changed, &[]);
         assert!(
             found.problems[0].contains("step 2 is not what the host sent"),
             "{found:?}"
         );
 
         let cut = walkthrough(honest.steps[..2].to_vec(), false);
-        let found = compare(&sent, &cut, std::slice::from_ref(&frame_path));
+        let found = compare(&sent, &[], &cut, std::slice::from_ref(&frame_path));
         assert!(
             found.problems[0].contains("the last 1 are missing"),
             "{found:?}"
         );
         // A full recording keeps a prefix; the rest is a note, not a fault.
         let full = walkthrough(honest.steps[..2].to_vec(), true);
-        let found = compare(&sent, &full, std::slice::from_ref(&frame_path));
+        let found = compare(&sent, &[], &full, std::slice::from_ref(&frame_path));
         assert!(
             found.problems.is_empty() && found.notes.len() == 1,
             "{found:?}"
@@ -493,7 +514,7 @@ mod tests {
         let sent = vec![sent_step(&r, Some(b"real"))];
         let forged = format!("frames/{}.png", hex(&Sha256::digest(b"forged")));
         let package = walkthrough(vec![kept(1, &r, Some(&forged))], false);
-        let found = compare(&sent, &package, std::slice::from_ref(&forged));
+        let found = compare(&sent, &[], &package, std::slice::from_ref(&forged));
         assert_eq!(found.problems.len(), 2, "{found:?}");
         assert!(found.problems[0].contains("never returned"), "{found:?}");
     }
@@ -506,6 +527,10 @@ mod tests {
         };
         let one = sent_step(&record("shell", "T1", "1"), None);
         let two = sent_step(&record("shell", "T2", "2"), None);
+        let two = SentStep {
+            frame_sha256: Some("f2".into()),
+            ..two
+        };
         log.sent(&one).unwrap();
         log.sent(&two).unwrap();
         log.unsent(&two).unwrap();
@@ -515,7 +540,9 @@ mod tests {
             .unwrap()
             .write_all(b"{\"sent\":{\"tool")
             .unwrap();
-        assert_eq!(log.read().unwrap(), vec![one]);
+        // The step is gone; the frame it showed the agent is still one the
+        // host returned.
+        assert_eq!(log.read().unwrap(), (vec![one], vec!["f2".to_string()]));
     }
 
     #[test]

@@ -32,7 +32,8 @@ mod step;
 
 pub use deliver::{deliver, destination, folder_name, Delivered};
 pub use error::RecordingError;
-pub use step::{frame_of, step_of};
+use step::frame_of;
+pub use step::step_of;
 
 use crate::client::ComputerdClient;
 use computer_protocol::endpoints::RecordStep;
@@ -67,6 +68,9 @@ pub struct HostRecording {
     told_full: AtomicBool,
     /// The host's log of the steps sent, signed into the package.
     pub log: attest::SentLog,
+    /// Secrets typed so far, hidden from every later step (host memory
+    /// only, for the recording's life).
+    secrets: Mutex<Vec<String>>,
 }
 
 impl HostRecording {
@@ -118,7 +122,35 @@ impl HostRecording {
             tally,
             told_full: AtomicBool::new(false),
             log: kept_log,
+            secrets: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Records a finished tool call as a step (see [`step_of`]), hiding
+    /// every secret typed so far in the recording.
+    pub fn record_call(
+        &self,
+        tool: &str,
+        arguments: Option<&serde_json::Map<String, serde_json::Value>>,
+        started_at: String,
+        duration_ms: u64,
+        response: &rmcp::model::CallToolResponse,
+    ) {
+        let earlier = self.secrets.lock().clone();
+        let step = step_of(tool, arguments, started_at, duration_ms, response, &earlier);
+        let typed = step::secrets(arguments)
+            .into_iter()
+            .filter(|s| s.chars().count() >= step::SECRET_REMEMBERED_MIN_CHARS);
+        {
+            let mut known = self.secrets.lock();
+            for secret in typed {
+                if !known.contains(&secret) {
+                    known.push(secret);
+                }
+            }
+        }
+        let frame = frame_of(response);
+        self.record(step, frame.as_deref());
     }
 
     /// Queues `step`, whose result showed the agent `frame` (the image's

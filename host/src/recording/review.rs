@@ -295,7 +295,12 @@ fn check_attestation(dir: &Path, unattested_ok: bool) -> Result<Vec<String>, Rev
         .into_iter()
         .filter(|p| p.starts_with("frames/"))
         .collect();
-    let compared = attest::compare(&attestation.steps, &walkthrough, &frames);
+    let compared = attest::compare(
+        &attestation.steps,
+        &attestation.frames,
+        &walkthrough,
+        &frames,
+    );
     problems.extend(compared.problems.into_iter().map(Problem::Unattested));
     if !problems.is_empty() {
         return Err(mismatch(problems));

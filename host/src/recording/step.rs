@@ -1,6 +1,8 @@
 //! One tool call as a recording keeps it: the arguments with every secret
 //! typed text hidden, and what the agent got back (text, the frame it
-//! showed, the points its pointer actions used). Pure, unit tested.
+//! showed, the points its pointer actions used). Secrets typed earlier in
+//! the recording are hidden from every later step's text and arguments
+//! too, and a call that typed one keeps no frame. Pure, unit tested.
 
 use computer_protocol::recording::{ScreenPoint, StepRecord, SECRET_SHOWN_AS, STEP_TEXT_MAX_BYTES};
 use rmcp::model::{CallToolResponse, CallToolResult};
@@ -42,26 +44,58 @@ pub fn secrets(arguments: Option<&Map<String, Value>>) -> Vec<String> {
         .collect()
 }
 
-/// The step for a finished call.
+/// Secrets shorter than this are hidden only in the call that typed them:
+/// replacing a two-letter secret wherever it appears later would garble
+/// every later step.
+pub const SECRET_REMEMBERED_MIN_CHARS: usize = 4;
+
+/// Replaces each of `secrets` in every string of `value`.
+fn hide_in(value: &mut Value, secrets: &[String]) {
+    match value {
+        Value::String(text) => {
+            for secret in secrets {
+                if text.contains(secret.as_str()) {
+                    *text = text.replace(secret.as_str(), SECRET_SHOWN_AS);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| hide_in(v, secrets)),
+        Value::Object(map) => map.values_mut().for_each(|v| hide_in(v, secrets)),
+        _ => {}
+    }
+}
+
+/// The step for a finished call. `earlier` are the secrets typed earlier
+/// in the recording (at least [`SECRET_REMEMBERED_MIN_CHARS`] each).
 pub fn step_of(
     tool: &str,
     arguments: Option<&Map<String, Value>>,
     started_at: String,
     duration_ms: u64,
     response: &CallToolResponse,
+    earlier: &[String],
 ) -> StepRecord {
     let result = match response {
         CallToolResponse::Complete(result) => Some(result),
         _ => None,
     };
-    let mut text = result.map(text_of).unwrap_or_default();
-    for secret in secrets(arguments) {
-        text = text.replace(&secret, SECRET_SHOWN_AS);
-    }
+    let own = secrets(arguments);
+    let mut hidden: Vec<String> = own.iter().chain(earlier).cloned().collect();
+    // The longest first, so a secret holding another is hidden whole.
+    hidden.sort_by_key(|s| std::cmp::Reverse(s.len()));
+    let mut text = Value::String(result.map(text_of).unwrap_or_default());
+    hide_in(&mut text, &hidden);
+    let mut shown_arguments = redact(arguments);
+    hide_in(&mut shown_arguments, &hidden);
+    let text = match text {
+        Value::String(text) => text,
+        _ => String::new(),
+    };
     let structured = result.and_then(|r| r.structured_content.as_ref());
     StepRecord {
+        secret: !own.is_empty(),
         tool: tool.to_string(),
-        arguments: redact(arguments),
+        arguments: shown_arguments,
         started_at,
         duration_ms,
         is_error: result.and_then(|r| r.is_error).unwrap_or(false),
@@ -168,6 +202,7 @@ mod tests {
             "t".into(),
             3,
             &CallToolResponse::Complete(result),
+            &[],
         );
         let all = serde_json::to_string(&step).unwrap();
         assert!(!all.contains("hunter2"), "{all}");
@@ -176,6 +211,25 @@ mod tests {
         assert!(step.is_error);
         assert_eq!(step.frame_id, Some(7));
         assert_eq!(step.points, vec![ScreenPoint { x: 5, y: 6 }]);
+        assert!(step.secret, "its frame is not to be kept");
+    }
+
+    #[test]
+    fn a_secret_typed_earlier_is_hidden_in_later_steps() {
+        let a = args(json!({"session_id": "s", "command": "echo hunter2-PASS | sudo -S true"}));
+        let result = CallToolResult::success(vec![ContentBlock::text("[sudo] hunter2-PASS")]);
+        let step = step_of(
+            "shell",
+            Some(&a),
+            "t".into(),
+            3,
+            &CallToolResponse::Complete(result),
+            &["hunter2-PASS".to_string()],
+        );
+        let all = serde_json::to_string(&step).unwrap();
+        assert!(!all.contains("hunter2"), "{all}");
+        assert_eq!(step.arguments["command"], "echo ••• | sudo -S true");
+        assert!(!step.secret, "this call typed nothing secret");
     }
 
     #[test]

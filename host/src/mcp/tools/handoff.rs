@@ -250,6 +250,7 @@ impl ComputerUseServer {
                 text,
                 frame_id: None,
                 points: Vec::new(),
+                secret: false,
             },
             None,
         );
