@@ -106,7 +106,9 @@ pub async fn serve(
     println!("viewer on http://{viewer_bound}");
     println!(
         "viewer: http://127.0.0.1:{}/#key={}  (VNC password: {})",
-        config.port_base, key.key, key.key
+        config.port_base,
+        key.key,
+        computer_protocol::vnc_password(&key.key)
     );
     let shutdown = shutdown.shared();
     let api = crate::http_server::serve(listener, router(app), shutdown.clone());

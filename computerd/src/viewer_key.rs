@@ -1,7 +1,9 @@
-//! The viewer key: 8 characters made on the first start with a fresh home and
-//! kept there, so viewer links and VNC passwords survive restarts. It is also
-//! the VNC password, which is why it is exactly 8 characters: classic VNC
-//! authentication ignores everything after the 8th.
+//! The viewer key: 32 characters made on the first start with a fresh home
+//! and kept there, so viewer links and VNC passwords survive restarts. Its
+//! first 8 characters are the screens' VNC password (classic VNC
+//! authentication reads no more). A home from before keys were this long
+//! holds an 8-character key: it becomes the new key's first 8, so a VNC
+//! client that saved the password still connects.
 
 use rand::Rng;
 use std::io::Write;
@@ -10,7 +12,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use computer_protocol::viewer::{
-    is_valid_viewer_key as is_valid, VIEWER_KEY_ALPHABET, VIEWER_KEY_LEN,
+    is_valid_viewer_key as is_valid, vnc_password, VIEWER_KEY_ALPHABET, VIEWER_KEY_LEN,
+    VNC_PASSWORD_LEN,
 };
 
 /// One rule for both sides: the host refuses any other key it is sent.
@@ -70,14 +73,19 @@ impl ViewerKey {
                     .map_err(io(&key_path))?;
                 text.trim().to_string()
             }
-            _ => {
-                let key = generate();
+            found => {
+                let kept = found
+                    .ok()
+                    .map(|text| text.trim().to_string())
+                    .filter(|old| is_short_key(old))
+                    .unwrap_or_default();
+                let key = format!("{kept}{}", generate(KEY_LEN - kept.len()));
                 write_private(&key_path, key.as_bytes()).map_err(io(&key_path))?;
                 key
             }
         };
         let vnc_password_file = dir.join("vncpasswd");
-        write_vnc_password(&key, &vnc_password_file)?;
+        write_vnc_password(vnc_password(&key), &vnc_password_file)?;
         Ok(ViewerKey {
             key,
             vnc_password_file,
@@ -85,9 +93,14 @@ impl ViewerKey {
     }
 }
 
-fn generate() -> String {
+/// An 8-character key of an older computerd (the VNC password it set).
+fn is_short_key(text: &str) -> bool {
+    text.len() == VNC_PASSWORD_LEN && text.bytes().all(|b| ALPHABET.contains(&b))
+}
+
+fn generate(len: usize) -> String {
     let mut rng = rand::rng();
-    (0..KEY_LEN)
+    (0..len)
         .map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char)
         .collect()
 }
@@ -140,8 +153,8 @@ mod tests {
 
     #[test]
     fn generated_keys_are_valid_and_differ() {
-        let a = generate();
-        let b = generate();
+        let a = generate(KEY_LEN);
+        let b = generate(KEY_LEN);
         assert!(is_valid(&a) && is_valid(&b));
         assert_ne!(a, b);
         assert!(!is_valid("short"));
@@ -157,13 +170,14 @@ mod tests {
         let home = tempfile::tempdir().unwrap();
         let dir = state_dir(home.path());
         std::fs::create_dir_all(&dir).unwrap();
-        for (name, content) in [("viewer-key", "abcdefgh"), ("vncpasswd", "old")] {
+        let old_key = "ab3d5fghjkmnpqrstuvwxyz23456789a";
+        for (name, content) in [("viewer-key", old_key), ("vncpasswd", "old")] {
             let path = dir.join(name);
             std::fs::write(&path, content).unwrap();
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
         }
         let key = ViewerKey::load_or_create(home.path()).unwrap();
-        assert_eq!(key.key, "abcdefgh");
+        assert_eq!(key.key, old_key);
         assert_eq!(mode_of(&dir.join("viewer-key")), 0o600);
         assert_eq!(mode_of(&key.vnc_password_file), 0o600);
 
@@ -172,5 +186,18 @@ mod tests {
         let key = ViewerKey::load_or_create(fresh.path()).unwrap();
         assert_eq!(mode_of(&state_dir(fresh.path()).join("viewer-key")), 0o600);
         assert_eq!(mode_of(&key.vnc_password_file), 0o600);
+    }
+
+    #[test]
+    fn a_short_key_from_before_becomes_the_long_keys_vnc_password() {
+        let home = tempfile::tempdir().unwrap();
+        let dir = state_dir(home.path());
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("viewer-key"), "ab3d5fgh\n").unwrap();
+        let key = ViewerKey::load_or_create(home.path()).unwrap();
+        assert!(is_valid(&key.key), "{}", key.key.len());
+        assert_eq!(vnc_password(&key.key), "ab3d5fgh");
+        let again = ViewerKey::load_or_create(home.path()).unwrap();
+        assert_eq!(again.key, key.key, "kept from then on");
     }
 }

@@ -249,7 +249,7 @@ async fn sessions_are_listed_and_an_ended_one_says_why() {
     );
 
     let (_, info) = d.call("GET", "/v1/computer", None).await;
-    assert_eq!(info["viewer_key"].as_str().unwrap().len(), 8);
+    assert_eq!(info["viewer_key"].as_str().unwrap().len(), 32);
     let (_, list) = d.call("GET", "/v1/sessions", None).await;
     assert_eq!(list["sessions"].as_array().unwrap().len(), 1);
     assert_eq!(list["sessions"][0]["session_id"], b.as_str());

@@ -1,5 +1,5 @@
 //! Native VNC clients reach a screen directly (host port base + N) and
-//! authenticate with the viewer key as the VNC password: here `vncdo`
+//! authenticate with the VNC password (the viewer key's first 8 characters): here `vncdo`
 //! (vncdotool from PyPI), a real client, against a real computerd.
 
 mod common;
@@ -49,7 +49,8 @@ fn describe(out: &Output) -> String {
 async fn a_native_vnc_client_needs_the_key() {
     require_program("vncdo", "python3 -m pip install vncdotool==1.4.2");
     let d = Daemon::start().await;
-    let key = d.viewer_key().await;
+    // The VNC password is the viewer key's first 8 characters.
+    let key = computer_protocol::vnc_password(&d.viewer_key().await).to_string();
     let id = d.create_session("Native VNC").await;
     let screen = d.open_screen(&id).await;
     let port = d.rfb_port_base + u16::from(screen);

@@ -160,11 +160,40 @@ async fn a_new_screen_opens_one_tab_or_switches_an_open_page() {
         json!({"session_id": a["session_id"]}),
     )
     .await;
+    // The browser's command line holds a one-time code, never the key
+    // (every user of the machine can read a command line); the page trades
+    // the code for the key once.
     let links = opened_links(&log, 1).await;
-    assert_eq!(links, vec![format!("{viewer_url}&screen=1")]);
+    let base = computer.port_base;
+    let code = links[0]
+        .strip_prefix(&format!("http://127.0.0.1:{base}/#code="))
+        .and_then(|rest| rest.strip_suffix("&screen=1"))
+        .unwrap_or_else(|| panic!("{links:?}"))
+        .to_string();
+    assert!(
+        !links[0].contains("key=") && !links[0].contains(&key),
+        "{links:?}"
+    );
+    let redeem = || {
+        let code = code.clone();
+        async move {
+            let response = reqwest::get(format!("http://127.0.0.1:{base}/api/code?code={code}"))
+                .await
+                .unwrap();
+            (response.status().as_u16(), response.text().await.unwrap())
+        }
+    };
+    let (status, body) = redeem().await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap()["key"],
+        key.as_str()
+    );
+    let (status, body) = redeem().await;
+    assert_eq!(status, 403, "a code opens once: {body}");
+    assert!(body.contains("used already"), "{body}");
 
     // A viewer page connects to the live channel; the next screen switches it.
-    let base = computer.port_base;
     let mut request = format!("ws://127.0.0.1:{base}/api/live?key={key}")
         .into_client_request()
         .unwrap();
@@ -263,10 +292,16 @@ async fn vnc_on_linux_opens_the_browser_and_says_why() {
         json!({"session_id": started["session_id"]}),
     )
     .await;
-    assert_eq!(
-        opened_links(&log, 1).await,
-        vec![format!("{viewer_url}&screen=1")]
+    let links = opened_links(&log, 1).await;
+    let base = computer.port_base;
+    assert!(
+        links.len() == 1
+            && links[0].starts_with(&format!("http://127.0.0.1:{base}/#code="))
+            && links[0].ends_with("&screen=1"),
+        "{links:?}"
     );
+    let key = viewer_url.rsplit("key=").next().unwrap();
+    assert!(!links[0].contains(key), "{links:?}");
     wait_for_lines(&stderr, 1, |l| {
         l.contains("WARN") && l.ends_with("opening the browser instead of a VNC viewer: `COMPUTER_USE_OPEN` is `vnc`, which runs a native viewer on macOS and Windows only; on this system the viewer opens in the browser")
     })

@@ -176,6 +176,8 @@ endpoints! {
     GetViewer: Get "/v1/viewer", (), NoBody => crate::ViewerStatus;
     /// Open viewer pages switch to a screen.
     FocusViewer: Post "/v1/viewer/focus", (), crate::FocusRequest => crate::ViewerStatus;
+    /// A one-time code for a viewer link the host opens.
+    IssueViewerCode: Post "/v1/viewer/code", (), NoBody => crate::ViewerCode;
 }
 
 /// `POST` a [`crate::LauncherRequest`] on the launcher's own listener

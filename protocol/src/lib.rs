@@ -95,7 +95,8 @@ pub use transfer::{
     TransferSource, TransferSummary, UploadRequest, UploadTarget,
 };
 pub use viewer::{
-    check_viewer_key, is_valid_viewer_key, FocusRequest, InvalidViewerKey, ViewerStatus,
+    check_viewer_key, is_valid_viewer_key, vnc_password, FocusRequest, InvalidViewerKey,
+    ViewerCode, ViewerStatus,
 };
 
 /// Version of the HTTP API; routes live under `/v1`.

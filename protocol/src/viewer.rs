@@ -20,12 +20,45 @@ pub struct FocusRequest {
     pub screen: ScreenNumber,
 }
 
+/// `POST /v1/viewer/code`: a one-time code the host puts in the link it
+/// opens (`#code=`), so the key itself is in no command line. The viewer
+/// page trades it for the key once, within [`VIEWER_CODE_TTL_SECS`].
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ViewerCode {
+    /// Made like a viewer key: [`VIEWER_KEY_LEN`] characters of
+    /// [`VIEWER_KEY_ALPHABET`].
+    pub code: String,
+}
+
+/// Leaves the code out: until used, it opens the viewer.
+impl std::fmt::Debug for ViewerCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ViewerCode")
+            .field("code", &"(hidden)")
+            .finish()
+    }
+}
+
+/// How long a [`ViewerCode`] may wait for the page to use it.
+pub const VIEWER_CODE_TTL_SECS: u64 = 60;
+
 /// The characters of a viewer key: lower-case letters and digits without
 /// look-alikes (0/o, 1/l), so a key read off a log can be typed back.
 pub const VIEWER_KEY_ALPHABET: &str = "abcdefghijkmnpqrstuvwxyz23456789";
-/// A viewer key's length. It is also the VNC password, and classic VNC
-/// authentication ignores everything after the 8th character.
-pub const VIEWER_KEY_LEN: usize = 8;
+/// A viewer key's length: 32 characters of a 32-letter alphabet, 160
+/// bits, so no rate of guessing finds it and the viewer never has to refuse
+/// a right key to slow guesses down (a budget that does lets anyone who can
+/// send requests lock the person out).
+pub const VIEWER_KEY_LEN: usize = 32;
+/// The screens' VNC password is the key's first 8 characters: classic VNC
+/// authentication reads no more (noVNC, given the whole key, uses those
+/// 8). Xvnc slows guesses of it on the native ports itself.
+pub const VNC_PASSWORD_LEN: usize = 8;
+
+/// The VNC password of viewer key `key` (its first 8 characters).
+pub fn vnc_password(key: &str) -> &str {
+    key.get(..VNC_PASSWORD_LEN).unwrap_or(key)
+}
 
 /// Whether `key` is a viewer key as computerd makes them. The host checks
 /// every key it receives with this before putting it into a link or a
@@ -63,14 +96,18 @@ pub fn check_viewer_key(key: &str) -> Result<&str, InvalidViewerKey> {
 mod tests {
     use super::*;
 
+    const KEY: &str = "ab3d5fghjkmnpqrstuvwxyz23456789a";
+
     #[test]
     fn keys_follow_the_alphabet_and_length() {
-        assert!(is_valid_viewer_key("abcdefgh"));
-        assert!(is_valid_viewer_key("zz23n9mk"));
+        assert!(is_valid_viewer_key(KEY));
+        assert!(is_valid_viewer_key(&"zz23n9mk".repeat(4)));
+        assert_eq!(vnc_password(KEY), "ab3d5fgh");
         for bad in [
             "",
-            "abcdefg",
-            "abcdefghj",
+            "abcdefgh",
+            &KEY[1..],
+            &format!("{KEY}a"),
             "AB&C",
             "x\"y",
             "x&calc&x",
@@ -97,6 +134,6 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("and more"), "{text}");
-        assert_eq!(check_viewer_key("abcdefgh"), Ok("abcdefgh"));
+        assert_eq!(check_viewer_key(KEY), Ok(KEY));
     }
 }

@@ -81,6 +81,7 @@ pub fn router(app: AppState) -> Router {
     let v1 = mount::<ep::CancelHandoff, _, _>(v1, handoff::cancel);
     let v1 = mount::<ep::GetViewer, _, _>(v1, viewer::status);
     let v1 = mount::<ep::FocusViewer, _, _>(v1, viewer::focus);
+    let v1 = mount::<ep::IssueViewerCode, _, _>(v1, viewer::code);
     let v1 = v1.route_layer(axum::middleware::from_fn_with_state(
         Arc::clone(&app),
         auth::require_token,

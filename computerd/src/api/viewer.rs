@@ -1,5 +1,6 @@
 //! Routes the host uses to steer open viewer pages: how many are open
-//! (to decide whether to open a tab) and switching them to a screen.
+//! (to decide whether to open a tab), switching them to a screen, and a
+//! one-time code for a link it opens.
 
 use super::error::ApiError;
 use super::json::ApiJson;
@@ -7,7 +8,7 @@ use super::AppState;
 use axum::extract::State;
 use axum::Json;
 use computer_protocol::limits::SCREENS_MAX;
-use computer_protocol::{FocusRequest, ViewerStatus};
+use computer_protocol::{FocusRequest, ViewerCode, ViewerStatus};
 
 /// `GET /v1/viewer`.
 pub async fn status(State(app): State<AppState>) -> Json<ViewerStatus> {
@@ -31,4 +32,11 @@ pub async fn focus(
     Ok(Json(ViewerStatus {
         pages: app.viewer.focus(req.screen),
     }))
+}
+
+/// `POST /v1/viewer/code`.
+pub async fn code(State(app): State<AppState>) -> Json<ViewerCode> {
+    Json(ViewerCode {
+        code: app.viewer.codes.issue(),
+    })
 }

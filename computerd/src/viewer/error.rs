@@ -1,6 +1,6 @@
 //! Why the viewer refused a request.
 
-use super::throttle::{Scope, Throttled};
+use super::throttle::Throttled;
 use computer_protocol::ScreenNumber;
 use std::time::Duration;
 
@@ -17,6 +17,10 @@ pub enum ViewerError {
     WrongKey,
     #[error("{}", too_many_wrong_keys(.0))]
     TooManyWrongKeys(Throttled),
+    /// A one-time code that was used already, is over a minute old, or
+    /// was never made.
+    #[error("this viewer link was used already or is more than a minute old: it opens the viewer once. Open a screen again from your agent, or open the viewer link that `computer-use-mcp info` prints")]
+    CodeUsed,
     #[error("`{0}` is not a screen: use a screen number from 1 to 16")]
     BadScreen(String),
     #[error("screen {0} is not open: pick a screen from the list")]
@@ -35,7 +39,8 @@ impl ViewerError {
         match self {
             ViewerError::ForeignHost { .. }
             | ViewerError::ForeignOrigin { .. }
-            | ViewerError::WrongKey => 403,
+            | ViewerError::WrongKey
+            | ViewerError::CodeUsed => 403,
             ViewerError::TooManyWrongKeys(_) => 429,
             ViewerError::BadScreen(_) => 400,
             ViewerError::NoScreen(_) => 404,
@@ -61,12 +66,8 @@ pub fn whole_seconds(wait: Duration) -> u64 {
 }
 
 fn too_many_wrong_keys(t: &Throttled) -> String {
-    let whose = match t.scope {
-        Scope::Client => "from your address",
-        Scope::Everyone => "from all addresses together",
-    };
     format!(
-        "too many wrong viewer keys {whose} (the limit is {} within {} s), so the viewer refuses every key for {} s more to keep it from being guessed; then open the viewer link that `computer-use-mcp info` prints, which carries the key",
+        "too many wrong viewer keys from your address (the limit is {} within {} s): wait {} s before trying another, or open the viewer link that `computer-use-mcp info` prints, which carries the right key (a right key is always let in)",
         t.limit,
         t.window.as_secs(),
         whole_seconds(t.retry_after).max(1),

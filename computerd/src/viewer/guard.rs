@@ -5,8 +5,9 @@
 //! 127.0.0.1 (DNS rebinding, caught by `Host`), or by opening a WebSocket
 //! from its own origin (caught by `Origin`; browsers do not apply the
 //! same-origin policy to WebSockets). The key is what the person holds;
-//! page files carry nothing secret and load without it. Wrong keys are
-//! throttled (see [`super::throttle`]) so the key cannot be guessed.
+//! page files carry nothing secret and load without it. The key is too long
+//! to guess, so a right key always passes; a client sending many wrong ones
+//! is told to wait (see [`super::throttle`]).
 
 use super::error::ViewerError;
 use super::throttle::{KeyThrottle, Outcome};
@@ -64,6 +65,11 @@ impl Guard {
         }
     }
 
+    /// The key, for a page that brought a one-time code.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
     /// Checks the `Host` header of any request.
     pub fn check_host(&self, host: Option<&str>) -> Result<(), ViewerError> {
         match host {
@@ -92,10 +98,12 @@ impl Guard {
     }
 
     /// Checks the viewer key `client` sent, in constant time, so it cannot
-    /// be guessed byte by byte from response times, and refuses a client
-    /// (or everyone) that sent too many wrong keys lately.
+    /// be guessed byte by byte from response times. A request without a key
+    /// is refused without counting as a guess.
     pub fn check_key(&self, client: IpAddr, key: Option<&str>) -> Result<(), ViewerError> {
-        let given = key.unwrap_or("");
+        let Some(given) = key.filter(|k| !k.is_empty()) else {
+            return Err(ViewerError::WrongKey);
+        };
         let right = bool::from(given.as_bytes().ct_eq(self.key.as_bytes()));
         match self.throttle.check(client, Instant::now(), right) {
             Outcome::Right => Ok(()),
@@ -140,7 +148,7 @@ mod tests {
     use super::*;
 
     fn guard() -> Guard {
-        Guard::new([20900, 41234, 20900], "ab3d5fgh".into())
+        Guard::new([20900, 41234, 20900], KEY.into())
     }
 
     #[test]
@@ -219,19 +227,24 @@ mod tests {
         }
     }
 
+    const KEY: &str = "ab3d5fghjkmnpqrstuvwxyz23456789a";
+
     #[test]
     fn keys() {
         let g = guard();
         let client = IpAddr::from([127, 0, 0, 1]);
-        assert!(g.check_key(client, Some("ab3d5fgh")).is_ok());
-        assert!(g.check_key(client, Some("ab3d5fgi")).is_err());
-        assert!(g.check_key(client, Some("ab3d5fgh9")).is_err());
+        assert!(g.check_key(client, Some(KEY)).is_ok());
+        assert!(
+            g.check_key(client, Some("ab3d5fgh")).is_err(),
+            "the VNC password is not the key"
+        );
+        assert!(g.check_key(client, Some(&format!("{KEY}9"))).is_err());
         assert!(g.check_key(client, Some("")).is_err());
         assert!(g.check_key(client, None).is_err());
     }
 
     #[test]
-    fn too_many_wrong_keys_are_refused_with_a_wait() {
+    fn too_many_wrong_keys_wait_and_the_right_key_still_passes() {
         use super::super::throttle::WRONG_KEYS_PER_CLIENT;
         let g = guard();
         let client = IpAddr::from([127, 0, 0, 1]);
@@ -241,13 +254,15 @@ mod tests {
                 Err(ViewerError::WrongKey)
             ));
         }
-        let refused = g.check_key(client, Some("ab3d5fgh")).unwrap_err();
+        let refused = g.check_key(client, Some("wrongkey")).unwrap_err();
         assert_eq!(refused.status(), 429);
         assert!(refused.retry_after().is_some());
-        // Clones (one per request) share the count.
-        assert_eq!(g.clone().check_key(client, None).unwrap_err().status(), 429);
-        assert!(g
-            .check_key(IpAddr::from([127, 0, 0, 2]), Some("ab3d5fgh"))
-            .is_ok());
+        // Clones (one per request) share the count; no key is no guess.
+        assert_eq!(
+            g.clone().check_key(client, Some("x")).unwrap_err().status(),
+            429
+        );
+        assert_eq!(g.check_key(client, None).unwrap_err().status(), 403);
+        assert!(g.check_key(client, Some(KEY)).is_ok());
     }
 }

@@ -1,5 +1,6 @@
 //! The open viewer pages: how many there are (the host reads it to decide
-//! whether to open a browser tab) and the focus requests sent to them.
+//! whether to open a browser tab), the focus requests sent to them, and
+//! the one-time codes of the links the host opens.
 
 use computer_protocol::ScreenNumber;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -15,6 +16,8 @@ pub struct ViewerHub {
     /// Pages connected to the live channel now.
     pages: AtomicU32,
     focus: broadcast::Sender<ScreenNumber>,
+    /// Codes the host put in viewer links it opened.
+    pub codes: super::link_codes::LinkCodes,
 }
 
 /// Counts one open page until dropped, and receives the focus requests.
@@ -28,6 +31,7 @@ impl ViewerHub {
         Arc::new(ViewerHub {
             pages: AtomicU32::new(0),
             focus: broadcast::channel(FOCUS_BACKLOG).0,
+            codes: Default::default(),
         })
     }
 

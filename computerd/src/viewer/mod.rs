@@ -6,9 +6,12 @@
 //! # Layout
 //! - [`guard`]: who may talk to the viewer: the `Host` a browser used, the
 //!   `Origin` of WebSocket upgrades, and the key.
-//! - [`throttle`]: the count of wrong keys, per client and in total.
+//! - [`throttle`]: the count of wrong keys per client; a right key always
+//!   passes.
 //! - [`hub`]: the open pages, counted for the host, and the focus requests
 //!   that switch them to a screen.
+//! - [`link_codes`]: one-time codes the host opens links with, so the key
+//!   is in no command line.
 //! - [`live`]: the messages of the live channel (the session list, focus).
 //! - [`rfb`]: where a screen's Xvnc answers.
 //! - [`http`]: the axum side: static files, the live channel, the bridge.
@@ -18,12 +21,13 @@
 //! live channel (woken by [`crate::sessions::Sessions::changes`]), and
 //! opens `/api/screen/<n>`, which counts it as a viewer of that screen
 //! ([`crate::sessions::Watching`]) and pipes its frames to Xvnc, where
-//! noVNC authenticates with the key as the VNC password.
+//! noVNC authenticates with the key's first 8 characters, the VNC password.
 
 mod error;
 pub mod guard;
 pub mod http;
 pub mod hub;
+pub mod link_codes;
 pub mod live;
 pub mod rfb;
 pub mod throttle;

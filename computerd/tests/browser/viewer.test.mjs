@@ -205,6 +205,26 @@ test('the key moves from the address bar to local storage; #screen stays', async
   await page.context().close();
 });
 
+test('a one-time code in the link opens the page once, and never shows the key', async () => {
+  // The host opens links with a code (a command line is public to every
+  // user of the machine); the page trades it for the key.
+  const { code } = await api('POST', '/v1/viewer/code', {});
+  assert.equal(code.length, 32);
+  const page = await openPage({ hash: `code=${code}&screen=16` });
+  await waitFor('the list to load with the traded key', () =>
+    page.locator('#sessions li').first().isVisible());
+  assert.equal(new URL(page.url()).hash, '#screen=16');
+  assert.equal(await page.evaluate(() => localStorage.getItem('computer-use.viewer-key')), KEY);
+  assert.equal(await page.locator('#list-status').textContent(), '');
+  assert.deepEqual(page.errors, []);
+  await page.context().close();
+  // Used once, it opens nothing more, and says why.
+  const again = await openPage({ hash: `code=${code}` });
+  await waitFor('the used code to be named', async () =>
+    (await again.locator('#list-status').textContent()).includes('used already'));
+  await again.context().close();
+});
+
 test('a module lost on the way (the network changed) reloads the page, which then works', async () => {
   // Chromium drops requests in flight when an interface comes or goes
   // (ERR_NETWORK_CHANGED); here one of noVNC's modules fails once the same way.

@@ -291,7 +291,7 @@ impl Daemon {
             .expect("viewer address has a port")
     }
 
-    /// The viewer key, also the VNC password.
+    /// The viewer key (its first 8 characters are the VNC password).
     pub async fn viewer_key(&self) -> String {
         let (status, info) = self.call("GET", "/v1/computer", None).await;
         assert!(status.is_success(), "GET /v1/computer -> {status}: {info}");

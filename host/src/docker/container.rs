@@ -698,7 +698,7 @@ mod tests {
                     .unwrap(),
                 crate::settings::TunnelMode::Auto,
             ),
-            viewer_key: Some("abcdefgh".into()),
+            viewer_key: Some("ab3d5fghjkmnpqrstuvwxyz23456789a".into()),
         };
         let found = FoundComputer {
             id: "abc".into(),
@@ -717,7 +717,7 @@ mod tests {
         };
         for text in [format!("{computer:?}"), format!("{found:?}")] {
             assert!(!text.contains("secret-token"), "{text}");
-            assert!(!text.contains("abcdefgh"), "{text}");
+            assert!(!text.contains("ab3d5fgh"), "{text}");
             assert!(text.contains("<redacted>"), "{text}");
         }
     }

@@ -315,7 +315,10 @@ async fn on_screen(spare: &Spare, budget: &Budget, report: &mut Report) {
     let port = base + u16::from(spare.screen.0);
     let size = (spare.size.width, spare.size.height);
     let (o, _) = timed::<()>(budget, VNC_DEADLINE, &logs, async {
-        (vnc::check(port, key, size).await, None)
+        (
+            vnc::check(port, computer_protocol::vnc_password(key), size).await,
+            None,
+        )
     })
     .await;
     report.add("vnc", o);

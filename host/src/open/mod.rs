@@ -15,7 +15,7 @@ pub mod vnc_password;
 
 use crate::client::{ClientError, ComputerdClient};
 use crate::settings::OpenMode;
-use computer_protocol::endpoints::{FocusViewer, GetViewer, NoBody};
+use computer_protocol::endpoints::{FocusViewer, GetViewer, IssueViewerCode, NoBody};
 use computer_protocol::{FocusRequest, InvalidViewerKey, ScreenNumber};
 use parking_lot::Mutex;
 use std::time::{Duration, Instant};
@@ -137,9 +137,26 @@ impl Opener {
             }
             *last = Some(Instant::now());
         }
-        browser::open_url(&viewer_link(target.port_base, &target.key, Some(screen)))?;
+        // The link carries a one-time code, not the key: a command line
+        // is readable by every user of this machine, and the browser this
+        // starts keeps it. The page trades the code for the key once.
+        let code = target
+            .client
+            .send::<IssueViewerCode>(&(), &NoBody {}, VIEWER_DEADLINE, "nothing")
+            .await?;
+        computer_protocol::check_viewer_key(&code.code)?;
+        browser::open_url(&code_link(target.port_base, &code.code, Some(screen)))?;
         tracing::debug!("screen {screen}: opened a browser tab on it");
         Ok(())
+    }
+}
+
+/// `http://127.0.0.1:<base>/#code=<code>`, with `&screen=<n>`: a link that
+/// opens the viewer once (see [`IssueViewerCode`]).
+pub fn code_link(port_base: u16, code: &str, screen: Option<u8>) -> String {
+    match screen {
+        Some(n) => format!("http://127.0.0.1:{port_base}/#code={code}&screen={n}"),
+        None => format!("http://127.0.0.1:{port_base}/#code={code}"),
     }
 }
 

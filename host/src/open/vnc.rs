@@ -42,8 +42,12 @@ pub fn open(
     key: &str,
     viewer_setting: Option<PathBuf>,
 ) -> Result<(), NativeViewerError> {
+    // Native clients take the VNC password: the key's first 8 characters.
+    let key = computer_protocol::vnc_password(key);
     if cfg!(target_os = "macos") {
         let _ = viewer_setting;
+        // Screen Sharing takes no password file: the password is in the
+        // argument of `open` for as long as that runs (README, Security).
         return Ok(super::browser::open_url(&format!(
             "vnc://:{key}@127.0.0.1:{port}"
         ))?);

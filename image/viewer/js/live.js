@@ -26,8 +26,8 @@ export function followSessions(key, { onMessage, onStatus }) {
       return onStatus(await response.text(), true);
     }
     if (response.status === 429) {
-      // Too many wrong keys lately (perhaps a page guessing): every key is
-      // refused until the wait computerd names is over.
+      // Too many wrong keys from this address lately: computerd names the
+      // wait (a right key is never refused, so this key is wrong too).
       const wait = Number(response.headers.get('Retry-After')) || 60;
       onStatus(await response.text(), true);
       return setTimeout(start, wait * 1000);

@@ -9,7 +9,7 @@ import { HandoffPanel } from './handoff.js';
 const $ = (id) => document.getElementById(id);
 const status = $('list-status');
 
-const { key, screen } = readAddress();
+const { key, screen, problem } = await readAddress();
 
 const view = new ScreenView(
   {
@@ -61,7 +61,7 @@ function setStatus(text, isError = false) {
 }
 
 if (!key) {
-  setStatus('No key: open the viewer link that `computer-use-mcp info` prints.', true);
+  setStatus(problem ?? 'No key: open the viewer link that `computer-use-mcp info` prints.', true);
 } else {
   followSessions(key, {
     onStatus: setStatus,

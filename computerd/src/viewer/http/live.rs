@@ -19,6 +19,30 @@ pub struct KeyQuery {
     pub key: Option<String>,
 }
 
+/// No `Debug`: it holds a code a browser sent.
+#[derive(Deserialize)]
+pub struct CodeQuery {
+    pub code: Option<String>,
+}
+
+/// `GET /api/code?code=C`: the key, for a waiting one-time code. A code
+/// that does not open counts as a wrong key.
+pub async fn redeem_code(
+    State(app): State<ViewerState>,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    Query(query): Query<CodeQuery>,
+) -> Result<Response, ViewerError> {
+    let given = query.code.unwrap_or_default();
+    if !given.is_empty() && app.hub.codes.redeem(&given, std::time::Instant::now()) {
+        let body = serde_json::json!({ "key": app.guard.key() }).to_string();
+        return Ok(([("content-type", "application/json")], body).into_response());
+    }
+    match app.guard.check_key(client.ip(), Some(&given)) {
+        Err(ViewerError::WrongKey) | Ok(()) => Err(ViewerError::CodeUsed),
+        Err(other) => Err(other),
+    }
+}
+
 /// `GET /api/sessions?key=K`.
 pub async fn snapshot(
     State(app): State<ViewerState>,

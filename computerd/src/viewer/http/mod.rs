@@ -1,5 +1,7 @@
 //! The viewer's HTTP side: every request passes the `Host` check, then is
 //! one of
+//! - `GET /api/code?code=C`: the key, once, for a one-time code the host
+//!   put in a link it opened;
 //! - `GET /api/sessions?key=K`: the session list as JSON (the page's first
 //!   read, and a plain HTTP answer when the key is wrong);
 //! - `GET /api/live?key=K` (WebSocket): the list again after every change,
@@ -41,6 +43,7 @@ pub type ViewerState = Arc<ViewerApp>;
 
 pub fn router(app: ViewerState) -> Router {
     Router::new()
+        .route("/api/code", get(live::redeem_code))
         .route("/api/sessions", get(live::snapshot))
         .route("/api/live", get(live::channel))
         .route("/api/screen/{number}", get(screen::bridge))
