@@ -102,7 +102,7 @@ async fn a_whole_session_through_mcp() {
         viewer.starts_with(&format!("http://127.0.0.1:{}/#key=", computer.port_base)),
         "{viewer}"
     );
-    assert_eq!(viewer.rsplit('=').next().unwrap().len(), 8);
+    assert_eq!(viewer.rsplit('=').next().unwrap().len(), 32);
     assert_eq!(started["computer"]["name"], computer.name.as_str());
 
     // Observe: a PNG of the session's own 1280x800 screen.
