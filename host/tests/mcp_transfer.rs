@@ -275,7 +275,18 @@ async fn trees_round_trip_both_ways_under_the_destination_and_overwrite_rules() 
     )
     .await;
     assert_eq!(v["path"], h.join("new/copy").display().to_string());
-    assert_eq!(host_manifest(&h.join("new/copy")), expected);
+    let mut downloaded = expected.clone();
+    if over_http() {
+        // Beneath the transfer root a link that leaves the copy is not made,
+        // and the reply says so (mcp_http_trust.rs races two downloads).
+        downloaded.remove("abs");
+        let skipped = v["skipped"].to_string();
+        assert!(
+            skipped.contains("abs") && skipped.contains("transfer root"),
+            "{skipped}"
+        );
+    }
+    assert_eq!(host_manifest(&h.join("new/copy")), downloaded);
     fs::create_dir(h.join("Downloads")).unwrap();
     let v = ok(
         &client,

@@ -142,7 +142,7 @@ impl ComputerUseServer {
         name = "stop_recording",
         output_schema = schema_for_output::<Delivered>(),
         title = "Stop recording and get the package",
-        description = "Stop this session's recording and copy its package here: index.html (a step-by-step walkthrough that opens from disk), walkthrough.json, frames/, manifest.json (each file's sha256) and host-attestation.json (the steps and frames the host itself saw, signed); `computer-use-mcp review PATH` checks them.",
+        description = "Stop this session's recording and copy its package here: index.html (a walkthrough to open from disk), walkthrough.json, frames/, manifest.json and host-attestation.json (signed by the host); `computer-use-mcp review PATH` checks it.",
         annotations(
             title = "Stop recording and get the package",
             read_only_hint = false,
