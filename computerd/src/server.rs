@@ -41,7 +41,7 @@ pub async fn serve(
         home: config.home.clone(),
         env: launcher_env.clone(),
     });
-    let devtools = Arc::new(DevTools::new(config.home.clone(), launcher_env.clone()));
+    let devtools = DevTools::new(config.home.clone(), launcher_env.clone());
     let paths = ScreenPaths {
         home: config.home.clone(),
         vnc_password_file: key.vnc_password_file.clone(),

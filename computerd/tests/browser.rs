@@ -794,3 +794,67 @@ async fn quiet_settling_after_open_path_and_a_click_waits_for_the_animation_to_s
     assert_eq!(status, 400, "{bad}");
     assert_eq!(bad["message"], "`settle_ms` is 5001: the limit is 5000 ms");
 }
+
+/// A DevTools start waits up to a minute for `mcpc connect`; that holds up
+/// its own screen only. Here `mcpc` is a stub whose `connect` sleeps 40 s:
+/// meanwhile another session, whose screen closes as it ends (stopping
+/// that screen's bridge), ends within 5 s.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_devtools_start_waiting_on_mcpc_holds_up_no_other_screen() {
+    let stub = tempfile::tempdir().unwrap();
+    let connecting = stub.path().join("connecting");
+    let script = stub.path().join("mcpc");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\ncase \"$*\" in *connect*) touch {}; sleep 40;; esac\nexit 0\n",
+            connecting.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let image_bin = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../image/bin");
+    let path = std::env::join_paths([stub.path().to_path_buf(), image_bin].into_iter().chain(
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
+    ))
+    .unwrap();
+    let d = Daemon::start_with(common::DaemonOptions {
+        env: vec![("PATH", path.to_string_lossy().into_owned())],
+    })
+    .await;
+
+    let waiting = d.create_session("devtools waiting on mcpc").await;
+    d.open_screen(&waiting).await;
+    let other = d.create_session("ends meanwhile").await;
+    d.open_screen(&other).await;
+    let start = {
+        let url = d.url(&format!("/v1/sessions/{waiting}/devtools/start"));
+        let client = d.raw().clone();
+        tokio::spawn(async move {
+            client
+                .post(url)
+                .bearer_auth(common::daemon::TOKEN)
+                .json(&json!({"idle_secs": 600}))
+                .send()
+                .await
+        })
+    };
+    wait_until(
+        "the stub's `mcpc connect` to run",
+        Duration::from_secs(60),
+        || {
+            let connecting = connecting.clone();
+            async move { connecting.exists().then_some(()) }
+        },
+    )
+    .await;
+
+    let began = std::time::Instant::now();
+    end(&d, &other).await;
+    let took = began.elapsed();
+    assert!(
+        took < Duration::from_secs(5),
+        "ending another session waited {took:?} for a DevTools start"
+    );
+    start.abort();
+}

@@ -81,9 +81,15 @@ struct Bridge {
 pub struct DevTools {
     mcpc: Mcpc,
     bridges: Mutex<HashMap<ScreenNumber, Bridge>>,
-    /// One start or stop at a time per computerd: they are rare, and two
-    /// `mcpc connect`s at once would race on mcpc's session list.
-    busy: tokio::sync::Mutex<()>,
+    /// One start or stop at a time per screen. A start may wait a minute
+    /// for `mcpc connect`; another screen's stop (its screen closing, its
+    /// session ending) must not wait for it.
+    screens: Mutex<HashMap<ScreenNumber, Arc<tokio::sync::Mutex<()>>>>,
+    /// `mcpc connect` and `close` one at a time: each rewrites mcpc's
+    /// session list, and two at once could lose one's change.
+    session_list: Arc<tokio::sync::Mutex<()>>,
+    /// This `DevTools` itself, for a `close` left to the background.
+    me: std::sync::Weak<DevTools>,
 }
 
 /// `@cdt-N`.
@@ -92,12 +98,19 @@ pub fn bridge_name(number: ScreenNumber) -> String {
 }
 
 impl DevTools {
-    pub fn new(home: PathBuf, env: Vec<(String, String)>) -> DevTools {
-        DevTools {
+    pub fn new(home: PathBuf, env: Vec<(String, String)>) -> Arc<DevTools> {
+        Arc::new_cyclic(|me| DevTools {
             mcpc: Mcpc { home, env },
             bridges: Mutex::default(),
-            busy: tokio::sync::Mutex::new(()),
-        }
+            screens: Mutex::default(),
+            session_list: Arc::default(),
+            me: me.clone(),
+        })
+    }
+
+    /// The lock of screen `number`'s starts and stops.
+    fn screen_lock(&self, number: ScreenNumber) -> Arc<tokio::sync::Mutex<()>> {
+        Arc::clone(self.screens.lock().entry(number).or_default())
     }
 
     /// Starts the screen's bridge (and its browser when none runs), or
@@ -108,8 +121,9 @@ impl DevTools {
         browsers: &Browsers,
         idle: Duration,
     ) -> Result<DevToolsStarted, DevToolsError> {
-        let _one_at_a_time = self.busy.lock().await;
         let number = screen.number;
+        let screen_lock = self.screen_lock(number);
+        let _one_at_a_time = screen_lock.lock().await;
         let name = bridge_name(number);
         let (browser, _) = browsers.ensure(screen).await?;
         let mcpc_failed = |source| DevToolsError::Mcpc {
@@ -129,6 +143,7 @@ impl DevTools {
             }
         } else {
             let config = self.write_config(number, browser.devtools_port())?;
+            let _list = self.session_list.lock().await;
             // A session left from another browser or another run of
             // computerd points at a browser that is gone.
             let _ = self
@@ -166,22 +181,30 @@ impl DevTools {
     }
 
     /// Stops the screen's bridge at once and forgets its `mcpc` session.
+    /// The bridge process is ended here; the session's `mcpc close` waits
+    /// its turn at mcpc's session list in the background when another
+    /// screen's bridge is starting, so a closing screen never waits a
+    /// minute for another screen's `mcpc connect`.
     pub async fn stop(&self, number: ScreenNumber) -> DevToolsStopped {
-        let _one_at_a_time = self.busy.lock().await;
+        let screen_lock = self.screen_lock(number);
+        let _one_at_a_time = screen_lock.lock().await;
         let name = bridge_name(number);
         let known = self.bridges.lock().remove(&number).is_some();
-        let was_running = known && self.mcpc.bridge_process(&name).is_some();
+        let process = self.mcpc.bridge_process(&name);
+        let was_running = known && process.is_some();
         if known || self.mcpc.knows(&name) {
-            if let Err(e) = self
-                .mcpc
-                .run(&["close", &name], COMMAND_DEADLINE, &name)
-                .await
-            {
-                tracing::warn!(screen = %number, "{e}");
-            }
-            // `close` ends the bridge; one that did not answer is killed.
-            if let Some(process) = self.mcpc.bridge_process(&name) {
+            // `close` would end the bridge too; ending it first makes the
+            // stop immediate whatever `close` waits for.
+            if let Some(process) = process {
                 kill_bridge(process);
+            }
+            match Arc::clone(&self.session_list).try_lock_owned() {
+                Ok(list) => self.close_session(&name, list).await,
+                Err(_) => {
+                    if let Some(devtools) = self.me.upgrade() {
+                        tokio::spawn(async move { devtools.close_later(number).await });
+                    }
+                }
             }
             tracing::info!(screen = %number, "DevTools bridge stopped");
         }
@@ -189,6 +212,34 @@ impl DevTools {
             bridge: name,
             was_running,
         }
+    }
+
+    /// `mcpc close` of `name`'s session, holding the session list.
+    async fn close_session(&self, name: &str, list: tokio::sync::OwnedMutexGuard<()>) {
+        if let Err(e) = self
+            .mcpc
+            .run(&["close", name], COMMAND_DEADLINE, name)
+            .await
+        {
+            tracing::warn!(bridge = name, "{e}");
+        }
+        // A bridge `mcpc` started again meanwhile is ended too.
+        if let Some(process) = self.mcpc.bridge_process(name) {
+            kill_bridge(process);
+        }
+        drop(list);
+    }
+
+    /// Closes screen `number`'s `mcpc` session once the session list is
+    /// free, unless a new bridge started on the screen meanwhile.
+    async fn close_later(&self, number: ScreenNumber) {
+        let screen_lock = self.screen_lock(number);
+        let _screen = screen_lock.lock().await;
+        let list = Arc::clone(&self.session_list).lock_owned().await;
+        if self.bridges.lock().contains_key(&number) {
+            return;
+        }
+        self.close_session(&bridge_name(number), list).await;
     }
 
     /// Stops the bridge process of every bridge idle for longer than its
@@ -312,7 +363,7 @@ mod tests {
     /// A temporary home whose `~/.mcpc/sessions.json` says `@cdt-N`'s
     /// bridge has `pid`, and a `DevTools` that knows that bridge with a
     /// 1 s idle limit.
-    fn devtools_with_bridge(home: &std::path::Path, number: u8, pid: u32) -> DevTools {
+    fn devtools_with_bridge(home: &std::path::Path, number: u8, pid: u32) -> Arc<DevTools> {
         let state = home.join(".mcpc");
         std::fs::create_dir_all(&state).unwrap();
         let sessions = serde_json::json!({
