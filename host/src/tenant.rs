@@ -10,6 +10,7 @@ use crate::link::Link;
 use crate::settings::ComputerSettings;
 use crate::transfer::HostFiles;
 use computer_protocol::network::NetworkPolicy;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, RwLock};
 
 pub struct Tenant {
@@ -94,4 +95,69 @@ impl Tenant {
 /// from `base` (`COMPUTER_USE_NAME`, `computer-use` by default).
 pub fn computer_name(base: &str, tenant: &str) -> String {
     format!("{base}-{tenant}")
+}
+
+/// A tenant's MCP sessions, counted up to a limit (`COMPUTER_USE_HTTP_SESSIONS`,
+/// see `serve::shares`). A slot is reserved before an `initialize` reaches
+/// rmcp, and held by the session's server for as long as the session
+/// lives; a request that made no session drops it again.
+#[derive(Debug)]
+pub struct SessionSlots {
+    live: Arc<AtomicUsize>,
+    max: usize,
+}
+
+/// One counted MCP session; the count drops when the last clone goes.
+#[derive(Debug, Clone)]
+pub struct SessionSlot(#[allow(dead_code)] Arc<SlotHeld>);
+
+#[derive(Debug)]
+struct SlotHeld(Arc<AtomicUsize>);
+
+impl Drop for SlotHeld {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl SessionSlots {
+    pub fn new(max: usize) -> SessionSlots {
+        SessionSlots {
+            live: Arc::default(),
+            max,
+        }
+    }
+
+    pub fn max(&self) -> usize {
+        self.max
+    }
+
+    /// A slot, unless `max` are held.
+    pub fn reserve(&self) -> Option<SessionSlot> {
+        self.live
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| {
+                (n < self.max).then_some(n + 1)
+            })
+            .ok()?;
+        Some(SessionSlot(Arc::new(SlotHeld(Arc::clone(&self.live)))))
+    }
+}
+
+#[cfg(test)]
+mod slot_tests {
+    use super::*;
+
+    #[test]
+    fn slots_are_held_until_the_last_clone_goes() {
+        let slots = SessionSlots::new(2);
+        let a = slots.reserve().unwrap();
+        let b = slots.reserve().unwrap();
+        assert!(slots.reserve().is_none());
+        let kept = a.clone();
+        drop(a);
+        assert!(slots.reserve().is_none(), "a clone still holds it");
+        drop(kept);
+        assert!(slots.reserve().is_some());
+        drop(b);
+    }
 }

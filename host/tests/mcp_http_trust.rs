@@ -468,7 +468,7 @@ fn open_descriptors(pid: u32) -> usize {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn an_unfinished_request_head_is_cut_off_and_idle_connections_are_capped() {
+async fn an_unfinished_request_head_is_cut_off_and_silent_connections_keep_nobody_out() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let computer = TestComputer::new();
     let host = HttpHost::start(&computer, &[]).await;
@@ -502,37 +502,34 @@ async fn an_unfinished_request_head_is_cut_off_and_idle_connections_are_capped()
         sent.elapsed()
     );
 
-    // Connections that say nothing: the server takes them up to its cap of
-    // 256, one at a time, and those past it wait in the kernel's accept
-    // queue instead of holding the server's descriptors.
+    // Connections that say nothing prove no token: the server keeps at
+    // most 64 of them, closing the oldest as new ones come, so 300 of them
+    // hold few descriptors and keep no real client out.
     let port: u16 = addr.rsplit(':').next().unwrap().parse().unwrap();
     let before = open_descriptors(host.pid);
     let mut idle = Vec::new();
-    for held in 1..=256 {
-        idle.push(tokio::net::TcpStream::connect(&addr).await.unwrap());
-        wait_until_holds(
-            &format!("the server to take connection {held}"),
-            ACCEPT_LIMIT,
-            ACCEPT_CHECK_EVERY,
-            || open_descriptors(host.pid) >= before + held,
-        )
-        .await;
-    }
-    for _ in 0..20 {
-        idle.push(tokio::net::TcpStream::connect(&addr).await.unwrap());
+    for _ in 0..300 {
+        let mut half = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        half.write_all(b"POST /mcp HT").await.unwrap();
+        idle.push(half);
     }
     wait_until_holds(
-        "20 connections waiting in the accept queue",
+        "the server to take all 300, keeping at most 64",
         ACCEPT_LIMIT,
         ACCEPT_CHECK_EVERY,
-        || accept_queue(port) >= 20,
+        || accept_queue(port) == 0 && open_descriptors(host.pid) <= before + 64 + 2,
     )
     .await;
-    let held = open_descriptors(host.pid) - before;
+    let served = Instant::now();
+    let client = host.client().await;
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(!tools.is_empty());
     assert!(
-        held <= 256 + 2,
-        "the server holds {held} connections, past its cap of 256"
+        served.elapsed() < Duration::from_secs(5),
+        "a real client waited {:?} behind connections that proved no token",
+        served.elapsed()
     );
+    drop(client);
     drop(idle);
 
     // Once they are gone, a real client is served.
@@ -577,4 +574,95 @@ async fn nothing_opens_on_the_servers_desktop_unless_asked() {
     )
     .await;
     client.cancel().await.ok();
+}
+
+/// `initialize` as a raw request of `token`: its HTTP status.
+async fn initialize_as(http: &reqwest::Client, url: &str, token: &str) -> u16 {
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "flood", "version": "1"}}});
+    http.post(url)
+        .bearer_auth(token)
+        .header("accept", "application/json, text/event-stream")
+        .json(&body)
+        .send()
+        .await
+        .map(|r| r.status().as_u16())
+        .unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn one_tenant_past_its_share_leaves_the_other_served() {
+    use tokio::io::AsyncWriteExt;
+    let computer = TestComputer::new();
+    let dir = tempfile::tempdir().unwrap();
+    let file = tenants_file(dir.path(), &format!("alice {ALICE}\nbob {BOB}\n"));
+    let host = HttpHost::start(
+        &computer,
+        &[("COMPUTER_USE_HTTP_TENANTS", file.to_str().unwrap())],
+    )
+    .await;
+    let addr = host
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_string();
+    let bob = host.client_as(BOB).await;
+    let bob_answers = |what: &'static str| {
+        let bob = &bob;
+        async move {
+            let started = Instant::now();
+            let tools = tokio::time::timeout(Duration::from_secs(5), bob.list_all_tools())
+                .await
+                .unwrap_or_else(|_| panic!("bob waited over 5 s {what}"))
+                .unwrap();
+            assert!(!tools.is_empty());
+            started.elapsed()
+        }
+    };
+
+    // Alice holds 300 requests open (a head with her token, a body that
+    // never comes): past her share (256 / 2 tenants) each is answered 429.
+    // They name a session, so they hold connections, not session slots.
+    let mut held = Vec::new();
+    let mut refused = 0;
+    for _ in 0..300 {
+        let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {ALICE}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: held\r\nContent-Length: 1000\r\n\r\n"
+        );
+        stream.write_all(head.as_bytes()).await.unwrap();
+        held.push(stream);
+    }
+    let answers = futures::future::join_all(held.iter_mut().map(|stream| async move {
+        use tokio::io::AsyncReadExt;
+        let mut buf = [0u8; 64];
+        match tokio::time::timeout(Duration::from_secs(3), stream.read(&mut buf)).await {
+            Ok(Ok(n)) => buf[..n].starts_with(b"HTTP/1.1 429"),
+            _ => false,
+        }
+    }))
+    .await;
+    refused += answers.iter().filter(|r| **r).count();
+    assert_eq!(
+        refused,
+        300 - 128,
+        "alice's connections past her share of 128"
+    );
+    bob_answers("while alice held her share of connections").await;
+    drop(held);
+
+    // Alice opens MCP sessions in a loop: past 64 she gets 429; bob is
+    // still served, and his own sessions are his.
+    let http = reqwest::Client::new();
+    let mut statuses = std::collections::BTreeMap::new();
+    for _ in 0..300 {
+        *statuses
+            .entry(initialize_as(&http, &host.url, ALICE).await)
+            .or_insert(0) += 1;
+    }
+    assert_eq!(statuses.get(&200), Some(&64), "{statuses:?}");
+    assert_eq!(statuses.get(&429), Some(&(300 - 64)), "{statuses:?}");
+    bob_answers("while alice held all her MCP sessions").await;
+    assert_eq!(initialize_as(&http, &host.url, BOB).await, 200);
 }

@@ -109,6 +109,9 @@ enum Caller {
         tenant: Arc<Tenant>,
         own: OnceLock<Arc<Agent>>,
         sessionless: Arc<Agent>,
+        /// The tenant's count of MCP sessions, held while this one lives
+        /// (reserved by `serve::http` before the `initialize` came in).
+        slot: OnceLock<crate::tenant::SessionSlot>,
     },
 }
 
@@ -124,6 +127,7 @@ impl ComputerUseServer {
             tenant,
             own: OnceLock::new(),
             sessionless,
+            slot: OnceLock::new(),
         })
     }
 
@@ -210,8 +214,18 @@ impl ServerHandler for ComputerUseServer {
         request: InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
-        if let Caller::Http { tenant, own, .. } = self.caller.as_ref() {
+        if let Caller::Http {
+            tenant, own, slot, ..
+        } = self.caller.as_ref()
+        {
             own.get_or_init(|| Arc::new(Agent::new(Arc::clone(tenant))));
+            let reserved = context
+                .extensions
+                .get::<axum::http::request::Parts>()
+                .and_then(|parts| parts.extensions.get::<crate::tenant::SessionSlot>());
+            if let Some(reserved) = reserved {
+                let _ = slot.set(reserved.clone());
+            }
         }
         context.peer.set_peer_info(request.clone());
         self.negotiate_initialize(&request)

@@ -12,16 +12,19 @@
 //! computer), or a tenants file (`COMPUTER_USE_HTTP_TENANTS`, a computer
 //! per tenant, see [`crate::tenant`]). Each tenant has its own rmcp service
 //! and MCP session store, so no request of one reaches another's sessions.
-//! Host files are confined beneath `COMPUTER_USE_TRANSFER_ROOT`.
+//! Host files are confined beneath `COMPUTER_USE_TRANSFER_ROOT`. Each
+//! tenant has its share of connections and MCP sessions, and connections
+//! that prove no token cannot crowd the tenants out (see [`super::shares`]).
 
 use super::guard::{Guard, HostName, HOSTS_VAR, ORIGINS_VAR};
+use super::shares::{Doorway, ShareLimits, TenantShare, Ticket, UNPROVEN_MAX};
 use super::tenants::{read_tenants, TENANTS_VAR};
 use crate::agent::Agent;
 use crate::mcp::ComputerUseServer;
 use crate::settings::HTTP_TOKEN;
 use crate::tenant::Tenant;
 use crate::transfer::{HostFiles, TRANSFER_ROOT_VAR};
-use axum::extract::{Request, State};
+use axum::extract::{Extension, Request, State};
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
@@ -131,7 +134,13 @@ pub async fn serve(options: HttpOptions) -> anyhow::Result<()> {
         .iter()
         .map(|tenant| mcp_service(tenant, config.clone()))
         .collect();
-    let served = Arc::new(Served { guard, services });
+    let limits = ShareLimits::from_env(&crate::settings::process_env(), tenants.len())?;
+    let shares = tenants.iter().map(|_| TenantShare::new(limits)).collect();
+    let served = Arc::new(Served {
+        guard,
+        services,
+        shares,
+    });
     let app = axum::Router::new()
         .route("/mcp", axum::routing::any(dispatch))
         .with_state(served)
@@ -141,10 +150,17 @@ pub async fn serve(options: HttpOptions) -> anyhow::Result<()> {
     // Tests and scripts read the port from this line (`--http 127.0.0.1:0`).
     eprintln!("computer-use-mcp: MCP over HTTP at http://{bound}/mcp");
     let shutdown = stop.clone();
-    super::listener::serve(listener, app, async move {
-        super::stop_signal().await;
-        shutdown.cancel();
-    })
+    let capacity = UNPROVEN_MAX + limits.connections_per_tenant * tenants.len();
+    super::listener::serve(
+        listener,
+        app,
+        Arc::new(Doorway::default()),
+        capacity,
+        async move {
+            super::stop_signal().await;
+            shutdown.cancel();
+        },
+    )
     .await?;
     for tenant in &tenants {
         crate::heartbeat::end_every_agent(&tenant.link).await;
@@ -201,17 +217,40 @@ fn mcp_service(tenant: &Arc<Tenant>, config: StreamableHttpServerConfig) -> McpS
     )
 }
 
-/// What every request goes through: the guard, then its tenant's service.
+/// What every request goes through: the guard, its tenant's share, then
+/// its tenant's service.
 struct Served {
     guard: Guard,
     /// In the guard's token order.
     services: Vec<McpService>,
+    /// In the same order.
+    shares: Vec<TenantShare>,
 }
 
-async fn dispatch(State(served): State<Arc<Served>>, request: Request) -> Response {
+async fn dispatch(
+    State(served): State<Arc<Served>>,
+    Extension(ticket): Extension<Arc<Ticket>>,
+    mut request: Request,
+) -> Response {
     let ending_session = request.method() == axum::http::Method::DELETE;
     match served.guard.check(request.headers()) {
         Ok(tenant) => {
+            let share = &served.shares[tenant];
+            if let Err(full) = ticket.prove(share) {
+                return too_many(format!("this tenant has {} connections open, its share of this server (COMPUTER_USE_HTTP_CONNECTIONS divided among the tenants): close some, or wait for long calls to end", full.max));
+            }
+            // No MCP session named: an `initialize` (or a request of a
+            // client that keeps none) may make one, so a slot is reserved.
+            if request.method() == axum::http::Method::POST
+                && !request.headers().contains_key("mcp-session-id")
+            {
+                match share.sessions.reserve() {
+                    Some(slot) => {
+                        request.extensions_mut().insert(slot);
+                    }
+                    None => return too_many(format!("this tenant has {} MCP sessions open, its limit (COMPUTER_USE_HTTP_SESSIONS): end some (a client's DELETE, or 30 minutes without a request ends one)", share.sessions.max())),
+                }
+            }
             let response = served.services[tenant]
                 .handle(request)
                 .await
@@ -224,6 +263,16 @@ async fn dispatch(State(served): State<Arc<Served>>, request: Request) -> Respon
         }
         Err((status, reason)) => (status, reason).into_response(),
     }
+}
+
+/// 429 with `text`, closing the connection.
+fn too_many(text: String) -> Response {
+    (
+        axum::http::StatusCode::TOO_MANY_REQUESTS,
+        [(axum::http::header::CONNECTION, "close")],
+        text,
+    )
+        .into_response()
 }
 
 /// rmcp answers a DELETE that ended the MCP session with 202 Accepted, but

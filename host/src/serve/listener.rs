@@ -3,11 +3,15 @@
 //! neither, so with `--allow-remote` anyone who reaches the port could open
 //! connections that never finish a request (no token needed, since the
 //! guard runs after the head) until the server runs out of descriptors.
+//! Each connection gets a [`Ticket`] (a request extension): the
+//! [`Doorway`] closes the oldest connections that proved no token, and
+//! the guard's tenant takes a slot of its share (see [`super::shares`]).
 //!
 //! The deadline covers only the head: a request body and a response stream
 //! (MCP's server-sent events) last as long as they need. It also closes
 //! keep-alive connections idle that long, which clients reconnect from.
 
+use super::shares::{Doorway, Ticket};
 use axum::Router;
 use hyper::server::conn::http1;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -22,30 +26,47 @@ use tokio::sync::{watch, Semaphore};
 /// Time from the connection (or the previous response) to the end of a
 /// request's head.
 pub const HEADER_READ_TIMEOUT: Duration = Duration::from_secs(15);
-/// Connections served at once. More wait in the listen backlog until one
-/// ends; each MCP client needs one or two (a request and its event stream).
-pub const MAX_CONNECTIONS: usize = 256;
 /// Pause after an accept error other than a peer giving up, such as running
 /// out of file descriptors, so the loop does not spin.
 const ACCEPT_ERROR_PAUSE: Duration = Duration::from_secs(1);
 
 /// Serves `router` until `shutdown` completes, then lets the requests in
-/// flight finish.
+/// flight finish. At most `capacity` connections are served at once (the
+/// tenants' shares and the unproven ones); more wait in the listen backlog.
 pub async fn serve(
     listener: TcpListener,
     router: Router,
+    doorway: Arc<Doorway>,
+    capacity: usize,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     // Dropping `stop` tells every connection to finish; each holds a clone
     // of `done_rx`, so `done.closed()` returns once all of them ended.
     let (stop, stopped) = watch::channel(());
     let (done, done_rx) = watch::channel(());
-    let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
+    let slots = Arc::new(Semaphore::new(capacity));
+    let sweeper = tokio::spawn({
+        let doorway = Arc::clone(&doorway);
+        async move {
+            let mut tick = tokio::time::interval(super::shares::SWEEP_EVERY);
+            loop {
+                tick.tick().await;
+                doorway.sweep(std::time::Instant::now());
+            }
+        }
+    });
     let mut shutdown = pin!(shutdown);
     loop {
-        let slot = tokio::select! {
-            slot = Arc::clone(&slots).acquire_owned() => slot.expect("the semaphore is never closed"),
-            () = &mut shutdown => break,
+        let slot = match Arc::clone(&slots).try_acquire_owned() {
+            Ok(slot) => slot,
+            Err(_) => {
+                // Full: a connection that proved nothing makes room.
+                doorway.make_room();
+                tokio::select! {
+                    slot = Arc::clone(&slots).acquire_owned() => slot.expect("the semaphore is never closed"),
+                    () = &mut shutdown => break,
+                }
+            }
         };
         let stream = tokio::select! {
             accepted = listener.accept() => match accepted {
@@ -59,7 +80,9 @@ pub async fn serve(
             },
             () = &mut shutdown => break,
         };
-        let service = TowerToHyperService::new(router.clone());
+        let ticket: Arc<Ticket> = doorway.admit();
+        let service =
+            TowerToHyperService::new(router.clone().layer(axum::Extension(Arc::clone(&ticket))));
         let mut stopped = stopped.clone();
         let done_rx = done_rx.clone();
         tokio::spawn(async move {
@@ -69,14 +92,17 @@ pub async fn serve(
                 .serve_connection(TokioIo::new(stream), service));
             tokio::select! {
                 _ = connection.as_mut() => {}
+                // Pushed out as the oldest connection that proved no token.
+                () = ticket.evicted() => {}
                 _ = stopped.changed() => {
                     connection.as_mut().graceful_shutdown();
                     let _ = connection.await;
                 }
             }
-            drop((slot, done_rx));
+            drop((slot, done_rx, ticket));
         });
     }
+    sweeper.abort();
     drop(listener);
     drop(stop);
     drop(done_rx);

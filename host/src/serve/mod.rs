@@ -3,12 +3,14 @@
 //! `guard` checks each HTTP request's token, Host and Origin, `tenants`
 //! reads the tenants file, `policy_watch` applies its changed network
 //! policies to running computers, `listener` accepts connections with a
-//! header deadline and a cap.
+//! header deadline and a cap, and `shares` divides connections and MCP
+//! sessions among the tenants.
 
 pub mod guard;
 pub mod http;
 mod listener;
 mod policy_watch;
+mod shares;
 pub mod stdio;
 pub mod tenants;
 
