@@ -13,7 +13,7 @@ use crate::transfer::{HostFiles, TransferError};
 use computer_protocol::endpoints::{
     CreateSession, EndSession, ListRecordings, NoBody, PackageRecording,
 };
-use computer_protocol::recording::{Manifest, RecordingId, MANIFEST_FORMAT};
+use computer_protocol::recording::{Manifest, RecordingId, Walkthrough, MANIFEST_FORMAT};
 use computer_protocol::{CreateSessionRequest, InvalidInput, OwnerId};
 use sha2::{Digest, Sha256};
 use std::fmt::Write as _;
@@ -246,13 +246,16 @@ fn hash_regular(dir: &Path, relative: &str) -> io::Result<(u64, String)> {
 /// Checks the package against what this server sent and saw: its
 /// attestation's signature, the manifest it received, and each step and
 /// frame. Answers notes for a clean package.
-fn check_attestation(dir: &Path, unattested_ok: bool) -> Result<Vec<String>, ReviewError> {
+fn check_attestation(
+    dir: &Path,
+    walkthrough: &Walkthrough,
+    unattested_ok: bool,
+) -> Result<Vec<String>, ReviewError> {
     let mismatch = |problems: Vec<Problem>| ReviewError::Mismatch {
         dir: dir.to_path_buf(),
         problems,
     };
     let unattested = |why: String| mismatch(vec![Problem::Unattested(why)]);
-    let walkthrough = read_walkthrough(dir).map_err(|e| unattested(e.to_string()))?;
     let bytes = match read_regular(&dir.join(ATTESTATION_FILE), LIST_MAX_BYTES) {
         Ok(bytes) => bytes,
         Err(e) if e.kind() == io::ErrorKind::NotFound && unattested_ok => {
@@ -298,7 +301,7 @@ fn check_attestation(dir: &Path, unattested_ok: bool) -> Result<Vec<String>, Rev
     let compared = attest::compare(
         &attestation.steps,
         &attestation.frames,
-        &walkthrough,
+        walkthrough,
         &frames,
     );
     problems.extend(compared.problems.into_iter().map(Problem::Unattested));
@@ -348,9 +351,14 @@ fn check_and_open(dir: &Path, unattested_ok: bool) -> Result<String, ReviewError
             })
         }
     };
-    let notes = check_attestation(dir, unattested_ok)?;
+    // Read once: checked against the attestation, then rendered.
+    let walkthrough = read_walkthrough(dir).map_err(|e| ReviewError::Mismatch {
+        dir: dir.to_path_buf(),
+        problems: vec![Problem::Unattested(e.to_string())],
+    })?;
+    let notes = check_attestation(dir, &walkthrough, unattested_ok)?;
     let index_path = dir.join("index.html");
-    let written = read_walkthrough(dir).and_then(|w| write_page(dir, &w));
+    let written = write_page(dir, &walkthrough);
     let index = match written.and_then(|()| std::fs::canonicalize(&index_path)) {
         Ok(index) => index,
         Err(source) => {

@@ -172,10 +172,7 @@ impl Doorway {
         while unproven.len() > UNPROVEN_MAX
             && now.saturating_duration_since(unproven[0].1) >= UNPROVEN_GRACE
         {
-            let (oldest, _) = unproven.remove(0);
-            if let Some(oldest) = oldest.upgrade() {
-                oldest.evict.cancel();
-            }
+            close_oldest(&mut unproven);
         }
     }
 
@@ -187,11 +184,16 @@ impl Doorway {
         if unproven.is_empty() {
             return false;
         }
-        let (oldest, _) = unproven.remove(0);
-        if let Some(oldest) = oldest.upgrade() {
-            oldest.evict.cancel();
-        }
+        close_oldest(&mut unproven);
         true
+    }
+}
+
+/// Tells the oldest unproven connection to close; `unproven` is not empty.
+fn close_oldest(unproven: &mut Vec<(Weak<Ticket>, Instant)>) {
+    let (oldest, _) = unproven.remove(0);
+    if let Some(oldest) = oldest.upgrade() {
+        oldest.evict.cancel();
     }
 }
 
