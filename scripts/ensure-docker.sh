@@ -15,6 +15,29 @@ timeout=${DOCKERD_TIMEOUT:-60}
 
 say() { printf 'ensure-docker: %s\n' "$*" >&2; }
 
+# True when process $1 exists and is not a zombie. A killed engine stays a
+# zombie until its reaper collects it, and `kill -0` or /proc/PID call that
+# alive.
+live() {
+    local state
+    state=$(awk '/^State:/ { print $2 }' "/proc/$1/status" 2>/dev/null) || return 1
+    [ -n "$state" ] && [ "$state" != Z ]
+}
+
+# Removes pid file $1 unless it names a live process called $2. After a
+# crash, dockerd takes a file naming a zombie or a gone process for a running
+# engine and refuses to start, or takes it for a running containerd and waits
+# on a socket nobody serves until it gives up.
+clear_stale_pid_file() {
+    local pid
+    [ -f "$1" ] || return 0
+    pid=$(tr -dc 0-9 <"$1")
+    if [ -z "$pid" ] || ! live "$pid" || [ "$(cat "/proc/$pid/comm" 2>/dev/null)" != "$2" ]; then
+        say "removing the stale pid file $1"
+        rm -f "$1"
+    fi
+}
+
 if docker info >/dev/null 2>&1; then
     exit 0
 fi
@@ -35,15 +58,23 @@ if ! docker info >/dev/null 2>&1; then
         say "the Docker engine does not answer and starting \`dockerd\` needs root"
         exit 1
     fi
+    clear_stale_pid_file /var/run/docker.pid dockerd
+    clear_stale_pid_file /var/run/docker/containerd/containerd.pid containerd
     say "starting dockerd (log: $log)"
     # setsid: the engine must outlive this script and the shell that ran it.
     setsid dockerd >"$log" 2>&1 </dev/null &
+    started=$!
 fi
 
 deadline=$((SECONDS + timeout))
 until docker info >/dev/null 2>&1; do
     if [ "$SECONDS" -ge "$deadline" ]; then
         say "the Docker engine did not answer within ${timeout}s; last lines of $log:"
+        tail -n 30 "$log" >&2 || true
+        exit 1
+    fi
+    if [ -n "${started:-}" ] && ! live "$started"; then
+        say "dockerd exited before it answered; last lines of $log:"
         tail -n 30 "$log" >&2 || true
         exit 1
     fi

@@ -29,12 +29,19 @@ fn dockerd_pid() -> i32 {
     String::from_utf8_lossy(&out.stdout)
         .split_whitespace()
         .filter_map(|p| p.parse().ok())
-        .find(|pid| !is_remote_engine(pid))
+        .find(|pid| alive(*pid) && !is_remote_engine(pid))
         .expect("a running dockerd; this test needs the engine on this machine, run as root")
 }
 
+/// Whether `pid` runs: a killed process stays in /proc as a zombie until its
+/// reaper collects it, which takes its time on some machines.
 fn alive(pid: i32) -> bool {
-    Path::new(&format!("/proc/{pid}")).exists()
+    std::fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|status| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix("State:"))
+            .is_some_and(|state| !state.trim_start().starts_with('Z'))
+    })
 }
 
 #[tokio::test(flavor = "multi_thread")]
