@@ -19,17 +19,15 @@ mkdir -p "$logs"
 
 bash scripts/test-setup.sh
 # One build for every run: the runs below only execute what this compiled.
-cargo test --workspace --no-run
+cargo test --workspace --tests --no-run
 
 # One run, as scripts/test.sh runs it: the workspace, then the MCP tests over
-# HTTP, whose binaries are named NAME@http in the log so the table keeps the
-# two transports apart.
+# HTTP, which the table names engine@http to keep the two transports apart.
 run_once() {
     set -o pipefail
     local threads=${TEST_THREADS:-2} status=0
-    cargo test --workspace --no-fail-fast -- --test-threads="$threads" || status=1
-    bash scripts/test-http.sh --no-fail-fast -- --test-threads="$threads" 2>&1 |
-        sed -E 's#^( *Running .*/[a-z0-9_]+)(-[0-9a-f]+\))$#\1@http\2#' || status=1
+    cargo test --workspace --tests --no-fail-fast -- --test-threads="$threads" || status=1
+    bash scripts/test-http.sh -- --test-threads="$threads" 2>&1 || status=1
     return $status
 }
 
@@ -46,15 +44,15 @@ for i in $(seq 1 "$runs"); do
     echo "run $i/$runs: $verdict in $((SECONDS - started)) s ($logs/run-$i.log)"
 done
 
-# Each result line belongs to the test binary named by the `Running` or
-# `Doc-tests` line above it.
+# Each result line belongs to the test binary named by the `Running` line
+# (or the HTTP pass's own line) above it.
 awk '
     /^ *Running / {
         bin = $NF; gsub(/[()]/, "", bin); sub(/.*\//, "", bin); sub(/-[0-9a-f]+$/, "", bin)
         if ($2 == "unittests") bin = bin "[" $3 "]"
         next
     }
-    /^ *Doc-tests / { bin = "doc:" $2; next }
+    /^test-http: .* over HTTP/ { bin = "engine@http"; next }
     /^test .* \.\.\. (ok|FAILED)$/ {
         name = $2
         for (i = 3; $i != "..."; i++) name = name " " $i

@@ -37,7 +37,9 @@ mkdir -p target
     > target/images.log 2>&1 &
 images=$!
 cargo build --release --locked -p computer-use-mcp
-cargo test --workspace --locked --no-run
+# `--tests`: the unit and integration tests, without the examples (which
+# `scripts/lint.sh` checks with clippy) and the doc tests (there are none).
+cargo test --workspace --locked --tests --no-run
 phase "the release binary and the test binaries are built"
 # The fast loop, with Docker and Xvnc out of its reach: it must stay a loop
 # that needs neither.
@@ -62,7 +64,7 @@ phase "the images are built and loaded"
     nice -n 19 bash scripts/release-check.sh) > target/release-check.log 2>&1 &
 checks=$!
 
-cargo test --workspace --no-fail-fast -- --test-threads="${TEST_THREADS:-2}" \
+cargo test --workspace --tests --no-fail-fast -- --test-threads="${TEST_THREADS:-2}" \
     || failed+=("the workspace tests")
 phase "workspace tests done"
 bash scripts/test-http.sh -- --test-threads="${TEST_THREADS:-2}" \

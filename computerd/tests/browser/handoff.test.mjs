@@ -1,6 +1,6 @@
 // The person's side of a handoff, in real headless Chromium: the viewer
 // shows the agent's request on the held screen (as text), the person takes
-// control, writes a note and hands back. Run by host/tests/mcp_handoff.rs,
+// control, writes a note and hands back. Run by host/tests/engine/mcp_handoff.rs,
 // which holds the screen first and checks the agent's side after. Env:
 //   VIEWER_URL (the link request_handoff returned), REASON, EXPECTED, NOTE.
 // Waits poll a condition with a deadline; nothing sleeps blindly.
@@ -11,7 +11,7 @@ import { chromium } from 'playwright-core';
 
 const { VIEWER_URL, REASON, EXPECTED, NOTE } = process.env;
 for (const [name, value] of Object.entries({ VIEWER_URL, REASON, EXPECTED, NOTE })) {
-  if (!value) throw new Error(`${name} is not set: run this through \`cargo test -p computer-use-mcp --test mcp_handoff\``);
+  if (!value) throw new Error(`${name} is not set: run this through \`cargo test -p computer-use-mcp --test engine mcp_handoff::\``);
 }
 const viewer = new URL(VIEWER_URL);
 const params = new URLSearchParams(viewer.hash.slice(1));

@@ -18,6 +18,12 @@ pub struct RemoteEngine {
     pub ssh: Vec<(String, String)>,
 }
 
+/// The remote engine's link, for every test of the binary that reaches that
+/// engine: a test that takes the link down (`remote_engine`) holds it alone,
+/// the others (`docker_remote`) side by side, so that none meets an outage
+/// another test made. The engine tier runs those modules in one process.
+pub static LINK: tokio::sync::RwLock<()> = tokio::sync::RwLock::const_new(());
+
 /// The `ssh` alias the script sets up.
 pub const SSH_ALIAS: &str = "cu-remote";
 

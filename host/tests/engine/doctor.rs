@@ -2,16 +2,14 @@
 //! real computer of each test's own, and `start_computer`'s error pointing
 //! at it when Docker is gone.
 
-mod support;
-
+use crate::support::docker::{image, TestComputer};
+use crate::support::mcp::{connect, host_bin, live_sessions, refused};
 use computer_use_mcp::docker::fix::{ENGINE_UNREACHABLE, RUN_DOCTOR};
 use computer_use_mcp::docker::{ensure_computer, resolve_endpoint};
 use computer_use_mcp::settings::ComputerSettings;
 use serde_json::{json, Value};
 use std::process::Output;
 use std::time::{Duration, Instant};
-use support::docker::{image, TestComputer};
-use support::mcp::{connect, host_bin, live_sessions, refused};
 
 /// Runs `doctor ARGS` for `computer` with `extra` variables; returns its
 /// output and how long it took.

@@ -4,15 +4,13 @@
 //! Chromium, `launch_app`, the uBlock Origin Lite policy, and `end_session`
 //! closing the browser.
 
-mod support;
-
-use serde_json::json;
-use std::time::{Duration, Instant};
-use support::docker::TestComputer;
-use support::mcp::{
+use crate::support::docker::TestComputer;
+use crate::support::mcp::{
     call, connect, is_error, ok, screen_number, shell_ok as shell, start_session as start, text,
     write_files, Client,
 };
+use serde_json::json;
+use std::time::{Duration, Instant};
 
 async fn active_window(client: &Client, sid: &str) -> String {
     let (o, _) = ok(client, "computer_observe", json!({ "session_id": sid })).await;

@@ -2,10 +2,8 @@
 //! and what an unknown argument gets. Each check runs the real binary and
 //! compares its stdout, stderr and exit status exactly.
 
-mod support;
-
+use crate::support::mcp::host_bin;
 use std::process::{Command, Output};
-use support::mcp::host_bin;
 
 /// Runs the host with `args`, printing what it did when a check fails.
 fn run(args: &[&str]) -> Output {

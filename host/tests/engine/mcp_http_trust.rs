@@ -5,16 +5,14 @@
 //! the kernel instead of holding the server's descriptors. The real host
 //! binary over HTTP, against the real engine.
 
-mod support;
-
+use crate::support::docker::{exists, inspect, inspect_network, TestComputer};
+use crate::support::mcp::{
+    call, host_command, ok, refused, shell_ok, start_session, text, Client, HttpHost,
+};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-use support::docker::{exists, inspect, inspect_network, TestComputer};
-use support::mcp::{
-    call, host_command, ok, refused, shell_ok, start_session, text, Client, HttpHost,
-};
 use test_support::wait_until_holds;
 
 const ALICE: &str = "alice-token-0123456789abcdef0123456789";
@@ -309,7 +307,7 @@ async fn two_tenants_get_two_computers_and_neither_reaches_the_other() {
     );
     assert_ne!(a["viewer_url"], b["viewer_url"]);
     // Their default memory is a share of the engine's 75% each, not 75% each.
-    let engine: u64 = support::docker::docker(&["info", "-f", "{{.MemTotal}}"])
+    let engine: u64 = crate::support::docker::docker(&["info", "-f", "{{.MemTotal}}"])
         .parse()
         .unwrap();
     let memory = |name: &str| inspect(name)["HostConfig"]["Memory"].as_u64().unwrap();

@@ -7,8 +7,8 @@
 //! The browser is a small script on `$BROWSER` that writes each link it gets
 //! to a file; the host, the computer and the viewer page are real.
 
-mod support;
-
+use crate::support::docker::TestComputer;
+use crate::support::mcp::{connect, host_command, ok, start_session, Client};
 use futures::StreamExt;
 use rmcp::transport::TokioChildProcess;
 use rmcp::ServiceExt;
@@ -17,8 +17,6 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use support::docker::TestComputer;
-use support::mcp::{connect, host_command, ok, start_session, Client};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
 

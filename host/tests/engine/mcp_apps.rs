@@ -5,12 +5,12 @@
 //! and the desktop's right-click menu opening a terminal and the browser
 //! through the launcher, each on the screen it was asked on.
 
-mod support;
-
+use crate::support::docker::TestComputer;
+use crate::support::mcp::{
+    connect, ok, screen_number, shell_ok as shell, start_session as start, Client,
+};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
-use support::docker::TestComputer;
-use support::mcp::{connect, ok, screen_number, shell_ok as shell, start_session as start, Client};
 
 /// The screen's windows from the text view: `(title, class)`.
 async fn windows(client: &Client, sid: &str) -> Vec<(String, String)> {

@@ -10,14 +10,12 @@
 //! `progress_is_reported_and_cancelling_or_ending_the_session_leaves_no_temporary_files`),
 //! and a restarted Docker engine (`faults_dockerd.rs`, alone in its binary).
 
-mod support;
-
+use crate::support::docker::{docker, docker_output, inspect, inspect_network, TestComputer};
+use crate::support::mcp::{call, connect, is_error, ok, text, Client};
 use serde_json::{json, Value};
 use std::io::Read;
 use std::net::{Ipv4Addr, TcpListener};
 use std::time::{Duration, Instant};
-use support::docker::{docker, docker_output, inspect, inspect_network, TestComputer};
-use support::mcp::{call, connect, is_error, ok, text, Client};
 use test_support::wait_until_holds;
 
 /// What the tests write in home before a fault and read after recovery.

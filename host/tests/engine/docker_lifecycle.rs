@@ -2,16 +2,14 @@
 //! `computer-use-mcp:dev` image: create, start, upgrade, never downgrade,
 //! never touch a running computer, and name a taken port.
 
-mod support;
-
+use crate::support::docker::{
+    docker, docker_output, exists, image, inspect, inspect_network, TestComputer,
+};
 use computer_use_mcp::docker::image::binary_version;
 use computer_use_mcp::docker::{ensure_computer, resolve_endpoint, Computer, DockerError, Startup};
 use computer_use_mcp::settings::{ComputerSettings, Env};
 use std::net::{Ipv4Addr, TcpListener};
 use std::time::Instant;
-use support::docker::{
-    docker, docker_output, exists, image, inspect, inspect_network, TestComputer,
-};
 
 async fn ensure_with(env: &Env) -> Result<Computer, DockerError> {
     let settings = ComputerSettings::from_env(env).expect("test settings are valid");
@@ -206,7 +204,7 @@ async fn recreates_a_stopped_older_computer_keeping_home_and_ports() {
 
     // The user asks for another base; the recreated computer keeps its own.
     let mut env = t.env();
-    let other_base = support::docker::free_port_base();
+    let other_base = crate::support::docker::free_port_base();
     env.insert("COMPUTER_USE_PORT_BASE".into(), other_base.to_string());
     let started = Instant::now();
     let c = ensure_with(&env)
@@ -521,7 +519,7 @@ fn logged_viewer_lines(name: &str) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_log_prints_the_viewer_link_and_vnc_password_at_every_start() {
-    use support::mcp::{connect, ok};
+    use crate::support::mcp::{connect, ok};
     let t = TestComputer::new();
     let (client, _) = connect(&t, &[]).await;
     let (started, _) = ok(

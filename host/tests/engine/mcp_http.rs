@@ -3,15 +3,13 @@
 //! Several clients share one host, each with its own sessions; a client
 //! that goes away ends only its own.
 
-mod support;
-
-use serde_json::{json, Value};
-use std::time::Duration;
-use support::docker::TestComputer;
-use support::mcp::{
+use crate::support::docker::TestComputer;
+use crate::support::mcp::{
     call, host_command, http_client, is_error, live_sessions, ok, start_session, text,
     wait_session_gone, HttpHost, HTTP_TOKEN,
 };
+use serde_json::{json, Value};
+use std::time::Duration;
 
 /// What is sent, the headers, the status expected.
 type Case<'a> = (&'a str, Vec<(&'a str, &'a str)>, u16);
@@ -276,7 +274,7 @@ async fn two_clients_have_their_own_sessions_and_one_leaving_ends_only_its_own()
 
 /// An rmcp client of the 2026-07-28 revision: `server/discover` instead
 /// of `initialize`, so no MCP session; every request stands alone.
-async fn sessionless_client(url: &str) -> support::mcp::Client {
+async fn sessionless_client(url: &str) -> crate::support::mcp::Client {
     use rmcp::model::ProtocolVersion;
     use rmcp::service::{serve_client_with_lifecycle, ClientLifecycleMode};
     use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;

@@ -3,14 +3,14 @@
 //! computer, and the package opened from disk in real headless Chromium
 //! with the network off.
 
-mod support;
-
+use crate::support::docker::TestComputer;
+use crate::support::mcp::{
+    call, connect, host_command, is_error, ok, refused, start_session, text,
+};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-use support::docker::TestComputer;
-use support::mcp::{call, connect, host_command, is_error, ok, refused, start_session, text};
 
 /// Typed with `secret: true`: it must be in no file of the package.
 const SECRET: &str = "Tr0ub4dor-and-3-horses";
@@ -177,7 +177,7 @@ async fn a_recorded_task_becomes_a_package_that_opens_offline() {
     );
 
     let data = walkthrough(&package);
-    let wrong = support::schema::walkthrough_violations(&data);
+    let wrong = crate::support::schema::walkthrough_violations(&data);
     assert!(
         wrong.is_empty(),
         "walkthrough.json does not fit its schema: {wrong:?}"
@@ -606,7 +606,7 @@ async fn ending_the_session_delivers_the_package() {
     cmd.current_dir(cwd.path());
     // Over HTTP the default folder is beneath the transfer root.
     cmd.env("COMPUTER_USE_TRANSFER_ROOT", cwd.path());
-    let (client, _) = support::mcp::connect_with(cmd, ()).await;
+    let (client, _) = crate::support::mcp::connect_with(cmd, ()).await;
     let sid = start_session(&client, "ends recording").await;
     ok(
         &client,

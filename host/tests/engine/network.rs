@@ -5,16 +5,16 @@
 //! `denied.test`). Traffic goes only to addresses the test made, loopback,
 //! and the engine's bridge.
 
-mod support;
-
+use crate::support::docker::{
+    docker, docker_output, image, inspect, inspect_network, TestComputer,
+};
+use crate::support::mcp::{connect, ok, shell_ok, start_session, text};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::TcpListener;
 use std::process::Command;
 use std::time::{Duration, Instant};
-use support::docker::{docker, docker_output, image, inspect, inspect_network, TestComputer};
-use support::mcp::{connect, ok, shell_ok, start_session, text};
 use test_support::wait::wait_until;
 
 /// Brings the test's internet up (idempotent, locked) and reads its
@@ -114,7 +114,11 @@ impl Drop for Bystander {
 }
 
 /// `command` in the session's shell: (exit code, stdout and stderr, result).
-async fn run(client: &support::mcp::Client, session: &str, command: &str) -> (i64, String, Value) {
+async fn run(
+    client: &crate::support::mcp::Client,
+    session: &str,
+    command: &str,
+) -> (i64, String, Value) {
     let r = shell_ok(client, session, command).await;
     let out = format!(
         "{}{}",
@@ -358,7 +362,7 @@ async fn root_in_the_computer_cannot_leave_its_network_and_the_policy_holds() {
     let denied_entries = denied_log["entries"].as_array().unwrap();
     assert_eq!(denied_entries.len(), 3);
     assert!(denied_entries.iter().all(|e| e["allowed"] == false));
-    let refused = support::mcp::refused(
+    let refused = crate::support::mcp::refused(
         &client,
         "network_log",
         json!({"session_id": sid, "limit": 501}),
@@ -435,7 +439,7 @@ async fn root_in_the_computer_cannot_leave_its_network_and_the_policy_holds() {
     let plant = r#"sudo sed -i '2i curl -sS -m 3 -w " code=%{http_code}" http://169.254.169.254/ > /tmp/boot-probe.txt 2>&1 || true' /usr/local/bin/computerd-entrypoint"#;
     run(&client, &sid, plant).await;
     docker(&["restart", "-t", "5", &computer.name]);
-    let _ = support::mcp::call(
+    let _ = crate::support::mcp::call(
         &client,
         "shell",
         json!({"session_id": sid, "command": "true"}),
@@ -509,10 +513,10 @@ async fn bad_network_settings_are_refused_naming_the_variable() {
     ] {
         let (client, _) = connect(&computer, &env).await;
         let message =
-            support::mcp::refused(&client, "start_computer", json!({"title": "bad"})).await;
+            crate::support::mcp::refused(&client, "start_computer", json!({"title": "bad"})).await;
         assert!(message.contains(variable), "{message}");
         assert!(
-            !support::docker::exists(&computer.name),
+            !crate::support::docker::exists(&computer.name),
             "nothing is created on a bad setting"
         );
     }
@@ -547,7 +551,7 @@ async fn a_tenants_own_policy_holds_and_a_changed_file_applies_at_once() {
     };
     write("allowed.test");
     // The server's own settings are open: the tenant's line narrows them.
-    let host = support::mcp::HttpHost::start(
+    let host = crate::support::mcp::HttpHost::start(
         &computer,
         &[
             ("COMPUTER_USE_HTTP_TENANTS", file.to_str().unwrap()),
@@ -626,7 +630,7 @@ async fn a_recorded_step_shows_the_connections_made_during_it() {
     let package = std::path::PathBuf::from(stopped["path"].as_str().unwrap());
     let data: Value =
         serde_json::from_slice(&std::fs::read(package.join("walkthrough.json")).unwrap()).unwrap();
-    let wrong = support::schema::walkthrough_violations(&data);
+    let wrong = crate::support::schema::walkthrough_violations(&data);
     assert!(wrong.is_empty(), "walkthrough.json: {wrong:?}");
     let network = |step: usize| -> String {
         data["steps"][step]["network"]

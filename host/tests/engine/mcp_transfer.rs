@@ -5,8 +5,8 @@
 //! partway; progress notifications; cancelling leaves no temporary files;
 //! a stalled transfer fails.
 
-mod support;
-
+use crate::support::docker::{docker, docker_output, TestComputer};
+use crate::support::mcp::{connect_with, host_command, is_error, over_http, text};
 use computer_protocol::archive::TEMP_PREFIX;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest,
@@ -22,8 +22,6 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use support::docker::{docker, docker_output, TestComputer};
-use support::mcp::{connect_with, host_command, is_error, over_http, text};
 use test_support::{tree, wait_until_holds};
 use tree::{build, temp_files};
 

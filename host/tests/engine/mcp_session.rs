@@ -2,17 +2,15 @@
 //! `COMPUTER_USE_TEST_TRANSPORT=http`), against a real Docker engine and the
 //! real image.
 
-mod support;
-
+use crate::support::docker::TestComputer;
+use crate::support::mcp::{
+    call, connect, is_error, live_sessions, ok, shell_ok, start_session, text, wait_session_gone,
+};
 use base64::Engine;
 use rmcp::model::{CallToolRequest, CallToolRequestParams, ClientRequest, ContentBlock};
 use rmcp::service::PeerRequestOptions;
 use serde_json::json;
 use std::time::{Duration, Instant};
-use support::docker::TestComputer;
-use support::mcp::{
-    call, connect, is_error, live_sessions, ok, shell_ok, start_session, text, wait_session_gone,
-};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn tools_are_listed_at_once_without_touching_docker() {
@@ -369,7 +367,7 @@ async fn a_killed_host_loses_its_sessions_by_heartbeat_and_their_screens_are_fre
         .expect("the session has a screen");
     let xvnc = format!("^Xvnc :{screen} ");
     assert!(
-        support::docker::docker_output(&["exec", &computer.name, "pgrep", "-f", &xvnc])
+        crate::support::docker::docker_output(&["exec", &computer.name, "pgrep", "-f", &xvnc])
             .status
             .success(),
         "no Xvnc for screen {screen}"
@@ -383,7 +381,7 @@ async fn a_killed_host_loses_its_sessions_by_heartbeat_and_their_screens_are_fre
     );
     // The session is gone from the list; its screen's server is gone too.
     let freed_by = Instant::now() + Duration::from_secs(5);
-    while support::docker::docker_output(&["exec", &computer.name, "pgrep", "-f", &xvnc])
+    while crate::support::docker::docker_output(&["exec", &computer.name, "pgrep", "-f", &xvnc])
         .status
         .success()
     {
@@ -398,7 +396,7 @@ async fn a_killed_host_loses_its_sessions_by_heartbeat_and_their_screens_are_fre
 
 /// Whether a process whose whole command line is `command` runs in the
 /// computer, asked through a second `shell` call.
-async fn runs(client: &support::mcp::Client, sid: &str, command: &str) -> bool {
+async fn runs(client: &crate::support::mcp::Client, sid: &str, command: &str) -> bool {
     // `[s]leep` keeps the pattern from matching this call's own bash.
     let pattern = format!("^[{}]{}$", &command[..1], &command[1..]);
     let r = shell_ok(client, sid, &format!("pgrep -f '{pattern}'")).await;

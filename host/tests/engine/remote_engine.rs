@@ -11,15 +11,15 @@
 //! holding the container in the engine for longer than a session may go
 //! without a heartbeat.
 
-mod support;
-
+use crate::support::docker::TestComputer;
+use crate::support::mcp::{call, connect_with, host_command, shell_ok, start_session, text};
+use crate::support::remote::{
+    remote_docker, remote_docker_command, remote_engine, ENDPOINT_VARS, LINK,
+};
 use rmcp::model::CallToolRequestParams;
 use serde_json::{json, Value};
 use std::process::Command;
 use std::time::{Duration, Instant};
-use support::docker::TestComputer;
-use support::mcp::{call, connect_with, host_command, shell_ok, start_session, text};
-use support::remote::{remote_docker, remote_docker_command, remote_engine, ENDPOINT_VARS};
 
 /// The remote engine's end of the veth pair, in its namespace. Taking it
 /// down (rather than this machine's end) keeps the route to the engine on
@@ -27,9 +27,6 @@ use support::remote::{remote_docker, remote_docker_command, remote_engine, ENDPO
 /// route to somewhere else.
 const NAMESPACE: &str = "/var/run/netns/cu-remote";
 const ENGINE_LINK: &str = "cu-remote-n";
-
-/// Tests here take the remote engine's link down; one at a time.
-static ONE_AT_A_TIME: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
 
 /// A computer of this test on the remote engine; removed with its volume
 /// when dropped.
@@ -108,7 +105,7 @@ async fn doctor_deep(remote: &RemoteComputer) -> std::process::Output {
 /// engine: the viewer page, its WebSocket and native VNC all answer on this
 /// machine's 127.0.0.1 though the engine published them only on its own.
 async fn doctor_deep_passes_through_the_tunnel(env: &[(String, String)], transport: &str) {
-    let _one = ONE_AT_A_TIME.lock().await;
+    let _alone = LINK.write().await;
     let remote = RemoteComputer::new(env);
     let out = doctor_deep(&remote).await;
     let shown = format!(
@@ -179,7 +176,7 @@ async fn doctor_deep_passes_on_a_remote_engine_over_ssh() {
 /// and its new session works.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_engine_dropping_mid_call_is_an_error_and_start_computer_recovers_after() {
-    let _one = ONE_AT_A_TIME.lock().await;
+    let _alone = LINK.write().await;
     let remote = RemoteComputer::new(&remote_engine().tls);
     let (client, _pid) = connect_with(remote.host(), ()).await;
     let session = start_session(&client, "remote fault").await;
@@ -265,7 +262,7 @@ async fn the_engine_dropping_mid_call_is_an_error_and_start_computer_recovers_af
 #[tokio::test(flavor = "multi_thread")]
 async fn a_docker_cp_holding_the_computer_longer_than_the_heartbeat_window_ends_no_session() {
     const HELD: Duration = Duration::from_secs(40);
-    let _one = ONE_AT_A_TIME.lock().await;
+    let _alone = LINK.write().await;
     let remote = RemoteComputer::new(&remote_engine().tls);
     let (client, _pid) = connect_with(remote.host(), ()).await;
     let session = start_session(&client, "held by docker cp").await;

@@ -4,14 +4,12 @@
 //! under the limit is reported by the session's next `shell` answer, through
 //! the real host binary over MCP.
 
-mod support;
-
+use crate::support::docker::{docker, exists, inspect, TestComputer};
+use crate::support::mcp::{connect, ok, text};
 use computer_use_mcp::docker::{ensure_computer, resolve_endpoint};
 use computer_use_mcp::settings::ComputerSettings;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
-use support::docker::{docker, exists, inspect, TestComputer};
-use support::mcp::{connect, ok, text};
 
 const MIB: u64 = 1024 * 1024;
 

@@ -3,15 +3,15 @@
 //! no token in the agent's environment, timed-out root commands killed, and
 //! other containers on the engine locked out of the API and VNC.
 
-mod support;
-
+use crate::support::docker::{
+    docker, docker_output, image, inspect, inspect_network, TestComputer,
+};
+use crate::support::mcp::{connect, ok, text};
 use computer_use_mcp::docker::limits::{default_memory, LOG_MAX_FILES, LOG_MAX_SIZE, PIDS_LIMIT};
 use computer_use_mcp::docker::{ensure_computer, resolve_endpoint, Computer};
 use computer_use_mcp::settings::ComputerSettings;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
-use support::docker::{docker, docker_output, image, inspect, inspect_network, TestComputer};
-use support::mcp::{connect, ok, text};
 
 async fn ensure(t: &TestComputer) -> Computer {
     let env = t.env();

@@ -3,8 +3,10 @@
 //! side in the real viewer in headless Chromium
 //! (`computerd/tests/browser/handoff.test.mjs`).
 
-mod support;
-
+use crate::support::docker::TestComputer;
+use crate::support::mcp::{
+    connect, connect_with, host_command, ok, refused, shell_ok, start_session, text,
+};
 use rmcp::model::{CallToolRequestParams, ProgressNotificationParam};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{ClientHandler, RoleClient};
@@ -13,10 +15,6 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-use support::docker::TestComputer;
-use support::mcp::{
-    connect, connect_with, host_command, ok, refused, shell_ok, start_session, text,
-};
 
 const REASON: &str = "Sign in as <b>admin</b> & accept the terms";
 const EXPECTED: &str = "a page titled Signed in";

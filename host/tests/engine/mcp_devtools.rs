@@ -3,15 +3,13 @@
 //! sessions' bridges apart, the idle stop and its restart with the page
 //! kept, `stop_chrome_devtools`, `end_session`, and the shell-timeout rule.
 
-mod support;
-
-use serde_json::{json, Value};
-use std::time::{Duration, Instant};
-use support::docker::TestComputer;
-use support::mcp::{
+use crate::support::docker::TestComputer;
+use crate::support::mcp::{
     call, connect, is_error, ok, screen_number, shell_ok as shell, start_session as start, text,
     write_files, Client,
 };
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
 
 /// `mcpc <bridge> tools-call <tool> '<json>'` through `shell`.
 async fn devtools(client: &Client, sid: &str, bridge: &str, tool: &str, args: Value) -> Value {

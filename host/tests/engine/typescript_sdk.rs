@@ -3,12 +3,10 @@
 //! tool's output schema while listing and warns about what JSON Schema does
 //! not define, so a clean listing means no client of it prints warnings.
 
-mod support;
-
+use crate::support::mcp::host_bin;
 use serde_json::Value;
 use std::path::Path;
 use std::time::{Duration, Instant};
-use support::mcp::host_bin;
 
 #[test]
 fn the_typescript_sdk_lists_every_tool_without_a_warning() {

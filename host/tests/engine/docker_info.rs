@@ -1,12 +1,10 @@
 //! `info` against a real Docker engine: what it prints for a missing,
 //! stopped and running computer, and when Docker cannot be reached.
 
-mod support;
-
+use crate::support::docker::{image, TestComputer};
 use computer_use_mcp::docker::{ensure_computer, resolve_endpoint, ComputerState};
 use computer_use_mcp::info::gather_from;
 use computer_use_mcp::settings::{process_env, ComputerSettings};
-use support::docker::{image, TestComputer};
 
 #[tokio::test]
 async fn reports_missing_stopped_and_running_with_the_viewer_link() {
@@ -94,7 +92,7 @@ async fn reports_missing_stopped_and_running_with_the_viewer_link() {
 async fn reports_a_pending_upgrade_of_a_running_older_computer() {
     let t = TestComputer::new();
     t.create_labelled("0.0.1", "info-older-token-0123456789abc");
-    support::docker::docker(&["start", &t.name]);
+    crate::support::docker::docker(&["start", &t.name]);
     let text = gather_from(&t.env()).await.to_string();
     assert!(
         text.contains(&format!(

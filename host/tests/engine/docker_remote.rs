@@ -5,8 +5,9 @@
 //! bytes through both transports. The engine is the one of
 //! `scripts/remote-engine.sh`, in a network namespace of its own.
 
-mod support;
-
+use crate::support::docker::image;
+use crate::support::mcp::host_bin;
+use crate::support::remote::{remote_docker, remote_engine, ENDPOINT_VARS, LINK, SSH_ALIAS};
 use bollard::exec::StartExecResults;
 use bollard::models::{ContainerCreateBody, ExecConfig};
 use bollard::query_parameters::CreateContainerOptionsBuilder;
@@ -15,9 +16,6 @@ use computer_use_mcp::settings::Env;
 use futures::StreamExt;
 use std::process::Command;
 use std::time::Duration;
-use support::docker::image;
-use support::mcp::host_bin;
-use support::remote::{remote_docker, remote_engine, ENDPOINT_VARS, SSH_ALIAS};
 use tokio::io::AsyncWriteExt;
 
 /// `computer-use-mcp info` against the engine `env` names; its stdout.
@@ -66,6 +64,7 @@ fn assert_reached(text: &str) {
 
 #[test]
 fn info_over_tls_names_the_transport_and_the_certificates() {
+    let _link = LINK.blocking_read();
     let cert_path = cert_path();
     let text = info(&remote_engine().tls);
     assert!(
@@ -77,6 +76,7 @@ fn info_over_tls_names_the_transport_and_the_certificates() {
 
 #[test]
 fn info_over_ssh_names_the_transport() {
+    let _link = LINK.blocking_read();
     let text = info(&remote_engine().ssh);
     assert!(
         text.contains(&format!("docker:   `ssh://{SSH_ALIAS}` (from DOCKER_HOST), over ssh, through `ssh -o ConnectTimeout=30 -T -- {SSH_ALIAS} 'docker system dial-stdio'`\n")),
@@ -97,6 +97,7 @@ fn cert_path() -> String {
 
 #[test]
 fn doctor_over_tls_names_the_transport_and_reaches_the_engine() {
+    let _link = LINK.blocking_read();
     let text = host(&remote_engine().tls, "doctor");
     let cert_path = cert_path();
     let line = |name: &str| {
@@ -122,6 +123,7 @@ fn doctor_over_tls_names_the_transport_and_reaches_the_engine() {
 /// one keeps copies of the certificates under `contexts/tls/`.
 #[test]
 fn info_through_contexts_made_by_the_docker_cli() {
+    let _link = LINK.blocking_read();
     let certs = cert_path();
     let config = tempfile::tempdir().unwrap();
     let config_dir = config.path().display().to_string();
@@ -175,6 +177,7 @@ fn info_through_contexts_made_by_the_docker_cli() {
 
 #[test]
 fn a_wrong_cert_path_names_the_missing_file() {
+    let _link = LINK.blocking_read();
     let empty = tempfile::tempdir().unwrap();
     let dir = empty.path().display().to_string();
     let text = info(&with(&remote_engine().tls, "DOCKER_CERT_PATH", &dir));
@@ -190,6 +193,7 @@ fn a_wrong_cert_path_names_the_missing_file() {
 
 #[test]
 fn an_unknown_ssh_host_quotes_ssh() {
+    let _link = LINK.blocking_read();
     remote_engine();
     let host = format!("ssh://{SSH_ALIAS}-no-such-host");
     let text = info(&[("DOCKER_HOST".into(), host.clone())]);
@@ -211,6 +215,7 @@ fn an_unknown_ssh_host_quotes_ssh() {
 
 #[test]
 fn a_refused_ssh_login_says_how_to_log_in() {
+    let _link = LINK.blocking_read();
     remote_engine();
     // The alias's key, but a user whose authorized_keys does not hold it.
     let host = format!("ssh://nobody@{SSH_ALIAS}");
@@ -339,12 +344,14 @@ fn ssh_children() -> std::collections::BTreeSet<u32> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn attached_exec_echoes_over_ssh() {
+    let _link = LINK.read().await;
     let _alone = SSH_CHILDREN.lock().await;
     exec_echoes(&remote_engine().ssh, "ssh").await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
 async fn consecutive_calls_over_ssh_reuse_their_ssh() {
+    let _link = LINK.read().await;
     let _alone = SSH_CHILDREN.lock().await;
     let env: Env = remote_engine().ssh.iter().cloned().collect();
     // Another test's ssh may still be ending.
@@ -385,6 +392,7 @@ async fn consecutive_calls_over_ssh_reuse_their_ssh() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn attached_exec_echoes_over_tls() {
+    let _link = LINK.read().await;
     exec_echoes(&remote_engine().tls, "tls").await;
 }
 
@@ -421,6 +429,7 @@ fn engine_connections() -> Vec<u64> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn consecutive_calls_over_tls_reuse_their_connection() {
+    let _link = LINK.read().await;
     let env: Env = remote_engine().tls.iter().cloned().collect();
     let docker = resolve_endpoint(&env).unwrap().connect().await.unwrap();
     let mut seen: std::collections::BTreeMap<u64, usize> = Default::default();

@@ -4,15 +4,13 @@
 //! window's document area; a page's button and link from the screen's
 //! browser with a click by ref; two sessions' trees kept apart.
 
-mod support;
-
-use serde_json::{json, Value};
-use std::time::{Duration, Instant};
-use support::docker::TestComputer;
-use support::mcp::{
+use crate::support::docker::TestComputer;
+use crate::support::mcp::{
     call, connect, is_error, ok, shell_ok as shell, start_session as start, text, write_files,
     Client,
 };
+use serde_json::{json, Value};
+use std::time::{Duration, Instant};
 
 /// Every node of a text view, in pre-order.
 fn nodes(view: &Value) -> Vec<Value> {
