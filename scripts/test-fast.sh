@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The fast loop: every test that needs neither Docker nor an X server.
 # The protocol crate whole (wire types, limits, the archive rules against
-# real files), the unit tests of computerd and of the host, computerd's
-# settings as the binary reads them, and the host's local tier (its command
-# line, and the host against a stub computer that lies). About half a minute once built; the
+# real files), the unit tests of computerd and of the host, and the local
+# test tiers of both: computerd's settings as its binary reads them, its
+# files and shell modules and the files under `image/`; the host's command
+# line, and the host against a stub computer that lies. About half a minute once built; the
 # whole suite (scripts/test.sh) stays what CI runs.
 #
 # The engine is pointed at a socket that does not exist and DISPLAY is
@@ -31,7 +32,8 @@ export DOCKER_HOST=unix:///nonexistent/test-fast-has-no-docker.sock
 unset DISPLAY DOCKER_CONTEXT
 # One cargo call over the workspace, so features resolve as for the whole
 # suite and its build is reused: each crate's unit tests, the protocol
-# crate's own test files (`archive`, `fixtures`), computerd's `settings`,
-# which runs the binary only as far as its settings, and the host's `local`.
-cargo test --locked --workspace --lib --test archive --test fixtures --test settings --test local -- "$@"
+# crate's own test files (`archive`, `fixtures`), and the local tiers of
+# computerd (its settings as the binary reads them, files, shell, the files
+# under `image/`) and of the host (`--test local` names both).
+cargo test --locked --workspace --lib --test archive --test fixtures --test local -- "$@"
 echo "test-fast: passed without Docker or X"

@@ -3,7 +3,7 @@
 //! its source, and finding the temporary files a transfer left behind.
 //!
 //! The suites that copy trees (`protocol/tests/archive.rs`,
-//! `computerd/tests/transfer.rs`, `host/tests/engine/mcp_transfer.rs`) build and
+//! `computerd/tests/daemon/transfer.rs`, `host/tests/engine/mcp_transfer.rs`) build and
 //! compare them with this one module, so all three agree on what a faithful
 //! copy is.
 

@@ -307,7 +307,7 @@ mod tests {
     const TOKEN: &str = "0123456789abcdef";
 
     /// The flags `args` give, with no environment variable read
-    /// (`tests/settings.rs` runs computerd with variables of its own).
+    /// (`tests/local/settings.rs` runs computerd with variables of its own).
     fn flags(args: &[&str]) -> Result<Flags, clap::Error> {
         Flags::from_command(
             flags::command_without_environment(),

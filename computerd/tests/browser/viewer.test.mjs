@@ -1,5 +1,5 @@
 // The viewer page in real headless Chromium against a real computerd and
-// real Xvnc screens. Run by computerd/tests/viewer_browser.rs, which starts
+// real Xvnc screens. Run by computerd/tests/daemon/viewer_browser.rs, which starts
 // the daemon and passes its addresses:
 //   API_URL, TOKEN (the token API), VIEWER_URL, KEY (the viewer).
 // Waits poll a condition with a deadline; nothing sleeps blindly.
@@ -11,7 +11,7 @@ import { chromium } from 'playwright-core';
 
 const { API_URL, TOKEN, VIEWER_URL, KEY } = process.env;
 for (const [name, value] of Object.entries({ API_URL, TOKEN, VIEWER_URL, KEY })) {
-  if (!value) throw new Error(`${name} is not set: run this through \`cargo test -p computerd --test viewer_browser\``);
+  if (!value) throw new Error(`${name} is not set: run this through \`cargo test -p computerd --test daemon viewer_browser::\``);
 }
 const VIEWER_PORT = new URL(VIEWER_URL).port;
 // A name that resolves to 127.0.0.1 only inside this browser: a page of

@@ -2,16 +2,12 @@
 //! session and AT-SPI buses, and real GTK apps (zenity). Each test owns its
 //! displays and buses.
 
-mod support {
-    pub mod xvnc;
-}
-
+use crate::xvnc::{Program, Xvnc};
 use computerd::a11y::{self, A11yBus, A11yError, A11yState, A11yTree, WindowHint, BUS_LAUNCHER};
 use computerd::display::Display;
 use computerd::screen_facts::ScreenEnv;
 use std::path::Path;
 use std::time::{Duration, Instant};
-use support::xvnc::{Program, Xvnc};
 use test_support::require_program;
 use x11rb::connection::Connection as _;
 use x11rb::protocol::xproto::{AtomEnum, ConnectionExt as _, Window};

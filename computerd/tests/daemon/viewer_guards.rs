@@ -1,10 +1,8 @@
 //! Who may use the viewer: the `Host` a browser used (DNS rebinding), the
 //! `Origin` of WebSocket upgrades, and the key, against a real computerd.
 
-mod common;
-
-use common::viewer::{connect, connect_as, get, get_from, next_json, Browser};
-use common::Daemon;
+use crate::common::viewer::{connect, connect_as, get, get_from, next_json, Browser};
+use crate::common::Daemon;
 use std::net::IpAddr;
 use std::time::Duration;
 
@@ -237,7 +235,7 @@ async fn the_host_counts_pages_and_focuses_them() {
         first,
         serde_json::json!({"type": "sessions", "sessions": []})
     );
-    common::wait_until("the page to count", Duration::from_secs(10), || async {
+    crate::common::wait_until("the page to count", Duration::from_secs(10), || async {
         let (_, v) = d.call("GET", "/v1/viewer", None).await;
         (v["pages"] == 1).then_some(())
     })
@@ -272,7 +270,7 @@ async fn the_host_counts_pages_and_focuses_them() {
     assert_eq!(status, 400, "{v}");
 
     drop(page);
-    common::wait_until(
+    crate::common::wait_until(
         "the closed page to stop counting",
         Duration::from_secs(10),
         || async {

@@ -2,10 +2,8 @@
 //! being there does to its session: no idle end, and a screen that outlives
 //! its ended session until the last viewer leaves.
 
-mod common;
-
-use common::viewer::{connect, get, read_bytes, Browser, Socket};
-use common::{wait_until, Daemon, DaemonOptions};
+use crate::common::viewer::{connect, get, read_bytes, Browser, Socket};
+use crate::common::{wait_until, Daemon, DaemonOptions};
 use futures::SinkExt;
 use serde_json::{json, Value};
 use std::path::Path;

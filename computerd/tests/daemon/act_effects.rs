@@ -3,11 +3,9 @@
 //! changes nothing, a button that opens a window says so, and a link says
 //! where it went. What the watch costs is timed in `x11_input_capture`.
 
-mod common;
-
+use crate::common::Daemon;
 use axum::response::Html;
 use axum::routing::get;
-use common::Daemon;
 use serde_json::{json, Value};
 
 /// A page that is one big link to `/next`, one big button that opens a
@@ -44,7 +42,7 @@ fn effects(r: &Value) -> &Value {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_click_on_the_bare_desktop_changed_nothing() {
-    common::require_x_programs();
+    crate::common::require_x_programs();
     let d = Daemon::start().await;
     let sid = d.create_session("effects desktop").await;
     // The screen is handed out once its desktop is drawn.
@@ -78,7 +76,7 @@ async fn a_click_on_the_bare_desktop_changed_nothing() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_button_that_opens_a_window_and_a_link_say_what_they_did() {
-    common::require_programs(&[("chromium", "chromium")]);
+    crate::common::require_programs(&[("chromium", "chromium")]);
     let site = start_site().await;
     let d = Daemon::start().await;
     let sid = d.create_session("effects browser").await;

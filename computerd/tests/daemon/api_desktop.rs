@@ -1,9 +1,7 @@
 //! Screens, observe and act through the API, on real Xvnc screens.
 
-mod common;
-
+use crate::common::{wait_until, Daemon};
 use base64::Engine;
-use common::{wait_until, Daemon};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -12,7 +10,7 @@ fn decode_png(b64: &str) -> (u32, u32) {
     let bytes = base64::engine::general_purpose::STANDARD
         .decode(b64)
         .expect("base64");
-    let (width, height, _) = common::frame_pixels::decode_png_rgb(&bytes);
+    let (width, height, _) = crate::common::frame_pixels::decode_png_rgb(&bytes);
     (width, height)
 }
 

@@ -1,8 +1,6 @@
 //! `shell` and the file tools through the API.
 
-mod common;
-
-use common::{wait_until, Daemon};
+use crate::common::{wait_until, Daemon};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -159,13 +157,13 @@ async fn long_output_keeps_head_and_tail_and_commands_run_side_by_side() {
 /// both answer, and the command runs without the screen's `DISPLAY`.
 #[tokio::test(flavor = "multi_thread")]
 async fn shell_and_the_session_list_do_not_wait_for_a_screen_still_opening() {
-    common::require_x_programs();
+    crate::common::require_x_programs();
     let d = Daemon::start().await;
     let sid = d.create_session("opening").await;
     let observe = tokio::spawn(
         d.raw()
             .post(d.url(&format!("/v1/sessions/{sid}/observe")))
-            .bearer_auth(common::daemon::TOKEN)
+            .bearer_auth(crate::common::daemon::TOKEN)
             .json(&json!({}))
             .send(),
     );

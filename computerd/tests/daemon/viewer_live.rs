@@ -1,10 +1,8 @@
 //! The viewer's live channel pushes the whole session list whenever it
 //! changes, against a real computerd with real screens.
 
-mod common;
-
-use common::viewer::{connect, next_json, Browser, Socket};
-use common::Daemon;
+use crate::common::viewer::{connect, next_json, Browser, Socket};
+use crate::common::Daemon;
 use serde_json::{json, Value};
 use std::time::Duration;
 

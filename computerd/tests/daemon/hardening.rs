@@ -2,10 +2,8 @@
 //! the API token, and a client that never finishes a request head is cut
 //! off.
 
-mod common;
-
-use common::daemon::TOKEN;
-use common::Daemon;
+use crate::common::daemon::TOKEN;
+use crate::common::Daemon;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};

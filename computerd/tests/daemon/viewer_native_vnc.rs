@@ -2,9 +2,7 @@
 //! authenticate with the VNC password (the viewer key's first 8 characters): here `vncdo`
 //! (vncdotool from PyPI), a real client, against a real computerd.
 
-mod common;
-
-use common::{require_program, Daemon};
+use crate::common::{require_program, Daemon};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 

@@ -4,14 +4,12 @@
 //! and cursors refused, the unchanged rule, a window with no tree, and
 //! pages whose scripts lie about their visibility and size.
 
-mod common;
-
-use common::{wait_until, Daemon};
+use crate::common::{wait_until, Daemon};
 use serde_json::{json, Value};
 use std::time::Duration;
 
 fn require_programs() {
-    common::require_programs(&[("chromium", "chromium"), ("xterm", "xterm")]);
+    crate::common::require_programs(&[("chromium", "chromium"), ("xterm", "xterm")]);
 }
 
 async fn text_view(d: &Daemon, session: &str, extra: Value) -> Value {
@@ -405,7 +403,7 @@ async fn view_until<T>(
 #[tokio::test(flavor = "multi_thread")]
 async fn a_gtk_dialog_is_filled_in_and_confirmed_by_ref() {
     require_programs();
-    common::require_programs(&[
+    crate::common::require_programs(&[
         ("zenity", "zenity"),
         ("/usr/libexec/at-spi-bus-launcher", "at-spi2-core"),
     ]);

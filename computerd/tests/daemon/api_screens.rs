@@ -1,9 +1,7 @@
 //! Screens that must keep working when a display is busy, a start fails, or
 //! a client hangs up half way, against a real computerd and real Xvnc.
 
-mod common;
-
-use common::{wait_until, Daemon, DaemonOptions};
+use crate::common::{wait_until, Daemon, DaemonOptions};
 use reqwest::StatusCode;
 use serde_json::json;
 use std::net::TcpListener;
@@ -195,7 +193,10 @@ async fn forced_frame(d: &Daemon, sid: &str) -> ((u32, u32, Vec<u8>), Duration) 
             json!({"force": true}),
         )
         .await;
-    (common::frame_pixels::observation_rgb(&v), started.elapsed())
+    (
+        crate::common::frame_pixels::observation_rgb(&v),
+        started.elapsed(),
+    )
 }
 
 /// The check: a new session's first frame is the desktop it will

@@ -3,10 +3,7 @@
 //! pointer events, window focus, and what `computer_act`'s effects watch
 //! costs. Each test owns its display.
 
-mod support {
-    pub mod xvnc;
-}
-
+use crate::xvnc::{Program, Xvnc};
 use computer_protocol::{Action, Button, FrameOptions, Region, ScrollDirection};
 use computerd::capture::{
     cursor_position, encode_png, shape, shape_kept, Capturer, Drawn, Frame, Rescaler,
@@ -20,7 +17,6 @@ use computerd::screens::WatchConnection;
 use computerd::windows::{active_window_title, focus_window, window_title, Atoms};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-use support::xvnc::{Program, Xvnc};
 use test_support::wait_until_blocking;
 use x11rb::connection::Connection;
 use x11rb::protocol::xproto::{

@@ -1,8 +1,6 @@
 //! The API's guards and session lifecycle, against a real computerd.
 
-mod common;
-
-use common::{wait_until, Daemon, DaemonOptions};
+use crate::common::{wait_until, Daemon, DaemonOptions};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -200,7 +198,7 @@ async fn malformed_requests_get_a_clear_4xx_naming_the_problem() {
     let resp = d
         .raw()
         .post(d.url(&format!("/v1/sessions/{sid}/shell")))
-        .bearer_auth(common::daemon::TOKEN)
+        .bearer_auth(crate::common::daemon::TOKEN)
         .header("content-type", "application/json")
         .body("{not json")
         .send()
@@ -358,7 +356,7 @@ async fn ending_a_session_kills_its_running_commands() {
         d.post(&shell_path, json!({"command": command, "timeout": 60})),
         async {
             wait_until("the command to run", Duration::from_secs(10), || async {
-                common::processes::running(&sleeping).then_some(())
+                crate::common::processes::running(&sleeping).then_some(())
             })
             .await;
             let (status, v) = d.call("DELETE", &format!("/v1/sessions/{sid}"), None).await;
@@ -366,7 +364,7 @@ async fn ending_a_session_kills_its_running_commands() {
             wait_until(
                 "the command of the ended session to be killed",
                 Duration::from_secs(10),
-                || async { (!common::processes::running(&sleeping)).then_some(()) },
+                || async { (!crate::common::processes::running(&sleeping)).then_some(()) },
             )
             .await;
         }

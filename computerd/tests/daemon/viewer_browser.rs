@@ -3,9 +3,7 @@
 //! real screens started here, and this test fails with its output when any
 //! of its checks fails.
 
-mod common;
-
-use common::{require_programs, Daemon, DaemonOptions};
+use crate::common::{require_programs, Daemon, DaemonOptions};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -21,7 +19,7 @@ async fn the_viewer_page_in_headless_chromium() {
     ]);
     let browser_dir = test_support::require_playwright();
     assert!(
-        common::daemon::viewer_dir()
+        crate::common::daemon::viewer_dir()
             .join("novnc/core/rfb.js")
             .is_file(),
         "noVNC is not in image/viewer/novnc; run `bash scripts/fetch-novnc.sh` (scripts/test.sh does)"
@@ -37,7 +35,7 @@ async fn the_viewer_page_in_headless_chromium() {
         .args(["--test", "--test-reporter=spec", "viewer.test.mjs"])
         .current_dir(&browser_dir)
         .env("API_URL", &d.base_url)
-        .env("TOKEN", common::daemon::TOKEN)
+        .env("TOKEN", crate::common::daemon::TOKEN)
         .env("VIEWER_URL", d.viewer_url(""))
         .env("KEY", &key)
         .stdin(Stdio::null())

@@ -6,19 +6,17 @@
 //! The "site" is a small HTTP server on loopback that signs in by setting
 //! a cookie and signs out by clearing it; each page's title says which.
 
-mod common;
-
+use crate::common::{wait_until, Daemon};
 use axum::http::header::{COOKIE, SET_COOKIE};
 use axum::http::HeaderMap;
 use axum::response::{Html, IntoResponse};
 use axum::routing::get;
-use common::{wait_until, Daemon};
 use serde_json::{json, Value};
 use std::os::unix::fs::PermissionsExt;
 use std::time::Duration;
 
 fn require_chromium() {
-    common::require_programs(&[("chromium", "chromium"), ("curl", "curl")]);
+    crate::common::require_programs(&[("chromium", "chromium"), ("curl", "curl")]);
 }
 
 /// A page whose title says who is signed in.
@@ -666,8 +664,8 @@ async fn frame_holds_for_two_seconds(d: &Daemon, s: &str, frame: &Value, what: &
     if later["unchanged"] == true {
         return;
     }
-    let (width, _, then) = common::frame_pixels::observation_rgb(frame);
-    let (_, _, now) = common::frame_pixels::observation_rgb(later);
+    let (width, _, then) = crate::common::frame_pixels::observation_rgb(frame);
+    let (_, _, now) = crate::common::frame_pixels::observation_rgb(later);
     let changed: Vec<(usize, usize)> = then
         .chunks(3)
         .zip(now.chunks(3))
@@ -818,7 +816,7 @@ async fn a_devtools_start_waiting_on_mcpc_holds_up_no_other_screen() {
         std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()),
     ))
     .unwrap();
-    let d = Daemon::start_with(common::DaemonOptions {
+    let d = Daemon::start_with(crate::common::DaemonOptions {
         env: vec![("PATH", path.to_string_lossy().into_owned())],
     })
     .await;
@@ -833,7 +831,7 @@ async fn a_devtools_start_waiting_on_mcpc_holds_up_no_other_screen() {
         tokio::spawn(async move {
             client
                 .post(url)
-                .bearer_auth(common::daemon::TOKEN)
+                .bearer_auth(crate::common::daemon::TOKEN)
                 .json(&json!({"idle_secs": 600}))
                 .send()
                 .await

@@ -3,9 +3,7 @@
 //! stopped) closes its recording complete, and the package is built from
 //! what is on disk.
 
-mod common;
-
-use common::{wait_until, Daemon, DaemonOptions};
+use crate::common::{wait_until, Daemon, DaemonOptions};
 use reqwest::StatusCode;
 use serde_json::{json, Value};
 use std::time::Duration;

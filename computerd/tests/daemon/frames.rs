@@ -2,10 +2,8 @@
 //! their scale, clicks given in a frame's own pixels, zoomed regions that
 //! are the screen's pixels, JPEG frames, and the unchanged rule per shape.
 
-mod common;
-
+use crate::common::{wait_until, Daemon};
 use base64::Engine;
-use common::{wait_until, Daemon};
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -22,7 +20,7 @@ fn bytes_of(o: &Value) -> Vec<u8> {
 
 /// Decoded RGB8 pixels of a PNG frame, with its size.
 fn decode_png(o: &Value) -> (u32, u32, Vec<u8>) {
-    common::frame_pixels::observation_rgb(o)
+    crate::common::frame_pixels::observation_rgb(o)
 }
 
 async fn observe(d: &Daemon, sid: &str, body: Value) -> Value {
@@ -177,7 +175,7 @@ async fn last_press(log: &std::path::Path, count: usize) -> (i32, i32) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn clicks_in_frame_pixels_land_on_the_right_screen_pixel() {
-    common::require_programs(&[("xev", "x11-utils")]);
+    crate::common::require_programs(&[("xev", "x11-utils")]);
     let d = Daemon::start().await;
     let sid = session_with_screen(&d, "2560x1600").await;
     let log = start_click_reporter(&d, &sid, (2560, 1600)).await;

@@ -3,11 +3,9 @@
 //! crafted archives posted straight to the endpoint, and transfers that stop
 //! (session ended, client gone) leaving no temporary files.
 
-mod common;
-
+use crate::common::daemon::TOKEN;
+use crate::common::{wait_until, Daemon};
 use bytes::Bytes;
-use common::daemon::TOKEN;
-use common::{wait_until, Daemon};
 use computer_protocol::ItemKind;
 use futures::SinkExt;
 use reqwest::StatusCode;
