@@ -6,7 +6,8 @@
 # tunnel. The viewer and VNC through the tunnel, and the engine dropping
 # mid-call, are host/tests/engine/remote_engine.rs's (part of the workspace
 # pass). scripts/test.sh runs it after the workspace pass, whose engine-tier
-# binary this reruns with one filter per module (scripts/test-binaries.sh).
+# binary this reruns with one filter per module (scripts/test-binaries.sh),
+# through scripts/test-runner.sh (each test's time).
 #
 # Usage: scripts/test-remote.sh [-- test harness options]
 set -euo pipefail
@@ -27,7 +28,7 @@ for way in tls ssh; do
     echo "test-remote: ${remote_modules[*]} over $way ($vars)"
     # shellcheck disable=SC2086 # the variables are NAME=value words
     if ! (cd host && env -u DOCKER_HOST -u DOCKER_CONTEXT -u DOCKER_TLS_VERIFY \
-        -u DOCKER_CERT_PATH $vars "$engine" "${remote_modules[@]/%/::}" "$@"); then
+        -u DOCKER_CERT_PATH $vars bash ../scripts/test-runner.sh "$engine" "${remote_modules[@]/%/::}" "$@"); then
         failed+=("$way")
     fi
 done

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what the tests need (scripts/test-setup.sh),
-# builds the release host binary that host/tests/release_build.rs drives,
+# builds the release host binary that host/tests/release_build.rs drives
+# and the release computerd the image holds,
 # then runs every test of the workspace against those real parts, the MCP
 # tests a second time over Streamable HTTP (scripts/test-http.sh) and a third
 # time against a remote engine over TLS and ssh (scripts/test-remote.sh).
@@ -29,18 +30,31 @@ command -v mold >/dev/null || {
 export CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS="-C link-arg=-fuse-ld=mold"
 failed=()
 python3 scripts/import-circles.py || failed+=("the import-circle check")
-# The images build (mostly downloads and unpacking) and the remote engine
-# loads them (about two minutes of disk) while the Rust builds below use
-# the CPU; the tests start once both are done.
 mkdir -p target
-(bash scripts/test-setup.sh --images-only && bash scripts/remote-engine.sh up) \
-    > target/images.log 2>&1 &
+# The base image (debootstrap: downloads and unpacking) builds while the
+# release binaries compile.
+bash scripts/build-base-image.sh > target/base-image.log 2>&1 &
+base=$!
+# Both release binaries in one cargo run, so the dependencies they share
+# compile once: the host for host/tests/release_build.rs, computerd for the
+# image.
+cargo build --release --locked -p computer-use-mcp -p computerd
+if ! wait "$base"; then
+    cat target/base-image.log >&2
+    echo "test: building the base image failed (above)" >&2
+    exit 1
+fi
+phase "the release binaries are built"
+# The image build (mostly downloads and unpacking) and the remote engine
+# loading it (about two minutes of disk) go on while the test binaries
+# compile; the tests start once both are done.
+(COMPUTERD_BIN=$PWD/target/release/computerd bash scripts/test-setup.sh --images-only \
+    && bash scripts/remote-engine.sh up) > target/images.log 2>&1 &
 images=$!
-cargo build --release --locked -p computer-use-mcp
 # `--tests`: the unit and integration tests, without the examples (which
 # `scripts/lint.sh` checks with clippy) and the doc tests (there are none).
 cargo test --workspace --locked --tests --no-run
-phase "the release binary and the test binaries are built"
+phase "the test binaries are built"
 # The fast loop, with Docker and Xvnc out of its reach: it must stay a loop
 # that needs neither.
 if ! bash scripts/test-fast.sh --prove > target/test-fast.log 2>&1; then
@@ -64,13 +78,23 @@ phase "the images are built and loaded"
     nice -n 19 bash scripts/release-check.sh) > target/release-check.log 2>&1 &
 checks=$!
 
-cargo test --workspace --tests --no-fail-fast -- --test-threads="${TEST_THREADS:-2}" \
-    || failed+=("the workspace tests")
+# Every test binary runs through scripts/test-runner.sh, which has libtest
+# print each test's time; the passes' output is also kept in
+# target/test-passes.log, which scripts/test-times.sh tables at the end.
+export CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER=$PWD/scripts/test-runner.sh
+passes=target/test-passes.log
+: > "$passes"
+# The integration tests (`--test '*'`): the unit tests ran in the fast loop.
+echo "test: pass workspace" | tee -a "$passes"
+cargo test --workspace --test '*' --no-fail-fast -- --test-threads="${TEST_THREADS:-2}" 2>&1 \
+    | tee -a "$passes" || failed+=("the workspace tests")
 phase "workspace tests done"
-bash scripts/test-http.sh -- --test-threads="${TEST_THREADS:-2}" \
+echo "test: pass http" | tee -a "$passes"
+bash scripts/test-http.sh -- --test-threads="${TEST_THREADS:-2}" 2>&1 | tee -a "$passes" \
     || failed+=("the tests over HTTP")
 phase "HTTP pass done"
-bash scripts/test-remote.sh -- --test-threads="${TEST_THREADS:-2}" \
+echo "test: pass remote" | tee -a "$passes"
+bash scripts/test-remote.sh -- --test-threads="${TEST_THREADS:-2}" 2>&1 | tee -a "$passes" \
     || failed+=("the tests on the remote engine")
 phase "remote pass done"
 
@@ -81,6 +105,8 @@ else
     failed+=("the release checks")
 fi
 phase "release checks done"
+echo "test: the slowest tests of this run (all in ${passes}.times):"
+bash scripts/test-times.sh "$passes" >&2 || true
 if [ "${#failed[@]}" -gt 0 ]; then
     printf 'test: failed: %s\n' "${failed[@]}" >&2
     exit 1
