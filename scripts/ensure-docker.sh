@@ -15,24 +15,15 @@ timeout=${DOCKERD_TIMEOUT:-60}
 
 say() { printf 'ensure-docker: %s\n' "$*" >&2; }
 
-# True when process $1 exists and is not a zombie. A killed engine stays a
-# zombie until its reaper collects it, and `kill -0` or /proc/PID call that
-# alive.
-live() {
-    local state
-    state=$(awk '/^State:/ { print $2 }' "/proc/$1/status" 2>/dev/null) || return 1
-    [ -n "$state" ] && [ "$state" != Z ]
-}
+# shellcheck source=scripts/pid-file.sh
+. "$(dirname "$0")/pid-file.sh"
 
 # Removes pid file $1 unless it names a live process called $2. After a
 # crash, dockerd takes a file naming a zombie or a gone process for a running
 # engine and refuses to start, or takes it for a running containerd and waits
 # on a socket nobody serves until it gives up.
 clear_stale_pid_file() {
-    local pid
-    [ -f "$1" ] || return 0
-    pid=$(tr -dc 0-9 <"$1")
-    if [ -z "$pid" ] || ! live "$pid" || [ "$(cat "/proc/$pid/comm" 2>/dev/null)" != "$2" ]; then
+    if [ -f "$1" ] && ! pid_file_runs "$1" "$2"; then
         say "removing the stale pid file $1"
         rm -f "$1"
     fi
@@ -73,7 +64,7 @@ until docker info >/dev/null 2>&1; do
         tail -n 30 "$log" >&2 || true
         exit 1
     fi
-    if [ -n "${started:-}" ] && ! live "$started"; then
+    if [ -n "${started:-}" ] && ! process_live "$started"; then
         say "dockerd exited before it answered; last lines of $log:"
         tail -n 30 "$log" >&2 || true
         exit 1

@@ -42,17 +42,8 @@ die() { say "$*"; exit 1; }
 # hides the cgroup mounts dockerd needs.
 in_ns() { nsenter --net="/var/run/netns/$NS" "$@"; }
 
-# True when pid file $1 names a live process called $2. `kill -0` alone is
-# not enough: it takes a zombie for alive, and after a crash or a reboot the
-# number may belong to another program by now.
-runs() {
-    local pid state
-    [ -f "$1" ] || return 1
-    pid=$(tr -dc 0-9 <"$1")
-    [ -n "$pid" ] || return 1
-    state=$(awk '/^State:/ { print $2 }' "/proc/$pid/status" 2>/dev/null) || return 1
-    [ -n "$state" ] && [ "$state" != Z ] && [ "$(cat "/proc/$pid/comm" 2>/dev/null)" = "$2" ]
-}
+# shellcheck source=scripts/pid-file.sh
+. "$(dirname "$0")/pid-file.sh"
 
 make_certs() {
     [ -f "$CERTS/key.pem" ] && return
@@ -113,7 +104,7 @@ start_dockerd() {
 # CLI's `ssh://` does. The client's key and known_hosts are in $STATE/ssh.
 start_sshd() {
     local dir=$STATE/ssh
-    if runs "$dir/sshd.pid" sshd; then return; fi
+    if pid_file_runs "$dir/sshd.pid" sshd; then return; fi
     mkdir -p "$dir"
     chmod 0700 "$dir"
     [ -f "$dir/host_key" ] || ssh-keygen -q -t ed25519 -N '' -f "$dir/host_key"

@@ -53,11 +53,12 @@ awk '
         next
     }
     /^test-http: .* over HTTP/ { bin = "engine@http"; next }
-    /^test .* \.\.\. (ok|FAILED)$/ {
+    # The HTTP pass runs through scripts/test-runner.sh: `... ok <1.234s>`.
+    /^test .* \.\.\. (ok|FAILED)( <[0-9.]+s>)?$/ {
         name = $2
         for (i = 3; $i != "..."; i++) name = name " " $i
         key = bin "::" name
-        if ($NF == "ok") pass[key]++; else fail[key]++
+        if ($(i + 1) == "ok") pass[key]++; else fail[key]++
         seen[key] = 1
     }
     END {

@@ -4,8 +4,8 @@
 # real files), the unit tests of computerd and of the host, and the local
 # test tiers of both: computerd's settings as its binary reads them, its
 # files and shell modules and the files under `image/`; the host's command
-# line, and the host against a stub computer that lies. About half a minute once built; the
-# whole suite (scripts/test.sh) stays what CI runs.
+# line, and the host against a stub computer that lies. About half a minute
+# once built; the whole suite (scripts/test.sh) stays what CI runs.
 #
 # The engine is pointed at a socket that does not exist and DISPLAY is
 # unset, so a test that reached for either would fail, not pass quietly.

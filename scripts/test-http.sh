@@ -12,13 +12,13 @@
 # cover over HTTP with the same kinds of answers (text, structured content,
 # images, errors), while what HTTP changes (sessions per client, progress,
 # cancelling, the end of a session with its client) is in mcp_session,
-# mcp_transfer, mcp_handoff, faults and mcp_http; faults_dockerd, which restarts the Docker engine and tests
-# no transport; release_build, which checks the release binary's stdio
-# start; mcp_apps, about what the image opens for open_path and launch_app;
-# cli, doctor and
-# typescript_sdk, which start no MCP client of their own or only a stdio one
-# by design; docker_remote and remote_engine, about the Docker engine's
-# transport and the tunnel, which scripts/test-remote.sh covers.
+# mcp_transfer, mcp_handoff, faults and mcp_http; faults_dockerd, which
+# restarts the Docker engine and tests no transport; release_build, which
+# checks the release binary's stdio start; mcp_apps, about what the image
+# opens for open_path and launch_app; cli, doctor and typescript_sdk, which
+# start no MCP client of their own or only a stdio one by design;
+# docker_remote and remote_engine, about the Docker engine's transport and
+# the tunnel, which scripts/test-remote.sh covers.
 #
 # The binary is the workspace pass's own (scripts/test-binaries.sh), run
 # once with one filter per module (`mcp_session::`), so its tests fill both
