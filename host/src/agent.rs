@@ -80,6 +80,9 @@ pub struct Agent {
     announced: Mutex<HashSet<SessionId>>,
     /// Sessions of this agent that record their calls.
     recordings: Mutex<HashMap<SessionId, Arc<HostRecording>>>,
+    /// The hand-back code of each session's open handoff, by handoff id:
+    /// only the person's link and this map hold it, never the computer.
+    handbacks: Mutex<HashMap<SessionId, (String, String)>>,
     /// The heartbeat task, when a runtime was there to run it.
     beat: Option<tokio::task::AbortHandle>,
     closed: AtomicBool,
@@ -104,6 +107,7 @@ impl Agent {
             sessions: Mutex::new(HashMap::new()),
             announced: Mutex::new(HashSet::new()),
             recordings: Mutex::new(HashMap::new()),
+            handbacks: Mutex::new(HashMap::new()),
             beat,
             closed: AtomicBool::new(false),
         }
@@ -114,6 +118,33 @@ impl Agent {
         self.recordings_map()
             .get(&SessionId(id.to_string()))
             .cloned()
+    }
+
+    /// Keeps `code`, the hand-back code of handoff `handoff_id` of session
+    /// `id`, for [`Agent::handed_back_by_person`].
+    pub fn keep_handback(&self, id: &str, handoff_id: &str, code: String) {
+        self.handbacks
+            .lock()
+            .insert(SessionId(id.to_string()), (handoff_id.to_string(), code));
+    }
+
+    /// Whether `presented`, the code the computer says the person's page
+    /// handed back with, is the one made for handoff `handoff_id`. The
+    /// code is forgotten either way: a hold ends once.
+    pub fn handed_back_by_person(
+        &self,
+        id: &str,
+        handoff_id: &str,
+        presented: Option<&str>,
+    ) -> bool {
+        let kept = self.handbacks.lock().remove(&SessionId(id.to_string()));
+        handback_matches(kept.as_ref(), handoff_id, presented)
+    }
+
+    /// Forgets session `id`'s hand-back code (its hold was cancelled or
+    /// expired).
+    pub fn forget_handback(&self, id: &str) {
+        self.handbacks.lock().remove(&SessionId(id.to_string()));
     }
 
     /// Session `id` records from now on; false when it already did.
@@ -326,9 +357,30 @@ impl Drop for Agent {
     }
 }
 
+/// Whether `presented` is the code kept for handoff `handoff_id`; nothing
+/// kept, another handoff's code or no code at all never match.
+fn handback_matches(
+    kept: Option<&(String, String)>,
+    handoff_id: &str,
+    presented: Option<&str>,
+) -> bool {
+    matches!((kept, presented), (Some((kept_id, code)), Some(presented))
+        if kept_id == handoff_id && code == presented)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_kept_code_of_the_same_handoff_hands_back() {
+        let kept = ("handoff-1".to_string(), "c0de".to_string());
+        assert!(handback_matches(Some(&kept), "handoff-1", Some("c0de")));
+        assert!(!handback_matches(Some(&kept), "handoff-1", Some("c0dE")));
+        assert!(!handback_matches(Some(&kept), "handoff-1", None));
+        assert!(!handback_matches(Some(&kept), "handoff-2", Some("c0de")));
+        assert!(!handback_matches(None, "handoff-1", Some("c0de")));
+    }
 
     #[test]
     fn an_unreachable_computer_that_docker_says_runs_keeps_the_call_error() {

@@ -18,6 +18,21 @@ pub const WAIT_MAX_SECS: u64 = 45;
 pub const WAIT_DEFAULT_SECS: u64 = 30;
 /// Default of `COMPUTER_USE_HANDOFF_TIMEOUT`.
 pub const HOLD_DEFAULT_SECS: u64 = 15 * 60;
+/// The hand-back code's length: 32 characters of `[A-Za-z0-9]`, about 190
+/// bits, so guessing it is not a way in.
+pub const HANDBACK_CODE_CHARS: usize = 32;
+
+/// What computerd keeps of a hand-back code: its SHA-256, in hex. The host
+/// makes the code and keeps it; the computer holds only this digest, so
+/// nothing inside it (root included) can present the code before the
+/// person does.
+pub fn handback_digest(code: &str) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(code.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
 
 /// Checks `reason` and `expected`; the message names the field and limit.
 pub fn check_request(reason: &str, expected: Option<&str>) -> Result<(), InvalidInput> {
@@ -52,6 +67,8 @@ pub struct HandoffRequest {
     pub expected: Option<String>,
     /// A hold nobody returns ends as `expired` after this long.
     pub expire_secs: u64,
+    /// [`handback_digest`] of the code only the person's link carries.
+    pub handback_digest: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,6 +77,10 @@ pub struct HandoffStarted {
     pub screen: crate::ScreenNumber,
     /// RFC 3339.
     pub started_at: String,
+    /// The session's shell commands and transfers the hold stopped, each
+    /// as the start of its command line.
+    #[serde(default)]
+    pub stopped: Vec<String>,
 }
 
 /// `POST /v1/sessions/{id}/handoff/wait`: answers when the hold ends, or
@@ -98,6 +119,10 @@ pub struct HandoffStatus {
     /// What changed on the screen, once the hold ended.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub changes: Option<ScreenChanges>,
+    /// The hand-back code the person's page presented, for the host to
+    /// compare with its own; never shown to the agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub handback_code: Option<String>,
     /// A screenshot after the hold (filled in by the host).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observation: Option<Observation>,
@@ -125,7 +150,8 @@ pub struct PageFacts {
 }
 
 /// What the viewer sends for a held screen: `take` unlocks input for the
-/// person; `return` hands the screen back with an optional note.
+/// person; `return` hands the screen back with an optional note and the
+/// hand-back code of the person's link.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "action", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ViewerHandoffAction {
@@ -133,6 +159,8 @@ pub enum ViewerHandoffAction {
     Return {
         #[serde(default)]
         note: Option<String>,
+        #[serde(default)]
+        handback: Option<String>,
     },
 }
 
@@ -162,13 +190,22 @@ mod tests {
         let take: ViewerHandoffAction = serde_json::from_str(r#"{"action":"take"}"#).unwrap();
         assert_eq!(take, ViewerHandoffAction::Take);
         let back: ViewerHandoffAction =
-            serde_json::from_str(r#"{"action":"return","note":"done"}"#).unwrap();
+            serde_json::from_str(r#"{"action":"return","note":"done","handback":"c"}"#).unwrap();
         assert_eq!(
             back,
             ViewerHandoffAction::Return {
-                note: Some("done".into())
+                note: Some("done".into()),
+                handback: Some("c".into())
             }
         );
         assert!(serde_json::from_str::<ViewerHandoffAction>(r#"{"action":"approve"}"#).is_err());
+    }
+
+    #[test]
+    fn the_digest_is_sha256_in_hex() {
+        assert_eq!(
+            handback_digest("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
     }
 }

@@ -20,6 +20,7 @@ pub async fn start(
         ));
     }
     let session = app.sessions.get(&SessionId(id))?;
+    super::handoff::refuse_held(&session)?;
     let screen = app.sessions.screen_of(&session).await?;
     let started = app
         .devtools
@@ -37,6 +38,7 @@ pub async fn stop(
     Path(id): Path<String>,
 ) -> Result<Json<DevToolsStopped>, ApiError> {
     let session = app.sessions.get(&SessionId(id))?;
+    super::handoff::refuse_held(&session)?;
     let stopped = match session.current_screen() {
         Some(screen) => app.devtools.stop(screen.number).await,
         None => DevToolsStopped {

@@ -34,6 +34,7 @@ pub async fn set_cwd(
     ApiJson(req): ApiJson<SetCwdRequest>,
 ) -> Result<Json<SetCwdResponse>, ApiError> {
     let session = app.sessions.get(&SessionId(id))?;
+    super::handoff::refuse_held(&session)?;
     let path = with_paths(&app, &session, move |home, cwd| {
         files::set_cwd(&home, &cwd, &req.path)
     })
@@ -50,6 +51,7 @@ pub async fn list(
     ApiJson(req): ApiJson<ListFilesRequest>,
 ) -> Result<Json<ListFilesResponse>, ApiError> {
     let session = app.sessions.get(&SessionId(id))?;
+    super::handoff::refuse_held(&session)?;
     let listing = with_paths(&app, &session, move |home, cwd| {
         files::list(&home, &cwd, req.path.as_deref())
     })
@@ -63,6 +65,7 @@ pub async fn read(
     ApiJson(req): ApiJson<ReadFileRequest>,
 ) -> Result<Json<ReadFileResponse>, ApiError> {
     let session = app.sessions.get(&SessionId(id))?;
+    super::handoff::refuse_held(&session)?;
     let read = with_paths(&app, &session, move |home, cwd| {
         files::read(&home, &cwd, &req)
     })
@@ -76,6 +79,7 @@ pub async fn write(
     ApiJson(req): ApiJson<WriteFileRequest>,
 ) -> Result<Json<WriteFileResponse>, ApiError> {
     let session = app.sessions.get(&SessionId(id))?;
+    super::handoff::refuse_held(&session)?;
     let written = with_paths(&app, &session, move |home, cwd| {
         files::write(&home, &cwd, &req)
     })

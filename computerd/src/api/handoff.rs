@@ -29,12 +29,34 @@ pub fn refuse_held(session: &Session) -> Result<(), ApiError> {
     }
 }
 
+/// Why a session's command or transfer was stopped: its session ended, or
+/// a person took its screen.
+pub fn why_stopped(app: &AppState, session: &Session) -> ApiError {
+    if let Err(ended) = app.sessions.get(&session.id) {
+        return ended.into();
+    }
+    match session.held_message() {
+        Some(message) => ApiError::new(
+            computer_protocol::ErrorCode::Conflict,
+            format!("stopped: {message}"),
+        ),
+        None => crate::sessions::SessionError::Unknown(session.id.clone()).into(),
+    }
+}
+
 pub async fn request(
     State(app): State<AppState>,
     Path(id): Path<String>,
     ApiJson(req): ApiJson<HandoffRequest>,
 ) -> Result<Json<HandoffStarted>, ApiError> {
     check_request(&req.reason, req.expected.as_deref())?;
+    if req.handback_digest.len() != 64
+        || !req.handback_digest.bytes().all(|b| b.is_ascii_hexdigit())
+    {
+        return Err(ApiError::invalid(
+            "`handback_digest` is not a SHA-256 in hex (64 characters of 0-9a-f): send the digest of the hand-back code",
+        ));
+    }
     if req.expire_secs == 0 {
         return Err(ApiError::invalid(
             "`expire_secs` is 0: a hold needs at least 1 second",
@@ -59,6 +81,7 @@ pub async fn request(
             .filter(|e| !e.is_empty()),
         Duration::from_secs(req.expire_secs),
         before,
+        req.handback_digest,
     ));
     {
         let mut slot = session.hold_slot();
@@ -72,13 +95,22 @@ pub async fn request(
         }
         *slot = Some(Arc::clone(&hold));
     }
-    tracing::info!(session = %session.id, handoff = %hold.id, screen = %screen.number, "screen handed to a person");
+    // The person may type secrets now: nothing this session started keeps
+    // running beside them, and the screen's DevTools bridge (which reads
+    // the page) stops until the agent has the screen again.
+    let mut stopped = session.stop_running();
+    let bridge = app.devtools.stop(screen.number).await;
+    if bridge.was_running {
+        stopped.push(format!("the DevTools bridge {}", bridge.bridge));
+    }
+    tracing::info!(session = %session.id, handoff = %hold.id, screen = %screen.number, stopped = stopped.len(), "screen handed to a person");
     tokio::spawn(expire(app.clone(), Arc::clone(&hold), Arc::clone(&screen)));
     app.sessions.touch_overview();
     Ok(Json(HandoffStarted {
         handoff_id: hold.id.clone(),
         screen: screen.number,
         started_at: hold.started_at.clone(),
+        stopped,
     }))
 }
 
@@ -89,7 +121,7 @@ async fn expire(app: AppState, hold: Arc<Hold>, screen: Arc<crate::screens::Scre
         return;
     }
     let after = screen_facts(&screen, app.sessions.browsers()).await;
-    if hold.end(HandoffState::Expired, None, Some(&after)) {
+    if hold.end(HandoffState::Expired, Some(&after)) {
         tracing::info!(handoff = %hold.id, "hold expired");
         app.sessions.touch_overview();
     }
@@ -121,7 +153,7 @@ pub async fn cancel(
     if hold.is_held() {
         let screen = app.sessions.screen_of(&session).await?;
         let after = screen_facts(&screen, app.sessions.browsers()).await;
-        hold.end(HandoffState::Cancelled, None, Some(&after));
+        hold.end(HandoffState::Cancelled, Some(&after));
         tracing::info!(handoff = %hold.id, "hold cancelled by the agent");
     }
     session.clear_hold(&hold);

@@ -3,7 +3,7 @@
 use super::error::ApiError;
 use super::json::ApiJson;
 use super::AppState;
-use crate::sessions::{Session, SessionError};
+use crate::sessions::Session;
 use crate::shell::ShellSpec;
 use axum::extract::{Path, State};
 use axum::Json;
@@ -16,6 +16,7 @@ pub async fn run(
     ApiJson(req): ApiJson<ShellRequest>,
 ) -> Result<Json<ShellResult>, ApiError> {
     let session = app.sessions.get(&SessionId(id))?;
+    super::handoff::refuse_held(&session)?;
     let limits = &session.limits;
     let timeout = match &req.timeout {
         None => limits.shell_timeout,
@@ -45,7 +46,7 @@ pub async fn run(
     if let Some(screen) = session.current_screen() {
         env.extend(screen.env().vars());
     }
-    let _running = session.command_started();
+    let running_guard = session.command_started(&req.command);
     let started_ms = crate::netguard::now_ms();
     let running = crate::shell::run(ShellSpec {
         command: req.command,
@@ -53,20 +54,17 @@ pub async fn run(
         env,
         timeout,
     });
-    // A command must not outlive its session: its `DISPLAY` (and session
-    // bus) may soon be
-    // another session's screen. Dropping `run` kills everything it started.
-    let ended = session.ended();
+    // A command must not outlive its session (its `DISPLAY` and session
+    // bus may soon be another session's screen) nor run on while a person
+    // types on its screen. Dropping `run` kills everything it started.
+    let stopped = running_guard.stopped();
     tokio::select! {
         result = running => {
             let mut result = with_oom_kills(&session, result?);
             result.network_denials = crate::netguard::denial_lines_since(started_ms).await;
             Ok(Json(result))
         }
-        () = ended.cancelled() => {
-            let why = app.sessions.get(&session.id).err();
-            Err(why.unwrap_or(SessionError::Unknown(session.id.clone())).into())
-        }
+        () = stopped.cancelled() => Err(super::handoff::why_stopped(&app, &session)),
     }
 }
 

@@ -36,7 +36,7 @@ fn explain(app: &AppState, id: &SessionId, error: TransferError) -> ApiError {
     match error {
         TransferError::SessionEnded => match app.sessions.get(id) {
             Err(ended) => ended.into(),
-            Ok(_) => TransferError::SessionEnded.into(),
+            Ok(session) => super::handoff::why_stopped(app, &session),
         },
         other => other.into(),
     }
@@ -48,6 +48,7 @@ pub async fn check(
     ApiJson(req): ApiJson<UploadRequest>,
 ) -> Result<Json<UploadTarget>, ApiError> {
     let session = app.sessions.get(&SessionId(id))?;
+    super::handoff::refuse_held(&session)?;
     let target = with_paths(&app, &session, move |home, cwd| {
         transfer::check_upload(&home, &cwd, &req)
     })
@@ -61,6 +62,7 @@ pub async fn source(
     ApiJson(req): ApiJson<SourceRequest>,
 ) -> Result<Json<TransferSource>, ApiError> {
     let session = app.sessions.get(&SessionId(id))?;
+    super::handoff::refuse_held(&session)?;
     let (_, source) = with_paths(&app, &session, move |home, cwd| {
         transfer::describe(&home, &cwd, &req)
     })
@@ -76,19 +78,20 @@ pub async fn upload(
 ) -> Result<Json<TransferSummary>, ApiError> {
     let id = SessionId(id);
     let session = app.sessions.get(&id)?;
+    super::handoff::refuse_held(&session)?;
     let Query(req) = query.map_err(|e| {
         ApiError::invalid(format!(
             "the upload's query does not fit: {}; send `path`, `name`, `kind` (`file` or `folder`) and `overwrite`",
             e.body_text()
         ))
     })?;
-    let _running = session.transfer_started();
+    let running = session.command_started(&format!("to_computer {}", req.path));
     transfer::receive(
         app.config.home.clone(),
         session.cwd(),
         req,
         body.into_data_stream(),
-        session.ended(),
+        running.stopped(),
     )
     .await
     .map(Json)
@@ -101,12 +104,13 @@ pub async fn download(
     ApiJson(req): ApiJson<SourceRequest>,
 ) -> Result<Response, ApiError> {
     let session = app.sessions.get(&SessionId(id))?;
+    super::handoff::refuse_held(&session)?;
     let (path, source) = with_paths(&app, &session, move |home, cwd| {
         transfer::describe(&home, &cwd, &req)
     })
     .await?;
-    let running = session.transfer_started();
-    let stream = transfer::send(path, source, session.ended()).map(move |chunk| {
+    let running = session.command_started(&format!("from_computer {}", path.display()));
+    let stream = transfer::send(path, source, running.stopped()).map(move |chunk| {
         // The session counts as active until the stream is dropped.
         let _ = &running;
         chunk

@@ -9,7 +9,8 @@
 //!
 //! Data flows: the agent's request puts a `Hold` on the session (its screen
 //! opened first); `desktop` and `apps` refuse the screen while it is held;
-//! the viewer's Take control and Hand back (key and Origin checked) change
+//! the viewer's Take control and Hand back (key and Origin checked, and for
+//! Hand back the code of the person's link, see [`Hold::hand_back`]) change
 //! it; the agent's wait answers when it ends, and takes it off the session.
 
 mod facts;
@@ -36,6 +37,8 @@ pub enum HandoffError {
     NoHold,
     #[error("no session's screen {0} is held")]
     NotHeld(ScreenNumber),
+    #[error("this page has no hand-back code for handoff `{0}`, or a wrong one: hand back from the viewer tab the host opened for this handoff (its link carries the code); the viewer key alone cannot end a hold")]
+    NoHandback(String),
 }
 
 impl Coded for HandoffError {
@@ -44,6 +47,7 @@ impl Coded for HandoffError {
             HandoffError::InvalidInput(_) => ErrorCode::InvalidInput,
             HandoffError::AlreadyHeld { .. } | HandoffError::NoHold => ErrorCode::Conflict,
             HandoffError::NotHeld(_) => ErrorCode::NotFound,
+            HandoffError::NoHandback(_) => ErrorCode::PermissionDenied,
         }
     }
 }
@@ -61,6 +65,8 @@ struct Ending {
     note: Option<String>,
     held: Duration,
     changes: Option<ScreenChanges>,
+    /// The hand-back code, when the person handed back.
+    handback: Option<String>,
 }
 
 /// One session's hold: asked for by its agent, ended by a person (or by
@@ -77,6 +83,9 @@ pub struct Hold {
     pub expires: Instant,
     /// The screen when the hold began.
     pub before: ScreenFacts,
+    /// [`computer_protocol::handoff::handback_digest`] of the code only the
+    /// person's link carries.
+    handback_digest: String,
     stage: watch::Sender<Stage>,
     /// The person pressed Take control once.
     taken: Mutex<bool>,
@@ -89,6 +98,7 @@ impl Hold {
         expected: Option<String>,
         expire_after: Duration,
         before: ScreenFacts,
+        handback_digest: String,
     ) -> Hold {
         let now = Instant::now();
         Hold {
@@ -103,6 +113,7 @@ impl Hold {
             started: now,
             expires: now + expire_after,
             before,
+            handback_digest,
             stage: watch::Sender::new(Stage::Held),
             taken: Mutex::new(false),
         }
@@ -122,18 +133,46 @@ impl Hold {
         *self.taken.lock()
     }
 
-    /// Ends the hold, unless it ended already; true when this call ended it.
-    pub fn end(
+    /// The person hands back: only with the code of the link the host
+    /// opened for them, which the computer never held (it keeps the
+    /// digest). True when this call ended the hold.
+    pub fn hand_back(
+        &self,
+        code: Option<&str>,
+        note: Option<String>,
+        after: &ScreenFacts,
+    ) -> Result<bool, HandoffError> {
+        let code = code
+            .filter(|c| computer_protocol::handoff::handback_digest(c) == self.handback_digest)
+            .ok_or_else(|| HandoffError::NoHandback(self.id.clone()))?;
+        Ok(self.finish(
+            HandoffState::Returned,
+            note,
+            Some(after),
+            Some(code.to_string()),
+        ))
+    }
+
+    /// Ends the hold as cancelled or expired, unless it ended already; true
+    /// when this call ended it.
+    pub fn end(&self, state: HandoffState, after: Option<&ScreenFacts>) -> bool {
+        debug_assert!(state != HandoffState::Returned, "only hand_back returns");
+        self.finish(state, None, after, None)
+    }
+
+    fn finish(
         &self,
         state: HandoffState,
         note: Option<String>,
         after: Option<&ScreenFacts>,
+        handback: Option<String>,
     ) -> bool {
         let ending = Ending {
             state,
             note,
             held: self.started.elapsed(),
             changes: after.map(|after| self.before.changes_to(after)),
+            handback,
         };
         self.stage.send_if_modified(|stage| match stage {
             Stage::Held => {
@@ -153,9 +192,9 @@ impl Hold {
 
     pub fn status(&self) -> HandoffStatus {
         let stage = self.stage.borrow().clone();
-        let (state, note, held, changes) = match stage {
-            Stage::Held => (HandoffState::Held, None, self.started.elapsed(), None),
-            Stage::Ended(e) => (e.state, e.note, e.held, e.changes),
+        let (state, note, held, changes, handback) = match stage {
+            Stage::Held => (HandoffState::Held, None, self.started.elapsed(), None, None),
+            Stage::Ended(e) => (e.state, e.note, e.held, e.changes, e.handback),
         };
         HandoffStatus {
             handoff_id: self.id.clone(),
@@ -166,6 +205,7 @@ impl Hold {
             taken: self.was_taken(),
             note,
             changes,
+            handback_code: handback,
             observation: None,
         }
     }
@@ -185,10 +225,10 @@ pub fn check_note(note: Option<String>) -> Result<Option<String>, HandoffError> 
     Ok(Some(note))
 }
 
-/// The message every refused screen call gets while its screen is held.
+/// The message every refused call of the holding session gets.
 pub fn held_message(hold: &Hold) -> String {
     format!(
-        "screen {} is held by a person (handoff `{}`: \"{}\"): the agent may not act on it, open things on it or take screenshots of it until they hand it back. Call `wait_handoff` to wait for them, or `cancel_handoff` to take it back; `shell` and the file tools keep working",
+        "screen {} is held by a person (handoff `{}`: \"{}\"): while they type, this session may not act on the screen, observe it, open things on it, run shell commands, use the file tools or Chrome DevTools. Call `wait_handoff` to wait for them, or `cancel_handoff` to take it back",
         hold.screen, hold.id, hold.reason
     )
 }
@@ -204,6 +244,7 @@ mod tests {
             None,
             Duration::from_secs(60),
             ScreenFacts::default(),
+            computer_protocol::handoff::handback_digest("the code"),
         )
     }
 
@@ -216,20 +257,35 @@ mod tests {
         };
         assert_eq!(hold.status().state, HandoffState::Held);
         hold.take();
-        assert!(hold.end(
-            HandoffState::Returned,
-            Some("done".into()),
-            Some(&ScreenFacts::default())
-        ));
-        assert!(!hold.end(HandoffState::Expired, None, None));
+        assert!(hold
+            .hand_back(
+                Some("the code"),
+                Some("done".into()),
+                &ScreenFacts::default()
+            )
+            .unwrap());
+        assert!(!hold.end(HandoffState::Expired, None));
         let status = tokio::time::timeout(Duration::from_secs(5), waiting)
             .await
             .expect("the waiter wakes")
             .unwrap();
         assert_eq!(status.state, HandoffState::Returned);
         assert_eq!(status.note.as_deref(), Some("done"));
+        assert_eq!(status.handback_code.as_deref(), Some("the code"));
         assert!(status.taken);
         assert!(status.changes.is_some());
+    }
+
+    #[test]
+    fn the_viewer_key_alone_cannot_hand_back() {
+        let hold = hold();
+        for code in [None, Some(""), Some("the cod"), Some("THE CODE")] {
+            let e = hold
+                .hand_back(code, Some("forged".into()), &ScreenFacts::default())
+                .unwrap_err();
+            assert!(e.to_string().contains(&hold.id), "{e}");
+        }
+        assert!(hold.is_held());
     }
 
     #[tokio::test]

@@ -701,7 +701,7 @@ pub(super) mod tests {
         let id = start(&t.sessions, "host-a", 60);
         let session = t.sessions.get(&id).expect("live");
 
-        let command = session.command_started();
+        let command = session.command_started("sleep 600");
         advance(Duration::from_secs(600)).await;
         assert!(expired_now(&t.sessions).is_empty(), "a command runs");
         // The command's end counts as activity: a full idle timeout again.

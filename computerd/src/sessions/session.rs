@@ -8,7 +8,7 @@ use crate::screens::Screen;
 use computer_protocol::{OwnerId, SessionId};
 use parking_lot::Mutex;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 // tokio's clock, like the registry's, so paused-time tests move it.
@@ -37,8 +37,9 @@ pub struct Session {
     /// Last agent call; the idle timer counts from here.
     last_activity: Mutex<Instant>,
     /// Shell commands and file transfers running now; while any runs the
-    /// session is not idle.
-    running_commands: AtomicU32,
+    /// session is not idle, and a hold stops them all.
+    running: Mutex<Vec<Running>>,
+    next_running: AtomicU64,
     /// Cancelled when the session ends, so that work which outlives a single
     /// request (a transfer streaming for minutes) stops with it.
     ended: CancellationToken,
@@ -77,7 +78,8 @@ impl Session {
             limits,
             cwd: Mutex::new(cwd),
             last_activity: Mutex::new(Instant::now()),
-            running_commands: AtomicU32::new(0),
+            running: Mutex::new(Vec::new()),
+            next_running: AtomicU64::new(0),
             ended: CancellationToken::new(),
             viewers: AtomicU32::new(0),
             screen: Mutex::new(None),
@@ -137,27 +139,42 @@ impl Session {
     /// Time since the last agent call, or zero while a command runs or a
     /// viewer watches (both count as activity).
     pub fn idle_for(&self, now: Instant) -> Duration {
-        if self.running_commands.load(Ordering::SeqCst) > 0
-            || self.viewers.load(Ordering::SeqCst) > 0
-        {
+        if !self.running.lock().is_empty() || self.viewers.load(Ordering::SeqCst) > 0 {
             return Duration::ZERO;
         }
         let last = *self.last_activity.lock();
         now.saturating_duration_since(last)
     }
 
-    /// Marks a shell command as running until the guard drops.
-    pub fn command_started(self: &Arc<Self>) -> ActivityGuard {
-        self.running_commands.fetch_add(1, Ordering::SeqCst);
+    /// Marks a shell command or a file transfer as running until the guard
+    /// drops; `what` names it when a hold stops it. Like a command, a long
+    /// transfer never makes its own session idle.
+    pub fn command_started(self: &Arc<Self>, what: &str) -> ActivityGuard {
+        let id = self.next_running.fetch_add(1, Ordering::SeqCst);
+        let stop = self.ended.child_token();
+        self.running.lock().push(Running {
+            id,
+            what: what.chars().take(RUNNING_NAME_CHARS).collect(),
+            stop: stop.clone(),
+        });
         ActivityGuard {
             session: Arc::clone(self),
+            id,
+            stop,
         }
     }
 
-    /// Marks a file transfer as running until the guard drops; like a
-    /// command, a long transfer never makes its own session idle.
-    pub fn transfer_started(self: &Arc<Self>) -> ActivityGuard {
-        self.command_started()
+    /// Stops every command and transfer running now (a person is about to
+    /// type on the screen); returns what they were.
+    pub fn stop_running(&self) -> Vec<String> {
+        let running = std::mem::take(&mut *self.running.lock());
+        running
+            .into_iter()
+            .map(|r| {
+                r.stop.cancel();
+                r.what
+            })
+            .collect()
     }
 
     /// A token cancelled when the session ends.
@@ -186,15 +203,36 @@ impl Session {
     }
 }
 
+/// A running command's or transfer's name as a stopping hold reports it.
+const RUNNING_NAME_CHARS: usize = 80;
+
+/// A shell command or file transfer running in the session.
+#[derive(Debug)]
+struct Running {
+    id: u64,
+    what: String,
+    /// Cancelled when the session ends or a hold stops it.
+    stop: CancellationToken,
+}
+
 /// Counts a running command; dropping it ends the count and refreshes the
 /// idle timer, so a long command never makes its own session idle.
 pub struct ActivityGuard {
     session: Arc<Session>,
+    id: u64,
+    stop: CancellationToken,
+}
+
+impl ActivityGuard {
+    /// Cancelled when the session ends or a hold stops this command.
+    pub fn stopped(&self) -> CancellationToken {
+        self.stop.clone()
+    }
 }
 
 impl Drop for ActivityGuard {
     fn drop(&mut self) {
         self.session.touch();
-        self.session.running_commands.fetch_sub(1, Ordering::SeqCst);
+        self.session.running.lock().retain(|r| r.id != self.id);
     }
 }

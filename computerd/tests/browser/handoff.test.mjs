@@ -2,15 +2,17 @@
 // shows the agent's request on the held screen (as text), the person takes
 // control, writes a note and hands back. Run by host/tests/engine/mcp_handoff.rs,
 // which holds the screen first and checks the agent's side after. Env:
-//   VIEWER_URL (the link request_handoff returned), REASON, EXPECTED, NOTE.
+//   VIEWER_URL (the link request_handoff returned: the key only),
+//   PERSON_URL (the tab the host opened for the person: a one-time code for
+//   the key and the hand-back code), REASON, EXPECTED, NOTE.
 // Waits poll a condition with a deadline; nothing sleeps blindly.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { chromium } from 'playwright-core';
 
-const { VIEWER_URL, REASON, EXPECTED, NOTE } = process.env;
-for (const [name, value] of Object.entries({ VIEWER_URL, REASON, EXPECTED, NOTE })) {
+const { VIEWER_URL, PERSON_URL, REASON, EXPECTED, NOTE } = process.env;
+for (const [name, value] of Object.entries({ VIEWER_URL, PERSON_URL, REASON, EXPECTED, NOTE })) {
   if (!value) throw new Error(`${name} is not set: run this through \`cargo test -p computer-use-mcp --test engine mcp_handoff::\``);
 }
 const viewer = new URL(VIEWER_URL);
@@ -65,6 +67,18 @@ test('only the viewer, with the key and its own origin, may act on a hold', asyn
     body: '{"action":"return"}',
   });
   assert.equal(response.status, 403);
+  // Our origin and the key, which a program inside the computer can read,
+  // but no hand-back code or a wrong one: the hold stays.
+  for (const body of ['{"action":"return"}', '{"action":"return","handback":"0123456789abcdef0123456789abcdef"}']) {
+    response = await fetch(`${url}?key=${KEY}`, {
+      method: 'POST',
+      headers: { origin: viewer.origin, 'content-type': 'application/json' },
+      body,
+    });
+    const said = await response.text();
+    assert.equal(response.status, 403, said);
+    assert.match(said, /hand-back code/);
+  }
 });
 
 test('the held screen shows the request; the person takes control and hands back with a note', async () => {
@@ -77,7 +91,9 @@ test('the held screen shows the request; the person takes control and hands back
   page.on('requestfailed', (r) => trouble.push(`${r.url()} failed: ${r.failure()?.errorText}`));
   page.on('response', (r) => r.status() >= 400 && trouble.push(`${r.url()} answered ${r.status()}`));
   page.on('console', (m) => m.type() === 'error' && trouble.push(`console: ${m.text()}`));
-  await page.goto(VIEWER_URL);
+  await page.goto(PERSON_URL);
+  // The codes leave the address bar.
+  await waitFor('a clean address bar', async () => !page.url().includes('handback='));
   const panel = page.locator('#handoff');
   // On a timeout, what the page said and what its list held tell why.
   await waitFor('the handoff panel', () => panel.isVisible()).catch(async (e) => {
@@ -92,6 +108,7 @@ test('the held screen shows the request; the person takes control and hands back
   assert.equal(await page.locator('#handoff-reason').textContent(), REASON);
   assert.equal(await page.locator('#handoff-reason b').count(), 0);
   assert.equal(await page.locator('#handoff-expected-text').textContent(), EXPECTED);
+  assert.match(await page.locator('#handoff-warning').textContent(), /can see this screen and what you type/);
   await waitFor('the timer', async () => /held for \d+:\d\d/.test(await page.locator('#handoff-timer').textContent()));
   await waitFor('the mark in the list', () => page.locator('#sessions .held').isVisible());
   assert.equal(await page.locator('#lock').textContent(), 'Unlock');

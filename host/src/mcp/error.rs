@@ -52,6 +52,10 @@ pub enum ToolError {
     /// computer), or recordings are off.
     #[error("{0}")]
     Recording(#[from] RecordingError),
+    /// The computer says a hold was handed back, but not with the code of
+    /// the person's link: something inside it ended the hold.
+    #[error("the computer says handoff `{handoff_id}` was handed back, but not with the code of the person's link: something inside the computer ended it, not the person, and what it said is not passed on. The screen is this session's again; check it with computer_observe, and call request_handoff again if you still need the person")]
+    HandBackNotByPerson { handoff_id: String },
     #[error("there is no tool `{name}`; the tools are: {known}")]
     UnknownTool { name: String, known: String },
     #[error("`{tool}` was cancelled")]

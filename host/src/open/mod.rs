@@ -2,8 +2,9 @@
 //! as `COMPUTER_USE_OPEN` says: `browser` switches an open viewer page to the
 //! new screen or opens one tab; `vnc` opens a native viewer (macOS Screen
 //! Sharing, TigerVNC on Windows) and falls back to the browser; `none` opens
-//! nothing. Opening runs in the background and never delays or fails a tool
-//! call; problems go to stderr.
+//! nothing. A handoff always opens a tab of its own, whose link carries the
+//! hand-back code ([`Opener::handoff_opened`]). Opening runs in the
+//! background and never delays or fails a tool call; problems go to stderr.
 
 mod browser;
 mod password_file;
@@ -85,6 +86,38 @@ impl Opener {
         });
     }
 
+    /// Starts opening the viewer for the person asked to take `screen`:
+    /// always a new browser tab, since its link carries `handback`, the code
+    /// that Hand back needs. That code must not pass through the computer
+    /// (switching an open page goes through computerd), and a native VNC
+    /// viewer has no Hand back button. With `none` the link goes to stderr,
+    /// for whoever runs this server to give to the person.
+    pub fn handoff_opened(
+        self: &std::sync::Arc<Self>,
+        mode: OpenMode,
+        target: Target,
+        screen: u8,
+        handback: Handback,
+    ) {
+        if mode == OpenMode::None {
+            tracing::warn!(
+                "handoff {} on screen {screen}: nothing opens a viewer (COMPUTER_USE_OPEN=none); the person hands back from this link only: {}",
+                handback.handoff_id,
+                handback.link_with_key(target.port_base, &target.key, screen)
+            );
+            return;
+        }
+        tokio::spawn(async move {
+            if let Err(e) = open_handoff_tab(&target, screen, &handback).await {
+                tracing::warn!(
+                    "could not open the viewer for handoff {} on screen {screen} ({e}); the person hands back from this link only: {}",
+                    handback.handoff_id,
+                    handback.link_with_key(target.port_base, &target.key, screen)
+                );
+            }
+        });
+    }
+
     async fn open(
         &self,
         mode: OpenMode,
@@ -149,6 +182,59 @@ impl Opener {
         tracing::debug!("screen {screen}: opened a browser tab on it");
         Ok(())
     }
+}
+
+/// A handoff's hand-back code, for the person's link only.
+#[derive(Clone)]
+pub struct Handback {
+    pub handoff_id: String,
+    pub code: String,
+}
+
+/// Leaves the code out, so that no log line shows it by accident.
+impl std::fmt::Debug for Handback {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Handback")
+            .field("handoff_id", &self.handoff_id)
+            .field("code", &"(hidden)")
+            .finish()
+    }
+}
+
+impl Handback {
+    /// `&handoff=<id>&handback=<code>`, the part of the link the viewer
+    /// page keeps for Hand back.
+    fn fragment(&self) -> String {
+        format!("&handoff={}&handback={}", self.handoff_id, self.code)
+    }
+
+    /// The person's link with the viewer key itself (for stderr, where no
+    /// one-time code is needed).
+    fn link_with_key(&self, port_base: u16, key: &str, screen: u8) -> String {
+        viewer_link(port_base, key, Some(screen)) + &self.fragment()
+    }
+}
+
+/// Opens a new tab on `screen` for the person, with a one-time code for the
+/// key (no key in a command line) and the hand-back code.
+async fn open_handoff_tab(
+    target: &Target,
+    screen: u8,
+    handback: &Handback,
+) -> Result<(), OpenViewerError> {
+    computer_protocol::check_viewer_key(&target.key)?;
+    let code = target
+        .client
+        .send::<IssueViewerCode>(&(), &NoBody {}, VIEWER_DEADLINE, "nothing")
+        .await?;
+    computer_protocol::check_viewer_key(&code.code)?;
+    let link = code_link(target.port_base, &code.code, Some(screen)) + &handback.fragment();
+    browser::open_url(&link)?;
+    tracing::debug!(
+        "handoff {}: opened a tab on screen {screen}",
+        handback.handoff_id
+    );
+    Ok(())
 }
 
 /// `http://127.0.0.1:<base>/#code=<code>`, with `&screen=<n>`: a link that

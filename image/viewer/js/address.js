@@ -4,8 +4,15 @@
 // local storage and leaves the address bar so it does not end up in
 // history, bookmarks or screenshots. `#screen=<n>` stays, so a link opens
 // one screen. `problem` says why a code did not open.
+//
+// A handoff's link also carries `#handoff=<id>&handback=<code>`: the code
+// Hand back needs, made by the host and never held by the computer. It is
+// kept per handoff (a few at most) for the panel, and leaves the address
+// bar too.
 
 const STORAGE = 'computer-use.viewer-key';
+const HANDBACKS = 'computer-use.handbacks';
+const HANDBACKS_KEPT = 16;
 
 export async function readAddress() {
   const params = new URLSearchParams(location.hash.slice(1));
@@ -24,7 +31,29 @@ export async function readAddress() {
     }
   }
   if (linked) localStorage.setItem(STORAGE, linked);
+  const handoff = params.get('handoff');
+  const handback = params.get('handback');
+  if (handoff && handback) keepHandback(handoff, handback);
   return { key: linked || localStorage.getItem(STORAGE), screen, problem };
+}
+
+function keepHandback(handoff, code) {
+  const kept = Object.entries(handbacks()).filter(([id]) => id !== handoff);
+  kept.push([handoff, code]);
+  localStorage.setItem(HANDBACKS, JSON.stringify(Object.fromEntries(kept.slice(-HANDBACKS_KEPT))));
+}
+
+function handbacks() {
+  try {
+    return JSON.parse(localStorage.getItem(HANDBACKS) ?? '{}') ?? {};
+  } catch {
+    return {};
+  }
+}
+
+// The hand-back code of handoff `id`, when a link brought it here.
+export function handbackCode(id) {
+  return handbacks()[id] ?? null;
 }
 
 export function showScreen(number) {

@@ -2,7 +2,11 @@
 // its reason and what the screen should show when done (both as text,
 // never as HTML: the agent writes them), how long the person has held it,
 // a note field, Take control (unlocks input) and Hand back. Both buttons
-// post to computerd with the key; only this page can end a hold.
+// post to computerd with the key; Hand back also sends the hand-back code
+// that only the host's link for this handoff carried, so nothing inside the
+// computer can hand back in the person's name.
+
+import { handbackCode } from './address.js';
 
 const TICK_MS = 1000;
 
@@ -51,8 +55,14 @@ export class HandoffPanel {
   }
 
   async handBack() {
+    const handback = this.hold ? handbackCode(this.hold.id) : null;
+    if (!handback) {
+      this.el.status.textContent =
+        'This tab cannot hand back: use the viewer tab that opened for this request (its link carries the hand-back code).';
+      return;
+    }
     const note = this.el.note.value.trim();
-    if (await this.post({ action: 'return', note: note || null })) {
+    if (await this.post({ action: 'return', note: note || null, handback })) {
       this.view.setLocked(true);
       this.el.status.textContent = 'Handed back to the agent.';
     }

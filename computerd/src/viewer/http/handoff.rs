@@ -1,8 +1,11 @@
 //! `POST /api/handoff/<n>?key=K`: the person's Take control and Hand back
 //! for held screen `n`. Like the WebSockets it needs our page as its
-//! `Origin` and the key, so neither a page inside the computer (no key) nor
-//! another site in the person's browser (wrong origin) can end a hold: only
-//! the person, in the viewer.
+//! `Origin` and the key, so another site in the person's browser (wrong
+//! origin) cannot act on a hold. The key lives in this computer, though, so
+//! Hand back needs more: the hand-back code of the link the host opened for
+//! the person, which the computer holds only as a digest. A program inside
+//! the computer, root included, has the key and can write any header, but
+//! not that code.
 
 use super::live::{origin, KeyQuery};
 use super::screen::parse_screen;
@@ -12,7 +15,7 @@ use crate::viewer::ViewerError;
 use axum::extract::{ConnectInfo, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use computer_protocol::handoff::{HandoffState, ViewerHandoffAction};
+use computer_protocol::handoff::ViewerHandoffAction;
 use std::net::SocketAddr;
 
 pub async fn act(
@@ -50,13 +53,16 @@ pub async fn act(
             hold.take();
             tracing::info!(handoff = %hold.id, "a person took control");
         }
-        ViewerHandoffAction::Return { note } => {
+        ViewerHandoffAction::Return { note, handback } => {
             let note = match check_note(note) {
                 Ok(note) => note,
                 Err(e) => return Ok(plain(StatusCode::BAD_REQUEST, e.to_string())),
             };
             let after = screen_facts(&open, app.sessions.browsers()).await;
-            hold.end(HandoffState::Returned, note, Some(&after));
+            if let Err(e) = hold.hand_back(handback.as_deref(), note, &after) {
+                tracing::warn!(handoff = %hold.id, "a hand back without the person's code was refused");
+                return Ok(plain(StatusCode::FORBIDDEN, e.to_string()));
+            }
             tracing::info!(handoff = %hold.id, "a person handed the screen back");
         }
     }

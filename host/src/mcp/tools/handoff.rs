@@ -10,11 +10,12 @@ use crate::mcp::{ComputerUseServer, ToolError};
 use crate::settings::process_env;
 use computer_protocol::endpoints::{CancelHandoff, NoBody, Observe, RequestHandoff, WaitHandoff};
 use computer_protocol::handoff::{
-    HandoffRequest, HandoffState, HandoffStatus, HandoffWaitRequest, ScreenChanges,
-    HOLD_DEFAULT_SECS, WAIT_DEFAULT_SECS, WAIT_MAX_SECS,
+    handback_digest, HandoffRequest, HandoffState, HandoffStatus, HandoffWaitRequest,
+    ScreenChanges, HANDBACK_CODE_CHARS, HOLD_DEFAULT_SECS, WAIT_DEFAULT_SECS, WAIT_MAX_SECS,
 };
 use computer_protocol::recording::StepRecord;
 use computer_protocol::{InvalidInput, Observation, ObserveRequest};
+use rand::distr::{Alphanumeric, SampleString};
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::service::RequestContext;
@@ -35,6 +36,9 @@ struct Requested {
     viewer_url: String,
     /// When the hold ends by itself as `expired`, in seconds.
     expires_in_secs: u64,
+    /// This session's shell commands, transfers and DevTools bridge that
+    /// the hold stopped.
+    stopped: Vec<String>,
 }
 
 /// wait_handoff's and cancel_handoff's structured result.
@@ -63,7 +67,7 @@ impl ComputerUseServer {
         name = "request_handoff",
         output_schema = schema_for_output::<Requested>(),
         title = "Ask a person to take the screen",
-        description = "Ask a person to take this session's screen for what only they should do (sign-in, CAPTCHA, 2FA, payment). The viewer opens on it with your reason; give them viewer_url too. Until they hand back, computer_act, open_path, launch_app and computer_observe on it are refused; shell and file tools work (do not drive the screen from shell). Then call wait_handoff until `returned`. Unreturned, it expires after COMPUTER_USE_HANDOFF_TIMEOUT (15 min).",
+        description = "Ask a person to take this session's screen for what only they should do (sign-in, CAPTCHA, 2FA, payment). A viewer tab opens for them with your reason; only it can hand back. Until then this session's screen, shell, file and DevTools calls are refused and its commands stop; programs in the computer can still see what the person types. Call wait_handoff until `returned`. Unreturned, it expires after COMPUTER_USE_HANDOFF_TIMEOUT (15 min).",
         annotations(
             title = "Ask a person to take the screen",
             read_only_hint = false,
@@ -76,10 +80,15 @@ impl ComputerUseServer {
         let a = args.read()?;
         computer_protocol::handoff::check_request(&a.reason, a.expected.as_deref())?;
         let expire_secs = hold_timeout()?;
+        // The person's proof of handing back: made here, kept here and put
+        // only in the link opened for the person; the computer gets its
+        // digest, so nothing running in it can end the hold as the person.
+        let code = Alphanumeric.sample_string(&mut rand::rng(), HANDBACK_CODE_CHARS);
         let request = HandoffRequest {
             reason: a.reason,
             expected: a.expected,
             expire_secs,
+            handback_digest: handback_digest(&code),
         };
         let started = self
             .session_call::<RequestHandoff>(
@@ -89,6 +98,8 @@ impl ComputerUseServer {
                 "the hold may have started; cancel_handoff ends it",
             )
             .await?;
+        self.agent()
+            .keep_handback(&a.session_id, &started.handoff_id, code.clone());
         let conn = self.reach(&a.session_id).await?;
         let viewer_url =
             crate::open::viewer_link(conn.port_base, &conn.viewer_key, Some(started.screen.0));
@@ -97,16 +108,25 @@ impl ComputerUseServer {
             port_base: conn.port_base,
             key: conn.viewer_key.clone(),
         };
-        self.agent().link().opener.screen_opened(
+        self.agent().link().opener.handoff_opened(
             conn.open,
             target,
             started.screen.0,
-            conn.vnc_viewer.clone(),
+            crate::open::Handback {
+                handoff_id: started.handoff_id.clone(),
+                code,
+            },
         );
-        let text = format!(
-            "Screen {} is now the person's (handoff `{}`). Ask them to open {viewer_url} if the viewer did not open; it shows your reason with Take control and Hand back. Call wait_handoff until it says `returned`; meanwhile acting on or observing this screen is refused.",
+        let mut text = format!(
+            "Screen {} is now the person's (handoff `{}`). A viewer tab opened for them with your reason, Take control and Hand back; Hand back works only from that tab's link, which you never see (with COMPUTER_USE_OPEN=none the link is on this server's stderr). {viewer_url} lets anyone with the key watch. Call wait_handoff until it says `returned`. Until then this session's screen tools, shell, file tools and DevTools are refused.",
             started.screen, started.handoff_id
         );
+        if !started.stopped.is_empty() {
+            text.push_str(&format!(
+                " Stopped so the person types alone: {}.",
+                started.stopped.join("; ")
+            ));
+        }
         Ok(structured(
             text,
             &Requested {
@@ -114,6 +134,7 @@ impl ComputerUseServer {
                 screen: started.screen.0,
                 viewer_url,
                 expires_in_secs: expire_secs,
+                stopped: started.stopped,
             },
         ))
     }
@@ -167,6 +188,18 @@ impl ComputerUseServer {
             );
             return Ok(structured(text, &outcome(status, None)));
         }
+        if status.state == HandoffState::Returned
+            && !self.agent().handed_back_by_person(
+                &a.session_id,
+                &status.handoff_id,
+                status.handback_code.as_deref(),
+            )
+        {
+            return Err(ToolError::HandBackNotByPerson {
+                handoff_id: status.handoff_id,
+            });
+        }
+        self.agent().forget_handback(&a.session_id);
         self.record_hold(&a.session_id, &status);
         let text = ended_text(&status);
         if status.state != HandoffState::Returned {
@@ -212,6 +245,7 @@ impl ComputerUseServer {
                 "nothing keeps running",
             )
             .await?;
+        self.agent().forget_handback(&a.session_id);
         self.record_hold(&a.session_id, &status);
         Ok(structured(ended_text(&status), &outcome(status, None)))
     }
