@@ -46,6 +46,8 @@ Usage:
   computer-use-mcp review --fetch ID [PATH]
                             bring one home as a package (default
                             computer-use-evidence/<task>-<UTC time>/ here)
+  computer-use-mcp review --delete ID
+                            delete an ended recording from the computer
   computer-use-mcp --help   this text
   computer-use-mcp --version
 ";

@@ -349,6 +349,33 @@ fn get<'a>(env: &'a Env, name: &str) -> Option<&'a str> {
     env.get(name).map(|v| v.trim()).filter(|v| !v.is_empty())
 }
 
+/// Setting `name` as a whole number of `unit` within `range`, or `default`
+/// when unset or blank; the error names the setting, the range and the
+/// default.
+pub fn whole_number(
+    env: &Env,
+    name: &'static str,
+    range: std::ops::RangeInclusive<u64>,
+    default: u64,
+    unit: &str,
+) -> Result<u64, SettingsError> {
+    let Some(text) = get(env, name) else {
+        return Ok(default);
+    };
+    match text.parse::<u64>() {
+        Ok(n) if range.contains(&n) => Ok(n),
+        _ => Err(SettingsError {
+            name,
+            value: text.to_string(),
+            expected: format!(
+                "give a whole number{unit} from {} to {} (default {default})",
+                range.start(),
+                range.end()
+            ),
+        }),
+    }
+}
+
 /// Docker's rule for container (and volume) names, which includes a minimum
 /// of two characters.
 fn container_name(value: &str) -> Result<String, SettingsError> {

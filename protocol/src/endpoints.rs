@@ -163,6 +163,8 @@ endpoints! {
     StopRecording: Post "/v1/sessions/{id}/recording/stop", SessionId, NoBody => crate::recording::RecordingPackage;
     /// Every recording kept in the computer.
     ListRecordings: Get "/v1/recordings", (), NoBody => crate::recording::RecordingsResponse;
+    /// Deletes an ended recording's files.
+    DeleteRecording: Delete "/v1/recordings/{recording}", crate::recording::RecordingId, NoBody => crate::recording::RecordingDeleted;
     /// Builds the package of a recording (closed, or up to its last step).
     PackageRecording: Post "/v1/recordings/{recording}/package", crate::recording::RecordingId, NoBody => crate::recording::RecordingPackage;
     /// Asks a person to take the session's screen.

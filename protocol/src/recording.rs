@@ -97,6 +97,19 @@ pub struct StartRecordingRequest {
     pub task: String,
     /// Past this many bytes (frames and journal) the recording stops growing.
     pub max_bytes: u64,
+    /// Which ended recordings stay when this one starts; none go without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub keep: Option<Retention>,
+}
+
+/// Which recordings a computer keeps: the newest `count` (a new one
+/// included), none started more than `days` days ago. An open recording
+/// always stays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Retention {
+    pub count: u32,
+    pub days: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -104,6 +117,17 @@ pub struct RecordingStarted {
     pub recording_id: RecordingId,
     /// RFC 3339.
     pub started_at: String,
+    /// Ended recordings deleted to keep to the retention.
+    #[serde(default)]
+    pub pruned: Vec<RecordingId>,
+}
+
+/// `DELETE /v1/recordings/{recording}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordingDeleted {
+    pub recording_id: RecordingId,
+    /// What its files took.
+    pub bytes: u64,
 }
 
 /// One tool call, as the host saw it.

@@ -76,6 +76,7 @@ pub fn router(app: AppState) -> Router {
     let v1 = mount::<ep::StopRecording, _, _>(v1, recording::stop);
     let v1 = mount::<ep::ListRecordings, _, _>(v1, recording::list);
     let v1 = mount::<ep::PackageRecording, _, _>(v1, recording::package);
+    let v1 = mount::<ep::DeleteRecording, _, _>(v1, recording::delete);
     let v1 = mount::<ep::RequestHandoff, _, _>(v1, handoff::request);
     let v1 = mount::<ep::WaitHandoff, _, _>(v1, handoff::wait);
     let v1 = mount::<ep::CancelHandoff, _, _>(v1, handoff::cancel);

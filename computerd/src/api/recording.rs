@@ -8,8 +8,8 @@ use axum::extract::{Path, State};
 use axum::Json;
 use computer_protocol::endpoints::NoBody;
 use computer_protocol::recording::{
-    RecordingId, RecordingPackage, RecordingStarted, RecordingTally, RecordingsResponse,
-    StartRecordingRequest, StepRecord,
+    RecordingDeleted, RecordingId, RecordingPackage, RecordingStarted, RecordingTally,
+    RecordingsResponse, StartRecordingRequest, StepRecord,
 };
 use computer_protocol::SessionId;
 
@@ -61,6 +61,14 @@ pub async fn list(State(app): State<AppState>) -> Result<Json<RecordingsResponse
     Ok(Json(RecordingsResponse {
         recordings: app.sessions.recordings().list()?,
     }))
+}
+
+pub async fn delete(
+    State(app): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<RecordingDeleted>, ApiError> {
+    let id = RecordingId::parse(&id)?;
+    Ok(Json(app.sessions.recordings().delete(&id)?))
 }
 
 pub async fn package(

@@ -9,6 +9,8 @@
 //! - `summary`: each step's kind and one-line summary.
 //! - `package`: builds `index.html`, `walkthrough.json` and `manifest.json`
 //!   from what is on disk.
+//! - `retention`: which ended recordings go when a new one starts, and the
+//!   disk's free space (no recording fills it).
 //!
 //! Data flows: the host starts a recording on a session; every frame the
 //! session captures goes to the recorder (`desktop::capture_observation`),
@@ -19,6 +21,7 @@
 
 mod package;
 mod recorder;
+mod retention;
 mod store;
 mod summary;
 
@@ -26,8 +29,8 @@ pub use recorder::{FrameSeen, Recorder};
 
 use crate::browser::Browsers;
 use computer_protocol::recording::{
-    check_task, RecordingId, RecordingPackage, RecordingStarted, RecordingSummary, RecordingTally,
-    StartRecordingRequest, StepRecord, RECORDINGS_DIR,
+    check_task, RecordingDeleted, RecordingId, RecordingPackage, RecordingStarted,
+    RecordingSummary, RecordingTally, Retention, StartRecordingRequest, StepRecord, RECORDINGS_DIR,
 };
 use computer_protocol::{Coded, ErrorCode, InvalidInput, SessionId};
 use parking_lot::Mutex;
@@ -61,6 +64,14 @@ pub enum RecordingError {
     NotRecording,
     #[error("no recording `{0}` in this computer: `computer-use-mcp review --list` lists them")]
     Unknown(RecordingId),
+    #[error("recording `{0}` is still recording: stop it with `stop_recording` (or end its session) before deleting it")]
+    StillOpen(RecordingId),
+    #[error("the computer's disk has {free} free; a recording may grow to {max} (COMPUTER_USE_RECORDING_MAX_MB) and {floor} must stay free beside it: delete old recordings (`computer-use-mcp review --list`, then `review --delete ID`), free space in the computer, or lower COMPUTER_USE_RECORDING_MAX_MB")]
+    DiskShort {
+        free: String,
+        max: String,
+        floor: String,
+    },
     #[error("the recording's files in {dir} could not be written: {source}; check the free space in the computer (`df -h ~`)")]
     Io {
         dir: String,
@@ -77,6 +88,8 @@ impl Coded for RecordingError {
                 ErrorCode::Conflict
             }
             RecordingError::Unknown(_) => ErrorCode::NotFound,
+            RecordingError::StillOpen(_) => ErrorCode::Conflict,
+            RecordingError::DiskShort { .. } => ErrorCode::Exhausted,
             RecordingError::Io { .. } => ErrorCode::Internal,
         }
     }
@@ -122,6 +135,14 @@ impl Recordings {
                 "`max_bytes` is 0: a recording needs room for at least one step".into(),
             )));
         }
+        if let Some(open) = slot.get() {
+            return Err(RecordingError::AlreadyRecording(open.id.clone()));
+        }
+        let pruned = match req.keep {
+            Some(keep) => self.prune(keep)?,
+            None => Vec::new(),
+        };
+        self.check_disk(req.max_bytes)?;
         let mut slot = slot.0.lock();
         if let Some(open) = slot.as_ref() {
             return Err(RecordingError::AlreadyRecording(open.id.clone()));
@@ -149,7 +170,77 @@ impl Recordings {
         Ok(RecordingStarted {
             recording_id: id,
             started_at,
+            pruned,
         })
+    }
+
+    /// Deletes the ended recordings `keep` does not keep, to make room for
+    /// a new one; returns their ids.
+    fn prune(&self, keep: Retention) -> Result<Vec<RecordingId>, RecordingError> {
+        let existing: Vec<(RecordingId, bool)> = {
+            let open = self.open_map();
+            self.ids()?
+                .into_iter()
+                .map(|id| {
+                    let is_open = open.contains_key(&id);
+                    (id, is_open)
+                })
+                .collect()
+        };
+        let pruned = retention::to_prune(&existing, keep, time::OffsetDateTime::now_utc());
+        for id in &pruned {
+            let dir = self.root.join(&id.0);
+            std::fs::remove_dir_all(&dir).map_err(self.io(&dir))?;
+            tracing::info!(recording = %id, "recording deleted to keep to the retention");
+        }
+        Ok(pruned)
+    }
+
+    /// Refuses a recording that could fill the computer's disk.
+    fn check_disk(&self, max_bytes: u64) -> Result<(), RecordingError> {
+        let Some(free) = retention::free_bytes(&self.root) else {
+            return Ok(());
+        };
+        if free < max_bytes.saturating_add(retention::DISK_FLOOR_BYTES) {
+            let mb = |b: u64| format!("{} MB", b / (1024 * 1024));
+            return Err(RecordingError::DiskShort {
+                free: mb(free),
+                max: mb(max_bytes),
+                floor: mb(retention::DISK_FLOOR_BYTES),
+            });
+        }
+        Ok(())
+    }
+
+    /// Deletes ended recording `id` and its files.
+    pub fn delete(&self, id: &RecordingId) -> Result<RecordingDeleted, RecordingError> {
+        if self.open_map().contains_key(id) {
+            return Err(RecordingError::StillOpen(id.clone()));
+        }
+        let store = Store::new(&self.root, id);
+        if !store.dir.join("recording.json").is_file() {
+            return Err(RecordingError::Unknown(id.clone()));
+        }
+        let (_, bytes) = on_disk(&store);
+        std::fs::remove_dir_all(&store.dir).map_err(self.io(&store.dir))?;
+        tracing::info!(recording = %id, "recording deleted");
+        Ok(RecordingDeleted {
+            recording_id: id.clone(),
+            bytes,
+        })
+    }
+
+    /// The ids of every recording folder, in no order.
+    fn ids(&self) -> Result<Vec<RecordingId>, RecordingError> {
+        let entries = match std::fs::read_dir(&self.root) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(self.io(&self.root)(e)),
+        };
+        Ok(entries
+            .flatten()
+            .filter_map(|e| RecordingId::parse(&e.file_name().to_string_lossy()).ok())
+            .collect())
     }
 
     pub fn step(
@@ -186,18 +277,9 @@ impl Recordings {
 
     /// Every recording kept in the computer, oldest first.
     pub fn list(&self) -> Result<Vec<RecordingSummary>, RecordingError> {
-        let entries = match std::fs::read_dir(&self.root) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(self.io(&self.root)(e)),
-        };
         let open = self.open_map().clone();
         let mut out = Vec::new();
-        for entry in entries.flatten() {
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let Ok(id) = RecordingId::parse(&name) else {
-                continue;
-            };
+        for id in self.ids()? {
             let store = Store::new(&self.root, &id);
             let Ok(meta) = store.read_meta() else {
                 continue;
@@ -262,15 +344,9 @@ fn on_disk(store: &Store) -> (u32, u64) {
 
 /// The start time in UTC and a random tail: sorts by time, never clashes.
 fn new_id() -> RecordingId {
-    let now = time::OffsetDateTime::now_utc();
     let tail: u16 = rand::random();
     RecordingId(format!(
-        "{:04}{:02}{:02}T{:02}{:02}{:02}Z-{tail:04x}",
-        now.year(),
-        u8::from(now.month()),
-        now.day(),
-        now.hour(),
-        now.minute(),
-        now.second()
+        "{}-{tail:04x}",
+        retention::id_time(time::OffsetDateTime::now_utc())
     ))
 }

@@ -188,9 +188,13 @@ impl Writer {
     /// Whether `bytes` more fit; the first that does not makes the
     /// recording full for good.
     fn room_for(&mut self, bytes: u64) -> std::io::Result<bool> {
+        // Other recordings and the agent's files share the disk: past its
+        // floor this one stops growing too.
+        let disk_short = super::retention::free_bytes(&self.store.dir)
+            .is_some_and(|free| free < bytes.saturating_add(super::retention::DISK_FLOOR_BYTES));
         let fits = {
             let mut tally = self.tally.lock();
-            if !tally.full && tally.bytes + bytes > self.meta.max_bytes {
+            if !tally.full && (tally.bytes + bytes > self.meta.max_bytes || disk_short) {
                 tally.full = true;
             }
             !tally.full
@@ -198,7 +202,7 @@ impl Writer {
         if !fits && !self.meta.full {
             self.meta.full = true;
             self.store.write_meta(&self.meta)?;
-            tracing::warn!(recording = %self.meta.recording_id, max_bytes = self.meta.max_bytes, "recording is full; it stops growing");
+            tracing::warn!(recording = %self.meta.recording_id, max_bytes = self.meta.max_bytes, disk_short, "recording is full; it stops growing");
         }
         Ok(fits)
     }

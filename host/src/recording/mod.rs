@@ -189,23 +189,31 @@ pub fn now_rfc3339() -> String {
         .unwrap_or_else(|_| now.unix_timestamp().to_string())
 }
 
-/// `COMPUTER_USE_RECORDING_MAX_MB` in bytes: 1 to 65536 MB, default 512.
+/// `COMPUTER_USE_RECORDING_MAX_MB` in bytes: 1 to 1048576 MB (1 TiB), default 512.
 pub fn max_bytes(env: &crate::settings::Env) -> Result<u64, crate::settings::SettingsError> {
-    let Some(text) = env
-        .get(MAX_MB_VAR)
-        .map(|v| v.trim())
-        .filter(|v| !v.is_empty())
-    else {
-        return Ok(computer_protocol::recording::DEFAULT_MAX_MB * 1024 * 1024);
-    };
-    match text.parse::<u64>() {
-        Ok(mb @ 1..=65536) => Ok(mb * 1024 * 1024),
-        _ => Err(crate::settings::SettingsError {
-            name: MAX_MB_VAR,
-            value: text.to_string(),
-            expected: "give a whole number of megabytes from 1 to 65536 (default 512)".into(),
-        }),
-    }
+    let default = computer_protocol::recording::DEFAULT_MAX_MB;
+    let mb =
+        crate::settings::whole_number(env, MAX_MB_VAR, 1..=1_048_576, default, " of megabytes")?;
+    Ok(mb * 1024 * 1024)
+}
+
+/// `COMPUTER_USE_RECORDINGS_KEEP`: how many recordings a computer keeps.
+pub const KEEP_VAR: &str = "COMPUTER_USE_RECORDINGS_KEEP";
+/// `COMPUTER_USE_RECORDINGS_KEEP_DAYS`: how old a kept recording may be.
+pub const KEEP_DAYS_VAR: &str = "COMPUTER_USE_RECORDINGS_KEEP_DAYS";
+const KEEP_DEFAULT: u64 = 20;
+const KEEP_DAYS_DEFAULT: u64 = 30;
+
+/// Which recordings the computer keeps when a new one starts: the newest
+/// [`KEEP_VAR`] (the new one included), none older than [`KEEP_DAYS_VAR`].
+pub fn retention(
+    env: &crate::settings::Env,
+) -> Result<computer_protocol::recording::Retention, crate::settings::SettingsError> {
+    use crate::settings::whole_number;
+    Ok(computer_protocol::recording::Retention {
+        count: whole_number(env, KEEP_VAR, 1..=1000, KEEP_DEFAULT, "")? as u32,
+        days: whole_number(env, KEEP_DAYS_VAR, 1..=3650, KEEP_DAYS_DEFAULT, " of days")? as u32,
+    })
 }
 
 #[cfg(test)]
@@ -221,9 +229,20 @@ mod tests {
         };
         assert_eq!(max_bytes(&Default::default()).unwrap(), 512 << 20);
         assert_eq!(max_bytes(&env("2")).unwrap(), 2 << 20);
-        for bad in ["0", "-1", "1.5", "65537", "lots"] {
+        for bad in ["0", "-1", "1.5", "1048577", "lots"] {
             let e = max_bytes(&env(bad)).unwrap_err().to_string();
-            assert!(e.contains(MAX_MB_VAR) && e.contains("1 to 65536"), "{e}");
+            assert!(e.contains(MAX_MB_VAR) && e.contains("1 to 1048576"), "{e}");
         }
+    }
+
+    #[test]
+    fn retention_has_defaults_and_names_a_bad_setting() {
+        let kept = retention(&Default::default()).unwrap();
+        assert_eq!((kept.count, kept.days), (20, 30));
+        let env: crate::settings::Env = [(KEEP_VAR.to_string(), "0".to_string())]
+            .into_iter()
+            .collect();
+        let e = retention(&env).unwrap_err().to_string();
+        assert!(e.contains(KEEP_VAR) && e.contains("1 to 1000"), "{e}");
     }
 }

@@ -11,7 +11,7 @@ use crate::client::ClientError;
 use crate::computer::StartError;
 use crate::transfer::{HostFiles, TransferError};
 use computer_protocol::endpoints::{
-    CreateSession, EndSession, ListRecordings, NoBody, PackageRecording,
+    CreateSession, DeleteRecording, EndSession, ListRecordings, NoBody, PackageRecording,
 };
 use computer_protocol::recording::{Manifest, RecordingId, Walkthrough, MANIFEST_FORMAT};
 use computer_protocol::{CreateSessionRequest, InvalidInput, OwnerId};
@@ -24,7 +24,7 @@ use std::time::Duration;
 const API_DEADLINE: Duration = Duration::from_secs(60);
 
 pub const USAGE: &str =
-    "usage: computer-use-mcp review [--unattested] PATH | --list | --fetch ID [PATH]";
+    "usage: computer-use-mcp review [--unattested] PATH | --list | --fetch ID [PATH] | --delete ID";
 
 /// Files of a package that `manifest.json` does not vouch for: itself, the
 /// host's attestation, and the page the host renders again from
@@ -75,7 +75,7 @@ pub enum ManifestError {
 /// `computer-use-mcp review: `, with exit code 1.
 #[derive(Debug, thiserror::Error)]
 pub enum ReviewError {
-    #[error("`review` takes a package folder, `--list`, or `--fetch ID [PATH]`\n{usage}", usage = USAGE)]
+    #[error("`review` takes a package folder, `--list`, `--fetch ID [PATH]` or `--delete ID`\n{usage}", usage = USAGE)]
     Usage,
     #[error(transparent)]
     Manifest(#[from] ManifestError),
@@ -322,6 +322,7 @@ pub async fn run(args: &[String]) -> i32 {
         [flag] if flag == "--list" => list().await,
         [flag, id] if flag == "--fetch" => fetch(id, None).await,
         [flag, id, path] if flag == "--fetch" => fetch(id, Some(path)).await,
+        [flag, id] if flag == "--delete" => delete(id).await,
         [path] if !path.starts_with('-') => check_and_open(Path::new(path), false),
         [flag, path] if flag == "--unattested" => check_and_open(Path::new(path), true),
         _ => Err(ReviewError::Usage),
@@ -425,8 +426,30 @@ async fn list() -> Result<String, ReviewError> {
             r.session_title
         );
     }
-    text.push_str("fetch one with: computer-use-mcp review --fetch ID [PATH]\n");
+    text.push_str("fetch one with: computer-use-mcp review --fetch ID [PATH]; delete one with: review --delete ID\n");
     Ok(text)
+}
+
+/// Deletes ended recording `id` in the computer (a package already brought
+/// home stays).
+async fn delete(id: &str) -> Result<String, ReviewError> {
+    let id = RecordingId::parse(id)?;
+    let started = crate::computer::start(&crate::tenant::Tenant::local()).await?;
+    let deleted = started
+        .client
+        .send::<DeleteRecording>(
+            &id,
+            &NoBody {},
+            API_DEADLINE,
+            "it may be deleted; `review --list` tells",
+        )
+        .await?;
+    Ok(format!(
+        "deleted recording {} from computer `{}` ({})\n",
+        deleted.recording_id,
+        started.container,
+        computer_protocol::archive::human_bytes(deleted.bytes)
+    ))
 }
 
 /// Builds recording `id`'s package in the computer and copies it home,
@@ -583,7 +606,7 @@ mod tests {
         );
         assert_eq!(
             ReviewError::Usage.to_string(),
-            format!("`review` takes a package folder, `--list`, or `--fetch ID [PATH]`\n{USAGE}")
+            format!("`review` takes a package folder, `--list`, `--fetch ID [PATH]` or `--delete ID`\n{USAGE}")
         );
     }
 

@@ -72,17 +72,8 @@ impl ShareLimits {
 }
 
 fn number(env: &Env, name: &'static str, default: usize) -> Result<usize, SettingsError> {
-    let Some(text) = env.get(name).map(|v| v.trim()).filter(|v| !v.is_empty()) else {
-        return Ok(default);
-    };
-    match text.parse::<usize>() {
-        Ok(n @ 1..=SETTING_MAX) => Ok(n),
-        _ => Err(SettingsError {
-            name,
-            value: text.to_string(),
-            expected: format!("give a whole number from 1 to {SETTING_MAX} (default {default})"),
-        }),
-    }
+    let n = crate::settings::whole_number(env, name, 1..=SETTING_MAX as u64, default as u64, "")?;
+    Ok(n as usize)
 }
 
 /// One tenant's share.

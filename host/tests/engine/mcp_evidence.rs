@@ -5,7 +5,7 @@
 
 use crate::support::docker::TestComputer;
 use crate::support::mcp::{
-    call, connect, host_command, is_error, ok, refused, start_session, text,
+    call, connect, host_command, is_error, ok, refused, shell_ok, start_session, text, Client,
 };
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -713,6 +713,127 @@ async fn a_host_killed_mid_recording_still_gets_its_package() {
     let (code, _, err) = review(&computer, &["--fetch", "../etc"]).await;
     assert_eq!(code, 1);
     assert!(err.contains("not a recording id"), "{err}");
+}
+
+/// Starts and stops a recording on `sid`; its id.
+async fn record_once(client: &Client, sid: &str, task: &str, home: &Path) -> (String, Value) {
+    let (started, result) = ok(
+        client,
+        "start_recording",
+        json!({"session_id": sid, "task": task}),
+    )
+    .await;
+    ok(
+        client,
+        "stop_recording",
+        json!({"session_id": sid, "host_path": home.to_str().unwrap()}),
+    )
+    .await;
+    let text = Value::String(text(&result));
+    (started["recording_id"].as_str().unwrap().to_string(), text)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn old_recordings_go_by_count_and_age_and_a_short_disk_is_refused() {
+    let computer = TestComputer::new();
+    let home = tempfile::tempdir().unwrap();
+    let (client, _) = connect(&computer, &[("COMPUTER_USE_RECORDINGS_KEEP", "2")]).await;
+    let sid = start_session(&client, "retention").await;
+    let (first, _) = record_once(&client, &sid, "First", home.path()).await;
+    let (second, said) = record_once(&client, &sid, "Second", home.path()).await;
+    assert!(!said.as_str().unwrap().contains("deleted"), "{said}");
+    // A third keeps two: the first goes, and the agent is told.
+    let (third, said) = record_once(&client, &sid, "Third", home.path()).await;
+    let said = said.as_str().unwrap();
+    assert!(
+        said.contains(&format!("deleted {first}")) && said.contains("COMPUTER_USE_RECORDINGS_KEEP"),
+        "{said}"
+    );
+    let (code, listed, err) = review(&computer, &["--list"]).await;
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        !listed.contains(&first) && listed.contains(&second) && listed.contains(&third),
+        "{listed}"
+    );
+
+    // A recording older than 30 days goes whatever the count (planted as
+    // a copy of one, named for a day in 2020).
+    let old = "20200101T000000Z-0001";
+    shell_ok(
+        &client,
+        &sid,
+        &format!("cd ~/.local/share/computer-use/recordings && cp -r {third} {old}"),
+    )
+    .await;
+    let (code, out, err) = review(&computer, &["--delete", &second]).await;
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains(&format!("deleted recording {second}")),
+        "{out}"
+    );
+    let (fourth, said) = record_once(&client, &sid, "Fourth", home.path()).await;
+    assert!(said.as_str().unwrap().contains(old), "{said}");
+    let (_, listed, _) = review(&computer, &["--list"]).await;
+    assert!(
+        !listed.contains(old)
+            && !listed.contains(&second)
+            && listed.contains(&third)
+            && listed.contains(&fourth),
+        "{listed}"
+    );
+
+    // Deleting: an unknown id, a bad one and an open recording are refused.
+    let (code, _, err) = review(&computer, &["--delete", &second]).await;
+    assert_eq!(code, 1);
+    assert!(
+        err.contains(&format!("no recording `{second}`")) && err.contains("--list"),
+        "{err}"
+    );
+    let (code, _, err) = review(&computer, &["--delete", "../etc"]).await;
+    assert_eq!(code, 1);
+    assert!(err.contains("not a recording id"), "{err}");
+    let (open, _) = ok(
+        &client,
+        "start_recording",
+        json!({"session_id": sid, "task": "Open"}),
+    )
+    .await;
+    let open = open["recording_id"].as_str().unwrap().to_string();
+    let (code, _, err) = review(&computer, &["--delete", &open]).await;
+    assert_eq!(code, 1);
+    assert!(err.contains("still recording"), "{err}");
+    ok(
+        &client,
+        "stop_recording",
+        json!({"session_id": sid, "host_path": home.path().to_str().unwrap()}),
+    )
+    .await;
+
+    // A recording that could fill the disk is refused with the figures,
+    // and none starts.
+    let free = shell_ok(&client, &sid, "df -B1M --output=avail ~ | tail -1").await;
+    let free_mb: u64 = free["stdout"].as_str().unwrap().trim().parse().unwrap();
+    let too_big = (free_mb + 1).to_string();
+    let (big, _) = connect(
+        &computer,
+        &[("COMPUTER_USE_RECORDING_MAX_MB", too_big.as_str())],
+    )
+    .await;
+    let big_sid = start_session(&big, "a short disk").await;
+    let e = refused(
+        &big,
+        "start_recording",
+        json!({"session_id": big_sid, "task": "Too big"}),
+    )
+    .await;
+    assert!(
+        e.contains("disk has")
+            && e.contains(&format!("{too_big} MB"))
+            && e.contains("review --delete"),
+        "{e}"
+    );
+    let (_, listed, _) = review(&computer, &["--list"]).await;
+    assert!(!listed.contains("Too big"), "{listed}");
 }
 
 /// SIGKILL: the host gets no chance to end anything.

@@ -65,13 +65,16 @@ impl ComputerUseServer {
                 open.id
             ))));
         }
-        let max_bytes = recording::max_bytes(&process_env())?;
+        let env = process_env();
+        let max_bytes = recording::max_bytes(&env)?;
+        let keep = recording::retention(&env)?;
         // The host logs what it sends in its own folder: that must work
         // before the recording starts.
         crate::state::folder("recordings").map_err(state_unusable)?;
         let request = StartRecordingRequest {
             task: a.task.trim().to_string(),
             max_bytes,
+            keep: Some(keep),
         };
         let started = self
             .session_call::<StartRecording>(
@@ -92,10 +95,21 @@ impl ComputerUseServer {
             log,
         );
         self.agent().start_recording(&a.session_id, host);
-        let text = format!(
+        let mut text = format!(
             "Recording `{}` started for \"{}\": every tool call on this session is now a step of it. Type secrets with `secret: true`. Call recording_note to add notes and stop_recording to get the package.",
             started.recording_id, request.task
         );
+        if !started.pruned.is_empty() {
+            let ids: Vec<&str> = started.pruned.iter().map(|id| id.0.as_str()).collect();
+            text.push_str(&format!(
+                " The computer keeps {} recordings, none older than {} days ({} and {}): it deleted {}.",
+                keep.count,
+                keep.days,
+                recording::KEEP_VAR,
+                recording::KEEP_DAYS_VAR,
+                ids.join(", ")
+            ));
+        }
         Ok(structured(
             text,
             &RecordingStartedResult {
