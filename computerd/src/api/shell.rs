@@ -47,6 +47,9 @@ pub async fn run(
         env.extend(screen.env().vars());
     }
     let running_guard = session.command_started(&req.command);
+    // A hold that began since the check above missed this command when it
+    // stopped the session's others.
+    super::handoff::refuse_held(&session)?;
     let started_ms = crate::netguard::now_ms();
     let running = crate::shell::run(ShellSpec {
         command: req.command,

@@ -86,6 +86,8 @@ pub async fn upload(
         ))
     })?;
     let running = session.command_started(&format!("to_computer {}", req.path));
+    // A hold that began since the first check missed this transfer.
+    super::handoff::refuse_held(&session)?;
     transfer::receive(
         app.config.home.clone(),
         session.cwd(),
@@ -110,6 +112,8 @@ pub async fn download(
     })
     .await?;
     let running = session.command_started(&format!("from_computer {}", path.display()));
+    // A hold that began since the first check missed this transfer.
+    super::handoff::refuse_held(&session)?;
     let stream = transfer::send(path, source, running.stopped()).map(move |chunk| {
         // The session counts as active until the stream is dropped.
         let _ = &running;
