@@ -129,6 +129,18 @@ impl Cdp {
         self.send(Some(session_id), method, params).await
     }
 
+    /// Sends a browser-level command without waiting for its answer, which
+    /// is dropped when it comes. For clean-up that must happen even where
+    /// nothing can wait, such as in `Drop`.
+    pub fn send_and_forget(&self, method: &str, params: Value) {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let message = json!({"id": id, "method": method, "params": params});
+        // A closed socket has no sessions left to clean up.
+        let _ = self
+            .outgoing
+            .send(Message::Text(message.to_string().into()));
+    }
+
     /// True while the socket is open.
     pub fn is_open(&self) -> bool {
         !self.reader.is_finished() && !self.writer.is_finished()

@@ -56,19 +56,29 @@ pub async fn page_tree(
     let Some(page) = visible_page(cdp).await? else {
         return Ok(None);
     };
-    let read = read_tree(cdp, &page, window, limit).await;
-    let _ = cdp
-        .call(
+    read_tree(cdp, &page, window, limit).await.map(Some)
+}
+
+/// A DevTools session on a tab, detached when dropped: also when the read
+/// is dropped half way (its deadline passed), so no session is left
+/// attached to the tab.
+struct Attached<'a> {
+    cdp: &'a Cdp,
+    session: String,
+}
+
+impl Drop for Attached<'_> {
+    fn drop(&mut self) {
+        self.cdp.send_and_forget(
             "Target.detachFromTarget",
-            json!({ "sessionId": page.session }),
-        )
-        .await;
-    read.map(Some)
+            json!({ "sessionId": self.session }),
+        );
+    }
 }
 
 /// A DevTools session on a tab, and an isolated world in its main frame.
-struct PageSession {
-    session: String,
+struct PageSession<'a> {
+    attached: Attached<'a>,
     /// The execution context of computerd's own world: the page's
     /// scripts run in another one, so what they redefine on `window` or
     /// on DOM prototypes (`devicePixelRatio`, `visibilityState`) is not
@@ -76,12 +86,16 @@ struct PageSession {
     world: i64,
 }
 
-impl PageSession {
+impl PageSession<'_> {
+    fn session(&self) -> &str {
+        &self.attached.session
+    }
+
     /// `expression` evaluated in the isolated world, by value.
     async fn evaluate(&self, cdp: &Cdp, expression: &str) -> Result<Value, CdpError> {
         let answer = cdp
             .call_in(
-                &self.session,
+                self.session(),
                 "Runtime.evaluate",
                 json!({ "expression": expression, "contextId": self.world, "returnByValue": true }),
             )
@@ -112,7 +126,7 @@ async fn isolated_world(cdp: &Cdp, session: &str) -> Result<Option<i64>, CdpErro
 /// A DevTools session on the tab whose document is visible, as the
 /// browser tells it (read in an isolated world, where the page cannot
 /// redefine `visibilityState`).
-async fn visible_page(cdp: &Cdp) -> Result<Option<PageSession>, CdpError> {
+async fn visible_page(cdp: &Cdp) -> Result<Option<PageSession<'_>>, CdpError> {
     let targets = cdp.call("Target.getTargets", json!({})).await?;
     let pages: Vec<String> = targets
         .get("targetInfos")
@@ -146,8 +160,11 @@ async fn visible_page(cdp: &Cdp) -> Result<Option<PageSession>, CdpError> {
         else {
             continue;
         };
-        if let Ok(Some(world)) = isolated_world(cdp, &session).await {
-            let page = PageSession { session, world };
+        // From here the session detaches when `attached` drops: a tab that
+        // is not the visible one, or a read cut short.
+        let attached = Attached { cdp, session };
+        if let Ok(Some(world)) = isolated_world(cdp, &attached.session).await {
+            let page = PageSession { attached, world };
             let visible = page
                 .evaluate(cdp, "document.visibilityState === 'visible'")
                 .await
@@ -155,28 +172,18 @@ async fn visible_page(cdp: &Cdp) -> Result<Option<PageSession>, CdpError> {
             if visible {
                 return Ok(Some(page));
             }
-            let _ = cdp
-                .call(
-                    "Target.detachFromTarget",
-                    json!({ "sessionId": page.session }),
-                )
-                .await;
-            continue;
         }
-        let _ = cdp
-            .call("Target.detachFromTarget", json!({ "sessionId": session }))
-            .await;
     }
     Ok(None)
 }
 
 async fn read_tree(
     cdp: &Cdp,
-    page: &PageSession,
+    page: &PageSession<'_>,
     window: &WindowEntry,
     limit: usize,
 ) -> Result<Vec<FlatNode>, CdpError> {
-    let session = page.session.as_str();
+    let session = page.session();
     let tree = cdp
         .call_in(session, "Accessibility.getFullAXTree", json!({}))
         .await?;

@@ -1,8 +1,9 @@
 //! The text view against a real computerd, real Xvnc screens and a real
 //! Chromium: a page's tree by name with screen bounds, a click by ref that
 //! changes the page, paging through a long tree with a cursor, stale refs
-//! and cursors refused, the unchanged rule, a window with no tree, and
-//! pages whose scripts lie about their visibility and size.
+//! and cursors refused, the unchanged rule, a window with no tree, pages
+//! whose scripts lie about their visibility and size, and a read cut short
+//! by a page that never yields.
 
 use crate::common::{wait_until, Daemon};
 use serde_json::{json, Value};
@@ -47,6 +48,45 @@ fn find(view: &Value, role: &str, name: &str) -> Option<Value> {
     nodes(view)
         .into_iter()
         .find(|n| n["role"] == role && n["name"].as_str().unwrap_or("").contains(name))
+}
+
+/// A page whose script stops yielding a moment after it loads.
+const BUSY_PAGE: &str = r#"<!doctype html><title>Busy page</title><h1>Busy</h1>
+<script>setTimeout(() => { for (;;) {} }, 1000)</script>"#;
+
+/// Whether the browser on DevTools `port` says a client is attached to the
+/// tab titled `title`, asked over its own DevTools socket.
+async fn tab_attached(port: u16, title: &str) -> Option<bool> {
+    use futures::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    let version: Value = reqwest::get(format!("http://127.0.0.1:{port}/json/version"))
+        .await
+        .ok()?
+        .json()
+        .await
+        .ok()?;
+    let url = version["webSocketDebuggerUrl"].as_str()?.to_string();
+    let (mut socket, _) = tokio_tungstenite::connect_async(url).await.ok()?;
+    let ask = json!({"id": 1, "method": "Target.getTargets", "params": {}});
+    socket
+        .send(Message::Text(ask.to_string().into()))
+        .await
+        .ok()?;
+    while let Some(Ok(message)) = socket.next().await {
+        let Message::Text(text) = message else {
+            continue;
+        };
+        let answer: Value = serde_json::from_str(text.as_str()).ok()?;
+        if answer["id"] != 1 {
+            continue;
+        }
+        return answer["result"]["targetInfos"]
+            .as_array()?
+            .iter()
+            .find(|t| t["title"] == title)
+            .and_then(|t| t["attached"].as_bool());
+    }
+    None
 }
 
 async fn act(d: &Daemon, session: &str, actions: Value) -> (u16, Value) {
@@ -151,6 +191,39 @@ Object.defineProperty(window, 'devicePixelRatio', { get() { return 0.3; } });
 Object.defineProperty(window, 'innerHeight', { get() { return 100000; } });
 Object.defineProperty(window, 'innerWidth', { get() { return 100000; } });
 </script>"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_read_cut_short_by_a_busy_page_leaves_no_session_on_its_tab() {
+    require_programs();
+    let d = Daemon::start().await;
+    let s = d.create_session("busy page").await;
+    std::fs::write(d.home.path().join("busy.html"), BUSY_PAGE).unwrap();
+    let opened = d
+        .ok(
+            &format!("/v1/sessions/{s}/open"),
+            json!({ "target": "busy.html" }),
+        )
+        .await;
+    assert_eq!(opened["ready"], true, "{opened}");
+    // Reads answer until the page's script stops yielding; then one runs
+    // out of time half way, after attaching to the tab.
+    wait_until(
+        "a page tree read to time out",
+        Duration::from_secs(30),
+        || async {
+            let view = text_view(&d, &s, json!({})).await;
+            view.to_string().contains("did not answer").then_some(())
+        },
+    )
+    .await;
+    let port = d.devtools_port_base + u16::from(d.open_screen(&s).await);
+    wait_until(
+        "the cut-short read's DevTools session to detach from the tab",
+        Duration::from_secs(10),
+        || async { (tab_attached(port, "Busy page").await == Some(false)).then_some(()) },
+    )
+    .await;
+}
 
 #[tokio::test(flavor = "multi_thread")]
 async fn page_scripts_decide_neither_the_tab_read_nor_where_its_nodes_lie() {
