@@ -177,16 +177,28 @@ impl Recordings {
     /// Deletes the ended recordings `keep` does not keep, to make room for
     /// a new one; returns their ids.
     fn prune(&self, keep: Retention) -> Result<Vec<RecordingId>, RecordingError> {
-        let existing: Vec<(RecordingId, bool)> = {
-            let open = self.open_map();
-            self.ids()?
-                .into_iter()
-                .map(|id| {
-                    let is_open = open.contains_key(&id);
-                    (id, is_open)
-                })
-                .collect()
-        };
+        let open: Vec<RecordingId> = self.open_map().keys().cloned().collect();
+        let existing: Vec<retention::Kept> = self
+            .ids()?
+            .into_iter()
+            .map(|id| {
+                let started = Store::new(&self.root, &id)
+                    .read_meta()
+                    .ok()
+                    .and_then(|meta| {
+                        time::OffsetDateTime::parse(
+                            &meta.started_at,
+                            &time::format_description::well_known::Rfc3339,
+                        )
+                        .ok()
+                    });
+                retention::Kept {
+                    open: open.contains(&id),
+                    id,
+                    started,
+                }
+            })
+            .collect();
         let pruned = retention::to_prune(&existing, keep, time::OffsetDateTime::now_utc());
         for id in &pruned {
             let dir = self.root.join(&id.0);

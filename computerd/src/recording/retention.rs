@@ -8,31 +8,40 @@ use std::path::Path;
 /// its browser and the agent's files need to keep working.
 pub const DISK_FLOOR_BYTES: u64 = 64 * 1024 * 1024;
 
+/// A recording as retention weighs it.
+#[derive(Debug, Clone)]
+pub struct Kept {
+    pub id: RecordingId,
+    /// Still recording: never deleted, but it counts.
+    pub open: bool,
+    /// When it started, from its meta; ids tell the second only, and two
+    /// recordings may start within one. `None` (unreadable) counts as the
+    /// oldest.
+    pub started: Option<time::OffsetDateTime>,
+}
+
 /// The recordings to delete so that, with one more, at most `keep.count`
-/// remain and none started more than `keep.days` days before `now`.
-/// `existing` is every recording with whether it is still open; open ones
-/// always stay (they count, though), and the oldest go first.
-pub fn to_prune(
-    existing: &[(RecordingId, bool)],
-    keep: Retention,
-    now: time::OffsetDateTime,
-) -> Vec<RecordingId> {
+/// remain and none started more than `keep.days` days before `now` (by the
+/// time in its id). Open ones always stay; the oldest go first.
+pub fn to_prune(existing: &[Kept], keep: Retention, now: time::OffsetDateTime) -> Vec<RecordingId> {
     let cutoff = id_time(now - time::Duration::days(i64::from(keep.days)));
-    let mut sorted: Vec<&(RecordingId, bool)> = existing.iter().collect();
-    sorted.sort_by(|a, b| a.0.cmp(&b.0));
+    let mut sorted: Vec<&Kept> = existing.iter().collect();
+    sorted.sort_by(|a, b| (a.started, &a.id).cmp(&(b.started, &b.id)));
     // Room for the new one.
     let mut over = (sorted.len() + 1).saturating_sub(keep.count.max(1) as usize);
     let mut pruned = Vec::new();
-    for (id, open) in sorted {
-        if *open {
+    for kept in sorted {
+        if kept.open {
             continue;
         }
         // Ids start with their start time, so they compare as times.
-        let too_old =
-            id.0.get(..cutoff.len())
-                .is_some_and(|t| t < cutoff.as_str());
+        let too_old = kept
+            .id
+            .0
+            .get(..cutoff.len())
+            .is_some_and(|t| t < cutoff.as_str());
         if too_old || over > 0 {
-            pruned.push(id.clone());
+            pruned.push(kept.id.clone());
             over = over.saturating_sub(1);
         }
     }
@@ -83,13 +92,33 @@ mod tests {
         RecordingId(text.to_string())
     }
 
+    fn kept(text: &str, open: bool, started: time::OffsetDateTime) -> Kept {
+        Kept {
+            id: id(text),
+            open,
+            started: Some(started),
+        }
+    }
+
     #[test]
     fn the_oldest_ended_go_first_and_open_ones_stay() {
         let now = datetime!(2026-12-05 12:00 UTC);
         let existing = vec![
-            (id("20261205T110000Z-0003"), false),
-            (id("20261205T090000Z-0001"), true),
-            (id("20261205T100000Z-0002"), false),
+            kept(
+                "20261205T110000Z-0003",
+                false,
+                datetime!(2026-12-05 11:00 UTC),
+            ),
+            kept(
+                "20261205T090000Z-0001",
+                true,
+                datetime!(2026-12-05 09:00 UTC),
+            ),
+            kept(
+                "20261205T100000Z-0002",
+                false,
+                datetime!(2026-12-05 10:00 UTC),
+            ),
         ];
         let keep = |count| Retention { count, days: 30 };
         assert!(to_prune(&existing, keep(4), now).is_empty());
@@ -106,12 +135,47 @@ mod tests {
     }
 
     #[test]
+    fn within_one_second_the_start_time_orders_not_the_id_s_random_tail() {
+        let now = datetime!(2026-12-05 12:00 UTC);
+        let existing = vec![
+            // Started first, but its tail sorts last.
+            kept(
+                "20261205T110000Z-ffff",
+                false,
+                datetime!(2026-12-05 11:00:00.1 UTC),
+            ),
+            kept(
+                "20261205T110000Z-0000",
+                false,
+                datetime!(2026-12-05 11:00:00.9 UTC),
+            ),
+        ];
+        let keep = Retention { count: 2, days: 30 };
+        assert_eq!(
+            to_prune(&existing, keep, now),
+            [id("20261205T110000Z-ffff")]
+        );
+    }
+
+    #[test]
     fn recordings_past_the_age_go_whatever_the_count() {
         let now = datetime!(2026-12-05 12:00 UTC);
         let existing = vec![
-            (id("20261104T115959Z-0001"), false),
-            (id("20261105T120001Z-0002"), false),
-            (id("20261001T000000Z-0003"), true),
+            kept(
+                "20261104T115959Z-0001",
+                false,
+                datetime!(2026-11-04 11:59:59 UTC),
+            ),
+            kept(
+                "20261105T120001Z-0002",
+                false,
+                datetime!(2026-11-05 12:00:01 UTC),
+            ),
+            kept(
+                "20261001T000000Z-0003",
+                true,
+                datetime!(2026-10-01 00:00 UTC),
+            ),
         ];
         let keep = Retention {
             count: 100,
