@@ -8,6 +8,7 @@
 
 use crate::client::ClientError;
 use crate::link::{Connection, Link, LinkError, CONFIRMED_FOR};
+use crate::open::Handback;
 use crate::recording::HostRecording;
 use crate::tenant::Tenant;
 use computer_protocol::endpoints::{ListSessions, NoBody};
@@ -80,9 +81,9 @@ pub struct Agent {
     announced: Mutex<HashSet<SessionId>>,
     /// Sessions of this agent that record their calls.
     recordings: Mutex<HashMap<SessionId, Arc<HostRecording>>>,
-    /// The hand-back code of each session's open handoff, by handoff id:
-    /// only the person's link and this map hold it, never the computer.
-    handbacks: Mutex<HashMap<SessionId, (String, String)>>,
+    /// The hand-back code of each session's open handoff: only the
+    /// person's link and this map hold it, never the computer.
+    handbacks: Mutex<HashMap<SessionId, Handback>>,
     /// The heartbeat task, when a runtime was there to run it.
     beat: Option<tokio::task::AbortHandle>,
     closed: AtomicBool,
@@ -120,12 +121,12 @@ impl Agent {
             .cloned()
     }
 
-    /// Keeps `code`, the hand-back code of handoff `handoff_id` of session
-    /// `id`, for [`Agent::handed_back_by_person`].
-    pub fn keep_handback(&self, id: &str, handoff_id: &str, code: String) {
+    /// Keeps the hand-back code of session `id`'s handoff, for
+    /// [`Agent::handed_back_by_person`].
+    pub fn keep_handback(&self, id: &str, handback: Handback) {
         self.handbacks
             .lock()
-            .insert(SessionId(id.to_string()), (handoff_id.to_string(), code));
+            .insert(SessionId(id.to_string()), handback);
     }
 
     /// Whether `presented`, the code the computer says the person's page
@@ -359,13 +360,9 @@ impl Drop for Agent {
 
 /// Whether `presented` is the code kept for handoff `handoff_id`; nothing
 /// kept, another handoff's code or no code at all never match.
-fn handback_matches(
-    kept: Option<&(String, String)>,
-    handoff_id: &str,
-    presented: Option<&str>,
-) -> bool {
-    matches!((kept, presented), (Some((kept_id, code)), Some(presented))
-        if kept_id == handoff_id && code == presented)
+fn handback_matches(kept: Option<&Handback>, handoff_id: &str, presented: Option<&str>) -> bool {
+    matches!((kept, presented), (Some(kept), Some(presented))
+        if kept.handoff_id == handoff_id && kept.code == presented)
 }
 
 #[cfg(test)]
@@ -374,7 +371,10 @@ mod tests {
 
     #[test]
     fn only_the_kept_code_of_the_same_handoff_hands_back() {
-        let kept = ("handoff-1".to_string(), "c0de".to_string());
+        let kept = Handback {
+            handoff_id: "handoff-1".into(),
+            code: "c0de".into(),
+        };
         assert!(handback_matches(Some(&kept), "handoff-1", Some("c0de")));
         assert!(!handback_matches(Some(&kept), "handoff-1", Some("c0dE")));
         assert!(!handback_matches(Some(&kept), "handoff-1", None));

@@ -312,32 +312,20 @@ impl FrameDefaults {
         use computer_protocol::frame::{
             DEFAULT_MAX_PIXELS, DEFAULT_MAX_SIDE, MAX_SIDE_MAX, MAX_SIDE_MIN,
         };
-        let max_side = match get(env, FRAME_MAX_SIDE) {
-            None => DEFAULT_MAX_SIDE,
-            Some(v) => v
-                .parse::<u32>()
-                .ok()
-                .filter(|n| (MAX_SIDE_MIN..=MAX_SIDE_MAX).contains(n))
-                .ok_or_else(|| SettingsError {
-                    name: FRAME_MAX_SIDE,
-                    value: v.to_string(),
-                    expected: format!(
-                        "use a whole number of pixels from {MAX_SIDE_MIN} to {MAX_SIDE_MAX}"
-                    ),
-                })?,
-        };
-        let max_pixels = match get(env, FRAME_MAX_PIXELS) {
-            None => DEFAULT_MAX_PIXELS,
-            Some(v) => v
-                .parse::<u64>()
-                .ok()
-                .filter(|n| (65_536..=59_000_000).contains(n))
-                .ok_or_else(|| SettingsError {
-                    name: FRAME_MAX_PIXELS,
-                    value: v.to_string(),
-                    expected: "use a whole number of pixels from 65536 to 59000000".into(),
-                })?,
-        };
+        let max_side = whole_number(
+            env,
+            FRAME_MAX_SIDE,
+            u64::from(MAX_SIDE_MIN)..=u64::from(MAX_SIDE_MAX),
+            u64::from(DEFAULT_MAX_SIDE),
+            " of pixels",
+        )? as u32;
+        let max_pixels = whole_number(
+            env,
+            FRAME_MAX_PIXELS,
+            65_536..=59_000_000,
+            DEFAULT_MAX_PIXELS,
+            " of pixels",
+        )?;
         Ok(FrameDefaults {
             max_side,
             max_pixels,

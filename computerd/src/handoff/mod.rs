@@ -69,6 +69,10 @@ struct Ending {
     handback: Option<String>,
 }
 
+/// A hand-back code that [`Hold::check_handback`] accepted: the only way
+/// to hand a hold back.
+pub struct Handback(String);
+
 /// One session's hold: asked for by its agent, ended by a person (or by
 /// the agent cancelling, or by time).
 #[derive(Debug)]
@@ -133,24 +137,18 @@ impl Hold {
         *self.taken.lock()
     }
 
-    /// The person hands back: only with the code of the link the host
-    /// opened for them, which the computer never held (it keeps the
-    /// digest). True when this call ended the hold.
-    pub fn hand_back(
-        &self,
-        code: Option<&str>,
-        note: Option<String>,
-        after: &ScreenFacts,
-    ) -> Result<bool, HandoffError> {
-        let code = code
-            .filter(|c| computer_protocol::handoff::handback_digest(c) == self.handback_digest)
-            .ok_or_else(|| HandoffError::NoHandback(self.id.clone()))?;
-        Ok(self.finish(
-            HandoffState::Returned,
-            note,
-            Some(after),
-            Some(code.to_string()),
-        ))
+    /// `code` when it is the hand-back code of the link the host opened
+    /// for the person, which the computer never held (it keeps the digest).
+    pub fn check_handback(&self, code: Option<&str>) -> Result<Handback, HandoffError> {
+        code.filter(|c| computer_protocol::handoff::handback_digest(c) == self.handback_digest)
+            .map(|c| Handback(c.to_string()))
+            .ok_or_else(|| HandoffError::NoHandback(self.id.clone()))
+    }
+
+    /// The person hands back, with the code [`Hold::check_handback`]
+    /// accepted; true when this call ended the hold.
+    pub fn hand_back(&self, handback: Handback, note: Option<String>, after: &ScreenFacts) -> bool {
+        self.finish(HandoffState::Returned, note, Some(after), Some(handback.0))
     }
 
     /// Ends the hold as cancelled or expired, unless it ended already; true
@@ -257,13 +255,8 @@ mod tests {
         };
         assert_eq!(hold.status().state, HandoffState::Held);
         hold.take();
-        assert!(hold
-            .hand_back(
-                Some("the code"),
-                Some("done".into()),
-                &ScreenFacts::default()
-            )
-            .unwrap());
+        let handback = hold.check_handback(Some("the code")).unwrap();
+        assert!(hold.hand_back(handback, Some("done".into()), &ScreenFacts::default()));
         assert!(!hold.end(HandoffState::Expired, None));
         let status = tokio::time::timeout(Duration::from_secs(5), waiting)
             .await
@@ -280,9 +273,9 @@ mod tests {
     fn the_viewer_key_alone_cannot_hand_back() {
         let hold = hold();
         for code in [None, Some(""), Some("the cod"), Some("THE CODE")] {
-            let e = hold
-                .hand_back(code, Some("forged".into()), &ScreenFacts::default())
-                .unwrap_err();
+            let Err(e) = hold.check_handback(code) else {
+                panic!("{code:?} was taken for the hand-back code");
+            };
             assert!(e.to_string().contains(&hold.id), "{e}");
         }
         assert!(hold.is_held());

@@ -210,10 +210,7 @@ impl Recordings {
 
     /// Refuses a recording that could fill the computer's disk.
     fn check_disk(&self, max_bytes: u64) -> Result<(), RecordingError> {
-        let Some(free) = retention::free_bytes(&self.root) else {
-            return Ok(());
-        };
-        if free < max_bytes.saturating_add(retention::DISK_FLOOR_BYTES) {
+        if let Some(free) = retention::short_of_room(&self.root, max_bytes) {
             let mb = |b: u64| format!("{} MB", b / (1024 * 1024));
             return Err(RecordingError::DiskShort {
                 free: mb(free),

@@ -190,8 +190,7 @@ impl Writer {
     fn room_for(&mut self, bytes: u64) -> std::io::Result<bool> {
         // Other recordings and the agent's files share the disk: past its
         // floor this one stops growing too.
-        let disk_short = super::retention::free_bytes(&self.store.dir)
-            .is_some_and(|free| free < bytes.saturating_add(super::retention::DISK_FLOOR_BYTES));
+        let disk_short = super::retention::short_of_room(&self.store.dir, bytes).is_some();
         let fits = {
             let mut tally = self.tally.lock();
             if !tally.full && (tally.bytes + bytes > self.meta.max_bytes || disk_short) {

@@ -62,9 +62,16 @@ pub fn id_time(at: time::OffsetDateTime) -> String {
     )
 }
 
+/// The free bytes on `path`'s filesystem when writing `bytes` more there
+/// would leave less than [`DISK_FLOOR_BYTES`]; `None` when they fit (or the
+/// free space cannot be read).
+pub fn short_of_room(path: &Path, bytes: u64) -> Option<u64> {
+    free_bytes(path).filter(|free| *free < bytes.saturating_add(DISK_FLOOR_BYTES))
+}
+
 /// Bytes free to an unprivileged writer on the filesystem that holds
 /// `path` (or its nearest existing parent); `None` when it cannot be read.
-pub fn free_bytes(path: &Path) -> Option<u64> {
+fn free_bytes(path: &Path) -> Option<u64> {
     use std::os::unix::ffi::OsStrExt;
     let existing = path.ancestors().find(|p| p.exists())?;
     let name = std::ffi::CString::new(existing.as_os_str().as_bytes()).ok()?;
@@ -192,5 +199,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let free = free_bytes(&dir.path().join("not/yet/there")).expect("statvfs works");
         assert!(free > 0);
+        // More than the disk has is short, and says what is free.
+        assert_eq!(
+            short_of_room(dir.path(), u64::MAX).map(|f| f > 0),
+            Some(true)
+        );
     }
 }

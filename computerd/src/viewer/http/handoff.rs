@@ -58,11 +58,17 @@ pub async fn act(
                 Ok(note) => note,
                 Err(e) => return Ok(plain(StatusCode::BAD_REQUEST, e.to_string())),
             };
+            // Checked before the screen is read: a refused hand back costs
+            // no X round trips.
+            let handback = match hold.check_handback(handback.as_deref()) {
+                Ok(handback) => handback,
+                Err(e) => {
+                    tracing::warn!(handoff = %hold.id, "a hand back without the person's code was refused");
+                    return Ok(plain(StatusCode::FORBIDDEN, e.to_string()));
+                }
+            };
             let after = screen_facts(&open, app.sessions.browsers()).await;
-            if let Err(e) = hold.hand_back(handback.as_deref(), note, &after) {
-                tracing::warn!(handoff = %hold.id, "a hand back without the person's code was refused");
-                return Ok(plain(StatusCode::FORBIDDEN, e.to_string()));
-            }
+            hold.hand_back(handback, note, &after);
             tracing::info!(handoff = %hold.id, "a person handed the screen back");
         }
     }

@@ -98,8 +98,11 @@ impl ComputerUseServer {
                 "the hold may have started; cancel_handoff ends it",
             )
             .await?;
-        self.agent()
-            .keep_handback(&a.session_id, &started.handoff_id, code.clone());
+        let handback = crate::open::Handback {
+            handoff_id: started.handoff_id.clone(),
+            code,
+        };
+        self.agent().keep_handback(&a.session_id, handback.clone());
         let conn = self.reach(&a.session_id).await?;
         let viewer_url =
             crate::open::viewer_link(conn.port_base, &conn.viewer_key, Some(started.screen.0));
@@ -108,15 +111,10 @@ impl ComputerUseServer {
             port_base: conn.port_base,
             key: conn.viewer_key.clone(),
         };
-        self.agent().link().opener.handoff_opened(
-            conn.open,
-            target,
-            started.screen.0,
-            crate::open::Handback {
-                handoff_id: started.handoff_id.clone(),
-                code,
-            },
-        );
+        self.agent()
+            .link()
+            .opener
+            .handoff_opened(conn.open, target, started.screen.0, handback);
         let mut text = format!(
             "Screen {} is now the person's (handoff `{}`). A viewer tab opened for them with your reason, Take control and Hand back; Hand back works only from that tab's link, which you never see (with COMPUTER_USE_OPEN=none the link is on this server's stderr). {viewer_url} lets anyone with the key watch. Call wait_handoff until it says `returned`. Until then this session's screen tools, shell, file tools and DevTools are refused.",
             started.screen, started.handoff_id
