@@ -7,7 +7,7 @@
 set -euo pipefail
 
 packages=(
-  tigervnc-standalone-server tigervnc-tools fluxbox xterm x11-utils xdotool
+  tigervnc-standalone-server tigervnc-tools fluxbox xterm x11-utils xdotool xinput
   imagemagick ca-certificates curl xclip chromium at-spi2-core zenity
   openssh-client openssh-server openssl iproute2 util-linux mold
 )

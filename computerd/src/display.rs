@@ -11,6 +11,9 @@ use x11rb::protocol::xproto::{Atom, ConnectionExt as _, Mapping, Window};
 use x11rb::protocol::Event;
 use x11rb::rust_connection::RustConnection;
 
+/// Where X servers make their sockets.
+pub const SOCKET_DIR: &str = "/tmp/.X11-unix";
+
 #[derive(Debug, thiserror::Error)]
 pub enum DisplayError {
     #[error("X display :{number} did not accept a connection within {waited:?}: {last}")]
@@ -126,8 +129,27 @@ impl Display {
     /// there yet (as it is not, just after Xvnc starts): whatever listens on
     /// that port (another daemon's VNC port, a program of the agent) would
     /// be taken for the screen's X server.
+    ///
+    /// With the desktop cookie installed ([`crate::x_auth`]) the connection
+    /// carries it, whatever `XAUTHORITY` says.
     pub fn connect_once(number: u32) -> Result<Display, x11rb::errors::ConnectError> {
-        let (conn, screen_num) = x11rb::connect(Some(&format!("unix/:{number}")))?;
+        let (conn, screen_num) = match crate::x_auth::installed() {
+            Some(auth) => {
+                let socket = std::os::unix::net::UnixStream::connect(format!(
+                    "{}/X{number}",
+                    SOCKET_DIR
+                ))?;
+                let (stream, _) = x11rb::rust_connection::DefaultStream::from_unix_stream(socket)?;
+                let conn = RustConnection::connect_to_stream_with_auth_info(
+                    stream,
+                    0,
+                    crate::x_auth::COOKIE_PROTOCOL.as_bytes().to_vec(),
+                    auth.cookie().to_vec(),
+                )?;
+                (conn, 0)
+            }
+            None => x11rb::connect(Some(&format!("unix/:{number}")))?,
+        };
         let screen = &conn.setup().roots[screen_num];
         let (root, width, height) = (screen.root, screen.width_in_pixels, screen.height_in_pixels);
         Ok(Display {

@@ -45,6 +45,9 @@
 //!   live session list, and the WebSocket bridge to each screen's Xvnc, on
 //!   a listener of its own; guarded by `Host`, `Origin` and the key.
 //! - [`viewer_key`]: the 8-character key that is also the VNC password.
+//! - [`x_auth`]: the X cookies: the desktop's, which every Xvnc starts with
+//!   and computerd's connections carry, and the untrusted one per screen
+//!   that the agent's shell gets.
 //! - [`handoff`]: a person holding a session's screen at its agent's
 //!   request; screen calls are refused until they hand it back.
 //! - [`recording`]: recordings of what agents did, written inside the
@@ -69,8 +72,8 @@
 //! thread.
 //!
 //! Modules import downward only, with no circle (`scripts/import-circles.py`
-//! checks it): `screen_facts`, `display`, `windows`, `capture` and `input`
-//! at the bottom; then
+//! checks it): `x_auth`, `screen_facts`, `display`, `windows`, `capture`
+//! and `input` at the bottom; then
 //! `screens`; then `browser` and `devtools`; then `textview`, `recording`,
 //! `handoff` and `apps`; then `sessions`, which holds each session's slots
 //! for recordings and holds; then `desktop`; `api` on top.
@@ -106,6 +109,7 @@ pub mod truncate;
 pub mod viewer;
 pub mod viewer_key;
 pub mod windows;
+pub mod x_auth;
 
 /// Logs to stderr, filtered by `COMPUTERD_LOG` (default `info`): the daemon's
 /// and the network guard's way.

@@ -74,6 +74,26 @@ impl ScreenEnv {
                 a11y::session_bus_address_for(self.display),
             ));
         }
+        if let Some(auth) = crate::x_auth::installed() {
+            vars.push((
+                "XAUTHORITY".to_string(),
+                auth.desktop_file().display().to_string(),
+            ));
+        }
+        vars
+    }
+
+    /// [`ScreenEnv::vars`] for what the agent's `shell` starts: the same,
+    /// but with the screen's untrusted X cookie (see [`crate::x_auth`]).
+    pub fn agent_vars(&self) -> Vec<(String, String)> {
+        let mut vars = self.vars();
+        if let Some(auth) = crate::x_auth::installed() {
+            for (name, value) in &mut vars {
+                if name == "XAUTHORITY" {
+                    *value = auth.agent_file(self.display).display().to_string();
+                }
+            }
+        }
         vars
     }
 

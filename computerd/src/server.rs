@@ -28,6 +28,8 @@ pub async fn serve(
 ) -> anyhow::Result<()> {
     let config = Arc::new(config);
     let key = ViewerKey::load_or_create(&config.home)?;
+    // Before any screen: every Xvnc starts with this cookie.
+    crate::x_auth::install(&crate::viewer_key::state_dir(&config.home))?;
     let launcher_listener = bind(config.launcher_listen, "COMPUTERD_LAUNCHER_LISTEN").await?;
     let launcher_token = launcher::new_token();
     let launcher_env = launcher::environment(launcher_listener.local_addr()?, &launcher_token);

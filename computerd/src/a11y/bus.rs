@@ -217,6 +217,10 @@ fn launcher_command(display: u32, session_address: &str, folder: &Path) -> Comma
         .env("DISPLAY", format!(":{display}"))
         .env("DBUS_SESSION_BUS_ADDRESS", session_address)
         .env("XDG_RUNTIME_DIR", folder);
+    // It puts the bus's address on the root window: a desktop program.
+    if let Some(auth) = crate::x_auth::installed() {
+        cmd.env("XAUTHORITY", auth.desktop_file());
+    }
     quiet(&mut cmd);
     cmd
 }
@@ -292,8 +296,17 @@ async fn connect_a11y(
     let dbus = zbus::fdo::DBusProxy::new(&session).await?;
     // Services the session bus starts (dconf, portals) draw on this screen.
     let display_env = format!(":{display}");
-    dbus.update_activation_environment(HashMap::from([("DISPLAY", display_env.as_str())]))
-        .await
+    let mut activation = HashMap::from([("DISPLAY", display_env.clone())]);
+    if let Some(auth) = crate::x_auth::installed() {
+        activation.insert("XAUTHORITY", auth.desktop_file().display().to_string());
+    }
+    dbus.update_activation_environment(
+        activation
+            .iter()
+            .map(|(name, value)| (*name, value.as_str()))
+            .collect::<HashMap<_, _>>(),
+    )
+    .await
         .map_err(zbus::Error::from)?;
     let bus_name = zbus::names::BusName::try_from(BUS_NAME).expect("a valid bus name");
     loop {

@@ -44,7 +44,9 @@ pub async fn run(
     // A screen still opening is not waited for: shell calls never wait for
     // the desktop, and `DISPLAY` is set only once the screen is there.
     if let Some(screen) = session.current_screen() {
-        env.extend(screen.env().vars());
+        // The untrusted X cookie: the shell's programs cannot type, log
+        // keys or read other windows (see `x_auth`).
+        env.extend(screen.env().agent_vars());
     }
     let running_guard = session.command_started(&req.command);
     // A hold that began since the check above missed this command when it

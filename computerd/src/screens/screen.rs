@@ -355,6 +355,12 @@ impl Screen {
                 });
             }
         };
+        // Before anything on the screen can start a shell program.
+        if let Some(auth) = crate::x_auth::installed() {
+            if let Err(e) = auth.make_agent_cookie(&display.conn, display_number) {
+                tracing::error!(screen = %number, "the shell gets no X access on this screen: {e}");
+            }
+        }
         let capturer = Capturer::new(&display);
         // Before Fluxbox, whose menu starts apps with the screen's bus. A
         // screen without one still works; its text view says why it has

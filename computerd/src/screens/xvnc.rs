@@ -46,8 +46,13 @@ pub fn xvnc_command(args: &XvncArgs<'_>) -> Command {
         // Several viewers may watch one screen; nobody may resize it under the agent.
         .arg("-AlwaysShared")
         .arg("-AcceptSetDesktopSize=0")
-        .args(["-nolisten", "tcp"])
-        .stdin(Stdio::null())
+        .args(["-nolisten", "tcp"]);
+    // Only programs with the desktop's cookie (or the agent's untrusted
+    // one, which this server makes later) may connect.
+    if let Some(auth) = crate::x_auth::installed() {
+        cmd.arg("-auth").arg(auth.desktop_file());
+    }
+    cmd.stdin(Stdio::null())
         .stdout(Stdio::null())
         // Kept in a tail that errors about the start quote.
         .stderr(Stdio::piped())
@@ -77,8 +82,7 @@ pub fn fluxbox_command(
     cmd
 }
 
-/// Where X servers make their sockets.
-pub const SOCKET_DIR: &str = "/tmp/.X11-unix";
+pub use crate::display::SOCKET_DIR;
 
 /// Makes [`SOCKET_DIR`], open to all with the sticky bit, unless it is
 /// there. The image has it; on a machine where no X server ran yet (a fresh

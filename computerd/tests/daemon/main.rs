@@ -24,3 +24,4 @@ mod viewer_browser;
 mod viewer_guards;
 mod viewer_live;
 mod viewer_native_vnc;
+mod x_access;
