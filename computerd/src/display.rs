@@ -135,10 +135,8 @@ impl Display {
     pub fn connect_once(number: u32) -> Result<Display, x11rb::errors::ConnectError> {
         let (conn, screen_num) = match crate::x_auth::installed() {
             Some(auth) => {
-                let socket = std::os::unix::net::UnixStream::connect(format!(
-                    "{}/X{number}",
-                    SOCKET_DIR
-                ))?;
+                let socket =
+                    std::os::unix::net::UnixStream::connect(format!("{}/X{number}", SOCKET_DIR))?;
                 let (stream, _) = x11rb::rust_connection::DefaultStream::from_unix_stream(socket)?;
                 let conn = RustConnection::connect_to_stream_with_auth_info(
                     stream,

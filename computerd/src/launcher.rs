@@ -1,7 +1,9 @@
 //! The launcher: a loopback-only listener (container port 7071) where the
 //! screens' menus and `xdg-open` ask computerd to open the browser or a
 //! terminal on their own screen, so each screen keeps one Chromium with
-//! the shared logins.
+//! the shared logins; and where the agent's shell puts text on its
+//! screen's clipboard (`computer-use-launch clipboard`), which its own X
+//! programs cannot.
 //!
 //! Callers prove they run on the computer with a token computerd hands to
 //! every program it starts (`COMPUTER_USE_LAUNCHER_TOKEN`, beside
@@ -19,7 +21,7 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::routing::post;
 use axum::{Json, Router};
-use computer_protocol::{endpoints, ErrorCode, LauncherRequest};
+use computer_protocol::{endpoints, ClipboardRequest, ErrorCode, LauncherRequest};
 use std::sync::Arc;
 
 /// Variable names every program on a screen gets.
@@ -48,6 +50,7 @@ pub fn environment(address: std::net::SocketAddr, token: &str) -> Vec<(String, S
 pub fn router(app: Arc<LauncherApp>) -> Router {
     Router::new()
         .route(endpoints::LAUNCH, post(launch))
+        .route(endpoints::CLIPBOARD, post(clipboard))
         .fallback(crate::api::not_found)
         .with_state(app)
 }
@@ -62,27 +65,10 @@ async fn launch(
     headers: HeaderMap,
     body: axum::body::Bytes,
 ) -> Result<Json<Launched>, ApiError> {
-    if !bearer_is(&headers, &app.token) {
-        return Err(ApiError::new(
-            ErrorCode::Unauthorized,
-            format!("missing or wrong launcher token: send `Authorization: Bearer ${TOKEN_VAR}`, which programs started on a screen have"),
-        ));
-    }
+    check_token(&app, &headers)?;
     let req: LauncherRequest = serde_json::from_slice(&body)
         .map_err(|e| ApiError::invalid(format!("the launcher request is not valid: {e}; send {{\"display\": \":N\", \"app\": \"browser\"|\"terminal\", \"uri\": optional}}")))?;
-    let display: u32 = req
-        .display
-        .trim()
-        .trim_start_matches(':')
-        .split('.')
-        .next()
-        .and_then(|n| n.parse().ok())
-        .ok_or_else(|| {
-            ApiError::invalid(format!(
-                "`display` is `{}`: use the `DISPLAY` of a screen, such as `:3`",
-                req.display
-            ))
-        })?;
+    let display = display_number(&req.display)?;
     let app_name = req.app.trim().to_lowercase();
     if app_name != "browser" && app_name != "terminal" {
         return Err(ApiError::invalid(format!(
@@ -107,4 +93,57 @@ async fn launch(
     Ok(Json(Launched {
         summary: opened.summary,
     }))
+}
+
+/// Puts a file's text on the clipboard of the caller's screen.
+async fn clipboard(
+    State(app): State<Arc<LauncherApp>>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Result<Json<Launched>, ApiError> {
+    check_token(&app, &headers)?;
+    let req: ClipboardRequest = serde_json::from_slice(&body).map_err(|e| {
+        ApiError::invalid(format!("the clipboard request is not valid: {e}; send {{\"display\": \":N\", \"path\": \"/absolute/file\"}}"))
+    })?;
+    let display = display_number(&req.display)?;
+    let Some((_, screen)) = app.sessions.screen_on_display(display) else {
+        return Err(ApiError::new(
+            ErrorCode::NotFound,
+            format!("no session's screen is on display :{display}"),
+        ));
+    };
+    crate::apps::clipboard::put(screen.env(), &req.path)
+        .await
+        .map_err(|e| ApiError::invalid(e.to_string()))?;
+    Ok(Json(Launched {
+        summary: format!(
+            "the text of {} is on the clipboard of display :{display}: press ctrl+v to paste it",
+            req.path
+        ),
+    }))
+}
+
+fn check_token(app: &LauncherApp, headers: &HeaderMap) -> Result<(), ApiError> {
+    if bearer_is(headers, &app.token) {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        ErrorCode::Unauthorized,
+        format!("missing or wrong launcher token: send `Authorization: Bearer ${TOKEN_VAR}`, which programs started on a screen have"),
+    ))
+}
+
+/// The display number in a `DISPLAY` value such as `:3` or `:3.0`.
+fn display_number(given: &str) -> Result<u32, ApiError> {
+    given
+        .trim()
+        .trim_start_matches(':')
+        .split('.')
+        .next()
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| {
+            ApiError::invalid(format!(
+                "`display` is `{given}`: use the `DISPLAY` of a screen, such as `:3`"
+            ))
+        })
 }

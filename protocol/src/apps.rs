@@ -124,6 +124,19 @@ pub struct LauncherRequest {
     pub uri: Option<String>,
 }
 
+/// The launcher's clipboard request: put the text of the file at `path`
+/// on the clipboard of the screen of `display`, for a paste. The agent's
+/// shell cannot itself (its X cookie is untrusted), so
+/// `computer-use-launch clipboard` asks computerd.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClipboardRequest {
+    /// `DISPLAY` of the caller, such as `:3`.
+    pub display: String,
+    /// An absolute path inside the computer.
+    pub path: String,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -187,6 +187,11 @@ endpoints! {
 /// through `computer-use-launch` rather than the host.
 pub const LAUNCH: &str = "/launch";
 
+/// `POST` a [`crate::ClipboardRequest`] on the launcher's listener:
+/// `computer-use-launch clipboard` puts a file's text on the screen's
+/// clipboard through it.
+pub const CLIPBOARD: &str = "/clipboard";
+
 #[cfg(test)]
 mod tests {
     use super::*;

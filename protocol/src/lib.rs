@@ -68,7 +68,10 @@ pub mod viewer;
 pub mod archive;
 
 pub use action::{ActRequest, ActResponse, Action, ActionOutcome, Button, ScrollDirection, Settle};
-pub use apps::{LaunchAppRequest, LauncherRequest, OpenPathRequest, OpenSettle, OpenedResponse};
+pub use apps::{
+    ClipboardRequest, LaunchAppRequest, LauncherRequest, OpenPathRequest, OpenSettle,
+    OpenedResponse,
+};
 pub use devtools::{DevToolsStartRequest, DevToolsStarted, DevToolsStopped, DevToolsTool};
 pub use duration::{parse_duration, DurationError, TimeoutArg};
 pub use effects::ActionEffect;

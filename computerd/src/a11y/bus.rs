@@ -307,7 +307,7 @@ async fn connect_a11y(
             .collect::<HashMap<_, _>>(),
     )
     .await
-        .map_err(zbus::Error::from)?;
+    .map_err(zbus::Error::from)?;
     let bus_name = zbus::names::BusName::try_from(BUS_NAME).expect("a valid bus name");
     loop {
         if let Some((program, status)) = exited("at-spi-bus-launcher", launcher) {

@@ -10,12 +10,15 @@
 //! - `desktop_entry`: installed applications from `.desktop` files, with
 //!   `Exec` split and its field codes expanded.
 //! - `error`: [`AppError`] and its wire code.
+//! - `clipboard`: a file's text onto a screen's clipboard, for the
+//!   agent's shell, whose own X programs cannot serve it.
 //! - `launch`: doing it: the screen's browser through
 //!   [`crate::browser`], other apps started detached, windows awaited and
 //!   raised over an X connection of its own.
 //!
 //! The first four decide and are tested without a screen; `launch` acts.
 
+pub mod clipboard;
 mod desktop_entry;
 mod error;
 mod launch;

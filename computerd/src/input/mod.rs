@@ -61,7 +61,7 @@ pub enum InputError {
     },
     #[error("display :{display} has no free keycode to bind keysym 0x{keysym:x} to: every keycode has a keysym; restore a standard layout (`setxkbmap us`)")]
     NoSpareKeycode { display: u32, keysym: u32 },
-    #[error("`text` would take at least {wait_s} s to type, over the {} s an action may take: it has {distinct} different characters that no key has, and they are typed through {keycodes} spare keycodes, each rebound only {} ms after its last use so programs keep up. Type it in parts across several calls, or paste it: write it to a file with `write_file`, run `xclip -selection clipboard < FILE` with `shell`, then press `ctrl+v`", REBINDING_WAIT_MAX.as_secs(), CLIENT_CATCH_UP.as_millis())]
+    #[error("`text` would take at least {wait_s} s to type, over the {} s an action may take: it has {distinct} different characters that no key has, and they are typed through {keycodes} spare keycodes, each rebound only {} ms after its last use so programs keep up. Type it in parts across several calls, or paste it: write it to a file with `write_file`, run `computer-use-launch clipboard FILE` with `shell`, then press `ctrl+v`", REBINDING_WAIT_MAX.as_secs(), CLIENT_CATCH_UP.as_millis())]
     TypingTooSlow {
         wait_s: u64,
         distinct: usize,

@@ -71,6 +71,14 @@ async function shell(session, command) {
   return result.stdout;
 }
 
+// `command` as a program of the desktop: with the desktop's X cookie,
+// which the shell tool's own programs do not get (theirs is untrusted, so
+// they cannot read other windows, move the pointer or serve the
+// clipboard). The test plays the desktop's side here.
+async function desktopShell(session, command) {
+  return shell(session, `export XAUTHORITY="$HOME/.local/share/computer-use/x-desktop-cookie"; ${command}`);
+}
+
 async function waitFor(what, check, limitMs = 15000) {
   const deadline = Date.now() + limitMs;
   let last;
@@ -99,13 +107,13 @@ async function drawWindow(session, { title, color, clickMarker }) {
     `xterm -T ${title} -geometry 50x16+120+120 -bg '${color}' -fg '${color}' -cr '${color}'${program} >/dev/null 2>&1 &`,
   );
   const out = await waitFor(`the window ${title}`, () =>
-    shell(session, `xdotool search --onlyvisible --name '^${title}$' getwindowgeometry --shell || true`));
+    desktopShell(session, `xdotool search --onlyvisible --name '^${title}$' getwindowgeometry --shell || true`));
   const value = (name) => Number(out.match(new RegExp(`^${name}=(\\d+)$`, 'm'))[1]);
   return { x: value('X'), y: value('Y'), width: value('WIDTH'), height: value('HEIGHT') };
 }
 
 async function pointerAt(session) {
-  const out = await shell(session, 'xdotool getmouselocation --shell');
+  const out = await desktopShell(session, 'xdotool getmouselocation --shell');
   const value = (name) => Number(out.match(new RegExp(`^${name}=(\\d+)$`, 'm'))[1]);
   return { x: value('X'), y: value('Y') };
 }
@@ -356,7 +364,7 @@ test('clipboard text crosses both ways while unlocked', async () => {
   const personHad = `the own text of the person ${Date.now()}`;
   await page.evaluate((text) => navigator.clipboard.writeText(text), personHad);
   const fromScreen = `copied on the screen ${Date.now()}`;
-  await shell(session, `printf '%s' '${fromScreen}' | xclip -selection clipboard -i >/dev/null 2>&1`);
+  await desktopShell(session, `printf '%s' '${fromScreen}' | xclip -selection clipboard -i >/dev/null 2>&1`);
   // The page has the text once its Copy button is enabled (or, had it
   // pushed the text, once the clipboard changed).
   await waitFor('the page to get the screen text', async () =>
@@ -372,7 +380,7 @@ test('clipboard text crosses both ways while unlocked', async () => {
   await clickScreen(page, 900, 600);
   await page.keyboard.press('Control+KeyC');
   const copiedByKey = `copied with the Ctrl+C of the person ${Date.now()}`;
-  await shell(session, `printf '%s' '${copiedByKey}' | xclip -selection clipboard -i >/dev/null 2>&1`);
+  await desktopShell(session, `printf '%s' '${copiedByKey}' | xclip -selection clipboard -i >/dev/null 2>&1`);
   await waitFor('the Ctrl+C text on the clipboard', async () =>
     (await page.evaluate(() => navigator.clipboard.readText())) === copiedByKey);
 
@@ -382,7 +390,7 @@ test('clipboard text crosses both ways while unlocked', async () => {
   await clickScreen(page, 900, 600);
   await page.keyboard.press('Control+KeyV');
   await waitFor('the person text on the screen clipboard', async () =>
-    (await shell(session, 'xclip -selection clipboard -o 2>/dev/null || true')) === fromPerson);
+    (await desktopShell(session, 'xclip -selection clipboard -o 2>/dev/null || true')) === fromPerson);
   assert.equal(await page.locator('#notice').textContent(), '');
   await page.context().close();
   await api('DELETE', `/v1/sessions/${session}`);

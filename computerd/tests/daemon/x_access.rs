@@ -58,18 +58,22 @@ async fn a_key_logger_started_from_the_shell_sees_nothing_that_is_typed() {
     .await;
     // Typed into the desktop's terminal until the agent's logger said
     // something: one that works lists the devices, then the keys.
-    let agent_said = wait_until("the agent's logger to speak", Duration::from_secs(15), || async {
-        let typed = d
-            .ok(
-                &format!("/v1/sessions/{sid}/act"),
-                json!({"actions": [{"type": "type", "text": "s3cret"}], "settle_ms": 0}),
-            )
-            .await;
-        assert_eq!(typed["outcomes"][0]["ok"], true, "{typed}");
-        let said = std::fs::read_to_string(&agent_log).unwrap_or_default();
-        let done = said.contains("KeyPress") || said.contains("not available");
-        done.then_some(said)
-    })
+    let agent_said = wait_until(
+        "the agent's logger to speak",
+        Duration::from_secs(15),
+        || async {
+            let typed = d
+                .ok(
+                    &format!("/v1/sessions/{sid}/act"),
+                    json!({"actions": [{"type": "type", "text": "s3cret"}], "settle_ms": 0}),
+                )
+                .await;
+            assert_eq!(typed["outcomes"][0]["ok"], true, "{typed}");
+            let said = std::fs::read_to_string(&agent_log).unwrap_or_default();
+            let done = said.contains("KeyPress") || said.contains("not available");
+            done.then_some(said)
+        },
+    )
     .await;
 
     assert!(!agent_said.contains("KeyPress"), "{agent_said}");

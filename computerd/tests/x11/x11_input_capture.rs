@@ -707,7 +707,7 @@ fn text_that_would_wait_too_long_to_rebind_is_refused_before_typing() {
                 "{} different characters that no key has",
                 spare * batches
             ))
-            && said.contains("xclip -selection clipboard"),
+            && said.contains("computer-use-launch clipboard"),
         "{said}"
     );
     assert_eq!(input.borrowed_keycodes(), 0);

@@ -3,9 +3,10 @@
 //! `xdg-open` to its default app, a folder landing in the screen's own
 //! Chromium, `launch_app` of programs on `PATH` with and without a `uri`,
 //! and the desktop's right-click menu opening a terminal and the browser
-//! through the launcher, each on the screen it was asked on.
+//! through the launcher, each on the screen it was asked on; and the
+//! shell's text reaching its screen's clipboard through the launcher.
 
-use crate::support::docker::TestComputer;
+use crate::support::docker::{desktop_x, TestComputer};
 use crate::support::mcp::{
     connect, ok, screen_number, shell_ok as shell, start_session as start, Client,
 };
@@ -406,5 +407,62 @@ async fn the_desktop_menu_opens_a_terminal_and_the_browser_on_its_screen() {
 
     let on_b = windows(&client, &b).await;
     assert!(on_b.is_empty(), "b's screen got windows: {on_b:?}");
+    client.cancel().await.ok();
+}
+
+/// The shell's own X programs cannot serve the clipboard (their X cookie is
+/// untrusted), so `computer-use-launch clipboard` has computerd do it, from
+/// a file or from stdin; a paste in a desktop program then gets the text.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_shell_puts_text_on_its_screens_clipboard_through_the_launcher() {
+    let computer = TestComputer::new();
+    let (client, _) = connect(&computer, &[]).await;
+    let sid = start(&client, "clipboard").await;
+    windows(&client, &sid).await;
+    let display = u64::from(screen_number(&client, &sid).await);
+    let clipboard = || {
+        desktop_x(
+            &computer.name,
+            display,
+            "xclip -selection clipboard -o 2>/dev/null || true",
+        )
+    };
+
+    // What the shell used to do no longer reaches the desktop.
+    shell(
+        &client,
+        &sid,
+        "printf 'by xclip' | xclip -selection clipboard -i 2>/dev/null; true",
+    )
+    .await;
+    assert_ne!(clipboard(), "by xclip");
+
+    let r = shell(
+        &client,
+        &sid,
+        "printf 'Grüße, 世界\nline two' > paste.txt && computer-use-launch clipboard paste.txt",
+    )
+    .await;
+    assert!(r["stdout"].as_str().unwrap().contains("ctrl+v"), "{r}");
+    assert_eq!(clipboard(), "Grüße, 世界\nline two");
+    shell(
+        &client,
+        &sid,
+        "echo -n 'from stdin' | computer-use-launch clipboard",
+    )
+    .await;
+    assert_eq!(clipboard(), "from stdin");
+
+    let (r, _) = ok(
+        &client,
+        "shell",
+        json!({"session_id": sid, "command": "computer-use-launch clipboard missing.txt 2>&1; truncate -s 17M big.txt; computer-use-launch clipboard big.txt 2>&1"}),
+    )
+    .await;
+    let said = r["stdout"].as_str().unwrap();
+    assert!(
+        said.contains("missing.txt") && said.contains("paste it in parts"),
+        "{r}"
+    );
     client.cancel().await.ok();
 }

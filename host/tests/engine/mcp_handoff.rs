@@ -3,7 +3,7 @@
 //! side in the real viewer in headless Chromium
 //! (`computerd/tests/browser/handoff.test.mjs`).
 
-use crate::support::docker::TestComputer;
+use crate::support::docker::{desktop_x, TestComputer};
 use crate::support::mcp::{
     connect, connect_with, host_command, ok, refused, shell_ok, start_session, text,
 };
@@ -209,6 +209,32 @@ async fn a_person_takes_the_screen_and_hands_it_back() {
     assert!(e.contains("already held") && e.contains(&id), "{e}");
     // Another session works.
     ok(&client, "computer_observe", json!({"session_id": other})).await;
+    // Its programs cannot snoop on the person: they have no X cookie for
+    // the held screen, and on their own screen an untrusted one, without
+    // the extensions a key logger or an input injector needs.
+    let held_display = requested["screen"].as_u64().unwrap();
+    let snooped = shell_ok(
+        &client,
+        &other,
+        &format!("DISPLAY=:{held_display} xdpyinfo 2>&1; echo \"xdpyinfo: $?\""),
+    )
+    .await;
+    let snooped = snooped["stdout"].as_str().unwrap();
+    assert!(!snooped.contains("xdpyinfo: 0"), "{snooped}");
+    let own = shell_ok(
+        &client,
+        &other,
+        "xdotool key a >/dev/null 2>&1; echo \"xdotool: $?\"; xdpyinfo | sed -n '/number of extensions/,/default screen/p'",
+    )
+    .await;
+    let own = own["stdout"].as_str().unwrap();
+    assert!(
+        own.contains("BIG-REQUESTS") && !own.contains("xdotool: 0"),
+        "{own}"
+    );
+    for name in ["XTEST", "RECORD", "XInputExtension"] {
+        assert!(!own.contains(name), "the shell sees {name}: {own}");
+    }
 
     // Code inside the computer has the viewer key and can write any
     // header, but not the hand-back code: its hand back is refused.
@@ -242,25 +268,21 @@ async fn a_person_takes_the_screen_and_hands_it_back() {
     .await;
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let r = shell_ok(
-            &client,
-            &other,
-            &format!(
-                "{display} xdotool search --onlyvisible --name 'Signed in' getwindowname || true"
-            ),
-        )
-        .await;
-        if r["stdout"].as_str().unwrap().contains("Signed in") {
+        let shown = desktop_x(
+            &computer.name,
+            screen,
+            "xdotool search --onlyvisible --name 'Signed in' getwindowname 2>&1 || true",
+        );
+        if shown.contains("Signed in") {
             break;
         }
         if Instant::now() > deadline {
-            let windows = shell_ok(
-                &client,
-                &other,
-                &format!("{display} xdotool search --onlyvisible --name . getwindowname %@ 2>&1"),
-            )
-            .await;
-            panic!("the page never showed: {r}\nlaunch: {opened}\nwindows: {windows}");
+            let windows = desktop_x(
+                &computer.name,
+                screen,
+                "xdotool search --onlyvisible --name . getwindowname %@ 2>&1 || true",
+            );
+            panic!("the page never showed: {shown}\nlaunch: {opened}\nwindows: {windows}");
         }
         tokio::time::sleep(Duration::from_millis(200)).await;
     }

@@ -87,6 +87,26 @@ pub fn docker_output(args: &[&str]) -> Output {
         .unwrap_or_else(|e| panic!("cannot run `docker {}`: {e}", args.join(" ")))
 }
 
+/// Where computerd keeps the desktop's X cookie in the image.
+pub const DESKTOP_X_COOKIE: &str = "/home/computer/.local/share/computer-use/x-desktop-cookie";
+
+/// Runs `command` in the computer `name` as a program of the desktop on
+/// display `:display` (the desktop's X cookie, which the agent's shell does
+/// not get): how a test looks at windows as the person sees them.
+pub fn desktop_x(name: &str, display: u64, command: &str) -> String {
+    docker(&[
+        "exec",
+        "-e",
+        &format!("DISPLAY=:{display}"),
+        "-e",
+        &format!("XAUTHORITY={DESKTOP_X_COOKIE}"),
+        name,
+        "bash",
+        "-c",
+        command,
+    ])
+}
+
 /// `docker inspect` of a container as JSON.
 pub fn inspect(name: &str) -> serde_json::Value {
     let text = docker(&["container", "inspect", name]);

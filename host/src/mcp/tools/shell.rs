@@ -25,7 +25,7 @@ impl ComputerUseServer {
         name = "shell",
         output_schema = schema_for_output::<ShellResult>(),
         title = "Run a shell command",
-        description = "Run a command with `bash -lc` as the user `computer` in the session's working folder, no input; DISPLAY is the session's screen. stdout and stderr each keep their first and last 15000 bytes; a non-zero exit is a normal result. It returns when the command exits: start long jobs in the background with output redirected (`setsid nohup server >log 2>&1 &`). Works during a handoff.",
+        description = "Run a command with `bash -lc` as user `computer` in the session's folder, no input; DISPLAY is the session's screen, X untrusted (no xdotool; paste with `computer-use-launch clipboard FILE`). stdout and stderr each keep their first and last 15000 bytes; a nonzero exit is a normal result. It returns when the command exits; start long jobs as `setsid nohup server >log 2>&1 &`.",
         annotations(
             title = "Run a shell command",
             read_only_hint = false,
