@@ -6,7 +6,10 @@
 # start and the end. Needs the computer-use-mcp:dev image
 # (`bash scripts/build-image.sh`), or COMPUTER_USE_IMAGE.
 #
-# Usage: scripts/soak.sh [--seconds N] [--sessions N]   (default 600 s, 16)
+# Usage: scripts/soak.sh [--seconds N] [--sessions N] [--browsers]   (default 600 s, 16)
+# --browsers opens a Chromium on every screen first; the run then reports
+# the processes and threads the container peaked at, which its pids limit
+# (host/src/docker/limits.rs) is set from.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-docker.sh

@@ -2,10 +2,13 @@
 //! sessions at once in one computer, each looping computer_observe,
 //! computer_act, shell, write_file and read_file for a given time. Prints the
 //! calls made and failed, p50/p99 latency per tool, and the memory of the
-//! host, computerd and the container at the start and the end.
+//! host, computerd and the container at the start and the end, and the
+//! container's processes and threads (what its pids limit counts) at the
+//! start, the end and their peak.
 //!
-//! Run with `bash scripts/soak.sh [--seconds N] [--sessions N]` (default 600
-//! seconds, 16 sessions). Uses its own computer (`COMPUTER_USE_NAME=cu-soak`,
+//! Run with `bash scripts/soak.sh [--seconds N] [--sessions N] [--browsers]`
+//! (default 600 seconds, 16 sessions). `--browsers` opens each session's
+//! Chromium before the run: the figure the pids limit is set from. Uses its own computer (`COMPUTER_USE_NAME=cu-soak`,
 //! port base 24900, loopback only) and removes it at the end. Every call has
 //! a deadline, so a hang counts as a failure instead of stalling the run.
 
@@ -36,12 +39,14 @@ type Client = RunningService<RoleClient, ()>;
 struct Options {
     seconds: u64,
     sessions: usize,
+    browsers: bool,
 }
 
 fn options() -> Options {
     let mut o = Options {
         seconds: 600,
         sessions: 16,
+        browsers: false,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -54,7 +59,14 @@ fn options() -> Options {
         match args[i].as_str() {
             "--seconds" => o.seconds = value(),
             "--sessions" => o.sessions = (value() as usize).clamp(1, 16),
-            other => panic!("unknown argument `{other}`; use --seconds N and --sessions N (1..16)"),
+            "--browsers" => {
+                o.browsers = true;
+                i += 1;
+                continue;
+            }
+            other => panic!(
+                "unknown argument `{other}`; use --seconds N, --sessions N (1..16) and --browsers"
+            ),
         }
         i += 2;
     }
@@ -102,6 +114,15 @@ fn computerd_rss() -> String {
 fn container_memory() -> String {
     let out = docker(&["stats", "--no-stream", "--format", "{{.MemUsage}}", NAME]);
     String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// Processes and threads in the container, as its pids limit counts them.
+fn container_pids() -> u64 {
+    let out = docker(&["stats", "--no-stream", "--format", "{{.PIDs}}", NAME]);
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(0)
 }
 
 #[derive(Default)]
@@ -199,7 +220,14 @@ async fn drive(
 type Memory = (String, String, String);
 
 /// Prints the tables; returns the number of failed calls.
-fn report(tally: &Tally, o: &Options, ran: Duration, start: &Memory, end: &Memory) -> u64 {
+fn report(
+    tally: &Tally,
+    o: &Options,
+    ran: Duration,
+    start: &Memory,
+    end: &Memory,
+    pids: (u64, u64, u64),
+) -> u64 {
     let made: usize = tally.latencies_ms.values().map(Vec::len).sum();
     let failed: u64 = tally.failed.values().sum();
     println!();
@@ -229,6 +257,18 @@ fn report(tally: &Tally, o: &Options, ran: Duration, start: &Memory, end: &Memor
     println!("| host RSS | {} | {} |", start.0, end.0);
     println!("| computerd RSS | {} | {} |", start.1, end.1);
     println!("| container (docker stats) | {} | {} |", start.2, end.2);
+    println!();
+    println!(
+        "container processes and threads: {} at the start, {} at the end, {} at most{}",
+        pids.0,
+        pids.1,
+        pids.2,
+        if o.browsers {
+            " (a browser on every screen)"
+        } else {
+            ""
+        }
+    );
     for f in &tally.first_failures {
         println!("failure: {f}");
     }
@@ -277,7 +317,32 @@ async fn main() {
             .await
             .unwrap_or_else(|e| panic!("first observe: {e}"));
     }
+    if o.browsers {
+        for sid in &sessions {
+            call(
+                &client,
+                "launch_app",
+                json!({"session_id": sid, "app": "browser", "uri": "about:blank"}),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("launch the browser: {e}"));
+        }
+    }
     let memory_start = (rss_of(host_pid), computerd_rss(), container_memory());
+    let pids_start = container_pids();
+    let pids_peak = Arc::new(std::sync::atomic::AtomicU64::new(pids_start));
+    let sampler = {
+        let peak = Arc::clone(&pids_peak);
+        tokio::spawn(async move {
+            loop {
+                let now = tokio::task::spawn_blocking(container_pids)
+                    .await
+                    .unwrap_or(0);
+                peak.fetch_max(now, std::sync::atomic::Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_secs(2)).await;
+            }
+        })
+    };
 
     let tally = Arc::new(Mutex::new(Tally::default()));
     let began = Instant::now();
@@ -300,8 +365,24 @@ async fn main() {
     }
     let ran = began.elapsed();
     let memory_end = (rss_of(host_pid), computerd_rss(), container_memory());
+    sampler.abort();
+    let pids_end = container_pids();
+    let pids = (
+        pids_start,
+        pids_end,
+        pids_peak
+            .load(std::sync::atomic::Ordering::Relaxed)
+            .max(pids_end),
+    );
 
-    let failed = report(&tally.lock().unwrap(), &o, ran, &memory_start, &memory_end);
+    let failed = report(
+        &tally.lock().unwrap(),
+        &o,
+        ran,
+        &memory_start,
+        &memory_end,
+        pids,
+    );
     if let Ok(client) = Arc::try_unwrap(client) {
         client.cancel().await.ok();
     }

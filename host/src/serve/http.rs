@@ -173,7 +173,8 @@ pub async fn serve(options: HttpOptions) -> anyhow::Result<()> {
 /// order: [`HTTP_TOKEN`] alone for one computer, or [`TENANTS_VAR`]'s file.
 fn access_from_env() -> anyhow::Result<(Vec<String>, Vec<Arc<Tenant>>)> {
     let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
-    let files = HostFiles::for_http(var(TRANSFER_ROOT_VAR).as_deref())?;
+    let quota = crate::transfer::quota_from_env(&crate::settings::process_env())?;
+    let files = HostFiles::for_http(var(TRANSFER_ROOT_VAR).as_deref())?.with_quota(quota);
     match (var(HTTP_TOKEN), var(TENANTS_VAR)) {
         (Some(_), Some(_)) => anyhow::bail!("both `{HTTP_TOKEN}` and `{TENANTS_VAR}` are set: use `{HTTP_TOKEN}` for one computer, or `{TENANTS_VAR}` for a computer per tenant, and unset the other"),
         (None, Some(path)) => {

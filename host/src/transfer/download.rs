@@ -86,6 +86,19 @@ pub(super) async fn from_computer(
             .into());
     }
 
+    // Beneath a root, what its folder holds already counts against the
+    // quota; a full folder takes nothing.
+    let room = match job.host_files {
+        HostFiles::Beneath(root) => Some(root.room().await?),
+        _ => None,
+    };
+    if let Some(room) = room.as_ref().filter(|room| room.left() == 0) {
+        return Err(TransferError::QuotaReached {
+            room: room.clone(),
+            done: Default::default(),
+        });
+    }
+
     let (feeder, reader) = feed_pipe();
     let options = UnpackOptions {
         confined: matches!(job.host_files, HostFiles::Beneath(_)),
@@ -95,7 +108,7 @@ pub(super) async fn from_computer(
         let progress = std::sync::Arc::clone(&job.progress);
         move || unpack(reader, &target, options, &progress)
     });
-    let pumped = pump(job, response, feeder).await;
+    let pumped = pump(job, response, feeder, room.as_ref().map(|r| r.left())).await;
     // Dropping the feeder (above, on any failure) has made the unpacking
     // stop and remove its temporary file; its result says how far it got.
     let unpacked = unpacking
@@ -103,6 +116,10 @@ pub(super) async fn from_computer(
         .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
     match (pumped, unpacked) {
         (Ok(()), Ok(summary)) => Ok((source.path, summary)),
+        (Err(Pumped::QuotaReached), _) => Err(TransferError::QuotaReached {
+            room: room.expect("only a root has a quota"),
+            done: job.progress.done(),
+        }),
         // The host's own failure (a conflict partway, a full disk) is the
         // story even though the pump then saw the reader go.
         (_, Err(e)) if !matches!(e, computer_protocol::archive::ArchiveError::Stream { .. }) => {
@@ -122,18 +139,28 @@ pub(super) async fn from_computer(
 enum Pumped {
     Stalled,
     Broken(reqwest::Error),
+    /// The files written reached the bytes the root's quota had left.
+    QuotaReached,
 }
 
 /// Moves the response body into the unpacking, each step bounded by the
 /// stall limit: waiting for the computer's next chunk, and waiting for the
-/// host's disk to take it.
+/// host's disk to take it. With `room`, it stops once the files written
+/// reach that many bytes (within a few chunks: the unpacking counts them).
 async fn pump(
     job: &Job<'_>,
     mut response: reqwest::Response,
     feeder: ChunkFeeder,
+    room: Option<u64>,
 ) -> Result<(), Pumped> {
     let limit = job.stall.0;
     loop {
+        if room.is_some_and(|room| job.progress.done().bytes >= room) {
+            feeder
+                .fail(io::Error::other("the folder's quota is reached"))
+                .await;
+            return Err(Pumped::QuotaReached);
+        }
         let chunk = match tokio::time::timeout(limit, response.chunk()).await {
             Err(_) => {
                 feeder.fail(stalled(limit)).await;

@@ -65,6 +65,9 @@ pub enum TransferError {
     #[error("no data moved for {secs} s, so the transfer was stopped after {}; files already complete stay, temporary files were removed. The computer may be overloaded or stopped (check `docker ps`); call file_transfer again", moved(.done))]
     Stalled { secs: u64, done: Done },
 
+    #[error("the folder {} on this server may hold {} (`COMPUTER_USE_TRANSFER_QUOTA_MB`) and held {} when the copy began, so it stopped after {}; files already complete stay, temporary files were removed. Ask the server's operator to free room there or raise the quota", .room.folder, human_bytes(.room.quota), human_bytes(.room.used), moved(.done))]
+    QuotaReached { room: super::Room, done: Done },
+
     #[error("the computer did not answer within {secs} s after the last data was sent; it may still be finishing the copy: look at `computer_path` with list_files before trying again")]
     NoAnswer { secs: u64 },
 

@@ -6,7 +6,9 @@
 //! - `paths`: host paths as the agent writes them (absolute, `~`, or
 //!   relative to this process's working folder).
 //! - `root`: which host files a transfer may touch: any over stdio, only
-//!   those beneath `COMPUTER_USE_TRANSFER_ROOT` over HTTP.
+//!   those beneath `COMPUTER_USE_TRANSFER_ROOT` over HTTP, one transfer
+//!   at a time beneath each root folder.
+//! - `quota`: how much a root folder may hold (downloads stop there).
 //! - `upload`: `to_computer`: check on the computer, pack the host files,
 //!   stream them up.
 //! - `download`: `from_computer`: ask what the computer would send, check
@@ -26,6 +28,7 @@
 mod download;
 mod error;
 mod paths;
+mod quota;
 mod report;
 mod root;
 mod source_name;
@@ -34,8 +37,9 @@ mod upload;
 
 pub use error::TransferError;
 pub use paths::resolve_host_path;
+pub use quota::{from_env as quota_from_env, TRANSFER_QUOTA_VAR};
 pub use report::TransferReport;
-pub use root::{HostFiles, Root, RootError, TRANSFER_ROOT_VAR};
+pub use root::{HostFiles, Room, Root, RootError, TRANSFER_ROOT_VAR};
 pub use stall::{Movement, StallLimit, STALL_SECS_VAR};
 
 use crate::client::{ClientError, ComputerdClient};
@@ -65,6 +69,11 @@ pub async fn run(
     progress: Arc<Progress>,
     stall: StallLimit,
 ) -> Result<TransferReport, TransferError> {
+    // Beneath a root, transfers take turns (see `Root::take_turn`).
+    let _turn = match host_files {
+        HostFiles::Beneath(root) => Some(root.take_turn().await),
+        _ => None,
+    };
     let started = Instant::now();
     let job = Job {
         client,

@@ -17,6 +17,7 @@ use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 use std::io;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 /// The variable naming the folder HTTP clients' transfers are confined to.
 pub const TRANSFER_ROOT_VAR: &str = "COMPUTER_USE_TRANSFER_ROOT";
@@ -33,12 +34,33 @@ pub enum HostFiles {
     Refused,
 }
 
+/// A root's quota and what its folder held when a transfer began.
+#[derive(Debug, Clone)]
+pub struct Room {
+    pub folder: String,
+    pub quota: u64,
+    pub used: u64,
+}
+
+impl Room {
+    /// Bytes a download may still write.
+    pub fn left(&self) -> u64 {
+        self.quota.saturating_sub(self.used)
+    }
+}
+
 /// A folder on the host that confined host paths resolve beneath.
 #[derive(Debug, Clone)]
 pub struct Root {
     /// Canonical: symlinks in the configured path itself are resolved once,
     /// when the server starts.
     path: PathBuf,
+    /// Bytes its files may take ([`super::quota`]).
+    quota: u64,
+    /// Held by the transfer that runs beneath this root: one at a time, so
+    /// that no transfer creates a path while another resolves through it,
+    /// and each counts the room the last one left.
+    turn: Arc<tokio::sync::Mutex<()>>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -69,7 +91,11 @@ impl Root {
         if !std::fs::metadata(&path).map_err(unusable)?.is_dir() {
             return Err(unusable(io::Error::other("it is not a folder")));
         }
-        Ok(Root { path })
+        Ok(Root {
+            path,
+            quota: super::quota::TRANSFER_QUOTA_DEFAULT_MB * 1024 * 1024,
+            turn: Arc::default(),
+        })
     }
 
     /// The folder `name` beneath this root, created (mode 0700) when
@@ -92,11 +118,47 @@ impl Root {
             return Err(failed(io::Error::other("it exists and is not a folder")));
         }
         restrict_to_owner(&path).map_err(failed)?;
-        Ok(Root { path })
+        Ok(Root {
+            path,
+            quota: self.quota,
+            turn: Arc::default(),
+        })
     }
 
     pub fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// This root with a quota of `bytes`; its tenants' folders get the same.
+    pub fn with_quota(self, bytes: u64) -> Root {
+        Root {
+            quota: bytes,
+            ..self
+        }
+    }
+
+    /// Waits until no other transfer runs beneath this root; the turn lasts
+    /// until the guard drops.
+    pub async fn take_turn(&self) -> tokio::sync::OwnedMutexGuard<()> {
+        Arc::clone(&self.turn).lock_owned().await
+    }
+
+    /// What the folder holds now, against its quota.
+    pub async fn room(&self) -> Result<Room, TransferError> {
+        let path = self.path.clone();
+        let used = tokio::task::spawn_blocking(move || super::quota::used_beneath(&path))
+            .await
+            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+            .map_err(|e| TransferError::RootUnreadable {
+                path: ".".to_string(),
+                root: self.path.display().to_string(),
+                reason: e.to_string(),
+            })?;
+        Ok(Room {
+            folder: self.path.display().to_string(),
+            quota: self.quota,
+            used,
+        })
     }
 
     /// `typed` resolved beneath the root: relative paths start at the root,
@@ -177,6 +239,15 @@ impl HostFiles {
         match configured.filter(|v| !v.is_empty()) {
             None => Ok(HostFiles::Refused),
             Some(path) => Ok(HostFiles::Beneath(Root::open(path)?)),
+        }
+    }
+
+    /// The same policy with a quota of `bytes` per folder (see
+    /// [`super::quota`]).
+    pub fn with_quota(self, bytes: u64) -> HostFiles {
+        match self {
+            HostFiles::Beneath(root) => HostFiles::Beneath(root.with_quota(bytes)),
+            other => other,
         }
     }
 

@@ -231,6 +231,73 @@ async fn racing_downloads_cannot_lead_each_other_out_of_the_root() {
     }
 }
 
+/// A root folder holds at most `COMPUTER_USE_TRANSFER_QUOTA_MB`: a download
+/// past it stops with what it wrote said and its temporary file gone, one
+/// into a full folder takes nothing, and one that fits goes through.
+#[tokio::test(flavor = "multi_thread")]
+async fn downloads_stop_at_the_folders_quota() {
+    let computer = TestComputer::new();
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    let host = HttpHost::start(
+        &computer,
+        &[
+            ("COMPUTER_USE_TRANSFER_ROOT", root.to_str().unwrap()),
+            ("COMPUTER_USE_TRANSFER_QUOTA_MB", "2"),
+        ],
+    )
+    .await;
+    let client = host.client().await;
+    let sid = start_session(&client, "quota").await;
+    shell_ok(
+        &client,
+        &sid,
+        "head -c 5000000 /dev/urandom > /tmp/big && echo small > /tmp/small",
+    )
+    .await;
+
+    let e = refused(
+        &client,
+        "file_transfer",
+        transfer(&sid, "from_computer", "big", "/tmp/big"),
+    )
+    .await;
+    assert!(
+        e.contains("COMPUTER_USE_TRANSFER_QUOTA_MB")
+            && e.contains("2.1 MB")
+            && e.contains("stopped after"),
+        "{e}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "the stopped download left {left:?}");
+
+    ok(
+        &client,
+        "file_transfer",
+        transfer(&sid, "from_computer", "small", "/tmp/small"),
+    )
+    .await;
+    assert_eq!(
+        std::fs::read_to_string(root.join("small")).unwrap(),
+        "small\n"
+    );
+
+    // The operator's own files count too: a full folder takes nothing.
+    std::fs::write(root.join("filler"), vec![0u8; 2 * 1024 * 1024]).unwrap();
+    let e = refused(
+        &client,
+        "file_transfer",
+        transfer(&sid, "from_computer", "again", "/tmp/small"),
+    )
+    .await;
+    assert!(e.contains("stopped after 0 files"), "{e}");
+    assert!(!root.join("again").exists());
+}
+
 /// A tenants file of `lines`, mode 0600.
 fn tenants_file(dir: &Path, lines: &str) -> std::path::PathBuf {
     use std::os::unix::fs::PermissionsExt;

@@ -1,0 +1,85 @@
+//! How much of the server's disk one HTTP client's files may take: a quota
+//! on each folder beneath `COMPUTER_USE_TRANSFER_ROOT` (a tenant's own, or
+//! the root itself for a single client). Downloads into it, and so the
+//! recordings delivered there, count what the folder holds before they
+//! start and stop when the quota is reached.
+
+use crate::settings::{whole_number, Env, SettingsError};
+use std::io;
+use std::path::Path;
+
+/// The setting: megabytes per folder.
+pub const TRANSFER_QUOTA_VAR: &str = "COMPUTER_USE_TRANSFER_QUOTA_MB";
+/// 4 GiB each: 16 tenants take 64 GiB at most.
+pub const TRANSFER_QUOTA_DEFAULT_MB: u64 = 4096;
+/// Up to 1 TiB.
+const TRANSFER_QUOTA_MAX_MB: u64 = 1 << 20;
+const MB: u64 = 1024 * 1024;
+
+/// The quota in bytes, from [`TRANSFER_QUOTA_VAR`].
+pub fn from_env(env: &Env) -> Result<u64, SettingsError> {
+    whole_number(
+        env,
+        TRANSFER_QUOTA_VAR,
+        1..=TRANSFER_QUOTA_MAX_MB,
+        TRANSFER_QUOTA_DEFAULT_MB,
+        " of megabytes",
+    )
+    .map(|mb| mb * MB)
+}
+
+/// Bytes of the regular files beneath `folder`, symlinks not followed (a
+/// link takes its own few bytes, not its target's). Files that vanish
+/// while they are counted count as nothing.
+pub fn used_beneath(folder: &Path) -> io::Result<u64> {
+    let mut used = 0u64;
+    let mut pending = vec![folder.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == io::ErrorKind::NotFound && dir != folder => continue,
+            Err(e) => return Err(e),
+        };
+        for entry in entries {
+            let entry = entry?;
+            let Ok(meta) = entry.metadata() else { continue };
+            if meta.is_dir() {
+                pending.push(entry.path());
+            } else if meta.is_file() {
+                used = used.saturating_add(meta.len());
+            }
+        }
+    }
+    Ok(used)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_count_and_symlinks_do_not_lead_elsewhere() {
+        let root = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("big"), vec![0u8; 10_000]).unwrap();
+        std::fs::create_dir_all(root.path().join("a/b")).unwrap();
+        std::fs::write(root.path().join("a/one"), vec![0u8; 300]).unwrap();
+        std::fs::write(root.path().join("a/b/two"), vec![0u8; 700]).unwrap();
+        std::os::unix::fs::symlink(outside.path(), root.path().join("a/elsewhere")).unwrap();
+        assert_eq!(used_beneath(root.path()).unwrap(), 1000);
+    }
+
+    #[test]
+    fn the_setting_is_megabytes_with_a_default_and_a_range() {
+        let env = |v: &str| Env::from([(TRANSFER_QUOTA_VAR.to_string(), v.to_string())]);
+        assert_eq!(from_env(&Env::new()).unwrap(), 4096 * MB);
+        assert_eq!(from_env(&env("10")).unwrap(), 10 * MB);
+        for bad in ["0", "-1", "2TB", "1048577"] {
+            let e = from_env(&env(bad)).unwrap_err().to_string();
+            assert!(
+                e.contains(TRANSFER_QUOTA_VAR) && e.contains("1 to 1048576"),
+                "{e}"
+            );
+        }
+    }
+}
