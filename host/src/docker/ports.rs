@@ -184,7 +184,9 @@ mod tests {
             let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
             let taken = listener.local_addr().unwrap().port();
             // The listener sits on the fourth screen's port of this base.
-            let Some(base) = taken.checked_sub(4) else { continue };
+            let Some(base) = taken.checked_sub(4) else {
+                continue;
+            };
             if (base..taken).all(free) {
                 assert_eq!(first_taken(base), Some(taken));
                 return;

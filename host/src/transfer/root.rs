@@ -69,6 +69,8 @@ pub enum RootError {
     Relative { path: String },
     #[error("`{TRANSFER_ROOT_VAR}` is `{path}`, which cannot be used as a folder ({reason}): create it (`mkdir -p {path}`) or name another")]
     Unusable { path: String, reason: String },
+    #[error("`{TRANSFER_ROOT_VAR}` is `{path}`, which other users may write into (mode {mode:o}) without the sticky bit: they could put folders and links where clients' files go. Run `chmod go-w {path}`, or name a folder of the server's own")]
+    OthersWrite { path: String, mode: u32 },
     #[error("cannot create the tenant folder `{path}` beneath `{TRANSFER_ROOT_VAR}` ({reason}): check that the server's user may write there")]
     Tenant { path: String, reason: String },
 }
@@ -88,8 +90,15 @@ impl Root {
             reason: e.to_string(),
         };
         let path = std::fs::canonicalize(given).map_err(unusable)?;
-        if !std::fs::metadata(&path).map_err(unusable)?.is_dir() {
+        let meta = std::fs::metadata(&path).map_err(unusable)?;
+        if !meta.is_dir() {
             return Err(unusable(io::Error::other("it is not a folder")));
+        }
+        if let Some(mode) = open_to_other_writers(&meta) {
+            return Err(RootError::OthersWrite {
+                path: configured.to_string(),
+                mode,
+            });
         }
         Ok(Root {
             path,
@@ -117,7 +126,9 @@ impl Root {
         if !meta.is_dir() {
             return Err(failed(io::Error::other("it exists and is not a folder")));
         }
-        restrict_to_owner(&path).map_err(failed)?;
+        // Through the root's handle, not the path: a link swapped in
+        // meanwhile that leads out of the root is refused, not followed.
+        restrict_to_owner(&dir, name).map_err(failed)?;
         Ok(Root {
             path,
             quota: self.quota,
@@ -312,14 +323,31 @@ fn leads_out(dir: &Dir, prefix: &Path) -> bool {
 }
 
 #[cfg(unix)]
-fn restrict_to_owner(path: &Path) -> io::Result<()> {
+fn restrict_to_owner(root: &Dir, name: &str) -> io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
+    root.set_permissions(
+        name,
+        cap_std::fs::Permissions::from_std(std::fs::Permissions::from_mode(0o700)),
+    )
 }
 
 #[cfg(not(unix))]
-fn restrict_to_owner(_: &Path) -> io::Result<()> {
+fn restrict_to_owner(_: &Dir, _: &str) -> io::Result<()> {
     Ok(())
+}
+
+/// The mode of a folder that users other than its owner may write into
+/// and whose entries they may replace (no sticky bit).
+#[cfg(unix)]
+fn open_to_other_writers(meta: &std::fs::Metadata) -> Option<u32> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = meta.permissions().mode() & 0o7777;
+    (mode & 0o022 != 0 && mode & 0o1000 == 0).then_some(mode)
+}
+
+#[cfg(not(unix))]
+fn open_to_other_writers(_: &std::fs::Metadata) -> Option<u32> {
+    None
 }
 
 #[cfg(all(test, unix))]
@@ -333,6 +361,25 @@ mod tests {
         std::fs::write(dir.path().join("inside/a.txt"), "a").unwrap();
         let root = Root::open(dir.path().join("inside").to_str().unwrap()).unwrap();
         (dir, root)
+    }
+
+    #[test]
+    fn a_root_others_may_write_into_is_refused_unless_sticky() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let set = |mode: u32| {
+            std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(mode)).unwrap()
+        };
+        let open = || Root::open(dir.path().to_str().unwrap());
+        set(0o777);
+        let e = open().unwrap_err().to_string();
+        assert!(e.contains("mode 777") && e.contains("chmod go-w"), "{e}");
+        set(0o775);
+        assert!(open().is_err());
+        set(0o1777);
+        assert!(open().is_ok());
+        set(0o755);
+        assert!(open().is_ok());
     }
 
     fn refused(root: &Root, typed: &str) -> String {
