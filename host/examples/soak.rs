@@ -322,7 +322,7 @@ async fn main() {
             call(
                 &client,
                 "launch_app",
-                json!({"session_id": sid, "app": "browser", "uri": "about:blank"}),
+                json!({"session_id": sid, "app": "browser"}),
             )
             .await
             .unwrap_or_else(|e| panic!("launch the browser: {e}"));

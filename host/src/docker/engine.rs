@@ -20,6 +20,9 @@ use futures::StreamExt;
 use std::path::Path;
 use std::time::Duration;
 
+/// The most of a command's output [`Engine::output_in`] keeps.
+pub const OUTPUT_IN_MAX: usize = 64 * 1024;
+
 /// How long the registry may take to say whether it has an image.
 const REGISTRY_DEADLINE: Duration = Duration::from_secs(3);
 
@@ -94,7 +97,9 @@ impl Engine {
         Ok(ports::unpublished(&published, base))
     }
 
-    /// What `argv` prints on stdout when run in the container `name`.
+    /// What `argv` prints on stdout when run in the container `name`, up to
+    /// [`OUTPUT_IN_MAX`] bytes: the computer (or a hostile engine) decides
+    /// how much comes, and the host keeps only what a short answer needs.
     pub async fn output_in(&self, name: &str, argv: &[&str]) -> Result<String, EngineQueryError> {
         let exec = self
             .docker
@@ -114,6 +119,14 @@ impl Engine {
         {
             while let Some(Ok(chunk)) = output.next().await {
                 text.push_str(&chunk.to_string());
+                if text.len() >= OUTPUT_IN_MAX {
+                    let cut = (0..=OUTPUT_IN_MAX)
+                        .rev()
+                        .find(|at| text.is_char_boundary(*at))
+                        .unwrap_or(0);
+                    text.truncate(cut);
+                    break;
+                }
             }
         }
         Ok(text)

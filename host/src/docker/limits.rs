@@ -32,10 +32,17 @@ pub const MEMORY_DEFAULT_MIN: u64 = 2 * 1024 * 1024 * 1024;
 /// A tenant's part of the share is never less than this.
 pub const TENANT_MEMORY_MIN: u64 = 1024 * 1024 * 1024;
 
-/// Processes and threads in the container. A fork bomb stops here instead of
-/// exhausting the host's pid space; Chromium, LibreOffice and a parallel
-/// build together use a few hundred.
+/// Processes and threads in one computer. A fork bomb stops here instead of
+/// exhausting the host's pid space. Measured (`scripts/soak.sh --browsers`,
+/// 2026-12-05): 16 screens, a Chromium on each and 16 agents running
+/// shell, act and file calls peaked at 2109; this is about twice that, for
+/// pages with more tabs and a parallel build beside them.
 pub const PIDS_LIMIT: i64 = 4096;
+/// A tenant's part of [`PIDS_LIMIT`] when several share the engine is never
+/// less than this: one screen with its browser took about 130, so this
+/// still runs a few screens and a build. 16 tenants then stay within the
+/// 32768 pids of a kernel with the smallest default `pid_max`.
+pub const TENANT_PIDS_MIN: i64 = 1024;
 
 /// The container's log is computerd's stderr; rotated so it never fills the
 /// disk.
@@ -57,10 +64,10 @@ pub const LOG_MAX_FILES: &str = "3";
 /// message" into the agent's output.
 pub const DROPPED_CAPABILITIES: &[&str] = &["NET_RAW", "NET_ADMIN", "MKNOD", "SYS_CHROOT"];
 
-/// `host_config` with the limits above.
+/// `host_config` with the log and capability limits above (processes are
+/// in [`Resources`], as tenants share them).
 pub fn limited(host_config: HostConfig) -> HostConfig {
     HostConfig {
-        pids_limit: Some(PIDS_LIMIT),
         log_config: Some(HostConfigLogConfig {
             typ: Some("json-file".to_string()),
             config: Some(
@@ -83,6 +90,8 @@ pub struct Resources {
     /// Bytes; `None`: no limit.
     pub memory: Option<u64>,
     pub nano_cpus: Option<i64>,
+    /// Processes and threads: [`PIDS_LIMIT`], divided among tenants.
+    pub pids: i64,
 }
 
 impl Resources {
@@ -97,8 +106,15 @@ impl Resources {
         Resources {
             memory,
             nano_cpus: limits.nano_cpus,
+            pids: default_pids(limits.sharing),
         }
     }
+}
+
+/// [`PIDS_LIMIT`] divided among `sharing` computers, at least
+/// [`TENANT_PIDS_MIN`] each.
+pub fn default_pids(sharing: u32) -> i64 {
+    (PIDS_LIMIT / i64::from(sharing.max(1))).max(TENANT_PIDS_MIN.min(PIDS_LIMIT))
 }
 
 /// The limits of a computer about to be created on `docker`'s engine: asks
@@ -160,6 +176,7 @@ pub fn with_resources(host_config: HostConfig, resources: &Resources) -> HostCon
         memory,
         memory_swap: memory,
         nano_cpus: resources.nano_cpus,
+        pids_limit: Some(resources.pids),
         ..host_config
     }
 }
@@ -169,6 +186,15 @@ mod tests {
     use super::*;
 
     const GIB: u64 = 1024 * 1024 * 1024;
+
+    #[test]
+    fn tenants_divide_the_pids_down_to_a_floor() {
+        assert_eq!(default_pids(1), 4096);
+        assert_eq!(default_pids(2), 2048);
+        assert_eq!(default_pids(4), 1024);
+        assert_eq!(default_pids(16), 1024);
+        assert_eq!(default_pids(0), 4096);
+    }
 
     fn resolve(memory: MemoryLimit, engine: Option<u64>) -> Option<u64> {
         let limits = ResourceLimits {
@@ -224,8 +250,10 @@ mod tests {
             &Resources {
                 memory: Some(3 * GIB),
                 nano_cpus: Some(1_500_000_000),
+                pids: 2048,
             },
         );
+        assert_eq!(host.pids_limit, Some(2048));
         assert_eq!(host.memory, Some(3 * GIB as i64));
         assert_eq!(host.memory_swap, Some(3 * GIB as i64));
         assert_eq!(host.nano_cpus, Some(1_500_000_000));
@@ -234,6 +262,7 @@ mod tests {
             &Resources {
                 memory: None,
                 nano_cpus: None,
+                pids: PIDS_LIMIT,
             },
         );
         assert_eq!(

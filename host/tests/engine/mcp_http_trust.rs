@@ -383,6 +383,12 @@ async fn two_tenants_get_two_computers_and_neither_reaches_the_other() {
         together <= engine / 4 * 3,
         "the tenants' computers may use {together} bytes of the engine's {engine}"
     );
+    // So are their processes: two tenants share one computer's limit.
+    let pids = |name: &str| inspect(name)["HostConfig"]["PidsLimit"].as_i64().unwrap();
+    assert_eq!(
+        (pids(&alice_computer.name), pids(&bob_computer.name)),
+        (2048, 2048)
+    );
     let key = |v: &Value| {
         v["viewer_url"]
             .as_str()
