@@ -8,6 +8,12 @@
 //!
 //! Messages may hold cookie values, so neither they nor their parameters
 //! are ever logged; errors name the method only.
+//!
+//! A socket that ends while the browser still runs (an answer over the
+//! WebSocket's message limit, which a page can cause, ends the reader) is
+//! opened again by the next command, so the browser, its tabs and the
+//! person's pages stay. Commands in flight when it ended fail as closed,
+//! and the page sessions attached on it are gone.
 
 use super::pages::Pages;
 use computer_protocol::handoff::PageFacts;
@@ -45,61 +51,46 @@ type Answer = Result<Value, Refusal>;
 struct Refusal(String);
 type Pending = Arc<Mutex<HashMap<u64, oneshot::Sender<Answer>>>>;
 
-/// One WebSocket connection to a browser's DevTools.
+/// One WebSocket connection to a browser's DevTools, opened again when it
+/// ends.
 #[derive(Debug)]
 pub struct Cdp {
-    outgoing: mpsc::UnboundedSender<Message>,
+    url: String,
+    socket: Mutex<Socket>,
+    /// Held while a new socket opens, so that only one does.
+    reopening: tokio::sync::Mutex<()>,
     pending: Pending,
     pages: Arc<Pages>,
     next_id: AtomicU64,
+}
+
+/// The tasks of one open socket.
+#[derive(Debug)]
+struct Socket {
+    outgoing: mpsc::UnboundedSender<Message>,
     reader: tokio::task::JoinHandle<()>,
     writer: tokio::task::JoinHandle<()>,
+}
+
+impl Socket {
+    fn is_open(&self) -> bool {
+        !self.reader.is_finished() && !self.writer.is_finished()
+    }
 }
 
 impl Cdp {
     /// Connects to `url` (`ws://127.0.0.1:PORT/devtools/browser/ID`).
     pub async fn connect(url: &str) -> Result<Cdp, CdpError> {
-        let connecting = tokio_tungstenite::connect_async(url);
-        let (socket, _) = tokio::time::timeout(CALL_DEADLINE, connecting)
-            .await
-            .map_err(|_| CdpError::Connect {
-                url: url.to_string(),
-                reason: format!("no answer within {}s", CALL_DEADLINE.as_secs()),
-            })?
-            .map_err(|e| CdpError::Connect {
-                url: url.to_string(),
-                reason: e.to_string(),
-            })?;
-        let (mut sink, mut stream) = socket.split();
-        let (outgoing, mut queue) = mpsc::unbounded_channel::<Message>();
-        let writer = tokio::spawn(async move {
-            while let Some(message) = queue.recv().await {
-                if sink.send(message).await.is_err() {
-                    break;
-                }
-            }
-            let _ = sink.close().await;
-        });
         let pending: Pending = Arc::default();
-        let answers = Arc::clone(&pending);
         let pages = Arc::new(Pages::default());
-        let seen = Arc::clone(&pages);
-        let reader = tokio::spawn(async move {
-            while let Some(Ok(message)) = stream.next().await {
-                if let Message::Text(text) = message {
-                    deliver(&answers, &seen, text.as_str());
-                }
-            }
-            // Dropping the senders tells every waiting caller the socket closed.
-            answers.lock().clear();
-        });
+        let socket = open_socket(url, &pending, &pages).await?;
         let cdp = Cdp {
-            outgoing,
+            url: url.to_string(),
+            socket: Mutex::new(socket),
+            reopening: tokio::sync::Mutex::new(()),
             pending,
             pages,
             next_id: AtomicU64::new(1),
-            reader,
-            writer,
         };
         // The pages are then told as they open and change, each event a
         // few hundred bytes; an old browser that refuses only loses that.
@@ -107,6 +98,38 @@ impl Cdp {
             .call("Target.setDiscoverTargets", json!({"discover": true}))
             .await;
         Ok(cdp)
+    }
+
+    /// The open socket's queue, opening a new socket when the last one
+    /// ended. A new socket asks for the target events again, which tell
+    /// every page there is.
+    async fn outgoing(&self) -> Result<mpsc::UnboundedSender<Message>, CdpError> {
+        if let Some(open) = self.open_outgoing() {
+            return Ok(open);
+        }
+        let _turn = self.reopening.lock().await;
+        // Another caller may have opened it while this one waited.
+        if let Some(open) = self.open_outgoing() {
+            return Ok(open);
+        }
+        let socket = open_socket(&self.url, &self.pending, &self.pages).await?;
+        tracing::info!("the DevTools socket ended while the browser ran; opened it again");
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let discover =
+            json!({"id": id, "method": "Target.setDiscoverTargets", "params": {"discover": true}});
+        let _ = socket
+            .outgoing
+            .send(Message::Text(discover.to_string().into()));
+        let outgoing = socket.outgoing.clone();
+        let old = std::mem::replace(&mut *self.socket.lock(), socket);
+        old.reader.abort();
+        old.writer.abort();
+        Ok(outgoing)
+    }
+
+    fn open_outgoing(&self) -> Option<mpsc::UnboundedSender<Message>> {
+        let socket = self.socket.lock();
+        socket.is_open().then(|| socket.outgoing.clone())
     }
 
     /// The browser's pages as its events told them.
@@ -137,13 +160,10 @@ impl Cdp {
         let message = json!({"id": id, "method": method, "params": params});
         // A closed socket has no sessions left to clean up.
         let _ = self
+            .socket
+            .lock()
             .outgoing
             .send(Message::Text(message.to_string().into()));
-    }
-
-    /// True while the socket is open.
-    pub fn is_open(&self) -> bool {
-        !self.reader.is_finished() && !self.writer.is_finished()
     }
 
     async fn send(
@@ -157,13 +177,13 @@ impl Cdp {
         if let Some(session_id) = session_id {
             message["sessionId"] = json!(session_id);
         }
+        let outgoing = self.outgoing().await?;
         let (tx, rx) = oneshot::channel();
         self.pending.lock().insert(id, tx);
         let closed = || CdpError::Closed {
             method: method.to_string(),
         };
-        if self
-            .outgoing
+        if outgoing
             .send(Message::Text(message.to_string().into()))
             .is_err()
         {
@@ -211,9 +231,52 @@ impl Cdp {
 
 impl Drop for Cdp {
     fn drop(&mut self) {
-        self.reader.abort();
-        self.writer.abort();
+        let socket = self.socket.lock();
+        socket.reader.abort();
+        socket.writer.abort();
     }
+}
+
+/// Opens a socket to `url` whose reader hands answers to `pending` and
+/// target events to `pages`.
+async fn open_socket(url: &str, pending: &Pending, pages: &Arc<Pages>) -> Result<Socket, CdpError> {
+    let connecting = tokio_tungstenite::connect_async(url);
+    let (socket, _) = tokio::time::timeout(CALL_DEADLINE, connecting)
+        .await
+        .map_err(|_| CdpError::Connect {
+            url: url.to_string(),
+            reason: format!("no answer within {}s", CALL_DEADLINE.as_secs()),
+        })?
+        .map_err(|e| CdpError::Connect {
+            url: url.to_string(),
+            reason: e.to_string(),
+        })?;
+    let (mut sink, mut stream) = socket.split();
+    let (outgoing, mut queue) = mpsc::unbounded_channel::<Message>();
+    let writer = tokio::spawn(async move {
+        while let Some(message) = queue.recv().await {
+            if sink.send(message).await.is_err() {
+                break;
+            }
+        }
+        let _ = sink.close().await;
+    });
+    let answers = Arc::clone(pending);
+    let seen = Arc::clone(pages);
+    let reader = tokio::spawn(async move {
+        while let Some(Ok(message)) = stream.next().await {
+            if let Message::Text(text) = message {
+                deliver(&answers, &seen, text.as_str());
+            }
+        }
+        // Dropping the senders tells every waiting caller the socket closed.
+        answers.lock().clear();
+    });
+    Ok(Socket {
+        outgoing,
+        reader,
+        writer,
+    })
 }
 
 /// Hands an answer to its caller and a target event to `pages`; other

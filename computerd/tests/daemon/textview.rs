@@ -225,6 +225,74 @@ async fn a_read_cut_short_by_a_busy_page_leaves_no_session_on_its_tab() {
     .await;
 }
 
+/// A page whose tree is bigger than one DevTools message may be (64 MiB):
+/// reading it ends computerd's socket to the browser.
+/// The bulk is an attribute of a hidden element, which the page snapshot
+/// carries but nothing has to lay out.
+const HUGE_PAGE: &str = r#"<!doctype html><title>Huge page</title><div id="d" hidden></div>
+<script>document.getElementById('d').setAttribute('data-bulk', 'x'.repeat(80 * 1024 * 1024));</script>"#;
+
+/// The browser's id, which a new Chromium on the port does not share.
+async fn browser_id(port: u16) -> String {
+    let version: Value = reqwest::get(format!("http://127.0.0.1:{port}/json/version"))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    version["webSocketDebuggerUrl"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_answer_too_big_for_devtools_leaves_the_browser_and_its_tabs() {
+    require_programs();
+    let d = Daemon::start().await;
+    let s = d.create_session("huge page").await;
+    std::fs::write(d.home.path().join("huge.html"), HUGE_PAGE).unwrap();
+    std::fs::write(
+        d.home.path().join("small.html"),
+        "<!doctype html><title>Small page</title><button>Small button</button>",
+    )
+    .unwrap();
+    let opened = d
+        .ok(
+            &format!("/v1/sessions/{s}/open"),
+            json!({ "target": "small.html" }),
+        )
+        .await;
+    assert_eq!(opened["ready"], true, "{opened}");
+    let port = d.devtools_port_base + u16::from(d.open_screen(&s).await);
+    let before = browser_id(port).await;
+    let opened = d
+        .ok(
+            &format!("/v1/sessions/{s}/open"),
+            json!({ "target": "huge.html" }),
+        )
+        .await;
+    assert_eq!(opened["ready"], true, "{opened}");
+
+    // The read of the huge page loses its socket and says the page did not
+    // answer; the browser stays, with both tabs.
+    let view = text_view(&d, &s, json!({})).await;
+    assert!(find(&view, "button", "Small button").is_none(), "{view}");
+    assert_eq!(browser_id(port).await, before, "the browser was replaced");
+    let opened = d
+        .ok(
+            &format!("/v1/sessions/{s}/open"),
+            json!({ "target": "small.html" }),
+        )
+        .await;
+    assert_eq!(opened["ready"], true, "{opened}");
+    let view = text_view(&d, &s, json!({})).await;
+    assert!(find(&view, "button", "Small button").is_some(), "{view:#}");
+    assert_eq!(browser_id(port).await, before, "the browser was replaced");
+    let tabs = tab_attached(port, "Huge page").await;
+    assert!(tabs.is_some(), "the huge page's tab is gone");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn page_scripts_decide_neither_the_tab_read_nor_where_its_nodes_lie() {
     require_programs();
