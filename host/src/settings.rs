@@ -87,6 +87,10 @@ pub struct ComputerSettings {
     /// What its network guard lets it reach (`COMPUTER_USE_EGRESS` and
     /// friends); containment itself is not a setting.
     pub network: NetworkPolicy,
+    /// A tenant's home key (`serve::tenants::home_key`): its home volume
+    /// is labelled with it, and a home labelled with another is refused.
+    /// `None` for the one computer of stdio or a one-token server.
+    pub home_key: Option<String>,
 }
 
 /// The network policy `env` sets (`COMPUTER_USE_EGRESS` and friends): the
@@ -132,6 +136,7 @@ impl ComputerSettings {
             limits,
             tunnel,
             network,
+            home_key: None,
         })
     }
 

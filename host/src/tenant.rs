@@ -27,6 +27,9 @@ pub struct Tenant {
     /// How many computers of this server share the engine: its default
     /// memory is its part of the share.
     sharing: u32,
+    /// The key its home must carry (see `serve::tenants::home_key`); `None`
+    /// without a name.
+    home_key: Option<String>,
     /// Its agents reach the server over HTTP, so they are not whoever sits
     /// at the server's desktop: nothing opens there for them unless
     /// `COMPUTER_USE_OPEN` says so.
@@ -42,24 +45,27 @@ impl Tenant {
             link: Arc::new(Link::new()),
             files: HostFiles::Anywhere,
             network: RwLock::new(None),
+            home_key: None,
             sharing: 1,
             over_http: false,
         })
     }
 
     /// One of `sharing` tenants of an HTTP server (1 for the one computer
-    /// of a one-token server).
+    /// of a one-token server); `name` is its name and home key.
     pub fn new(
-        name: Option<String>,
+        name: Option<(String, String)>,
         files: HostFiles,
         network: Option<NetworkPolicy>,
         sharing: u32,
     ) -> Arc<Tenant> {
+        let (name, home_key) = name.unzip();
         Arc::new(Tenant {
             name,
             link: Arc::new(Link::new()),
             files,
             network: RwLock::new(network),
+            home_key,
             sharing: sharing.max(1),
             over_http: true,
         })
@@ -87,6 +93,7 @@ impl Tenant {
             mine.network = policy.clone();
         }
         mine.limits.sharing = self.sharing;
+        mine.home_key = self.home_key.clone();
         mine
     }
 }

@@ -154,6 +154,9 @@ pub async fn ensure_computer(
     let docker = endpoint.connect().await?;
     let dialer = Dialer::new(endpoint, &docker, settings.tunnel);
     let config_dir = endpoint.config_dir.as_deref();
+    if let Some(key) = &settings.home_key {
+        check_home(&docker, settings, key).await?;
+    }
     let settle_by = tokio::time::Instant::now() + SETTLE_DEADLINE;
     loop {
         let found = find_computer(&docker, &settings.name).await?;
@@ -169,6 +172,7 @@ pub async fn ensure_computer(
                     replacing: false,
                     limits: &settings.limits,
                     network: &settings.network,
+                    home_key: settings.home_key.as_deref(),
                 };
                 create_and_start(&docker, &plan)
                     .await?
@@ -196,6 +200,39 @@ pub async fn ensure_computer(
             });
         }
         tokio::time::sleep(SETTLE_PAUSE).await;
+    }
+}
+
+/// The label of a tenant's home volume: the key of the token it was made
+/// for (see `serve::tenants::home_key`).
+pub const HOME_KEY_LABEL: &str = "computer-use.home-key";
+
+/// A tenant's home volume made for another key is not this tenant's: a
+/// name given to someone new does not hand them the old tenant's files and
+/// logins. A home without the label (made before homes had one) passes.
+async fn check_home(
+    docker: &Docker,
+    settings: &ComputerSettings,
+    key: &str,
+) -> Result<(), DockerError> {
+    let volume = settings.volume();
+    let call = Call::new(
+        format!("looking at the home volume `{volume}`"),
+        "nothing was changed",
+        VOLUME_DEADLINE,
+    );
+    let found = match call.run_raw(docker.inspect_volume(&volume)).await? {
+        Ok(found) => found,
+        Err(e) if status_of(&e) == Some(404) => return Ok(()),
+        Err(e) => return Err(call.failed(e)),
+    };
+    match found.labels.get(HOME_KEY_LABEL) {
+        Some(made_for) if made_for != key => Err(DockerError::HomeOfAnother {
+            name: settings.name.clone(),
+            volume,
+            made_for: made_for.clone(),
+        }),
+        _ => Ok(()),
     }
 }
 
@@ -310,6 +347,7 @@ async fn start_or_upgrade(
         replacing: true,
         limits: &settings.limits,
         network: &settings.network,
+        home_key: settings.home_key.as_deref(),
     };
     Ok(create_and_start(docker, &plan)
         .await?
@@ -393,6 +431,8 @@ struct Creation<'a> {
     limits: &'a crate::settings::ResourceLimits,
     /// What its guard lets out, from the same settings.
     network: &'a computer_protocol::network::NetworkPolicy,
+    /// The tenant's home key, labelled on a home volume made now.
+    home_key: Option<&'a str>,
 }
 
 impl Creation<'_> {
@@ -485,10 +525,16 @@ async fn create_and_start(docker: &Docker, plan: &Creation<'_>) -> Result<Option
         left_behind.clone(),
         VOLUME_DEADLINE,
     )
-    .run(docker.create_volume(VolumeCreateRequest {
-        name: Some(plan.volume.clone()),
-        ..Default::default()
-    }))
+    .run(
+        docker.create_volume(VolumeCreateRequest {
+            name: Some(plan.volume.clone()),
+            // Docker keeps the labels of a volume that exists already.
+            labels: plan
+                .home_key
+                .map(|key| [(HOME_KEY_LABEL.to_string(), key.to_string())].into()),
+            ..Default::default()
+        }),
+    )
     .await?;
     let version = plan.version();
     let owner = guard::OwnerPlan {

@@ -134,6 +134,12 @@ pub enum DockerError {
     ExistingPortTaken { port: u16, base: u16, name: String },
     #[error("no 17 free host ports above {first} for a tenant's computer: every slot is held by another computer or program; remove computers no longer used (`docker ps -a`), or set COMPUTER_USE_PORT_BASE lower")]
     NoPortSlot { first: u16 },
+    #[error("this tenant's home, the volume `{volume}`, was made for another token (home key {made_for}), so it is not opened: the tenant's name may have been given to someone new. The server's operator decides: for someone new, remove the old tenant's computer and home first (`docker rm -f {name} {name}-network && docker volume rm {volume}`, and its folder beneath COMPUTER_USE_TRANSFER_ROOT); for the same person with a new token, add `COMPUTER_USE_TENANT_HOME={made_for}` to their line in the tenants file and restart the server")]
+    HomeOfAnother {
+        name: String,
+        volume: String,
+        made_for: String,
+    },
     #[error("a container named `{name}` exists but was not made by computer-use-mcp (it has no COMPUTERD_TOKEN); set COMPUTER_USE_NAME to another name, or remove that container")]
     NotOurs { name: String },
     #[error("the computer `{name}` is {status}; {fix}")]

@@ -186,7 +186,13 @@ fn access_from_env() -> anyhow::Result<(Vec<String>, Vec<Arc<Tenant>>)> {
             for entry in entries {
                 let files = files.for_tenant(&entry.name)?;
                 let network = entry.network_policy(&path, &server)?;
-                tenants.push(Tenant::new(Some(entry.name), files, network, sharing));
+                let home_key = entry.home_key();
+                tenants.push(Tenant::new(
+                    Some((entry.name, home_key)),
+                    files,
+                    network,
+                    sharing,
+                ));
                 tokens.push(entry.token);
             }
             Ok((tokens, tenants))

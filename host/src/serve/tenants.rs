@@ -24,6 +24,13 @@ pub const NETWORK_VARIABLES: [&str; 5] = [
     network::EGRESS_DNS,
 ];
 
+/// A line's setting that names the home its tenant may use, by the key
+/// the home was made with (see [`home_key`]): for a tenant whose token
+/// changed but who is the same person.
+pub const TENANT_HOME_VAR: &str = "COMPUTER_USE_TENANT_HOME";
+/// Hex characters in a home key.
+const HOME_KEY_CHARS: usize = 16;
+
 /// The variable naming the tenants file.
 pub const TENANTS_VAR: &str = "COMPUTER_USE_HTTP_TENANTS";
 /// The longest tenant name: it becomes part of a container name.
@@ -38,6 +45,26 @@ pub struct TenantEntry {
     pub line: usize,
     /// `VARIABLE=VALUE` fields, each variable one of [`NETWORK_VARIABLES`].
     pub network: Vec<(&'static str, String)>,
+    /// [`TENANT_HOME_VAR`], when the line gives it.
+    pub home: Option<String>,
+}
+
+impl TenantEntry {
+    /// The key this tenant's home must carry: the one the line names, or
+    /// its token's.
+    pub fn home_key(&self) -> String {
+        self.home.clone().unwrap_or_else(|| home_key(&self.token))
+    }
+}
+
+/// A tenant's home is labelled with this key, made from the token it was
+/// made for, so that a name given to someone new (with a new token) does
+/// not hand them the old tenant's home: the first 16 hex digits of the
+/// token's SHA-256, which tell nothing of the token.
+pub fn home_key(token: &str) -> String {
+    let mut key = computer_protocol::handoff::handback_digest(token);
+    key.truncate(HOME_KEY_CHARS);
+    key
 }
 
 impl std::fmt::Debug for TenantEntry {
@@ -148,11 +175,25 @@ pub fn parse_tenants(path: &str, text: &str) -> Result<Vec<TenantEntry>, Tenants
             )));
         };
         let mut network = Vec::new();
+        let mut home = None;
         for field in settings {
             let (variable, value) = field.split_once('=').unwrap_or((field, ""));
+            if variable == TENANT_HOME_VAR {
+                let hex = value.len() == HOME_KEY_CHARS
+                    && value
+                        .bytes()
+                        .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+                if !hex || home.is_some() {
+                    return Err(bad(format!(
+                        "`{field}`: give {TENANT_HOME_VAR} once, as the {HOME_KEY_CHARS} hex digits of the home's key that computer-use-mcp named"
+                    )));
+                }
+                home = Some(value.to_string());
+                continue;
+            }
             let Some(known) = NETWORK_VARIABLES.iter().find(|v| **v == variable) else {
                 return Err(bad(format!(
-                    "`{field}` is not a `VARIABLE=VALUE` setting of one of {}",
+                    "`{field}` is not a `VARIABLE=VALUE` setting of one of {}, {TENANT_HOME_VAR}",
                     NETWORK_VARIABLES.join(", ")
                 )));
             };
@@ -185,6 +226,7 @@ pub fn parse_tenants(path: &str, text: &str) -> Result<Vec<TenantEntry>, Tenants
             token: token.to_string(),
             line: index + 1,
             network,
+            home,
         });
     }
     if tenants.is_empty() {
@@ -240,6 +282,20 @@ mod tests {
             .contains("line 2: the name `alice` is already used"));
         assert!(why(&format!("alice {A}\nbob {A}")).contains("already another tenant's"));
         assert!(why("# nobody\n").contains("names no tenant"));
+    }
+
+    #[test]
+    fn a_home_key_comes_from_the_token_unless_the_line_names_one() {
+        let text = format!("alice {A}\nbob {B} COMPUTER_USE_TENANT_HOME=0123456789abcdef\n");
+        let tenants = parse_tenants("t", &text).unwrap();
+        assert_eq!(tenants[0].home_key(), home_key(A));
+        assert_eq!(home_key(A).len(), 16);
+        assert_ne!(home_key(A), home_key(B));
+        assert_eq!(tenants[1].home_key(), "0123456789abcdef");
+        for bad in ["xyz", "0123456789ABCDEF", "0123456789abcde"] {
+            let e = why(&format!("alice {A} COMPUTER_USE_TENANT_HOME={bad}"));
+            assert!(e.contains("16 hex digits"), "{e}");
+        }
     }
 
     #[test]

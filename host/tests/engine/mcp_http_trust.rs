@@ -307,6 +307,69 @@ fn tenants_file(dir: &Path, lines: &str) -> std::path::PathBuf {
     path
 }
 
+/// A tenant's home is labelled with its token's key: the same name with
+/// another token (someone new) does not open it, and the refusal says how
+/// the operator gives it back to the same person.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tenant_name_given_a_new_token_does_not_open_the_old_home() {
+    let computer = TestComputer::with_port_blocks(2);
+    let _alice_computer = computer.tenant("alice");
+    let dir = tempfile::tempdir().unwrap();
+    let serve = |lines: String| {
+        let file = tenants_file(dir.path(), &lines);
+        let computer = &computer;
+        async move {
+            HttpHost::start(
+                computer,
+                &[("COMPUTER_USE_HTTP_TENANTS", file.to_str().unwrap())],
+            )
+            .await
+        }
+    };
+
+    let host = serve(format!("alice {ALICE}\n")).await;
+    let alice = host.client_as(ALICE).await;
+    let (started, _) = ok(&alice, "start_computer", json!({"title": "first"})).await;
+    let sid = started["session_id"].as_str().unwrap();
+    ok(
+        &alice,
+        "write_file",
+        json!({"session_id": sid, "path": "~/mine.txt", "content": "first alice"}),
+    )
+    .await;
+    drop(alice);
+    drop(host);
+
+    // The name goes to someone else.
+    let host = serve(format!("alice {BOB}\n")).await;
+    let newcomer = host.client_as(BOB).await;
+    let e = refused(&newcomer, "start_computer", json!({"title": "second"})).await;
+    let key: String = computer_protocol::handoff::handback_digest(ALICE)
+        .chars()
+        .take(16)
+        .collect();
+    assert!(
+        e.contains("made for another token")
+            && e.contains(&format!("COMPUTER_USE_TENANT_HOME={key}")),
+        "{e}"
+    );
+    drop(newcomer);
+    drop(host);
+
+    // The operator says it is the same person: the home is theirs again.
+    let host = serve(format!("alice {BOB} COMPUTER_USE_TENANT_HOME={key}\n")).await;
+    let same = host.client_as(BOB).await;
+    let (started, _) = ok(&same, "start_computer", json!({"title": "third"})).await;
+    let sid = started["session_id"].as_str().unwrap();
+    let (read, _) = ok(
+        &same,
+        "read_file",
+        json!({"session_id": sid, "path": "~/mine.txt"}),
+    )
+    .await;
+    assert!(read.to_string().contains("first alice"), "{read}");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn two_tenants_get_two_computers_and_neither_reaches_the_other() {
     // The base's block and the two after it, where the tenants' computers go.
