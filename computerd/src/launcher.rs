@@ -2,8 +2,10 @@
 //! screens' menus and `xdg-open` ask computerd to open the browser or a
 //! terminal on their own screen, so each screen keeps one Chromium with
 //! the shared logins; and where the agent's shell puts text on its
-//! screen's clipboard (`computer-use-launch clipboard`), which its own X
-//! programs cannot.
+//! screen's clipboard (`computer-use-launch clipboard`) or starts a
+//! desktop program (`computer-use-launch run`), which its own X programs
+//! cannot. Those two are refused on a screen a person holds; the browser
+//! and the terminal are not, as the person's own menu opens them.
 //!
 //! Callers prove they run on the computer with a token computerd hands to
 //! every program it starts (`COMPUTER_USE_LAUNCHER_TOKEN`, beside
@@ -21,7 +23,7 @@ use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::routing::post;
 use axum::{Json, Router};
-use computer_protocol::{endpoints, ClipboardRequest, ErrorCode, LauncherRequest};
+use computer_protocol::{endpoints, ClipboardRequest, ErrorCode, LauncherRequest, RunRequest};
 use std::sync::Arc;
 
 /// Variable names every program on a screen gets.
@@ -51,6 +53,7 @@ pub fn router(app: Arc<LauncherApp>) -> Router {
     Router::new()
         .route(endpoints::LAUNCH, post(launch))
         .route(endpoints::CLIPBOARD, post(clipboard))
+        .route(endpoints::RUN, post(run))
         .fallback(crate::api::not_found)
         .with_state(app)
 }
@@ -82,6 +85,8 @@ async fn launch(
             format!("no session's screen is on display :{display}"),
         ));
     };
+    // Not refused on a held screen: the person's own menu opens the
+    // browser and the terminal through here.
     let on = OnScreen {
         screen: BrowserScreen::of(&screen),
         cwd: session.cwd(),
@@ -106,12 +111,13 @@ async fn clipboard(
         ApiError::invalid(format!("the clipboard request is not valid: {e}; send {{\"display\": \":N\", \"path\": \"/absolute/file\"}}"))
     })?;
     let display = display_number(&req.display)?;
-    let Some((_, screen)) = app.sessions.screen_on_display(display) else {
+    let Some((session, screen)) = app.sessions.screen_on_display(display) else {
         return Err(ApiError::new(
             ErrorCode::NotFound,
             format!("no session's screen is on display :{display}"),
         ));
     };
+    crate::api::refuse_held(&session)?;
     crate::apps::clipboard::put(screen.env(), &req.path)
         .await
         .map_err(|e| ApiError::invalid(e.to_string()))?;
@@ -119,6 +125,53 @@ async fn clipboard(
         summary: format!(
             "the text of {} is on the clipboard of display :{display}: press ctrl+v to paste it",
             req.path
+        ),
+    }))
+}
+
+/// Arguments of a `run` request at most, and bytes of them together.
+const RUN_ARGS_MAX: usize = 256;
+const RUN_BYTES_MAX: usize = 64 * 1024;
+
+/// Starts a program on the caller's screen as a desktop program.
+async fn run(
+    State(app): State<Arc<LauncherApp>>,
+    headers: HeaderMap,
+    body: axum::body::Bytes,
+) -> Result<Json<Launched>, ApiError> {
+    check_token(&app, &headers)?;
+    let req: RunRequest = serde_json::from_slice(&body).map_err(|e| {
+        ApiError::invalid(format!("the run request is not valid: {e}; send {{\"display\": \":N\", \"argv\": [\"program\", \"arg\", ...]}}"))
+    })?;
+    let display = display_number(&req.display)?;
+    let bytes: usize = req.argv.iter().map(String::len).sum();
+    if req.argv.is_empty() || req.argv[0].is_empty() {
+        return Err(ApiError::invalid(
+            "`argv` is empty: give the program to run, then its arguments",
+        ));
+    }
+    if req.argv.len() > RUN_ARGS_MAX || bytes > RUN_BYTES_MAX {
+        return Err(ApiError::invalid(format!(
+            "`argv` has {} arguments of {bytes} bytes, over {RUN_ARGS_MAX} arguments or {RUN_BYTES_MAX} bytes: put the work in a script and run that",
+            req.argv.len()
+        )));
+    }
+    let Some((session, screen)) = app.sessions.screen_on_display(display) else {
+        return Err(ApiError::new(
+            ErrorCode::NotFound,
+            format!("no session's screen is on display :{display}"),
+        ));
+    };
+    crate::api::refuse_held(&session)?;
+    let on = OnScreen {
+        screen: BrowserScreen::of(&screen),
+        cwd: session.cwd(),
+    };
+    app.launcher.run_detached(&on, &req.argv)?;
+    Ok(Json(Launched {
+        summary: format!(
+            "started `{}` on display :{display} as a desktop program",
+            req.argv[0]
         ),
     }))
 }

@@ -137,6 +137,19 @@ pub struct ClipboardRequest {
     pub path: String,
 }
 
+/// The launcher's run request: start `argv` on the screen of `display` as
+/// a desktop program (with the desktop's X cookie), detached.
+/// `computer-use-launch run` sends it, for GUI programs the shell's own
+/// untrusted X cookie cannot run (GTK 4, Qt 6).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunRequest {
+    /// `DISPLAY` of the caller, such as `:3`.
+    pub display: String,
+    /// The program and its arguments.
+    pub argv: Vec<String>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -192,6 +192,10 @@ pub const LAUNCH: &str = "/launch";
 /// clipboard through it.
 pub const CLIPBOARD: &str = "/clipboard";
 
+/// `POST` a [`crate::RunRequest`] on the launcher's listener:
+/// `computer-use-launch run` starts a program as a desktop program.
+pub const RUN: &str = "/run";
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -70,7 +70,7 @@ pub mod archive;
 pub use action::{ActRequest, ActResponse, Action, ActionOutcome, Button, ScrollDirection, Settle};
 pub use apps::{
     ClipboardRequest, LaunchAppRequest, LauncherRequest, OpenPathRequest, OpenSettle,
-    OpenedResponse,
+    OpenedResponse, RunRequest,
 };
 pub use devtools::{DevToolsStartRequest, DevToolsStarted, DevToolsStopped, DevToolsTool};
 pub use duration::{parse_duration, DurationError, TimeoutArg};

@@ -30,6 +30,7 @@ use computer_protocol::{ComputerInfo, Health};
 use std::sync::Arc;
 
 pub use error::{not_found, ApiError};
+pub use handoff::refuse_held;
 
 /// What every route can reach.
 pub struct App {

@@ -292,6 +292,14 @@ fn terminal_command() -> Vec<String> {
         .collect()
 }
 
+impl Launcher {
+    /// Starts `argv` on `on`'s screen as a desktop program (the screen's
+    /// environment, so the desktop's X cookie), detached.
+    pub fn run_detached(&self, on: &OnScreen, argv: &[String]) -> Result<(), LaunchError> {
+        spawn_detached(argv, on.screen.env, &self.home, &on.cwd, &self.env)
+    }
+}
+
 /// Runs `argv` on `screen` in a process group of its own, detached from
 /// computerd: it outlives the request, and is reaped by a thread (or by
 /// tini once computerd is gone).

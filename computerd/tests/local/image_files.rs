@@ -245,6 +245,10 @@ fn the_launcher_without_display_and_with_bad_usage_says_so() {
     assert_eq!(output.status.code(), Some(2));
     assert_eq!(
         String::from_utf8_lossy(&output.stderr),
-        "usage: computer-use-launch browser [URI] | terminal\n"
+        "usage: computer-use-launch browser [URI] | terminal | clipboard [FILE] | run PROGRAM [ARG...]\n"
     );
+    for bad in [&["run"][..], &["clipboard", "a", "b"]] {
+        let output = launch(&[("DISPLAY", ":3")], bad);
+        assert_eq!(output.status.code(), Some(2), "{bad:?}");
+    }
 }

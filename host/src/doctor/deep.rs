@@ -572,8 +572,10 @@ async fn accessibility(spare: &Spare, within: Duration) -> Outcome {
         spare.running.name
     );
     let title = format!("{TITLE} {}", spare.tag);
+    // A desktop program, as the agent's shell starts GTK apps (its own X
+    // cookie is untrusted).
     let command = format!(
-        "setsid nohup zenity --info --title='{title}' --text='accessibility check' >/dev/null 2>&1 </dev/null &"
+        "computer-use-launch run zenity --info --title='{title}' --text='accessibility check'"
     );
     if let Err(e) = shell(spare, command, within).await {
         return Outcome::err(e.to_string(), fix);

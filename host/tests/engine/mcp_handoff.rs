@@ -235,6 +235,15 @@ async fn a_person_takes_the_screen_and_hands_it_back() {
     for name in ["XTEST", "RECORD", "XInputExtension"] {
         assert!(!own.contains(name), "the shell sees {name}: {own}");
     }
+    // Nor can it have a desktop program started on the held screen.
+    let run = shell_ok(
+        &client,
+        &other,
+        &format!("DISPLAY=:{held_display} computer-use-launch run xterm 2>&1; echo \"run: $?\""),
+    )
+    .await;
+    let run = run["stdout"].as_str().unwrap();
+    assert!(run.contains("run: 1") && run.contains(&id), "{run}");
 
     // Code inside the computer has the viewer key and can write any
     // header, but not the hand-back code: its hand back is refused.

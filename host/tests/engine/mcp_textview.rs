@@ -86,7 +86,9 @@ async fn act(client: &Client, sid: &str, actions: Value) -> Value {
 /// what it prints goes to `out`.
 async fn zenity(client: &Client, sid: &str, title: &str, out: &str) {
     ok(client, "computer_observe", json!({ "session_id": sid })).await;
-    shell(client, sid, &format!("setsid nohup zenity --entry --title='{title}' --text='Your name' >{out} 2>&1 </dev/null &")).await;
+    // As a desktop program: GTK 4 needs more of X than the shell's own
+    // untrusted cookie gives.
+    shell(client, sid, &format!("computer-use-launch run sh -c \"zenity --entry --title='{title}' --text='Your name' >{out} 2>&1\"")).await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
