@@ -89,7 +89,7 @@ pub(super) async fn from_computer(
     // Beneath a root, what its folder holds already counts against the
     // quota; a full folder takes nothing.
     let room = match job.host_files {
-        HostFiles::Beneath(root) => Some(root.room().await?),
+        HostFiles::Beneath(root) => root.room().await?,
         _ => None,
     };
     if let Some(room) = room.as_ref().filter(|room| room.left() == 0) {

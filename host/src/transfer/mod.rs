@@ -6,8 +6,7 @@
 //! - `paths`: host paths as the agent writes them (absolute, `~`, or
 //!   relative to this process's working folder).
 //! - `root`: which host files a transfer may touch: any over stdio, only
-//!   those beneath `COMPUTER_USE_TRANSFER_ROOT` over HTTP, one transfer
-//!   at a time beneath each root folder.
+//!   those beneath `COMPUTER_USE_TRANSFER_ROOT` over HTTP.
 //! - `quota`: how much a root folder may hold (downloads stop there).
 //! - `upload`: `to_computer`: check on the computer, pack the host files,
 //!   stream them up.
@@ -69,11 +68,6 @@ pub async fn run(
     progress: Arc<Progress>,
     stall: StallLimit,
 ) -> Result<TransferReport, TransferError> {
-    // Beneath a root, transfers take turns (see `Root::take_turn`).
-    let _turn = match host_files {
-        HostFiles::Beneath(root) => Some(root.take_turn().await),
-        _ => None,
-    };
     let started = Instant::now();
     let job = Job {
         client,

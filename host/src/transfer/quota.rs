@@ -16,21 +16,23 @@ pub const TRANSFER_QUOTA_DEFAULT_MB: u64 = 4096;
 const TRANSFER_QUOTA_MAX_MB: u64 = 1 << 20;
 const MB: u64 = 1024 * 1024;
 
-/// The quota in bytes, from [`TRANSFER_QUOTA_VAR`].
-pub fn from_env(env: &Env) -> Result<u64, SettingsError> {
+/// The quota in bytes, from [`TRANSFER_QUOTA_VAR`]; `0` there is none
+/// (nothing is counted: for a root that other files share).
+pub fn from_env(env: &Env) -> Result<Option<u64>, SettingsError> {
     whole_number(
         env,
         TRANSFER_QUOTA_VAR,
-        1..=TRANSFER_QUOTA_MAX_MB,
+        0..=TRANSFER_QUOTA_MAX_MB,
         TRANSFER_QUOTA_DEFAULT_MB,
-        " of megabytes",
+        " of megabytes (0 for none)",
     )
-    .map(|mb| mb * MB)
+    .map(|mb| (mb > 0).then_some(mb * MB))
 }
 
-/// Bytes of the regular files beneath `folder`, symlinks not followed (a
-/// link takes its own few bytes, not its target's). Files that vanish
-/// while they are counted count as nothing.
+/// Bytes of disk the regular files beneath `folder` take (allocated, so a
+/// sparse file counts what it holds, not its length), symlinks not
+/// followed (a link takes its own few bytes, not its target's). Files that
+/// vanish while they are counted count as nothing.
 pub fn used_beneath(folder: &Path) -> io::Result<u64> {
     let mut used = 0u64;
     let mut pending = vec![folder.to_path_buf()];
@@ -46,11 +48,22 @@ pub fn used_beneath(folder: &Path) -> io::Result<u64> {
             if meta.is_dir() {
                 pending.push(entry.path());
             } else if meta.is_file() {
-                used = used.saturating_add(meta.len());
+                used = used.saturating_add(allocated(&meta));
             }
         }
     }
     Ok(used)
+}
+
+#[cfg(unix)]
+fn allocated(meta: &std::fs::Metadata) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    meta.blocks().saturating_mul(512)
+}
+
+#[cfg(not(unix))]
+fn allocated(meta: &std::fs::Metadata) -> u64 {
+    meta.len()
 }
 
 #[cfg(test)]
@@ -58,7 +71,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn files_count_and_symlinks_do_not_lead_elsewhere() {
+    fn what_files_take_on_disk_counts_and_symlinks_do_not_lead_elsewhere() {
         let root = tempfile::tempdir().unwrap();
         let outside = tempfile::tempdir().unwrap();
         std::fs::write(outside.path().join("big"), vec![0u8; 10_000]).unwrap();
@@ -66,18 +79,27 @@ mod tests {
         std::fs::write(root.path().join("a/one"), vec![0u8; 300]).unwrap();
         std::fs::write(root.path().join("a/b/two"), vec![0u8; 700]).unwrap();
         std::os::unix::fs::symlink(outside.path(), root.path().join("a/elsewhere")).unwrap();
-        assert_eq!(used_beneath(root.path()).unwrap(), 1000);
+        // A gigabyte in length, nothing on disk.
+        std::fs::File::create(root.path().join("sparse"))
+            .unwrap()
+            .set_len(1 << 30)
+            .unwrap();
+        let used = used_beneath(root.path()).unwrap();
+        assert!(used < 10_000, "{used}");
+        std::fs::write(root.path().join("a/b/full"), vec![1u8; 100_000]).unwrap();
+        assert!(used_beneath(root.path()).unwrap() >= used + 100_000);
     }
 
     #[test]
     fn the_setting_is_megabytes_with_a_default_and_a_range() {
         let env = |v: &str| Env::from([(TRANSFER_QUOTA_VAR.to_string(), v.to_string())]);
-        assert_eq!(from_env(&Env::new()).unwrap(), 4096 * MB);
-        assert_eq!(from_env(&env("10")).unwrap(), 10 * MB);
-        for bad in ["0", "-1", "2TB", "1048577"] {
+        assert_eq!(from_env(&Env::new()).unwrap(), Some(4096 * MB));
+        assert_eq!(from_env(&env("10")).unwrap(), Some(10 * MB));
+        assert_eq!(from_env(&env("0")).unwrap(), None);
+        for bad in ["-1", "2TB", "1048577"] {
             let e = from_env(&env(bad)).unwrap_err().to_string();
             assert!(
-                e.contains(TRANSFER_QUOTA_VAR) && e.contains("1 to 1048576"),
+                e.contains(TRANSFER_QUOTA_VAR) && e.contains("0 to 1048576"),
                 "{e}"
             );
         }

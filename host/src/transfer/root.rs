@@ -17,7 +17,6 @@ use cap_std::ambient_authority;
 use cap_std::fs::Dir;
 use std::io;
 use std::path::{Component, Path, PathBuf};
-use std::sync::Arc;
 
 /// The variable naming the folder HTTP clients' transfers are confined to.
 pub const TRANSFER_ROOT_VAR: &str = "COMPUTER_USE_TRANSFER_ROOT";
@@ -55,12 +54,8 @@ pub struct Root {
     /// Canonical: symlinks in the configured path itself are resolved once,
     /// when the server starts.
     path: PathBuf,
-    /// Bytes its files may take ([`super::quota`]).
-    quota: u64,
-    /// Held by the transfer that runs beneath this root: one at a time, so
-    /// that no transfer creates a path while another resolves through it,
-    /// and each counts the room the last one left.
-    turn: Arc<tokio::sync::Mutex<()>>,
+    /// Bytes its files may take ([`super::quota`]); `None`: no quota.
+    quota: Option<u64>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -102,8 +97,7 @@ impl Root {
         }
         Ok(Root {
             path,
-            quota: super::quota::TRANSFER_QUOTA_DEFAULT_MB * 1024 * 1024,
-            turn: Arc::default(),
+            quota: Some(super::quota::TRANSFER_QUOTA_DEFAULT_MB * 1024 * 1024),
         })
     }
 
@@ -132,7 +126,6 @@ impl Root {
         Ok(Root {
             path,
             quota: self.quota,
-            turn: Arc::default(),
         })
     }
 
@@ -140,22 +133,21 @@ impl Root {
         &self.path
     }
 
-    /// This root with a quota of `bytes`; its tenants' folders get the same.
-    pub fn with_quota(self, bytes: u64) -> Root {
+    /// This root with a quota of `bytes` (`None`: none); its tenants'
+    /// folders get the same.
+    pub fn with_quota(self, bytes: Option<u64>) -> Root {
         Root {
             quota: bytes,
             ..self
         }
     }
 
-    /// Waits until no other transfer runs beneath this root; the turn lasts
-    /// until the guard drops.
-    pub async fn take_turn(&self) -> tokio::sync::OwnedMutexGuard<()> {
-        Arc::clone(&self.turn).lock_owned().await
-    }
-
-    /// What the folder holds now, against its quota.
-    pub async fn room(&self) -> Result<Room, TransferError> {
+    /// What the folder holds now, against its quota; `None` without a
+    /// quota (and then nothing is counted).
+    pub async fn room(&self) -> Result<Option<Room>, TransferError> {
+        let Some(quota) = self.quota else {
+            return Ok(None);
+        };
         let path = self.path.clone();
         let used = tokio::task::spawn_blocking(move || super::quota::used_beneath(&path))
             .await
@@ -165,11 +157,11 @@ impl Root {
                 root: self.path.display().to_string(),
                 reason: e.to_string(),
             })?;
-        Ok(Room {
+        Ok(Some(Room {
             folder: self.path.display().to_string(),
-            quota: self.quota,
+            quota,
             used,
-        })
+        }))
     }
 
     /// `typed` resolved beneath the root: relative paths start at the root,
@@ -254,8 +246,8 @@ impl HostFiles {
     }
 
     /// The same policy with a quota of `bytes` per folder (see
-    /// [`super::quota`]).
-    pub fn with_quota(self, bytes: u64) -> HostFiles {
+    /// [`super::quota`]; `None`: none).
+    pub fn with_quota(self, bytes: Option<u64>) -> HostFiles {
         match self {
             HostFiles::Beneath(root) => HostFiles::Beneath(root.with_quota(bytes)),
             other => other,

@@ -312,6 +312,11 @@ impl HttpHost {
         }
         if !has("COMPUTER_USE_TRANSFER_ROOT") {
             cmd.env("COMPUTER_USE_TRANSFER_ROOT", std::env::temp_dir());
+            // The shared temporary folder holds other programs' files (a
+            // CI clone's build, gigabytes): no quota counts them.
+            if !has("COMPUTER_USE_TRANSFER_QUOTA_MB") {
+                cmd.env("COMPUTER_USE_TRANSFER_QUOTA_MB", "0");
+            }
         }
         cmd.args(["serve", "--http", "127.0.0.1:0"])
             .stdin(Stdio::null())
