@@ -433,18 +433,23 @@ async fn consecutive_calls_over_tls_reuse_their_connection() {
     let env: Env = remote_engine().tls.iter().cloned().collect();
     let docker = resolve_endpoint(&env).unwrap().connect().await.unwrap();
     let mut seen: std::collections::BTreeMap<u64, usize> = Default::default();
+    let mut kept_open = 0;
     for _ in 0..50 {
         docker.version().await.expect("the remote engine answers");
-        for inode in engine_connections() {
+        let open = engine_connections();
+        kept_open += usize::from(!open.is_empty());
+        for inode in open {
             *seen.entry(inode).or_default() += 1;
         }
     }
-    // A client without a pool closes its connection after each call, so
-    // no connection would be seen after more than one of them. The pool
-    // may replace a connection the engine closed, hence not all 50.
-    let most = seen.values().copied().max().unwrap_or(0);
+    // A client without a pool closes its connection after each call: none
+    // stays open after a call, and each call has a connection of its own.
+    // The pool may replace a connection the engine closed, at any point of
+    // the run (one run here: 21 calls on the first, then 29 on the next),
+    // so what counts is that connections stay open and are few.
     assert!(
-        most >= 40,
-        "no TLS connection carried 40 of 50 calls in a row: {seen:?}"
+        kept_open >= 45 && seen.len() <= 5,
+        "calls did not share pooled connections: a connection was open after {kept_open} of 50 calls, over {} connections: {seen:?}",
+        seen.len()
     );
 }
