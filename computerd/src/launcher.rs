@@ -18,7 +18,8 @@ use crate::api::auth::bearer_is;
 use crate::api::ApiError;
 use crate::apps::{Launcher, OnScreen};
 use crate::browser::BrowserScreen;
-use crate::sessions::Sessions;
+use crate::screens::Screen;
+use crate::sessions::{Session, Sessions};
 use axum::extract::State;
 use axum::http::HeaderMap;
 use axum::routing::post;
@@ -79,12 +80,7 @@ async fn launch(
             req.app
         )));
     }
-    let Some((session, screen)) = app.sessions.screen_on_display(display) else {
-        return Err(ApiError::new(
-            ErrorCode::NotFound,
-            format!("no session's screen is on display :{display}"),
-        ));
-    };
+    let (session, screen) = screen_on(&app, display)?;
     // Not refused on a held screen: the person's own menu opens the
     // browser and the terminal through here.
     let on = OnScreen {
@@ -111,12 +107,7 @@ async fn clipboard(
         ApiError::invalid(format!("the clipboard request is not valid: {e}; send {{\"display\": \":N\", \"path\": \"/absolute/file\"}}"))
     })?;
     let display = display_number(&req.display)?;
-    let Some((session, screen)) = app.sessions.screen_on_display(display) else {
-        return Err(ApiError::new(
-            ErrorCode::NotFound,
-            format!("no session's screen is on display :{display}"),
-        ));
-    };
+    let (session, screen) = screen_on(&app, display)?;
     crate::api::refuse_held(&session)?;
     crate::apps::clipboard::put(screen.env(), &req.path)
         .await
@@ -156,12 +147,7 @@ async fn run(
             req.argv.len()
         )));
     }
-    let Some((session, screen)) = app.sessions.screen_on_display(display) else {
-        return Err(ApiError::new(
-            ErrorCode::NotFound,
-            format!("no session's screen is on display :{display}"),
-        ));
-    };
+    let (session, screen) = screen_on(&app, display)?;
     crate::api::refuse_held(&session)?;
     let on = OnScreen {
         screen: BrowserScreen::of(&screen),
@@ -174,6 +160,16 @@ async fn run(
             req.argv[0]
         ),
     }))
+}
+
+/// The session whose screen is on display `:display`, and that screen.
+fn screen_on(app: &LauncherApp, display: u32) -> Result<(Arc<Session>, Arc<Screen>), ApiError> {
+    app.sessions.screen_on_display(display).ok_or_else(|| {
+        ApiError::new(
+            ErrorCode::NotFound,
+            format!("no session's screen is on display :{display}"),
+        )
+    })
 }
 
 fn check_token(app: &LauncherApp, headers: &HeaderMap) -> Result<(), ApiError> {
