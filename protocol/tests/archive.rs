@@ -399,9 +399,8 @@ async fn a_stream_that_stops_early_fails_and_leaves_no_temporary_files() {
     let dst = tempfile::tempdir().unwrap();
     let t = target(dst.path(), "big.bin", ItemKind::File, false).unwrap();
     let (feeder, reader) = computer_protocol::archive::feed_pipe();
-    let job = tokio::task::spawn_blocking({
-        let t = t.clone();
-        move || unpack(reader, &t, UnpackOptions::default(), &Progress::default())
+    let job = tokio::task::spawn_blocking(move || {
+        unpack(reader, &t, UnpackOptions::default(), &Progress::default())
     });
     // Half the archive, then the sender goes away without saying it ended.
     feeder

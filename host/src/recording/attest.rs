@@ -13,13 +13,14 @@
 //! ([`compare`]); what the computer adds to a step (page title, window
 //! name, network lines, click fractions) it cannot vouch for.
 
+use cap_std::fs::Dir;
 use computer_protocol::recording::{RecordingId, ScreenPoint, StepRecord, Walkthrough};
 use hmac::{Hmac, KeyInit, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::collections::HashSet;
 use std::io::{self, Write as _};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The attestation's file, beside `manifest.json`.
 pub const ATTESTATION_FILE: &str = "host-attestation.json";
@@ -252,8 +253,14 @@ fn mac_of(key: &[u8], bytes: &[u8]) -> Hmac<Sha256> {
 }
 
 /// Signs what `log` holds for the package in `folder` and writes it there.
-pub fn attest(folder: &Path, id: &RecordingId, log: &SentLog) -> io::Result<()> {
-    let manifest = std::fs::read(folder.join("manifest.json"))?;
+/// The package came from the computer: its files are read and written
+/// through `folder`'s handle, a link in it never followed.
+pub fn attest(folder: &Dir, id: &RecordingId, log: &SentLog) -> io::Result<()> {
+    let manifest = super::package_file::read_regular_in(
+        folder,
+        "manifest.json",
+        super::package_file::LIST_MAX_BYTES,
+    )?;
     let (steps, frames) = log.read()?;
     let mut attestation = Attestation {
         format: ATTESTATION_FORMAT.to_string(),
@@ -266,7 +273,7 @@ pub fn attest(folder: &Path, id: &RecordingId, log: &SentLog) -> io::Result<()> 
     let mac = mac_of(&key()?, &attestation.signed_bytes());
     attestation.mac = hex(&mac.finalize().into_bytes());
     let json = serde_json::to_vec_pretty(&attestation).map_err(io::Error::other)?;
-    std::fs::write(folder.join(ATTESTATION_FILE), json)
+    super::package_file::replace_in(folder, ATTESTATION_FILE, &json)
 }
 
 /// Whether `attestation` was signed with this server's key.
@@ -545,10 +552,48 @@ mod tests {
         assert_eq!(log.read().unwrap(), (vec![one], vec!["f2".to_string()]));
     }
 
+    /// The state folder (and so the signing key) of every test here: set
+    /// once, as tests run side by side in one process.
+    fn shared_state_dir() {
+        static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+        let dir = DIR.get_or_init(|| tempfile::tempdir().unwrap());
+        std::env::set_var(crate::state::STATE_DIR_VAR, dir.path());
+    }
+
+    /// The package is the computer's: links it planted under the names the
+    /// host writes or reads are replaced or refused, never followed.
+    #[cfg(unix)]
+    #[test]
+    fn links_planted_in_a_package_are_never_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        shared_state_dir();
+        let log =
+            SentLog::of("computer-use", &RecordingId("20261205T000000Z-cd34".into())).unwrap();
+        log.sent(&sent_step(&record("shell", "T1", "1"), None))
+            .unwrap();
+        let outside = dir.path().join("bashrc");
+        std::fs::write(&outside, "kept").unwrap();
+        let package = dir.path().join("package");
+        std::fs::create_dir(&package).unwrap();
+        std::os::unix::fs::symlink(&outside, package.join(ATTESTATION_FILE)).unwrap();
+        let folder = Dir::open_ambient_dir(&package, cap_std::ambient_authority()).unwrap();
+        // A linked manifest is refused...
+        std::os::unix::fs::symlink(&outside, package.join("manifest.json")).unwrap();
+        let e = attest(&folder, &RecordingId("r".into()), &log).unwrap_err();
+        assert!(e.to_string().contains("a link"), "{e}");
+        // ...and a real one is signed into a file that replaces the link.
+        std::fs::remove_file(package.join("manifest.json")).unwrap();
+        std::fs::write(package.join("manifest.json"), "{}").unwrap();
+        attest(&folder, &RecordingId("r".into()), &log).unwrap();
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "kept");
+        let written = std::fs::symlink_metadata(package.join(ATTESTATION_FILE)).unwrap();
+        assert!(written.is_file());
+    }
+
     #[test]
     fn an_edited_attestation_does_not_verify() {
         let dir = tempfile::tempdir().unwrap();
-        std::env::set_var(crate::state::STATE_DIR_VAR, dir.path());
+        shared_state_dir();
         let log =
             SentLog::of("computer-use", &RecordingId("20261205T000000Z-ab12".into())).unwrap();
         log.sent(&sent_step(&record("shell", "T1", "1"), None))
@@ -556,8 +601,9 @@ mod tests {
         let package = dir.path().join("package");
         std::fs::create_dir(&package).unwrap();
         std::fs::write(package.join("manifest.json"), "{}").unwrap();
-        attest(&package, &RecordingId("r".into()), &log).unwrap();
-        let read = |p: &Path| -> Attestation {
+        let folder = Dir::open_ambient_dir(&package, cap_std::ambient_authority()).unwrap();
+        attest(&folder, &RecordingId("r".into()), &log).unwrap();
+        let read = |p: &std::path::Path| -> Attestation {
             serde_json::from_slice(&std::fs::read(p.join(ATTESTATION_FILE)).unwrap()).unwrap()
         };
         let mut attestation = read(&package);

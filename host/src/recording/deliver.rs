@@ -153,10 +153,13 @@ pub async fn deliver(
             folder.display()
         ))
     };
-    let walkthrough = super::render::read_walkthrough(folder).map_err(unusable)?;
-    super::render::write_page(folder, &walkthrough).map_err(unusable)?;
+    // Finished through the folder's handle, opened as the copy's files
+    // were: a folder swapped for a link since cannot lead the page out.
+    let handle = host_files.open_folder(&request.host_path)?;
+    let walkthrough = super::render::read_walkthrough(&handle).map_err(unusable)?;
+    super::render::write_page(&handle, &walkthrough).map_err(unusable)?;
     if let Some(log) = log.filter(|l| l.exists()) {
-        super::attest::attest(folder, &package.recording_id, log).map_err(unusable)?;
+        super::attest::attest(&handle, &package.recording_id, log).map_err(unusable)?;
     }
     Ok(Delivered {
         recording_id: package.recording_id.0.clone(),

@@ -2,8 +2,13 @@
 //! computer, so a listed file may be a link to anything on this machine, a
 //! FIFO that never answers, or far larger than any package.
 
+use cap_std::fs::Dir;
+use computer_protocol::archive::{open_regular_in, OpenError, Symlinks};
 use std::io;
 use std::path::Path;
+
+/// Largest `manifest.json` or `host-attestation.json` read.
+pub const LIST_MAX_BYTES: u64 = 64 << 20;
 
 /// Opens `path` to read only when it is a regular file itself: a link is
 /// not followed, and a FIFO or device is refused without blocking.
@@ -39,11 +44,33 @@ pub fn not_a_file() -> io::Error {
 
 /// The bytes of regular file `path`, at most `max`.
 pub fn read_regular(path: &Path, max: u64) -> io::Result<Vec<u8>> {
+    read_at_most(open_regular(path)?, max)
+}
+
+/// The bytes of regular file `name` in `folder` (reached through its
+/// handle, a link at `name` not followed), at most `max`.
+pub fn read_regular_in(folder: &Dir, name: &str, max: u64) -> io::Result<Vec<u8>> {
+    let file = open_regular_in(folder, Path::new(name), Symlinks::Refuse).map_err(|e| match e {
+        OpenError::NotRegular => not_a_file(),
+        #[cfg(unix)]
+        OpenError::Io(e) if e.raw_os_error() == Some(libc::ELOOP) => not_a_file(),
+        OpenError::Io(e) => e,
+    })?;
+    read_at_most(file, max)
+}
+
+/// Writes `bytes` as `name` in `folder` under a temporary name, then
+/// renames it into place: whatever `name` was (a link the computer planted
+/// included) is replaced, never written through.
+pub fn replace_in(folder: &Dir, name: &str, bytes: &[u8]) -> io::Result<()> {
+    let temp = format!(".{name}.{}", std::process::id());
+    folder.write(&temp, bytes)?;
+    folder.rename(&temp, folder, name)
+}
+
+fn read_at_most(file: std::fs::File, max: u64) -> io::Result<Vec<u8>> {
     let mut bytes = Vec::new();
-    io::Read::read_to_end(
-        &mut io::Read::take(open_regular(path)?, max + 1),
-        &mut bytes,
-    )?;
+    io::Read::read_to_end(&mut io::Read::take(file, max + 1), &mut bytes)?;
     if bytes.len() as u64 > max {
         return Err(io::Error::new(
             io::ErrorKind::InvalidData,

@@ -3,9 +3,9 @@
 //! computer wrote is replaced, never opened: code in the computer could
 //! have written any page there.
 
+use cap_std::fs::Dir;
 use computer_protocol::recording::{walkthrough_page, Walkthrough, WALKTHROUGH_FORMAT};
 use std::io;
-use std::path::Path;
 
 /// Largest `walkthrough.json` read: steps hold at most 64 KiB of text each
 /// and a recording at most 64 GiB, so a real one is far below this.
@@ -13,9 +13,9 @@ pub const WALKTHROUGH_MAX_BYTES: u64 = 256 << 20;
 
 /// Reads and checks `walkthrough.json` in `folder`: a regular file (not a
 /// link), within [`WALKTHROUGH_MAX_BYTES`], of a known format.
-pub fn read_walkthrough(folder: &Path) -> io::Result<Walkthrough> {
+pub fn read_walkthrough(folder: &Dir) -> io::Result<Walkthrough> {
     let bytes =
-        super::package_file::read_regular(&folder.join("walkthrough.json"), WALKTHROUGH_MAX_BYTES)?;
+        super::package_file::read_regular_in(folder, "walkthrough.json", WALKTHROUGH_MAX_BYTES)?;
     let walkthrough: Walkthrough = serde_json::from_slice(&bytes).map_err(|e| {
         io::Error::new(
             io::ErrorKind::InvalidData,
@@ -36,12 +36,7 @@ pub fn read_walkthrough(folder: &Path) -> io::Result<Walkthrough> {
 
 /// Writes `index.html` in `folder` from `walkthrough`: the data as the
 /// host parsed it (unknown fields dropped) in the host's template.
-pub fn write_page(folder: &Path, walkthrough: &Walkthrough) -> io::Result<()> {
+pub fn write_page(folder: &Dir, walkthrough: &Walkthrough) -> io::Result<()> {
     let json = serde_json::to_string_pretty(walkthrough).map_err(io::Error::other)?;
-    let index = folder.join("index.html");
-    let temp = folder.join(format!(".index.html.{}", std::process::id()));
-    std::fs::write(&temp, walkthrough_page(&json))?;
-    // A rename replaces whatever `index.html` is, a link included, and
-    // never writes through it.
-    std::fs::rename(&temp, &index)
+    super::package_file::replace_in(folder, "index.html", walkthrough_page(&json).as_bytes())
 }

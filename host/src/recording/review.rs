@@ -5,7 +5,7 @@
 
 use super::attest::{self, Attestation, SentLog, ATTESTATION_FILE};
 use super::deliver::{deliver, destination, folder_name};
-use super::package_file::{not_a_file, open_regular, read_regular};
+use super::package_file::{not_a_file, open_regular, read_regular, LIST_MAX_BYTES};
 use super::render::{read_walkthrough, write_page};
 use crate::client::ClientError;
 use crate::computer::StartError;
@@ -30,8 +30,6 @@ pub const USAGE: &str =
 /// host's attestation, and the page the host renders again from
 /// `walkthrough.json` (the computer's copy is never opened).
 const NOT_IN_MANIFEST: [&str; 3] = ["manifest.json", ATTESTATION_FILE, "index.html"];
-/// Largest `manifest.json` or `host-attestation.json` read.
-const LIST_MAX_BYTES: u64 = 64 << 20;
 
 /// What is wrong with a package, file by file.
 #[derive(Debug, PartialEq, Eq)]
@@ -353,13 +351,18 @@ fn check_and_open(dir: &Path, unattested_ok: bool) -> Result<String, ReviewError
         }
     };
     // Read once: checked against the attestation, then rendered.
-    let walkthrough = read_walkthrough(dir).map_err(|e| ReviewError::Mismatch {
-        dir: dir.to_path_buf(),
-        problems: vec![Problem::Unattested(e.to_string())],
-    })?;
+    let folder = cap_std::fs::Dir::open_ambient_dir(dir, cap_std::ambient_authority());
+    let walkthrough = folder
+        .as_ref()
+        .map_err(|e| io::Error::new(e.kind(), e.to_string()))
+        .and_then(read_walkthrough)
+        .map_err(|e| ReviewError::Mismatch {
+            dir: dir.to_path_buf(),
+            problems: vec![Problem::Unattested(e.to_string())],
+        })?;
     let notes = check_attestation(dir, &walkthrough, unattested_ok)?;
     let index_path = dir.join("index.html");
-    let written = write_page(dir, &walkthrough);
+    let written = folder.and_then(|folder| write_page(&folder, &walkthrough));
     let index = match written.and_then(|()| std::fs::canonicalize(&index_path)) {
         Ok(index) => index,
         Err(source) => {

@@ -5,7 +5,7 @@ use super::paths::ends_with_separator;
 use super::source_name::check_source_name;
 use super::{HostFiles, Job};
 use computer_protocol::archive::{
-    feed_pipe, plan, unpack, ChunkFeeder, Destination, UnpackOptions,
+    feed_pipe, plan_at, unpack, ChunkFeeder, Destination, UnpackOptions,
 };
 use computer_protocol::endpoints::{
     Endpoint, TransferDownload, TransferSource as TransferSourceRoute,
@@ -31,7 +31,8 @@ pub(super) async fn from_computer(
     // may decide what is written on the host.
     check_source_name(&job.req.computer_path, &source)?;
     let typed = &job.req.host_path;
-    let destination = job.host_files.resolve(typed)?;
+    // Written from here on through the located folder's handle only.
+    let (located, destination) = job.host_files.locate_destination(typed)?;
     let target = {
         let (source, trailing_slash, overwrite) = (
             source.clone(),
@@ -39,15 +40,18 @@ pub(super) async fn from_computer(
             job.req.overwrite,
         );
         tokio::task::spawn_blocking(move || {
-            plan(&Destination {
-                path: &destination,
-                trailing_slash,
-                name: &source.name,
-                kind: source.kind,
-                overwrite,
-                windows_names: UnpackOptions::for_this_os().windows_names,
-                arg: "host_path",
-            })
+            plan_at(
+                &located,
+                &Destination {
+                    path: &destination,
+                    trailing_slash,
+                    name: &source.name,
+                    kind: source.kind,
+                    overwrite,
+                    windows_names: UnpackOptions::for_this_os().windows_names,
+                    arg: "host_path",
+                },
+            )
         })
         .await
         .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))?

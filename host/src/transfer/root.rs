@@ -4,17 +4,20 @@
 //! so host paths are confined beneath `COMPUTER_USE_TRANSFER_ROOT` (with
 //! tenants, beneath the tenant's own folder in it), or refused without it.
 //!
-//! Confinement is resolved through a handle on the root folder (cap-std,
-//! openat-style), never by comparing strings: every existing component is
-//! looked up beneath the root, symlinks are followed only while they stay
-//! beneath it, and the transfer then works on the fully resolved path, which
-//! has no symlink left in it. A component that exists as a real folder
-//! cannot be swapped for a symlink through the product (an unpacked archive
-//! never replaces a folder), so that path stays beneath the root.
+//! Confinement is resolved through a handle on the root folder (cap-std:
+//! `openat2` with `RESOLVE_BENEATH` where the kernel has it), never by
+//! comparing strings: every existing component is looked up beneath the
+//! root, and symlinks are followed only while they stay beneath it. What a
+//! transfer then reads or writes it reaches through a handle on the deepest
+//! existing folder, opened beneath the root's handle
+//! ([`computer_protocol::archive::Located`]), never by the path again: a
+//! folder swapped for a symlink meanwhile, by anyone who can write in the
+//! root, cannot lead it out.
 
 use super::error::TransferError;
 use cap_std::ambient_authority;
 use cap_std::fs::Dir;
+use computer_protocol::archive::{locate_source, Located};
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
@@ -219,6 +222,46 @@ impl Root {
         Ok(path)
     }
 
+    /// [`Root::resolve`], then the deepest existing folder of the result
+    /// opened beneath the root's handle: what the transfer works through.
+    pub fn locate(&self, typed: &str) -> Result<Located, TransferError> {
+        let path = self.resolve(typed)?;
+        let inside = path
+            .strip_prefix(&self.path)
+            .map_err(|_| self.outside(typed, "it is an absolute path outside it"))?;
+        let parts: Vec<_> = inside.iter().collect();
+        let dir = Dir::open_ambient_dir(&self.path, ambient_authority())
+            .map_err(|e| self.unreadable(typed, e))?;
+        for existing in (0..=parts.len()).rev() {
+            let prefix: PathBuf = parts[..existing].iter().collect();
+            let opened = if existing == 0 {
+                dir.try_clone()
+            } else {
+                dir.open_dir(&prefix)
+            };
+            match opened {
+                Ok(folder) => {
+                    return Ok(Located {
+                        folder,
+                        folder_path: self.path.join(&prefix),
+                        rest: parts[existing..].iter().collect(),
+                    })
+                }
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+                    ) => {}
+                // A folder swapped for a symlink since `resolve` looked.
+                Err(_) if leads_out(&dir, &prefix) => {
+                    return Err(self.outside(typed, "a symlink in it leads out of it"))
+                }
+                Err(e) => return Err(self.unreadable(typed, e)),
+            }
+        }
+        unreachable!("the root itself was opened above")
+    }
+
     fn outside(&self, typed: &str, why: &'static str) -> TransferError {
         TransferError::OutsideRoot {
             path: typed.to_string(),
@@ -260,6 +303,56 @@ impl HostFiles {
             HostFiles::Beneath(root) => Ok(HostFiles::Beneath(root.tenant(name)?)),
             other => Ok(other.clone()),
         }
+    }
+
+    /// The host path the agent typed as the source of an upload: located
+    /// by this policy, its last symlink followed (the agent named what it
+    /// points to). Returns it with the path that names it.
+    pub fn locate_source(&self, typed: &str) -> Result<(Located, PathBuf), TransferError> {
+        match self {
+            HostFiles::Beneath(root) => {
+                let located = root.locate(typed)?;
+                let shown = located.path();
+                Ok((located, shown))
+            }
+            _ => {
+                let path = self.resolve(typed)?;
+                Ok((locate_source(&path, "host_path")?, path))
+            }
+        }
+    }
+
+    /// The host path the agent typed as a download's destination, located
+    /// by this policy; a symlink at its end is not followed.
+    pub fn locate_destination(&self, typed: &str) -> Result<(Located, PathBuf), TransferError> {
+        match self {
+            HostFiles::Beneath(root) => {
+                let located = root.locate(typed)?;
+                let shown = located.path();
+                Ok((located, shown))
+            }
+            _ => {
+                let path = self.resolve(typed)?;
+                let located = Located::ambient(&path).map_err(|e| {
+                    computer_protocol::archive::ArchiveError::io(&path, "look at", "host_path", e)
+                })?;
+                Ok((located, path))
+            }
+        }
+    }
+
+    /// The existing folder at the host path the agent typed, located by
+    /// this policy and opened.
+    pub fn open_folder(&self, typed: &str) -> Result<Dir, TransferError> {
+        let (located, path) = self.locate_destination(typed)?;
+        if !located.rest.as_os_str().is_empty() {
+            return Err(computer_protocol::archive::ArchiveError::NotFound {
+                path: path.display().to_string(),
+                arg: "host_path",
+            }
+            .into());
+        }
+        Ok(located.folder)
     }
 
     /// Resolves a host path the agent typed, by this policy.
@@ -425,6 +518,154 @@ mod tests {
         let message = refused(&root, "/etc/hosts");
         assert!(message.contains(TRANSFER_ROOT_VAR), "{message}");
         assert!(message.contains(base.to_str().unwrap()), "{message}");
+    }
+
+    /// N5: a folder beneath the root swapped for a symlink out of it, over
+    /// and over, while files are copied in and out through that folder.
+    /// Whatever each copy's fate, nothing lands outside the root and
+    /// nothing outside it is read.
+    #[test]
+    fn a_folder_swapped_for_a_symlink_in_a_loop_never_leads_out() {
+        use computer_protocol::archive::{
+            pack, pack_at, plan_at, unpack, Destination, Progress, UnpackOptions,
+        };
+        use computer_protocol::ItemKind;
+        use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+        use std::sync::Arc;
+        use std::time::{Duration, Instant};
+
+        let (dir, root) = root();
+        let base = root.path().to_path_buf();
+        let outside = dir.path().join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        std::fs::write(outside.join("secret.txt"), "OUTSIDE-SECRET").unwrap();
+        std::fs::create_dir(base.join("box")).unwrap();
+        std::fs::write(base.join("box/secret.txt"), "inside").unwrap();
+        let source = dir.path().join("f.txt");
+        std::fs::write(&source, "copied").unwrap();
+        let (archive, _) = pack(
+            &source,
+            "f.txt",
+            ItemKind::File,
+            Vec::new(),
+            &Progress::default(),
+        )
+        .unwrap();
+
+        let stop = Arc::new(AtomicBool::new(false));
+        let swaps = Arc::new(AtomicU64::new(0));
+        let swapper = std::thread::spawn({
+            let (stop, swaps, base, outside) = (
+                Arc::clone(&stop),
+                Arc::clone(&swaps),
+                base.clone(),
+                outside.clone(),
+            );
+            move || {
+                // Swapped atomically, so `box` is never missing (a copy
+                // would then make it, as a missing folder is made).
+                symlink(&outside, base.join("box.link")).unwrap();
+                while !stop.load(Ordering::Relaxed) {
+                    exchange(&base.join("box"), &base.join("box.link"));
+                    exchange(&base.join("box"), &base.join("box.link"));
+                    swaps.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        });
+
+        let (mut written, mut read, mut refused) = (0, 0, 0);
+        let started = Instant::now();
+        let mut round = 0;
+        while started.elapsed() < Duration::from_secs(2) {
+            round += 1;
+            // Into the root: a download's path.
+            let typed = format!("box/new-{round}.txt");
+            let landed = root.locate(&typed).and_then(|at| {
+                let shown = at.path();
+                let target = plan_at(
+                    &at,
+                    &Destination {
+                        path: &shown,
+                        trailing_slash: false,
+                        name: "f.txt",
+                        kind: ItemKind::File,
+                        overwrite: false,
+                        windows_names: false,
+                        arg: "host_path",
+                    },
+                )?;
+                let confined = UnpackOptions {
+                    confined: true,
+                    ..UnpackOptions::default()
+                };
+                Ok(unpack(
+                    &archive[..],
+                    &target,
+                    confined,
+                    &Progress::default(),
+                )?)
+            });
+            match landed {
+                Ok(_) => written += 1,
+                Err(_) => refused += 1,
+            }
+            // Out of the root: an upload's source.
+            let sent = root.locate("box/secret.txt").and_then(|at| {
+                let (tar, _) = pack_at(
+                    &at,
+                    &at.path(),
+                    "secret.txt",
+                    ItemKind::File,
+                    Vec::new(),
+                    &Progress::default(),
+                )?;
+                Ok(tar)
+            });
+            if let Ok(tar) = sent {
+                read += 1;
+                assert!(
+                    !tar.windows(14).any(|w| w == b"OUTSIDE-SECRET"),
+                    "round {round}: a file outside the root was read"
+                );
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        swapper.join().unwrap();
+
+        let names: Vec<_> = std::fs::read_dir(&outside)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["secret.txt"], "files were written outside the root");
+        // The race was run, both ways, many times.
+        let swaps = swaps.load(Ordering::Relaxed);
+        eprintln!(
+            "{round} rounds, {swaps} swaps: {written} written, {refused} refused, {read} read"
+        );
+        assert!(
+            swaps > 100 && written > 10 && read > 10,
+            "{round} rounds, {swaps} swaps"
+        );
+    }
+
+    /// Swaps what two names hold in one step (`RENAME_EXCHANGE`).
+    fn exchange(a: &Path, b: &Path) {
+        use std::os::unix::ffi::OsStrExt;
+        let (a, b) = (
+            std::ffi::CString::new(a.as_os_str().as_bytes()).unwrap(),
+            std::ffi::CString::new(b.as_os_str().as_bytes()).unwrap(),
+        );
+        // SAFETY: two valid C strings naming paths in the test's folder.
+        let done = unsafe {
+            libc::renameat2(
+                libc::AT_FDCWD,
+                a.as_ptr(),
+                libc::AT_FDCWD,
+                b.as_ptr(),
+                libc::RENAME_EXCHANGE,
+            )
+        };
+        assert_eq!(done, 0, "{}", io::Error::last_os_error());
     }
 
     #[test]

@@ -5,7 +5,7 @@ use super::stall::{Movement, Stall};
 use super::Job;
 use crate::client::ClientError;
 use bytes::Bytes;
-use computer_protocol::archive::{chunk_pipe, describe_source, pack, ArchiveError};
+use computer_protocol::archive::{chunk_pipe, describe_source_at, pack_at, ArchiveError};
 use computer_protocol::endpoints::{Endpoint, TransferCheck, TransferUpload};
 use computer_protocol::{TransferSummary, UploadRequest, UploadTarget};
 use futures::{Stream, StreamExt};
@@ -18,10 +18,12 @@ const NOTHING_WRITTEN: &str = "nothing was written; try again";
 
 pub(super) async fn to_computer(job: &Job<'_>) -> Result<(String, TransferSummary), TransferError> {
     let typed = &job.req.host_path;
-    let source = job.host_files.resolve(typed)?;
+    let (located, source) = job.host_files.locate_source(typed)?;
+    // Read from here on through the located folder's handle only.
+    let located = Arc::new(located);
     let described = {
-        let source = source.clone();
-        tokio::task::spawn_blocking(move || describe_source(&source, "host_path"))
+        let (located, source) = (Arc::clone(&located), source.clone());
+        tokio::task::spawn_blocking(move || describe_source_at(&located, &source, "host_path"))
             .await
             .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))?
     };
@@ -47,7 +49,7 @@ pub(super) async fn to_computer(job: &Job<'_>) -> Result<(String, TransferSummar
     let packing = tokio::task::spawn_blocking({
         let (source, progress) = (source.clone(), Arc::clone(&job.progress));
         move || {
-            let (writer, _) = pack(&source, &name, kind, writer, &progress)?;
+            let (writer, _) = pack_at(&located, &source, &name, kind, writer, &progress)?;
             writer
                 .finish()
                 .map_err(|source| ArchiveError::Unsent { source })

@@ -146,7 +146,7 @@ impl ArchiveError {
     }
 
     /// Sorts an I/O error met before any data moved.
-    pub(super) fn io(
+    pub fn io(
         path: &std::path::Path,
         action: &'static str,
         arg: &'static str,

@@ -6,6 +6,7 @@
 //! writer forever, on a blocking thread nothing can cancel. So the path is
 //! opened without blocking, and the opened handle itself is checked.
 
+use cap_std::fs::Dir;
 use std::fs::File;
 use std::io;
 use std::path::Path;
@@ -41,6 +42,26 @@ impl From<OpenError> for io::Error {
 /// whatever it is.
 pub fn open_regular(path: &Path, symlinks: Symlinks) -> Result<File, OpenError> {
     let file = open_without_blocking(path, symlinks)?;
+    if !file.metadata()?.is_file() {
+        return Err(OpenError::NotRegular);
+    }
+    #[cfg(unix)]
+    blocking_again(&file)?;
+    Ok(file)
+}
+
+/// [`open_regular`] for `name` beneath `folder`, reached through its
+/// handle.
+pub fn open_regular_in(folder: &Dir, name: &Path, symlinks: Symlinks) -> Result<File, OpenError> {
+    use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.read(true).follow(match symlinks {
+        Symlinks::Follow => FollowSymlinks::Yes,
+        Symlinks::Refuse => FollowSymlinks::No,
+    });
+    #[cfg(unix)]
+    cap_std::fs::OpenOptionsExt::custom_flags(&mut options, libc::O_NONBLOCK | libc::O_NOCTTY);
+    let file = folder.open_with(name, &options)?.into_std();
     if !file.metadata()?.is_file() {
         return Err(OpenError::NotRegular);
     }

@@ -3,19 +3,21 @@
 //! the same for ten files or ten million.
 
 use super::error::ArchiveError;
-use super::open::{open_regular, Symlinks};
+use super::located::Located;
+use super::open::{open_regular_in, Symlinks};
 use super::pipe::CHUNK_BYTES;
+use super::plan::locate_source;
 use super::progress::Progress;
 use super::trailer::{write_trailer, SkippedTrailer};
 use crate::transfer::{ItemKind, SkipKind, Skipped, SKIPPED_LISTED_MAX};
+use cap_fs_ext::DirExt;
+use cap_std::fs::{Dir, ReadDir};
 use std::cell::RefCell;
-use std::fs::{self, Metadata};
 use std::io::{self, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
-/// Writes `source` as the item `name` to `out`: its entries, then what was
-/// skipped, then the end of the archive. Returns `out` for the caller to
-/// finish, and the skipped entries.
+/// [`pack_at`] for a source named by the agent (every symlink in its path
+/// followed).
 pub fn pack<W: Write>(
     source: &Path,
     name: &str,
@@ -23,19 +25,46 @@ pub fn pack<W: Write>(
     out: W,
     progress: &Progress,
 ) -> Result<(W, SkippedTrailer), ArchiveError> {
+    let at = locate_source(source, "path")?;
+    pack_at(&at, source, name, kind, out, progress)
+}
+
+/// Writes the source `at` (`shown` names it in messages) as the item
+/// `name` to `out`: its entries, then what was skipped, then the end of the
+/// archive. Returns `out` for the caller to finish, and the skipped
+/// entries. Everything is read through folder handles, from `at` down.
+pub fn pack_at<W: Write>(
+    at: &Located,
+    shown: &Path,
+    name: &str,
+    kind: ItemKind,
+    out: W,
+    progress: &Progress,
+) -> Result<(W, SkippedTrailer), ArchiveError> {
+    let root = PathBuf::from(name);
     let mut packer = Packer {
         builder: tar::Builder::new(out),
         progress,
         trailer: SkippedTrailer::default(),
+        shown: shown.to_path_buf(),
+        root: root.clone(),
     };
-    // The source itself was named by the agent: a symlink there is followed.
-    let metadata = fs::metadata(source).map_err(|e| packer.failed(source, "read", e))?;
-    let root = PathBuf::from(name);
     match kind {
-        ItemKind::File => packer.file(source, &root, Symlinks::Follow)?,
+        // The source itself was named by the agent: a symlink there is
+        // followed (its location was resolved already).
+        ItemKind::File => packer.file(&at.folder, &at.rest, &root, Symlinks::Follow)?,
         ItemKind::Folder => {
-            packer.folder(&root, &metadata)?;
-            packer.walk(source, &root)?;
+            let folder = if at.rest.as_os_str().is_empty() {
+                at.folder.try_clone()
+            } else {
+                at.folder.open_dir(&at.rest)
+            }
+            .map_err(|e| packer.failed(&root, "read", e))?;
+            let metadata = folder
+                .dir_metadata()
+                .map_err(|e| packer.failed(&root, "read", e))?;
+            packer.folder(&root, &Stat::of(&metadata))?;
+            packer.walk(folder, &root)?;
         }
     }
     write_trailer(&mut packer.builder, &packer.trailer).map_err(unsent)?;
@@ -53,18 +82,33 @@ struct Packer<'a, W: Write> {
     builder: tar::Builder<W>,
     progress: &'a Progress,
     trailer: SkippedTrailer,
+    /// The source as the agent named it, for messages.
+    shown: PathBuf,
+    /// The item's name, the first part of every archived path.
+    root: PathBuf,
+}
+
+/// One folder being listed: its listing, its handle, its archived path.
+struct Open {
+    listing: ReadDir,
+    folder: Dir,
+    archived: PathBuf,
 }
 
 impl<W: Write> Packer<'_, W> {
-    /// Every entry below the folder at `dir`, depth first.
-    fn walk(&mut self, dir: &Path, archived: &Path) -> Result<(), ArchiveError> {
-        let mut open = vec![(
-            fs::read_dir(dir).map_err(|e| self.failed(dir, "read", e))?,
-            archived.to_path_buf(),
-        )];
-        while let Some((listing, archived_dir)) = open.last_mut() {
-            let next = listing.next();
-            let archived_dir = archived_dir.clone();
+    /// Every entry below `folder`, depth first.
+    fn walk(&mut self, folder: Dir, archived: &Path) -> Result<(), ArchiveError> {
+        let listing = folder
+            .entries()
+            .map_err(|e| self.failed(archived, "read", e))?;
+        let mut open = vec![Open {
+            listing,
+            folder,
+            archived: archived.to_path_buf(),
+        }];
+        while let Some(current) = open.last_mut() {
+            let next = current.listing.next();
+            let archived_dir = current.archived.clone();
             let entry = match next {
                 None => {
                     open.pop();
@@ -82,17 +126,27 @@ impl<W: Write> Packer<'_, W> {
                 }
                 Some(Ok(entry)) => entry,
             };
-            let path = entry.path();
-            let archived = archived_dir.join(entry.file_name());
+            let name = PathBuf::from(entry.file_name());
+            let archived = archived_dir.join(&name);
             // Not following symlinks: a link is copied as a link.
             let Some(metadata) = self.readable(&archived, entry.metadata()) else {
                 continue;
             };
             let kind = metadata.file_type();
             if kind.is_dir() {
-                self.folder(&archived, &metadata)?;
-                match fs::read_dir(&path) {
-                    Ok(listing) => open.push((listing, archived)),
+                self.folder(&archived, &Stat::of(&metadata))?;
+                // A folder swapped for a symlink since it was listed is
+                // refused, not followed.
+                let listed = current
+                    .folder
+                    .open_dir_nofollow(&name)
+                    .and_then(|sub| Ok((sub.entries()?, sub)));
+                match listed {
+                    Ok((listing, folder)) => open.push(Open {
+                        listing,
+                        folder,
+                        archived,
+                    }),
                     Err(e) => self.skip(
                         &archived,
                         SkipKind::Unreadable,
@@ -100,9 +154,10 @@ impl<W: Write> Packer<'_, W> {
                     ),
                 }
             } else if kind.is_file() {
-                self.file(&path, &archived, Symlinks::Refuse)?;
+                self.file(&current.folder, &name, &archived, Symlinks::Refuse)?;
             } else if kind.is_symlink() {
-                self.symlink(&path, &archived, &metadata)?;
+                let target = current.folder.read_link_contents(&name);
+                self.symlink(target, &archived, &Stat::of(&metadata))?;
             } else {
                 let (kind, reason) = special(&metadata);
                 self.skip(&archived, kind, reason.to_string());
@@ -111,8 +166,8 @@ impl<W: Write> Packer<'_, W> {
         Ok(())
     }
 
-    fn folder(&mut self, archived: &Path, metadata: &Metadata) -> Result<(), ArchiveError> {
-        let mut header = header(tar::EntryType::Directory, metadata, 0);
+    fn folder(&mut self, archived: &Path, stat: &Stat) -> Result<(), ArchiveError> {
+        let mut header = header(tar::EntryType::Directory, stat, 0);
         self.builder
             .append_data(&mut header, archived, io::empty())
             .map_err(unsent)?;
@@ -120,17 +175,19 @@ impl<W: Write> Packer<'_, W> {
         Ok(())
     }
 
-    /// Packs the file at `path`, as found when it was listed: a regular file
-    /// (`symlinks` says whether a symlink there is followed). What is there
-    /// when it is opened is checked again, on the open handle, so a pipe
-    /// swapped in meanwhile is skipped instead of blocking the walk forever.
+    /// Packs the file `name` in `folder`, as found when it was listed: a
+    /// regular file (`symlinks` says whether a symlink there is followed).
+    /// What is there when it is opened is checked again, on the open
+    /// handle, so a pipe swapped in meanwhile is skipped instead of
+    /// blocking the walk forever.
     fn file(
         &mut self,
-        path: &Path,
+        folder: &Dir,
+        name: &Path,
         archived: &Path,
         symlinks: Symlinks,
     ) -> Result<(), ArchiveError> {
-        let opened = open_regular(path, symlinks).map_err(io::Error::from);
+        let opened = open_regular_in(folder, name, symlinks).map_err(io::Error::from);
         let Some(file) = self.readable(archived, opened) else {
             return Ok(());
         };
@@ -138,7 +195,7 @@ impl<W: Write> Packer<'_, W> {
             return Ok(());
         };
         let size = metadata.len();
-        let mut header = header(tar::EntryType::Regular, &metadata, size);
+        let mut header = header(tar::EntryType::Regular, &Stat::of_std(&metadata), size);
         let read_error = RefCell::new(None);
         let data = Exactly {
             inner: BufReader::with_capacity(CHUNK_BYTES, file),
@@ -149,7 +206,7 @@ impl<W: Write> Packer<'_, W> {
         let appended = self.builder.append_data(&mut header, archived, data);
         if let Err(e) = appended {
             return Err(match read_error.into_inner() {
-                Some(read) => self.failed(path, "read", read),
+                Some(read) => self.failed(archived, "read", read),
                 None => unsent(e),
             });
         }
@@ -159,14 +216,14 @@ impl<W: Write> Packer<'_, W> {
 
     fn symlink(
         &mut self,
-        path: &Path,
+        target: io::Result<PathBuf>,
         archived: &Path,
-        metadata: &Metadata,
+        stat: &Stat,
     ) -> Result<(), ArchiveError> {
-        let Some(target) = self.readable(archived, fs::read_link(path)) else {
+        let Some(target) = self.readable(archived, target) else {
             return Ok(());
         };
-        let mut header = header(tar::EntryType::Symlink, metadata, 0);
+        let mut header = header(tar::EntryType::Symlink, stat, 0);
         self.builder
             .append_link(&mut header, archived, &target)
             .map_err(unsent)?;
@@ -202,8 +259,16 @@ impl<W: Write> Packer<'_, W> {
         }
     }
 
-    fn failed(&self, path: &Path, action: &'static str, source: io::Error) -> ArchiveError {
-        ArchiveError::failed_at(path, action, source, self.progress.done())
+    /// `archived` is where the entry is in the archive; the message names
+    /// it on disk, below the source as the agent named it.
+    fn failed(&self, archived: &Path, action: &'static str, source: io::Error) -> ArchiveError {
+        let below = archived.strip_prefix(&self.root).unwrap_or(archived);
+        let path = if below.as_os_str().is_empty() {
+            self.shown.clone()
+        } else {
+            self.shown.join(below)
+        };
+        ArchiveError::failed_at(&path, action, source, self.progress.done())
     }
 }
 
@@ -217,30 +282,70 @@ fn archived_name(archived: &Path) -> String {
     archived.to_string_lossy().replace('\\', "/")
 }
 
-fn header(kind: tar::EntryType, metadata: &Metadata, size: u64) -> tar::Header {
+/// What an entry's header keeps of its metadata.
+struct Stat {
+    mode: u32,
+    /// Seconds since the epoch; 0 when unknown.
+    mtime: u64,
+}
+
+impl Stat {
+    /// From metadata read through a folder handle.
+    fn of(metadata: &cap_std::fs::Metadata) -> Stat {
+        Stat {
+            mode: cap_mode(metadata),
+            mtime: seconds(metadata.modified().ok().map(|t| t.into_std())),
+        }
+    }
+
+    /// From an open file's own metadata.
+    fn of_std(metadata: &std::fs::Metadata) -> Stat {
+        Stat {
+            mode: std_mode(metadata),
+            mtime: seconds(metadata.modified().ok()),
+        }
+    }
+}
+
+fn seconds(time: Option<std::time::SystemTime>) -> u64 {
+    time.and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_secs())
+}
+
+fn header(kind: tar::EntryType, stat: &Stat, size: u64) -> tar::Header {
     // GNU headers take sizes past 8 GB and long names.
     let mut header = tar::Header::new_gnu();
     header.set_entry_type(kind);
     header.set_size(size);
-    header.set_mode(mode(metadata));
-    let mtime = metadata
-        .modified()
-        .ok()
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(0, |d| d.as_secs());
-    header.set_mtime(mtime);
+    header.set_mode(stat.mode);
+    header.set_mtime(stat.mtime);
     header
 }
 
 #[cfg(unix)]
-fn mode(metadata: &Metadata) -> u32 {
+fn std_mode(metadata: &std::fs::Metadata) -> u32 {
     std::os::unix::fs::PermissionsExt::mode(&metadata.permissions()) & 0o7777
 }
 
+#[cfg(unix)]
+fn cap_mode(metadata: &cap_std::fs::Metadata) -> u32 {
+    cap_std::fs::PermissionsExt::mode(&metadata.permissions()) & 0o7777
+}
+
 #[cfg(not(unix))]
-fn mode(metadata: &Metadata) -> u32 {
-    let base = if metadata.is_dir() { 0o755 } else { 0o644 };
-    if metadata.permissions().readonly() {
+fn std_mode(metadata: &std::fs::Metadata) -> u32 {
+    windows_mode(metadata.is_dir(), metadata.permissions().readonly())
+}
+
+#[cfg(not(unix))]
+fn cap_mode(metadata: &cap_std::fs::Metadata) -> u32 {
+    windows_mode(metadata.is_dir(), metadata.permissions().readonly())
+}
+
+#[cfg(not(unix))]
+fn windows_mode(is_dir: bool, readonly: bool) -> u32 {
+    let base = if is_dir { 0o755 } else { 0o644 };
+    if readonly {
         base & !0o222
     } else {
         base
@@ -248,8 +353,8 @@ fn mode(metadata: &Metadata) -> u32 {
 }
 
 #[cfg(unix)]
-fn special(metadata: &Metadata) -> (SkipKind, &'static str) {
-    use std::os::unix::fs::FileTypeExt;
+fn special(metadata: &cap_std::fs::Metadata) -> (SkipKind, &'static str) {
+    use cap_std::fs::FileTypeExt;
     let kind = metadata.file_type();
     if kind.is_fifo() {
         (SkipKind::Pipe, "a named pipe holds no data to copy")
@@ -261,7 +366,7 @@ fn special(metadata: &Metadata) -> (SkipKind, &'static str) {
 }
 
 #[cfg(not(unix))]
-fn special(_: &Metadata) -> (SkipKind, &'static str) {
+fn special(_: &cap_std::fs::Metadata) -> (SkipKind, &'static str) {
     (
         SkipKind::Unsupported,
         "neither a file, a folder nor a symlink",

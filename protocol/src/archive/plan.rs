@@ -2,18 +2,25 @@
 //! the copy lands and whether it may be written there.
 
 use super::error::ArchiveError;
-use super::open::{open_regular, OpenError, Symlinks};
+use super::located::Located;
+use super::open::{open_regular_in, OpenError, Symlinks};
 use super::temp::TempPath;
-use crate::transfer::{final_path, item_name_problem, step, windows_name_problem, Found, ItemKind};
+use crate::transfer::{item_name_problem, step, windows_name_problem, Found, ItemKind};
+use cap_std::fs::Dir;
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
 /// A destination that passed the checks.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Target {
-    /// The absolute path the copy gets.
+    /// The absolute path the copy gets, for messages and the summary.
     pub path: PathBuf,
+    /// The folder the copy is written beneath, opened when it was checked:
+    /// every write goes through this handle.
+    pub anchor: Dir,
+    /// The copy's path below `anchor`: its name, after any missing folders.
+    pub below: PathBuf,
     /// The copied item's name, the first part of every archive entry.
     pub name: String,
     pub kind: ItemKind,
@@ -40,32 +47,32 @@ pub struct Destination<'a> {
     pub arg: &'static str,
 }
 
+/// [`plan_at`] with the destination looked up as a shell would: symlinks
+/// on the way are the agent's own choice of destination and are followed.
+pub fn plan(dest: &Destination<'_>) -> Result<Target, ArchiveError> {
+    let at = Located::ambient(dest.path)
+        .map_err(|e| ArchiveError::io(dest.path, "look at", dest.arg, e))?;
+    plan_at(&at, dest)
+}
+
 /// Applies the `cp -r` rule and the overwrite rules, and makes sure the
 /// folder that will receive the copy can be written, all before any data
-/// moves. Run it again right before writing: the checks only hold for the
-/// moment they were made.
-pub fn plan(dest: &Destination<'_>) -> Result<Target, ArchiveError> {
+/// moves, looking only beneath `at` (`dest.path` names it in messages).
+/// Run it again right before writing: the checks only hold for the moment
+/// they were made.
+pub fn plan_at(at: &Located, dest: &Destination<'_>) -> Result<Target, ArchiveError> {
     if let Some(why) = item_name_problem(dest.name) {
         return Err(ArchiveError::BadItemName {
             name: dest.name.to_string(),
             why,
         });
     }
-    let is_folder = match fs::metadata(dest.path) {
-        Ok(metadata) => metadata.is_dir(),
-        Err(e)
-            if matches!(
-                e.kind(),
-                io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
-            ) =>
-        {
-            false
-        }
-        Err(e) => return Err(ArchiveError::io(dest.path, "look at", dest.arg, e)),
-    };
+    // The located folder is the deepest one on the path: with nothing
+    // below it, the path is that folder.
+    let is_folder = at.rest.as_os_str().is_empty();
     if dest.trailing_slash && !is_folder && dest.kind == ItemKind::File {
         return Err(ArchiveError::NotAFolder {
-            path: dest.path.display().to_string(),
+            path: at.path().display().to_string(),
         });
     }
     if is_folder && dest.windows_names {
@@ -77,21 +84,36 @@ pub fn plan(dest: &Destination<'_>) -> Result<Target, ArchiveError> {
             });
         }
     }
-    let path = final_path(dest.path, is_folder, dest.name);
-    let found = found_at(&path).map_err(|e| ArchiveError::io(&path, "look at", dest.arg, e))?;
+    let below = if is_folder {
+        PathBuf::from(dest.name)
+    } else {
+        at.rest.clone()
+    };
+    let path = at.folder_path.join(&below);
+    let found = found_in(&at.folder, &below)
+        .map_err(|e| ArchiveError::io(&path, "look at", dest.arg, e))?;
     step(dest.kind.into(), found, dest.overwrite).map_err(|clash| ArchiveError::Clash {
         path: path.display().to_string(),
         clash,
         arg: dest.arg,
     })?;
-    let receiving = if found == Found::Folder {
-        path.clone()
+    let anchor = at
+        .folder
+        .try_clone()
+        .map_err(|e| ArchiveError::io(&at.folder_path, "look at", dest.arg, e))?;
+    if found == Found::Folder {
+        let receiving = anchor
+            .open_dir(&below)
+            .map_err(|e| ArchiveError::io(&path, "look at", dest.arg, e))?;
+        probe_writable(&receiving, &path, dest.arg)?;
     } else {
-        nearest_folder(&path, dest.arg)?
-    };
-    probe_writable(&receiving, dest.arg)?;
+        refuse_non_folder_on_the_way(at, &below, dest.arg)?;
+        probe_writable(&anchor, &at.folder_path, dest.arg)?;
+    }
     Ok(Target {
         path,
+        anchor,
+        below,
         name: dest.name.to_string(),
         kind: dest.kind,
         overwrite: dest.overwrite,
@@ -100,21 +122,53 @@ pub fn plan(dest: &Destination<'_>) -> Result<Target, ArchiveError> {
     })
 }
 
+/// Missing folders between the located one and the copy are made later;
+/// something other than a folder where the first of them goes stops it now.
+fn refuse_non_folder_on_the_way(
+    at: &Located,
+    below: &Path,
+    arg: &'static str,
+) -> Result<(), ArchiveError> {
+    let mut parts = below.components();
+    let (Some(first), Some(_)) = (parts.next(), parts.next()) else {
+        return Ok(());
+    };
+    let first = at.folder_path.join(first);
+    let name = first.file_name().map(PathBuf::from).unwrap_or_default();
+    match found_in(&at.folder, &name) {
+        Ok(Found::Nothing) => Ok(()),
+        Ok(found) => Err(ArchiveError::ParentNotFolder {
+            path: first.display().to_string(),
+            found: found.noun(),
+            arg,
+        }),
+        Err(e) => Err(ArchiveError::io(&first, "look at", arg, e)),
+    }
+}
+
+/// What is at `below` beneath `folder`, without following a symlink there.
+pub fn found_in(folder: &Dir, below: &Path) -> io::Result<Found> {
+    found_of(
+        folder
+            .symlink_metadata(below)
+            .map(|m| (m.is_dir(), m.is_file(), m.file_type().is_symlink())),
+    )
+}
+
 /// What is at `path`, without following a symlink there.
 pub fn found_at(path: &Path) -> io::Result<Found> {
-    match fs::symlink_metadata(path) {
-        Ok(metadata) => {
-            let kind = metadata.file_type();
-            Ok(if kind.is_dir() {
-                Found::Folder
-            } else if kind.is_file() {
-                Found::File
-            } else if kind.is_symlink() {
-                Found::Symlink
-            } else {
-                Found::Other
-            })
-        }
+    found_of(
+        fs::symlink_metadata(path).map(|m| (m.is_dir(), m.is_file(), m.file_type().is_symlink())),
+    )
+}
+
+/// `kind`: whether it is a folder, a file, a symlink.
+fn found_of(kind: io::Result<(bool, bool, bool)>) -> io::Result<Found> {
+    match kind {
+        Ok((true, _, _)) => Ok(Found::Folder),
+        Ok((_, true, _)) => Ok(Found::File),
+        Ok((_, _, true)) => Ok(Found::Symlink),
+        Ok(_) => Ok(Found::Other),
         // A file where a folder should be: nothing can be at the path.
         Err(e)
             if matches!(
@@ -128,37 +182,10 @@ pub fn found_at(path: &Path) -> io::Result<Found> {
     }
 }
 
-/// The closest existing folder above `path`, where missing folders down to
-/// the copy will be made. Symlinks on the way are the agent's own choice of
-/// destination and are followed.
-fn nearest_folder(path: &Path, arg: &'static str) -> Result<PathBuf, ArchiveError> {
-    for ancestor in path.ancestors().skip(1) {
-        match fs::metadata(ancestor) {
-            Ok(metadata) if metadata.is_dir() => return Ok(ancestor.to_path_buf()),
-            Ok(_) => {
-                return Err(ArchiveError::ParentNotFolder {
-                    path: ancestor.display().to_string(),
-                    found: found_at(ancestor)
-                        .map(Found::noun)
-                        .unwrap_or("not a folder"),
-                    arg,
-                })
-            }
-            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-            Err(e) if e.kind() == io::ErrorKind::NotADirectory => continue,
-            Err(e) => return Err(ArchiveError::io(ancestor, "look at", arg, e)),
-        }
-    }
-    Err(ArchiveError::NotFound {
-        path: path.display().to_string(),
-        arg,
-    })
-}
-
 /// Creates and removes an empty file in `folder`: the one test of
 /// writability that agrees with the filesystem on ownership, ACLs and
 /// read-only mounts alike.
-fn probe_writable(folder: &Path, arg: &'static str) -> Result<(), ArchiveError> {
+fn probe_writable(folder: &Dir, shown: &Path, arg: &'static str) -> Result<(), ArchiveError> {
     TempPath::create_file(folder)
         .map(|(temp, file)| {
             // Closed before removal, which Windows insists on.
@@ -171,46 +198,67 @@ fn probe_writable(folder: &Path, arg: &'static str) -> Result<(), ArchiveError> 
             io::ErrorKind::PermissionDenied
             | io::ErrorKind::ReadOnlyFilesystem
             | io::ErrorKind::NotFound => ArchiveError::PermissionDenied {
-                path: folder.display().to_string(),
+                path: shown.display().to_string(),
                 action: "write in",
                 arg,
             },
-            _ => ArchiveError::io(folder, "write in", arg, e),
+            _ => ArchiveError::io(shown, "write in", arg, e),
         })
 }
 
-/// What a source path holds, checked before any data moves: a file or a
-/// folder that this user can read. A symlink given as the source itself is
-/// followed, as the agent named what it points to; symlinks inside a folder
-/// are copied as links.
+/// [`describe_source_at`] for a path named by the agent: every symlink in
+/// it is followed, the last one too, as the agent named what it points to.
 pub fn describe_source(path: &Path, arg: &'static str) -> Result<(String, ItemKind), ArchiveError> {
-    let name = match path.file_name() {
+    let at = locate_source(path, arg)?;
+    describe_source_at(&at, path, arg)
+}
+
+/// Where the source at `path` really is, located there; messages keep
+/// the path as the agent wrote it.
+pub fn locate_source(path: &Path, arg: &'static str) -> Result<Located, ArchiveError> {
+    let real = fs::canonicalize(path).map_err(|e| ArchiveError::io(path, "read", arg, e))?;
+    Located::ambient(&real).map_err(|e| ArchiveError::io(path, "read", arg, e))
+}
+
+/// What the source `at` holds (`shown` names it), checked before any data
+/// moves: a file or a folder that this user can read. A symlink as the
+/// source itself is followed; symlinks inside a folder are copied as
+/// links.
+pub fn describe_source_at(
+    at: &Located,
+    shown: &Path,
+    arg: &'static str,
+) -> Result<(String, ItemKind), ArchiveError> {
+    let name = match shown.file_name() {
         Some(name) => name.to_string_lossy().into_owned(),
         None => {
             return Err(ArchiveError::NoItemName {
-                path: path.display().to_string(),
+                path: shown.display().to_string(),
                 why: "it has no name of its own",
                 arg,
             })
         }
     };
-    let metadata = fs::metadata(path).map_err(|e| ArchiveError::io(path, "read", arg, e))?;
-    let kind = if metadata.is_dir() {
-        fs::read_dir(path).map_err(|e| ArchiveError::io(path, "read", arg, e))?;
-        ItemKind::Folder
-    } else if metadata.is_file() {
-        // Opened to check it can be read, without blocking on a pipe
-        // swapped in since `metadata`.
-        match open_regular(path, Symlinks::Follow) {
-            Ok(_) => {}
-            Err(OpenError::NotRegular) => return Err(not_file_or_folder(path, arg)),
-            Err(OpenError::Io(e)) => return Err(ArchiveError::io(path, "read", arg, e)),
-        }
-        ItemKind::File
-    } else {
-        return Err(not_file_or_folder(path, arg));
-    };
-    Ok((name, kind))
+    if at.rest.as_os_str().is_empty() {
+        at.folder
+            .entries()
+            .map_err(|e| ArchiveError::io(shown, "read", arg, e))?;
+        return Ok((name, ItemKind::Folder));
+    }
+    if at.rest.components().count() > 1 {
+        // Something on the way is missing or not a folder.
+        return Err(ArchiveError::NotFound {
+            path: shown.display().to_string(),
+            arg,
+        });
+    }
+    // Opened to check it can be read, without blocking on a pipe swapped
+    // in meanwhile.
+    match open_regular_in(&at.folder, &at.rest, Symlinks::Follow) {
+        Ok(_) => Ok((name, ItemKind::File)),
+        Err(OpenError::NotRegular) => Err(not_file_or_folder(shown, arg)),
+        Err(OpenError::Io(e)) => Err(ArchiveError::io(shown, "read", arg, e)),
+    }
 }
 
 fn not_file_or_folder(path: &Path, arg: &'static str) -> ArchiveError {

@@ -2,7 +2,8 @@
 //! renamed into place, so nobody sees half a file under the real name, and
 //! whatever stops a transfer removes what it left.
 
-use std::fs::{self, File, OpenOptions};
+use cap_std::fs::{Dir, OpenOptions};
+use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -14,15 +15,16 @@ pub const TEMP_PREFIX: &str = ".computer-use-transfer-";
 /// process with the same id and clock.
 const NAME_ATTEMPTS: usize = 16;
 
-/// A path in a folder that is removed when dropped, unless renamed into
-/// place with [`TempPath::rename_to`].
+/// A name in a folder (reached through its handle) that is removed when
+/// dropped, unless renamed into place with [`TempPath::rename_to`].
 #[derive(Debug)]
-pub struct TempPath {
-    path: PathBuf,
+pub struct TempPath<'a> {
+    folder: &'a Dir,
+    name: PathBuf,
     armed: bool,
 }
 
-fn fresh_name(folder: &Path) -> PathBuf {
+fn fresh_name() -> PathBuf {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let count = COUNTER.fetch_add(1, Ordering::Relaxed);
     let nanos = std::time::SystemTime::now()
@@ -30,38 +32,44 @@ fn fresh_name(folder: &Path) -> PathBuf {
         .map(|d| d.subsec_nanos())
         .unwrap_or(0);
     // Fixed length, so a long name being copied cannot make it too long.
-    folder.join(format!(
+    PathBuf::from(format!(
         "{TEMP_PREFIX}{:x}-{count:x}-{nanos:x}.tmp",
         std::process::id()
     ))
 }
 
-impl TempPath {
+impl<'a> TempPath<'a> {
     /// Creates an empty file only this user can read until its mode is set.
-    pub fn create_file(folder: &Path) -> io::Result<(TempPath, File)> {
+    pub fn create_file(folder: &'a Dir) -> io::Result<(TempPath<'a>, File)> {
         let mut file = None;
-        let temp = TempPath::create_with(folder, |path| {
+        let temp = TempPath::create_with(folder, |folder, name| {
             let mut options = OpenOptions::new();
             options.write(true).create_new(true);
             #[cfg(unix)]
-            std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-            file = Some(options.open(path)?);
+            cap_std::fs::OpenOptionsExt::mode(&mut options, 0o600);
+            file = Some(folder.open_with(name, &options)?.into_std());
             Ok(())
         })?;
         Ok((temp, file.expect("created with the temp name")))
     }
 
-    /// Makes something at a fresh name with `make`, which must fail with
-    /// `AlreadyExists` when the name is taken.
+    /// Makes something at a fresh name in `folder` with `make`, which must
+    /// fail with `AlreadyExists` when the name is taken.
     pub fn create_with(
-        folder: &Path,
-        mut make: impl FnMut(&Path) -> io::Result<()>,
-    ) -> io::Result<TempPath> {
+        folder: &'a Dir,
+        mut make: impl FnMut(&Dir, &Path) -> io::Result<()>,
+    ) -> io::Result<TempPath<'a>> {
         let mut last = None;
         for _ in 0..NAME_ATTEMPTS {
-            let path = fresh_name(folder);
-            match make(&path) {
-                Ok(()) => return Ok(TempPath { path, armed: true }),
+            let name = fresh_name();
+            match make(folder, &name) {
+                Ok(()) => {
+                    return Ok(TempPath {
+                        folder,
+                        name,
+                        armed: true,
+                    })
+                }
                 Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
                 Err(e) => return Err(e),
             }
@@ -69,22 +77,24 @@ impl TempPath {
         Err(last.unwrap_or_else(|| io::Error::other("no free temporary name")))
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// The temporary name, in its folder.
+    pub fn name(&self) -> &Path {
+        &self.name
     }
 
-    /// Renames over `target`, replacing a file or symlink there.
+    /// Renames over `target` in the same folder, replacing a file or
+    /// symlink there.
     pub fn rename_to(mut self, target: &Path) -> io::Result<()> {
-        fs::rename(&self.path, target)?;
+        self.folder.rename(&self.name, self.folder, target)?;
         self.armed = false;
         Ok(())
     }
 }
 
-impl Drop for TempPath {
+impl Drop for TempPath<'_> {
     fn drop(&mut self) {
         if self.armed {
-            let _ = fs::remove_file(&self.path);
+            let _ = self.folder.remove_file(&self.name);
         }
     }
 }
@@ -96,22 +106,18 @@ mod tests {
     #[test]
     fn dropped_temp_files_are_removed_and_renamed_ones_stay() {
         let dir = tempfile::tempdir().unwrap();
-        let (temp, file) = TempPath::create_file(dir.path()).unwrap();
-        let name = temp
-            .path()
-            .file_name()
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
+        let folder = Dir::open_ambient_dir(dir.path(), cap_std::ambient_authority()).unwrap();
+        let (temp, file) = TempPath::create_file(&folder).unwrap();
+        let name = temp.name().to_string_lossy().into_owned();
         assert!(name.starts_with(TEMP_PREFIX), "{name}");
         drop(file);
         drop(temp);
-        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 
-        let (temp, file) = TempPath::create_file(dir.path()).unwrap();
+        let (temp, file) = TempPath::create_file(&folder).unwrap();
         drop(file);
-        temp.rename_to(&dir.path().join("kept")).unwrap();
-        let names: Vec<_> = fs::read_dir(dir.path())
+        temp.rename_to(Path::new("kept")).unwrap();
+        let names: Vec<_> = std::fs::read_dir(dir.path())
             .unwrap()
             .map(|e| e.unwrap().file_name())
             .collect();

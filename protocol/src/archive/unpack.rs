@@ -20,19 +20,20 @@
 use super::error::ArchiveError;
 use super::extension::{Extended, Seen};
 use super::pipe::CHUNK_BYTES;
-use super::plan::{found_at, Target};
+use super::plan::{found_in, Target};
 use super::progress::Progress;
 use super::temp::TempPath;
+use super::write::{finish_file, make_symlink, os_part, set_mode};
 use crate::transfer::names::shown_name;
 use crate::transfer::{
     git_caution, parts_below, step, symlink_leaves_copy, symlink_surely_inside,
     windows_name_problem, windows_symlink_problem, Caution, CautionKind, Clash, EntryKind, Found,
     ItemKind, SkipKind, Skipped, Step, TransferSummary,
 };
+use cap_fs_ext::DirExt;
+use cap_std::fs::Dir;
 use std::cell::RefCell;
 use std::collections::HashSet;
-use std::ffi::OsString;
-use std::fs::{self, File};
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
@@ -100,6 +101,7 @@ pub fn unpack<R: Read>(
         },
         root_done: false,
         trailer_seen: false,
+        copy: None,
         verified: None,
         skipped_folders: HashSet::new(),
         deferred_modes: Vec::new(),
@@ -155,6 +157,14 @@ enum Kind {
     HardLink,
 }
 
+/// One entry's place: the folder that holds it, opened, and its name
+/// there; `path` names it in messages.
+struct At<'p> {
+    folder: &'p Dir,
+    leaf: PathBuf,
+    path: &'p Path,
+}
+
 struct Unpacker<'a> {
     target: &'a Target,
     options: UnpackOptions,
@@ -164,15 +174,19 @@ struct Unpacker<'a> {
     root_done: bool,
     /// The sender's list of skipped entries arrived; a sender writes one.
     trailer_seen: bool,
+    /// The copied folder, opened once it is made or found.
+    copy: Option<Rc<Dir>>,
     /// The last folder known to be a real folder (not a symlink) all the way
-    /// down from the target; entries come folder by folder, so this saves
-    /// checking the same folders for every file.
-    verified: Option<PathBuf>,
+    /// down from the copy, by its parts below it, opened; entries come
+    /// folder by folder, so this saves opening the same folders for every
+    /// file.
+    verified: Option<(Vec<Vec<u8>>, Rc<Dir>)>,
     /// Folders skipped for their name: what they hold is covered by their
     /// own listing.
     skipped_folders: HashSet<Vec<Vec<u8>>>,
     /// Folders made without the owner's write permission get their mode at
-    /// the end, so that their contents can be written first.
+    /// the end, so that their contents can be written first; by their path
+    /// below the target's anchor.
     deferred_modes: Vec<(PathBuf, u32)>,
     buffer: Vec<u8>,
 }
@@ -290,15 +304,24 @@ impl Unpacker<'_> {
             self.root_folder(None)?;
         }
         let path = self.join(&parts);
-        if let Some(refusal) = self.folders_to(&parts[..parts.len() - 1], true)? {
-            self.skip(&raw, SkipKind::Refused, refusal);
-            return Ok(());
-        }
+        let (last, above) = parts.split_last().expect("parts is not empty");
+        let folder = match self.folders_to(above, true)? {
+            Ok(folder) => folder,
+            Err(refusal) => {
+                self.skip(&raw, SkipKind::Refused, refusal);
+                return Ok(());
+            }
+        };
+        let at = At {
+            folder: &folder,
+            leaf: PathBuf::from(os_part(last)),
+            path: &path,
+        };
         match kind {
-            Kind::Folder => self.folder(&path, mode),
-            Kind::File => self.file(entry, &path, mode, mtime),
-            Kind::Symlink => self.symlink(link, &raw, &path, parts.len() - 1),
-            Kind::HardLink => self.hard_link(link, &raw, &path),
+            Kind::Folder => self.folder(&at, Some(mode)),
+            Kind::File => self.file(entry, &at, mode, mtime),
+            Kind::Symlink => self.symlink(link, &raw, &at, parts.len() - 1),
+            Kind::HardLink => self.hard_link(link, &raw, &at, &parts),
         }
     }
 
@@ -334,128 +357,176 @@ impl Unpacker<'_> {
             return self.root_folder(Some(mode));
         }
         let path = self.target.path.clone();
-        self.parents_of_target()?;
-        self.file(entry, &path, mode, mtime)?;
+        let folder = self.parents_of_target()?;
+        let at = At {
+            folder: &folder,
+            leaf: self.target_leaf(),
+            path: &path,
+        };
+        self.file(entry, &at, mode, mtime)?;
         self.root_done = true;
         Ok(())
     }
 
-    /// The folders above the target path, which the `cp -r` rule creates
-    /// when missing; they are the agent's chosen destination, so symlinks
-    /// among them are followed.
-    fn parents_of_target(&self) -> Result<(), ArchiveError> {
-        let Some(parent) = self.target.path.parent() else {
-            return Ok(());
-        };
-        fs::create_dir_all(parent).map_err(|e| match e.kind() {
-            io::ErrorKind::AlreadyExists | io::ErrorKind::NotADirectory => {
-                ArchiveError::ParentNotFolder {
-                    path: parent.display().to_string(),
-                    found: "a file",
-                    arg: self.target.arg,
+    /// The copy's own name in the folder that receives it.
+    fn target_leaf(&self) -> PathBuf {
+        self.target
+            .below
+            .file_name()
+            .map(PathBuf::from)
+            .unwrap_or_default()
+    }
+
+    /// The folders between the anchor and the copy, which the `cp -r` rule
+    /// creates when missing, made beneath the anchor; returns the one that
+    /// receives the copy, opened.
+    fn parents_of_target(&self) -> Result<Dir, ArchiveError> {
+        let anchor = &self.target.anchor;
+        let parent = self.target.below.parent().unwrap_or(Path::new(""));
+        let shown = self.target.path.parent().unwrap_or(Path::new("/"));
+        if parent.as_os_str().is_empty() {
+            return anchor
+                .try_clone()
+                .map_err(|e| self.failed(shown, "open the folder", e));
+        }
+        anchor
+            .create_dir_all(parent)
+            .and_then(|()| anchor.open_dir(parent))
+            .map_err(|e| match e.kind() {
+                io::ErrorKind::AlreadyExists | io::ErrorKind::NotADirectory => {
+                    ArchiveError::ParentNotFolder {
+                        path: shown.display().to_string(),
+                        found: "a file",
+                        arg: self.target.arg,
+                    }
                 }
-            }
-            _ => self.failed(parent, "create the folder", e),
-        })
+                _ => self.failed(shown, "create the folder", e),
+            })
     }
 
     fn root_folder(&mut self, mode: Option<u32>) -> Result<(), ArchiveError> {
-        self.parents_of_target()?;
+        let parent = self.parents_of_target()?;
         let path = self.target.path.clone();
-        let found = self.look(&path)?;
-        match step(EntryKind::Folder, found, self.target.overwrite) {
-            Ok(Step::Create) => self.make_folder(&path, mode)?,
-            Ok(_) => {}
-            Err(clash) => return Err(self.stopped(&path, clash)),
-        }
-        self.progress.add_folder();
+        let at = At {
+            folder: &parent,
+            leaf: self.target_leaf(),
+            path: &path,
+        };
+        self.folder(&at, mode)?;
+        let copy = parent
+            .open_dir_nofollow(&at.leaf)
+            .map_err(|e| self.failed(&path, "open the folder", e))?;
         self.root_done = true;
-        self.verified = Some(path);
+        self.copy = Some(Rc::new(copy));
         Ok(())
     }
 
-    fn folder(&mut self, path: &Path, mode: u32) -> Result<(), ArchiveError> {
-        let found = self.look(path)?;
+    fn folder(&mut self, at: &At<'_>, mode: Option<u32>) -> Result<(), ArchiveError> {
+        let found = self.look(at)?;
         match step(EntryKind::Folder, found, self.target.overwrite) {
-            Ok(Step::Create) => self.make_folder(path, Some(mode))?,
+            Ok(Step::Create) => self.make_folder(at, mode)?,
             Ok(_) => {}
-            Err(clash) => return Err(self.stopped(path, clash)),
+            Err(clash) => return Err(self.stopped(at.path, clash)),
         }
         self.progress.add_folder();
-        self.verified = Some(path.to_path_buf());
         Ok(())
     }
 
     /// Makes one folder; `mode` from the archive, or the usual mode for the
     /// umask when the archive left the folder out.
-    fn make_folder(&mut self, path: &Path, mode: Option<u32>) -> Result<(), ArchiveError> {
-        fs::create_dir(path).map_err(|e| self.failed(path, "create the folder", e))?;
+    fn make_folder(&mut self, at: &At<'_>, mode: Option<u32>) -> Result<(), ArchiveError> {
+        at.folder
+            .create_dir(&at.leaf)
+            .map_err(|e| self.failed(at.path, "create the folder", e))?;
         if let Some(mode) = mode {
             let mut mode = self.safe_mode(mode);
             if mode & 0o700 != 0o700 && self.deferred_modes.len() < DEFERRED_MODES_MAX {
-                self.deferred_modes.push((path.to_path_buf(), mode));
+                let below = self.below_anchor(at.path);
+                self.deferred_modes.push((below, mode));
             } else {
                 mode |= 0o700;
-                set_mode(path, mode).map_err(|e| self.failed(path, "set the mode of", e))?;
+                set_mode(at.folder, &at.leaf, mode)
+                    .map_err(|e| self.failed(at.path, "set the mode of", e))?;
             }
         }
         Ok(())
     }
 
-    /// Checks that every folder from the target down through `parts` is a
-    /// real folder, making missing ones when `make`. Returns why the entry
-    /// is refused when one of them is a symlink.
+    /// A path inside the copy, below the target's anchor.
+    fn below_anchor(&self, path: &Path) -> PathBuf {
+        let inside = path.strip_prefix(&self.target.path).unwrap_or(path);
+        if inside.as_os_str().is_empty() {
+            self.target.below.clone()
+        } else {
+            self.target.below.join(inside)
+        }
+    }
+
+    /// Opens every folder from the copy down through `parts`, each checked
+    /// to be a real folder, making missing ones when `make`. Returns the
+    /// last one, or why the entry is refused when one of them is a
+    /// symlink.
     fn folders_to(
         &mut self,
         parts: &[Vec<u8>],
         make: bool,
-    ) -> Result<Option<String>, ArchiveError> {
-        let folder = self.join(parts);
-        if self.verified.as_deref() == Some(folder.as_path()) {
-            return Ok(None);
+    ) -> Result<Result<Rc<Dir>, String>, ArchiveError> {
+        if let Some((verified, folder)) = &self.verified {
+            if verified.as_slice() == parts {
+                return Ok(Ok(Rc::clone(folder)));
+            }
         }
-        let mut current = self.target.path.clone();
+        let mut current = Rc::clone(self.copy.as_ref().expect("the copy's folder is made first"));
+        let mut path = self.target.path.clone();
         for part in parts {
-            current.push(os_part(part));
-            match self.look(&current)? {
+            path.push(os_part(part));
+            let at = At {
+                folder: &current,
+                leaf: PathBuf::from(os_part(part)),
+                path: &path,
+            };
+            match self.look(&at)? {
                 Found::Folder => {}
                 Found::Nothing if make => {
-                    self.make_folder(&current, None)?;
+                    self.make_folder(&at, None)?;
                     self.progress.add_folder();
                 }
                 Found::Symlink => {
-                    return Ok(Some(format!(
+                    return Ok(Err(format!(
                         "`{}` is a symlink, and nothing is ever written through a symlink",
-                        current.display()
+                        path.display()
                     )))
                 }
-                Found::Nothing => {
-                    return Ok(Some(format!("`{}` does not exist", current.display())))
-                }
+                Found::Nothing => return Ok(Err(format!("`{}` does not exist", path.display()))),
                 found => {
-                    return Err(self.stopped(&current, Clash::FolderOver { found }));
+                    return Err(self.stopped(&path, Clash::FolderOver { found }));
                 }
             }
+            // Not followed if a symlink took its place since the look.
+            let next = current
+                .open_dir_nofollow(&at.leaf)
+                .map_err(|e| self.failed(&path, "open the folder", e))?;
+            current = Rc::new(next);
         }
         if make {
-            self.verified = Some(folder);
+            self.verified = Some((parts.to_vec(), Rc::clone(&current)));
         }
-        Ok(None)
+        Ok(Ok(current))
     }
 
     fn file<R: Read>(
         &mut self,
         entry: &mut tar::Entry<'_, R>,
-        path: &Path,
+        at: &At<'_>,
         mode: u32,
         mtime: Option<u64>,
     ) -> Result<(), ArchiveError> {
-        let found = self.look(path)?;
+        let path = at.path;
+        let found = self.look(at)?;
         step(EntryKind::File, found, self.target.overwrite)
             .map_err(|clash| self.stopped(path, clash))?;
-        let folder = parent(path);
-        let (temp, mut file) =
-            TempPath::create_file(folder).map_err(|e| self.failed(folder, "write in", e))?;
+        let (temp, mut file) = TempPath::create_file(at.folder)
+            .map_err(|e| self.failed(path.parent().unwrap_or(path), "write in", e))?;
         let expected = entry.size();
         let mut written = 0u64;
         loop {
@@ -480,7 +551,7 @@ impl Unpacker<'_> {
         finish_file(&file, self.safe_mode(mode), mtime)
             .map_err(|e| self.failed(path, "set the mode of", e))?;
         drop(file);
-        temp.rename_to(path)
+        temp.rename_to(&at.leaf)
             .map_err(|e| self.failed(path, "write", e))?;
         self.progress.add_file();
         self.note_git(path);
@@ -492,9 +563,10 @@ impl Unpacker<'_> {
         &mut self,
         target: Option<Vec<u8>>,
         raw: &[u8],
-        path: &Path,
+        at: &At<'_>,
         depth: usize,
     ) -> Result<(), ArchiveError> {
+        let path = at.path;
         let Some(target) = target else {
             return Err(self.bad(format!("the symlink `{}` has no target", shown_name(raw))));
         };
@@ -515,7 +587,7 @@ impl Unpacker<'_> {
             );
             return Ok(());
         }
-        let found = self.look(path)?;
+        let found = self.look(at)?;
         step(EntryKind::Symlink, found, self.target.overwrite)
             .map_err(|clash| self.stopped(path, clash))?;
         if found == Found::File {
@@ -529,7 +601,9 @@ impl Unpacker<'_> {
             );
             return Ok(());
         }
-        let temp = match TempPath::create_with(parent(path), |at| make_symlink(&target, at)) {
+        let temp = match TempPath::create_with(at.folder, |folder, name| {
+            make_symlink(&target, folder, name)
+        }) {
             Ok(temp) => temp,
             Err(e) if cfg!(windows) => {
                 self.skip(
@@ -541,7 +615,7 @@ impl Unpacker<'_> {
             }
             Err(e) => return Err(self.failed(path, "create the symlink", e)),
         };
-        temp.rename_to(path)
+        temp.rename_to(&at.leaf)
             .map_err(|e| self.failed(path, "create the symlink", e))?;
         self.progress.add_symlink();
         if !self.note_git(path) && symlink_leaves_copy(depth, &target) {
@@ -554,12 +628,15 @@ impl Unpacker<'_> {
         Ok(())
     }
 
+    /// `entry`: the link's own parts below the copy.
     fn hard_link(
         &mut self,
         link: Option<Vec<u8>>,
         raw: &[u8],
-        path: &Path,
+        at: &At<'_>,
+        entry: &[Vec<u8>],
     ) -> Result<(), ArchiveError> {
+        let path = at.path;
         let Some(link) = link else {
             return Err(self.bad(format!("the hard link `{}` has no target", shown_name(raw))));
         };
@@ -586,16 +663,25 @@ impl Unpacker<'_> {
                 return Ok(());
             }
         };
-        if let Some(refusal) = self.folders_to(&parts[..parts.len() - 1], false)? {
-            self.skip(
-                raw,
-                SkipKind::Refused,
-                format!("its hard link target is refused: {refusal}"),
-            );
-            return Ok(());
-        }
+        let (source_leaf, source_above) = parts.split_last().expect("parts is not empty");
+        let source_folder = match self.folders_to(source_above, false)? {
+            Ok(folder) => folder,
+            Err(refusal) => {
+                self.skip(
+                    raw,
+                    SkipKind::Refused,
+                    format!("its hard link target is refused: {refusal}"),
+                );
+                return Ok(());
+            }
+        };
         let source = self.join(&parts);
-        let found = self.look(&source)?;
+        let source_at = At {
+            folder: &source_folder,
+            leaf: PathBuf::from(os_part(source_leaf)),
+            path: &source,
+        };
+        let found = self.look(&source_at)?;
         if found != Found::File {
             self.skip(
                 raw,
@@ -608,22 +694,24 @@ impl Unpacker<'_> {
             );
             return Ok(());
         }
-        if source == path {
+        if parts == entry {
             // A link to itself: nothing to do.
             self.progress.add_file();
             return Ok(());
         }
-        let found = self.look(path)?;
+        let found = self.look(at)?;
         step(EntryKind::File, found, self.target.overwrite)
             .map_err(|clash| self.stopped(path, clash))?;
-        let temp = TempPath::create_with(parent(path), |at| fs::hard_link(&source, at))
-            .map_err(|e| self.failed(path, "create the hard link", e))?;
-        let temp_path = temp.path().to_path_buf();
-        temp.rename_to(path)
+        let temp = TempPath::create_with(at.folder, |folder, name| {
+            source_folder.hard_link(&source_at.leaf, folder, name)
+        })
+        .map_err(|e| self.failed(path, "create the hard link", e))?;
+        let temp_name = temp.name().to_path_buf();
+        temp.rename_to(&at.leaf)
             .map_err(|e| self.failed(path, "create the hard link", e))?;
         // Renaming a link over another link to the same file does nothing
         // and leaves the temporary name behind.
-        let _ = fs::remove_file(temp_path);
+        let _ = at.folder.remove_file(temp_name);
         self.progress.add_file();
         self.note_git(path);
         Ok(())
@@ -656,8 +744,8 @@ impl Unpacker<'_> {
 
     fn apply_deferred_modes(&mut self) {
         // Deepest first, so a folder closed to writing is closed last.
-        for (path, mode) in self.deferred_modes.drain(..).rev() {
-            let _ = set_mode(&path, mode);
+        for (below, mode) in self.deferred_modes.drain(..).rev() {
+            let _ = set_mode(&self.target.anchor, &below, mode);
         }
     }
 
@@ -677,8 +765,8 @@ impl Unpacker<'_> {
         path
     }
 
-    fn look(&self, path: &Path) -> Result<Found, ArchiveError> {
-        found_at(path).map_err(|e| self.failed(path, "look at", e))
+    fn look(&self, at: &At<'_>) -> Result<Found, ArchiveError> {
+        found_in(at.folder, &at.leaf).map_err(|e| self.failed(at.path, "look at", e))
     }
 
     fn skip(&mut self, raw: &[u8], kind: SkipKind, reason: String) {
@@ -706,82 +794,4 @@ impl Unpacker<'_> {
             done: self.progress.done(),
         }
     }
-}
-
-fn parent(path: &Path) -> &Path {
-    path.parent().unwrap_or(Path::new("/"))
-}
-
-#[cfg(unix)]
-fn os_part(part: &[u8]) -> OsString {
-    use std::os::unix::ffi::OsStrExt;
-    std::ffi::OsStr::from_bytes(part).to_os_string()
-}
-
-#[cfg(not(unix))]
-fn os_part(part: &[u8]) -> OsString {
-    // Windows rules have refused names that are not UTF-8 by now.
-    OsString::from(String::from_utf8_lossy(part).into_owned())
-}
-
-#[cfg(unix)]
-fn set_mode(path: &Path, mode: u32) -> io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    fs::set_permissions(path, fs::Permissions::from_mode(mode))
-}
-
-#[cfg(not(unix))]
-fn set_mode(_: &Path, _: u32) -> io::Result<()> {
-    Ok(())
-}
-
-fn finish_file(file: &File, mode: u32, mtime: Option<u64>) -> io::Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        file.set_permissions(fs::Permissions::from_mode(mode))?;
-    }
-    #[cfg(not(unix))]
-    if mode & 0o222 == 0 {
-        let mut permissions = file.metadata()?.permissions();
-        permissions.set_readonly(true);
-        file.set_permissions(permissions)?;
-    }
-    if let Some(mtime) = mtime {
-        // The time is a courtesy; a filesystem that refuses it still has
-        // the right content.
-        // A hostile sender's time can be near u64::MAX seconds, which no
-        // `SystemTime` holds; such a time is left out.
-        if let Some(time) = std::time::UNIX_EPOCH.checked_add(std::time::Duration::from_secs(mtime))
-        {
-            let _ = file.set_modified(time);
-        }
-    }
-    Ok(())
-}
-
-#[cfg(unix)]
-fn make_symlink(target: &[u8], at: &Path) -> io::Result<()> {
-    std::os::unix::fs::symlink(os_part(target), at)
-}
-
-#[cfg(windows)]
-fn make_symlink(target: &[u8], at: &Path) -> io::Result<()> {
-    let target = std::str::from_utf8(target)
-        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?
-        .replace('/', "\\");
-    // Windows needs to know whether the link is to a folder.
-    if parent(at).join(&target).is_dir() {
-        std::os::windows::fs::symlink_dir(&target, at)
-    } else {
-        std::os::windows::fs::symlink_file(&target, at)
-    }
-}
-
-#[cfg(not(any(unix, windows)))]
-fn make_symlink(_: &[u8], _: &Path) -> io::Result<()> {
-    Err(io::Error::new(
-        io::ErrorKind::Unsupported,
-        "symlinks are not supported here",
-    ))
 }
