@@ -69,7 +69,11 @@ fn make_private(dir: &Path) -> io::Result<()> {
 /// file that is there already wins (two processes making the same key
 /// agree on the first). Answers whether this call wrote it.
 pub fn create_once(path: &Path, bytes: &[u8]) -> io::Result<bool> {
-    let temp = path.with_extension(format!("new-{}", std::process::id()));
+    // Unique within this process too: two tasks may make the same file at
+    // once (two recordings signed before the key exists).
+    static COUNT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let count = COUNT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let temp = path.with_extension(format!("new-{}-{count}", std::process::id()));
     {
         let mut options = std::fs::OpenOptions::new();
         options.write(true).create_new(true);
