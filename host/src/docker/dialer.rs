@@ -162,25 +162,18 @@ impl Dialer {
     }
 }
 
-/// Whether the engine runs on this machine, so that what it publishes on
-/// 127.0.0.1 is this machine's loopback.
+/// Whether the engine surely runs on this machine, so that what it
+/// publishes on 127.0.0.1 is this machine's loopback: a socket or a pipe.
+/// TCP is not, even to 127.0.0.1: that is often a remote engine forwarded
+/// with `ssh -L`, whose published ports are on the other machine's
+/// loopback, and whatever holds the same port here would get the token.
 pub fn is_local(transport: &Transport) -> bool {
     match transport {
         Transport::Unix(_) | Transport::NamedPipe(_) => true,
-        Transport::Http(authority) | Transport::Tls { authority, .. } => is_loopback(authority),
+        Transport::Http(_) | Transport::Tls { .. } => false,
         // Even `ssh://localhost` may land in another network namespace.
         Transport::Ssh(_) => false,
     }
-}
-
-/// Whether `host:port` names this machine's loopback.
-fn is_loopback(authority: &str) -> bool {
-    let host = authority.rsplit_once(':').map_or(authority, |(h, _)| h);
-    let host = host.trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost")
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
 }
 
 #[cfg(test)]
@@ -188,19 +181,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn sockets_pipes_and_loopback_tcp_are_local() {
+    fn sockets_and_pipes_are_local() {
         assert!(is_local(&Transport::Unix("/var/run/docker.sock".into())));
         assert!(is_local(&Transport::NamedPipe(
             "//./pipe/docker_engine".into()
         )));
-        assert!(is_local(&Transport::Http("127.0.0.1:2375".into())));
-        assert!(is_local(&Transport::Http("localhost:2375".into())));
-        assert!(is_local(&Transport::Http("[::1]:2375".into())));
     }
 
+    /// N15: loopback TCP may be a forwarded remote engine.
     #[test]
-    fn tcp_to_another_machine_is_remote() {
+    fn tcp_is_remote_even_to_loopback() {
         assert!(!is_local(&Transport::Http("10.231.0.2:2375".into())));
         assert!(!is_local(&Transport::Http("build-box:2375".into())));
+        assert!(!is_local(&Transport::Http("127.0.0.1:2375".into())));
+        assert!(!is_local(&Transport::Http("localhost:2375".into())));
+        assert!(!is_local(&Transport::Http("[::1]:2375".into())));
     }
 }
