@@ -5,8 +5,10 @@
 //! start and stop when the quota is reached.
 
 use crate::settings::{whole_number, Env, SettingsError};
+use cap_std::ambient_authority;
+use cap_std::fs::Dir;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The setting: megabytes per folder.
 pub const TRANSFER_QUOTA_VAR: &str = "COMPUTER_USE_TRANSFER_QUOTA_MB";
@@ -32,21 +34,33 @@ pub fn from_env(env: &Env) -> Result<Option<u64>, SettingsError> {
 /// Bytes of disk the regular files beneath `folder` take (allocated, so a
 /// sparse file counts what it holds, not its length), symlinks not
 /// followed (a link takes its own few bytes, not its target's). Files that
-/// vanish while they are counted count as nothing.
+/// vanish while they are counted count as nothing. Every folder is listed
+/// through `folder`'s handle, so one swapped for a link meanwhile cannot
+/// lead the count outside it.
 pub fn used_beneath(folder: &Path) -> io::Result<u64> {
+    let top = Dir::open_ambient_dir(folder, ambient_authority())?;
     let mut used = 0u64;
-    let mut pending = vec![folder.to_path_buf()];
-    while let Some(dir) = pending.pop() {
-        let entries = match std::fs::read_dir(&dir) {
+    // Paths below `top`, not open folders: a deep tree holds no more than
+    // one listing open at a time.
+    let mut pending = vec![PathBuf::new()];
+    while let Some(below) = pending.pop() {
+        let listed = if below.as_os_str().is_empty() {
+            top.entries()
+        } else {
+            top.read_dir(&below)
+        };
+        let entries = match listed {
             Ok(entries) => entries,
-            Err(e) if e.kind() == io::ErrorKind::NotFound && dir != folder => continue,
+            Err(e) if e.kind() == io::ErrorKind::NotFound && !below.as_os_str().is_empty() => {
+                continue
+            }
             Err(e) => return Err(e),
         };
         for entry in entries {
             let entry = entry?;
             let Ok(meta) = entry.metadata() else { continue };
             if meta.is_dir() {
-                pending.push(entry.path());
+                pending.push(below.join(entry.file_name()));
             } else if meta.is_file() {
                 used = used.saturating_add(allocated(&meta));
             }
@@ -56,13 +70,13 @@ pub fn used_beneath(folder: &Path) -> io::Result<u64> {
 }
 
 #[cfg(unix)]
-fn allocated(meta: &std::fs::Metadata) -> u64 {
-    use std::os::unix::fs::MetadataExt;
+fn allocated(meta: &cap_std::fs::Metadata) -> u64 {
+    use cap_std::fs::MetadataExt;
     meta.blocks().saturating_mul(512)
 }
 
 #[cfg(not(unix))]
-fn allocated(meta: &std::fs::Metadata) -> u64 {
+fn allocated(meta: &cap_std::fs::Metadata) -> u64 {
     meta.len()
 }
 
