@@ -71,6 +71,33 @@ pub fn is_valid_viewer_key(key: &str) -> bool {
             .all(|b| VIEWER_KEY_ALPHABET.as_bytes().contains(&b))
 }
 
+/// `GET /api/proof?nonce=N` on the viewer's port: the viewer answers this
+/// for `nonce`, which only a holder of its key can make. The host asks
+/// whatever holds a viewer port it could not bind, so that a program
+/// squatting that port (and so given the key by the person's browser) is
+/// told apart from another MCP server relaying the same computer, without
+/// the key ever being sent.
+pub fn viewer_proof(key: &str, nonce: &str) -> String {
+    use hmac::{KeyInit, Mac};
+    let mut mac = <hmac::Hmac<sha2::Sha256> as KeyInit>::new_from_slice(key.as_bytes())
+        .expect("HMAC takes any key");
+    mac.update(b"computer-use viewer proof\n");
+    mac.update(nonce.as_bytes());
+    mac.finalize()
+        .into_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A proof's nonce: 32 to 128 lower-case hex digits.
+pub fn is_valid_proof_nonce(nonce: &str) -> bool {
+    (32..=128).contains(&nonce.len())
+        && nonce
+            .bytes()
+            .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+}
+
 /// A viewer key that breaks the rule of [`is_valid_viewer_key`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("the computer sent an invalid viewer key ({shown}): a key is {VIEWER_KEY_LEN} characters of `{VIEWER_KEY_ALPHABET}`. The computer may have been tampered with; remove the container with `docker rm -f <name>` (its home volume stays) and call start_computer again")]
@@ -97,6 +124,22 @@ mod tests {
     use super::*;
 
     const KEY: &str = "ab3d5fghjkmnpqrstuvwxyz23456789a";
+
+    #[test]
+    fn a_proof_depends_on_the_key_and_the_nonce() {
+        let nonce = "0123456789abcdef0123456789abcdef";
+        let proof = viewer_proof(KEY, nonce);
+        assert_eq!(proof.len(), 64);
+        assert_eq!(proof, viewer_proof(KEY, nonce));
+        assert_ne!(
+            proof,
+            viewer_proof("bb3d5fghjkmnpqrstuvwxyz23456789a", nonce)
+        );
+        assert_ne!(proof, viewer_proof(KEY, "1123456789abcdef0123456789abcdef"));
+        assert!(is_valid_proof_nonce(nonce));
+        assert!(!is_valid_proof_nonce("0123"));
+        assert!(!is_valid_proof_nonce(&"A".repeat(32)));
+    }
 
     #[test]
     fn keys_follow_the_alphabet_and_length() {

@@ -21,6 +21,8 @@ pub enum ViewerError {
     /// was never made.
     #[error("this viewer link was used already or is more than a minute old: it opens the viewer once. Open a screen again from your agent, or open the viewer link that `computer-use-mcp info` prints")]
     CodeUsed,
+    #[error("`nonce` must be 32 to 128 lower-case hex digits")]
+    BadNonce,
     #[error("`{0}` is not a screen: use a screen number from 1 to 16")]
     BadScreen(String),
     #[error("screen {0} is not open: pick a screen from the list")]
@@ -42,7 +44,7 @@ impl ViewerError {
             | ViewerError::WrongKey
             | ViewerError::CodeUsed => 403,
             ViewerError::TooManyWrongKeys(_) => 429,
-            ViewerError::BadScreen(_) => 400,
+            ViewerError::BadScreen(_) | ViewerError::BadNonce => 400,
             ViewerError::NoScreen(_) => 404,
             ViewerError::Xvnc { .. } => 502,
         }

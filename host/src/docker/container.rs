@@ -661,6 +661,13 @@ async fn ready(
             None
         }
     };
+    if let (true, Some(key)) = (reach.viewer_taken, &viewer_key) {
+        if let Err(e) = probe::prove_viewer(name, reach.port_base, key).await {
+            // The next start binds the ports again, once the program left.
+            dialer.close_tunnel(name);
+            return Err(e);
+        }
+    }
     let upgrade_pending = found.upgrade_pending();
     Ok(Computer {
         name: found.name,

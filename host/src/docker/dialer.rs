@@ -65,6 +65,9 @@ pub struct Reach {
     pub api_url: String,
     /// The viewer's local port; VNC of screen N is on `port_base + N`.
     pub port_base: u16,
+    /// The tunnel found the viewer's port held by something else (another
+    /// MCP server relaying the same computer, or not).
+    pub viewer_taken: bool,
 }
 
 /// A tunnel's key: the engine's address and the computer's name.
@@ -120,6 +123,7 @@ impl Dialer {
             return Ok(Some(Reach {
                 api_url: published,
                 port_base,
+                viewer_taken: false,
             }));
         }
         let run = Run {
@@ -130,7 +134,20 @@ impl Dialer {
         Ok(Some(Reach {
             api_url: tunnel.api_url(&run).await?,
             port_base: tunnel.port_base(),
+            viewer_taken: tunnel.viewer_taken(),
         }))
+    }
+
+    /// Closes the tunnel of computer `name`, so the next call opens a new
+    /// one and binds the ports again.
+    pub fn close_tunnel(&self, name: &str) {
+        let key = (self.engine.clone(), name.to_string());
+        let closed = {
+            let mut tunnels = TUNNELS.lock();
+            let at = tunnels.iter().position(|(k, _)| *k == key);
+            at.map(|i| tunnels.remove(i))
+        };
+        drop(closed);
     }
 
     async fn tunnel(&self, name: &str, run: &Run, port_base: u16) -> std::io::Result<Arc<Tunnel>> {

@@ -93,6 +93,14 @@ impl std::fmt::Display for Refusal {
 pub enum DockerError {
     #[error(transparent)]
     Endpoint(#[from] EndpointError),
+    /// N15: a program squatting the viewer's port would get the key from
+    /// the person's browser.
+    #[error("127.0.0.1:{port}, the viewer's port of the computer `{name}`, is held by a program that is not this computer's viewer ({answer}): the person's browser would give it the viewer key. Stop that program (`ss -ltnp 'sport = :{port}'` names it), or give this computer other ports with COMPUTER_USE_PORT_BASE")]
+    ViewerPortHeld {
+        name: String,
+        port: u16,
+        answer: String,
+    },
     #[error("cannot reach the Docker engine at `{host}` ({why}): {}; {engine_unreachable}; {run_doctor}", describe(source), engine_unreachable = ENGINE_UNREACHABLE, run_doctor = RUN_DOCTOR)]
     Unreachable {
         host: String,

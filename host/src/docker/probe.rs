@@ -82,6 +82,42 @@ pub(crate) async fn wait_healthy(
     }
 }
 
+/// Checks that what holds the viewer's local port `port` is this
+/// computer's viewer (another MCP server's tunnel to it): it must answer a
+/// fresh nonce with [`computer_protocol::viewer::viewer_proof`] under `key`.
+/// Anything else would be given the key by the person's browser.
+pub async fn prove_viewer(name: &str, port: u16, key: &str) -> Result<(), DockerError> {
+    let nonce: String = (0..16)
+        .map(|_| format!("{:02x}", rand::random::<u8>()))
+        .collect();
+    let expected = computer_protocol::viewer::viewer_proof(key, &nonce);
+    let url = format!("http://127.0.0.1:{port}/api/proof?nonce={nonce}");
+    let held = |answer: String| DockerError::ViewerPortHeld {
+        name: name.to_string(),
+        port,
+        answer,
+    };
+    let answer = client()
+        .get(&url)
+        .timeout(VIEWER_KEY_DEADLINE)
+        .send()
+        .await
+        .map_err(|e| held(describe(&e)))?;
+    let status = answer.status();
+    let mut body = Vec::new();
+    read_limited(answer, &mut body, COMPUTER_INFO_MAX)
+        .await
+        .map_err(|_| {
+            held(format!(
+                "status {status} and an answer over {COMPUTER_INFO_MAX} bytes"
+            ))
+        })?;
+    if status.is_success() && body == expected.as_bytes() {
+        return Ok(());
+    }
+    Err(held(format!("status {status}, not the proof")))
+}
+
 /// The viewer key computerd keeps in home (also the VNC password).
 pub async fn viewer_key(name: &str, api_url: &str, token: &str) -> Result<String, DockerError> {
     let url = format!("{api_url}{}", GetComputer::PATH);

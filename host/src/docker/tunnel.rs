@@ -42,6 +42,10 @@ pub struct Tunnel {
     /// computer created again under the same name is followed.
     container: Arc<RwLock<String>>,
     port_base: u16,
+    /// The viewer's port could not be bound: something else holds it,
+    /// which must prove it is this computer's viewer before the person is
+    /// sent there ([`super::probe::prove_viewer`]).
+    viewer_taken: bool,
     people: Vec<JoinHandle<()>>,
     /// computerd's API listener, one per start of the container.
     api: Mutex<ApiListener>,
@@ -93,6 +97,7 @@ impl Tunnel {
         let api = ApiListener::open(docker, run).await?;
         let mut people = Vec::new();
         let mut taken = Vec::new();
+        let mut viewer_taken = false;
         let ports = std::iter::once((port_base, VIEWER_PORT)).chain(
             (1..=SCREENS_MAX as u16).map(|n| (port_base.saturating_add(n), VNC_PORT_BASE + n)),
         );
@@ -104,7 +109,10 @@ impl Tunnel {
                     container.clone(),
                     remote,
                 ))),
-                Err(e) => taken.push(format!("{local} ({e})")),
+                Err(e) => {
+                    viewer_taken |= local == port_base;
+                    taken.push(format!("{local} ({e})"));
+                }
             }
         }
         if !taken.is_empty() {
@@ -117,9 +125,16 @@ impl Tunnel {
             docker: docker.clone(),
             container,
             port_base,
+            viewer_taken,
             people,
             api: Mutex::new(api),
         })
+    }
+
+    /// Whether the viewer's port was held by something else when this
+    /// tunnel opened.
+    pub fn viewer_taken(&self) -> bool {
+        self.viewer_taken
     }
 
     /// `http://127.0.0.1:<port>` of computerd's API in `run`, on a new

@@ -318,3 +318,77 @@ async fn a_docker_cp_holding_the_computer_longer_than_the_heartbeat_window_ends_
     let after = shell_ok(&client, &session, "echo after").await;
     assert_eq!(after["stdout"].as_str().map(str::trim), Some("after"));
 }
+
+/// N15: a program on this machine that takes the viewer's port while no
+/// MCP server relays it would be given the viewer key by the person's
+/// browser. A start of the computer, which exists already (so no check of
+/// free ports runs first), fails and names the port; once the program is
+/// gone the same server starts, and a second MCP server of the same
+/// computer, whose viewer port the first one relays, proves that relay and
+/// starts too.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_viewer_port_held_by_another_program_fails_the_start() {
+    let _link = LINK.read().await;
+    let remote = RemoteComputer::new(&remote_engine().tls);
+    let port = remote.computer.port_base;
+    {
+        // The computer is made, then its server goes and the port with it.
+        let (maker, _) = connect_with(remote.host(), ()).await;
+        start_session(&maker, "made").await;
+        maker.cancel().await.unwrap();
+    }
+    let squatter = bind_within(port, Duration::from_secs(20));
+    squatter.set_nonblocking(true).unwrap();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let serving = std::thread::spawn({
+        let stop = std::sync::Arc::clone(&stop);
+        move || {
+            use std::io::{Read, Write};
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                match squatter.accept() {
+                    Ok((mut stream, _)) => {
+                        stream.set_nonblocking(false).unwrap();
+                        let mut request = [0u8; 4096];
+                        let _ = stream.read(&mut request);
+                        let _ = stream.write_all(
+                            b"HTTP/1.1 200 OK\r\ncontent-length: 4\r\nconnection: close\r\n\r\nmine",
+                        );
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(20)),
+                }
+            }
+        }
+    });
+
+    let (first, _) = connect_with(remote.host(), ()).await;
+    let refused = call(&first, "start_computer", json!({"title": "squatted"})).await;
+    assert_eq!(refused.is_error, Some(true), "{}", text(&refused));
+    let message = text(&refused);
+    assert!(
+        message.contains(&format!("127.0.0.1:{port}"))
+            && message.contains("not this computer's viewer"),
+        "{message}"
+    );
+
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    serving.join().unwrap();
+    start_session(&first, "the port is free again").await;
+    let (second, _) = connect_with(remote.host(), ()).await;
+    start_session(&second, "a second server of the same computer").await;
+}
+
+/// Binds 127.0.0.1:`port`, waiting up to `limit` for whoever held it to
+/// let it go.
+fn bind_within(port: u16, limit: Duration) -> std::net::TcpListener {
+    let deadline = Instant::now() + limit;
+    loop {
+        match std::net::TcpListener::bind(("127.0.0.1", port)) {
+            Ok(listener) => return listener,
+            Err(e) => assert!(
+                Instant::now() < deadline,
+                "127.0.0.1:{port} was not free within {limit:?}: {e}"
+            ),
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -43,6 +43,26 @@ pub async fn redeem_code(
     }
 }
 
+#[derive(Deserialize)]
+pub struct ProofQuery {
+    pub nonce: Option<String>,
+}
+
+/// `GET /api/proof?nonce=N`: [`computer_protocol::viewer::viewer_proof`],
+/// which tells the host that this port leads to this computer's viewer.
+/// It needs no key, and gives away nothing of it.
+pub async fn proof(
+    State(app): State<ViewerState>,
+    Query(query): Query<ProofQuery>,
+) -> Result<Response, ViewerError> {
+    let nonce = query.nonce.unwrap_or_default();
+    if !computer_protocol::viewer::is_valid_proof_nonce(&nonce) {
+        return Err(ViewerError::BadNonce);
+    }
+    let proof = computer_protocol::viewer::viewer_proof(app.guard.key(), &nonce);
+    Ok(([("content-type", "text/plain")], proof).into_response())
+}
+
 /// `GET /api/sessions?key=K`.
 pub async fn snapshot(
     State(app): State<ViewerState>,

@@ -2,6 +2,8 @@
 //! one of
 //! - `GET /api/code?code=C`: the key, once, for a one-time code the host
 //!   put in a link it opened;
+//! - `GET /api/proof?nonce=N`: proof that this is the computer's viewer
+//!   (an HMAC of the nonce under the key), for the host;
 //! - `GET /api/sessions?key=K`: the session list as JSON (the page's first
 //!   read, and a plain HTTP answer when the key is wrong);
 //! - `GET /api/live?key=K` (WebSocket): the list again after every change,
@@ -44,6 +46,7 @@ pub type ViewerState = Arc<ViewerApp>;
 pub fn router(app: ViewerState) -> Router {
     Router::new()
         .route("/api/code", get(live::redeem_code))
+        .route("/api/proof", get(live::proof))
         .route("/api/sessions", get(live::snapshot))
         .route("/api/live", get(live::channel))
         .route("/api/screen/{number}", get(screen::bridge))
