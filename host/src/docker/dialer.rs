@@ -162,12 +162,7 @@ impl Dialer {
         }
         // New, or the computer was created again on other ports: the old
         // listeners close before the new ones bind.
-        let old = {
-            let mut tunnels = TUNNELS.lock();
-            let at = tunnels.iter().position(|(k, _)| *k == key);
-            at.map(|i| tunnels.remove(i))
-        };
-        drop(old);
+        self.close_tunnel(name);
         let tunnel = Arc::new(Tunnel::open(&self.docker, run, port_base).await?);
         let mut tunnels = TUNNELS.lock();
         // Two starts at once: the first one's tunnel wins, the other's closes.

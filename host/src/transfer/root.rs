@@ -262,6 +262,14 @@ impl Root {
         unreachable!("the root itself was opened above")
     }
 
+    /// [`Root::locate`], with the path that names what it located: beneath
+    /// a root, sources and destinations are located alike.
+    fn locate_shown(&self, typed: &str) -> Result<(Located, PathBuf), TransferError> {
+        let located = self.locate(typed)?;
+        let shown = located.path();
+        Ok((located, shown))
+    }
+
     fn outside(&self, typed: &str, why: &'static str) -> TransferError {
         TransferError::OutsideRoot {
             path: typed.to_string(),
@@ -310,11 +318,7 @@ impl HostFiles {
     /// points to). Returns it with the path that names it.
     pub fn locate_source(&self, typed: &str) -> Result<(Located, PathBuf), TransferError> {
         match self {
-            HostFiles::Beneath(root) => {
-                let located = root.locate(typed)?;
-                let shown = located.path();
-                Ok((located, shown))
-            }
+            HostFiles::Beneath(root) => root.locate_shown(typed),
             _ => {
                 let path = self.resolve(typed)?;
                 Ok((locate_source(&path, "host_path")?, path))
@@ -326,11 +330,7 @@ impl HostFiles {
     /// by this policy; a symlink at its end is not followed.
     pub fn locate_destination(&self, typed: &str) -> Result<(Located, PathBuf), TransferError> {
         match self {
-            HostFiles::Beneath(root) => {
-                let located = root.locate(typed)?;
-                let shown = located.path();
-                Ok((located, shown))
-            }
+            HostFiles::Beneath(root) => root.locate_shown(typed),
             _ => {
                 let path = self.resolve(typed)?;
                 let located = Located::ambient(&path).map_err(|e| {
