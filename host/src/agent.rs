@@ -56,6 +56,36 @@ pub enum SessionRefused {
     /// Made under an earlier computerd boot.
     #[error("session `{id}` has ended because the computer `{container}` restarted: its sessions, screens and running programs are gone, files in its home are kept. The computer runs again, so call start_computer only to get a new session (it does not start the computer again)")]
     Restarted { id: String, container: String },
+    /// Made before a restore or a reset replaced the computer's container.
+    #[error("session `{id}` has ended because the computer `{container}` was {}: its screens and running programs are gone{}. The computer runs, so call start_computer for a new session", restored_to(.origin), files_after(.origin))]
+    Restored {
+        id: String,
+        container: String,
+        /// `snapshot NAME` or `reset`.
+        origin: String,
+    },
+}
+
+fn restored_to(origin: &str) -> String {
+    match origin {
+        "reset" => "reset to a fresh computer".to_string(),
+        snapshot => format!("restored to {snapshot}"),
+    }
+}
+
+fn files_after(origin: &str) -> &'static str {
+    match origin {
+        "reset" => " and its home is empty",
+        _ => " and its files are as the snapshot saved them",
+    }
+}
+
+/// What an agent knows of one of its sessions: the computerd boot and the
+/// container it was made in.
+#[derive(Debug, Clone)]
+struct Made {
+    boot_id: String,
+    container_id: String,
 }
 
 /// `URL (reason)` of a call that could not reach computerd.
@@ -76,7 +106,7 @@ pub struct Agent {
     /// Sessions this agent started, with the boot id they were made under.
     /// Ended ones stay, so that a call on one gets computerd's "ended by
     /// end_session" rather than "no such session".
-    sessions: Mutex<HashMap<SessionId, String>>,
+    sessions: Mutex<HashMap<SessionId, Made>>,
     /// Sessions whose screen this agent has already shown to the person.
     announced: Mutex<HashSet<SessionId>>,
     /// Sessions of this agent that record their calls.
@@ -209,9 +239,8 @@ impl Agent {
         Ok(conn)
     }
 
-    /// The computerd boot session `id` was made under, when this process
-    /// made it.
-    fn boot_of(&self, id: &str) -> Option<String> {
+    /// Where session `id` was made, when this process made it.
+    fn made(&self, id: &str) -> Option<Made> {
         self.sessions
             .lock()
             .get(&SessionId(id.to_string()))
@@ -223,17 +252,22 @@ impl Agent {
     /// another agent started is, to this one, a session that does not
     /// exist (computerd's own words), so no agent can drive or end another's.
     fn started_in_this_boot(&self, id: &str, conn: &Connection) -> Result<(), SessionRefused> {
-        match self.boot_of(id) {
+        match self.made(id) {
             None => Err(SessionRefused::NoSuchSession {
                 id: SessionId(id.to_string()),
             }),
-            Some(boot) if boot != conn.boot_id => Err(restarted(id, conn)),
+            Some(made) if made.boot_id != conn.boot_id => Err(restarted(id, &made, conn)),
             Some(_) => Ok(()),
         }
     }
 
-    pub fn remember(&self, id: SessionId, boot_id: String) {
-        self.sessions.lock().insert(id, boot_id);
+    /// Session `id` was made now, on the computer `conn` reaches.
+    pub fn remember(&self, id: SessionId, conn: &Connection) {
+        let made = Made {
+            boot_id: conn.boot_id.clone(),
+            container_id: conn.container_id.clone(),
+        };
+        self.sessions.lock().insert(id, made);
     }
 
     /// Called after a successful observe or act: the first time for a
@@ -325,18 +359,28 @@ impl Agent {
     /// computerd boot; the boot is read again, since a restart can keep the
     /// same port.
     async fn explain_unknown(&self, id: &str) -> Option<AgentError> {
-        let made_in = self.boot_of(id)?;
-        let conn = self.link.confirmed(id, CONFIRMED_FOR).await.ok()?;
+        let made = self.made(id)?;
+        // Asked of Docker now, not within CONFIRMED_FOR: a restore keeps the
+        // API's port, so only Docker tells that the container was replaced.
+        let conn = self.link.confirmed(id, Duration::ZERO).await.ok()?;
         let info = crate::link::computer_info(&conn.client).await.ok()?;
-        (info.boot_id != made_in).then(|| restarted(id, &conn).into())
+        (info.boot_id != made.boot_id).then(|| restarted(id, &made, &conn).into())
     }
 }
 
-/// Session `id` was made under an earlier boot of the computer `conn` reaches.
-fn restarted(id: &str, conn: &Connection) -> SessionRefused {
-    SessionRefused::Restarted {
-        id: id.to_string(),
-        container: conn.container.clone(),
+/// Session `id`, `made` under an earlier boot of the computer `conn`
+/// reaches: restarted, or replaced by a restore or a reset.
+fn restarted(id: &str, made: &Made, conn: &Connection) -> SessionRefused {
+    match &conn.origin {
+        Some(origin) if made.container_id != conn.container_id => SessionRefused::Restored {
+            id: id.to_string(),
+            container: conn.container.clone(),
+            origin: origin.clone(),
+        },
+        _ => SessionRefused::Restarted {
+            id: id.to_string(),
+            container: conn.container.clone(),
+        },
     }
 }
 

@@ -31,6 +31,8 @@ pub struct Started {
     pub started_at: Option<String>,
     /// The network policy its guard holds, put in force again if it restarts.
     pub network: computer_protocol::network::NetworkPolicy,
+    /// What a restore or a reset made it from (its `computer-use.origin`).
+    pub origin: Option<String>,
 }
 
 /// Why the computer could not be started; each names the variable or the
@@ -57,6 +59,26 @@ impl From<DockerError> for StartError {
 /// Tenants' computers not yet created get their port slot one at a time,
 /// so two first starts cannot choose the same one.
 static CHOOSING_PORTS: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+/// `tenant`'s computer settings and its engine, as `start` reads them: for
+/// the calls that change the computer without starting it (snapshots).
+pub fn wanted(
+    tenant: &Tenant,
+) -> Result<
+    (
+        crate::settings::ComputerSettings,
+        crate::docker::DockerEndpoint,
+    ),
+    StartError,
+> {
+    let env = process_env();
+    let mut settings = Settings::for_start_computer(&env)?;
+    if tenant.over_http {
+        settings = settings.for_remote_agent(&env);
+    }
+    let endpoint = resolve_endpoint(&env)?;
+    Ok((tenant.computer(&settings.computer), endpoint))
+}
 
 /// Reads the settings and makes sure `tenant`'s computer runs. Errors are
 /// for the agent: they name the variable or the Docker problem and the fix.
@@ -101,5 +123,6 @@ pub async fn start(tenant: &Tenant) -> Result<Started, StartError> {
         container_id: computer.id.clone(),
         started_at: computer.started_at.clone(),
         network: wanted.network.clone(),
+        origin: computer.origin.clone(),
     })
 }

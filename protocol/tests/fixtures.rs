@@ -69,6 +69,7 @@ fn title_limits() {
         title: title.into(),
         owner: OwnerId("o".into()),
         settings: SessionSettings::default(),
+        resume: None,
     };
     assert!(req("ok").validate().is_ok());
     assert!(req(&"é".repeat(80)).validate().is_ok());

@@ -111,7 +111,10 @@ impl Sessions {
     pub fn create(&self, req: CreateSessionRequest) -> Result<Arc<Session>, SessionError> {
         req.validate()?;
         let limits = self.limits_for(&req)?;
-        let id = SessionId(uuid::Uuid::new_v4().to_string());
+        let id = req
+            .resume
+            .clone()
+            .unwrap_or_else(|| SessionId(uuid::Uuid::new_v4().to_string()));
         let started_at = crate::clock::now_rfc3339();
         let session = Arc::new(Session::new(
             id.clone(),
@@ -122,6 +125,12 @@ impl Sessions {
             self.config.home.clone(),
         ));
         let mut state = self.state();
+        if state.live.contains_key(&id) || state.ended.contains_key(&id) {
+            return Err(SessionError::InvalidInput(InvalidInput(format!(
+                "`resume` is `{}`, a session this computer has already had: resume only a session of a computer that was restored or reset",
+                id.0
+            ))));
+        }
         state.heartbeats.insert(req.owner, Instant::now());
         state.live.insert(id.clone(), Arc::clone(&session));
         drop(state);
@@ -634,6 +643,7 @@ pub(super) mod tests {
                 idle_timeout_secs: Some(idle_secs),
                 ..SessionSettings::default()
             },
+            resume: None,
         };
         sessions.create(req).expect("the session starts").id.clone()
     }

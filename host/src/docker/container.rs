@@ -105,6 +105,8 @@ pub struct Computer {
     pub dialer: Dialer,
     /// The viewer key (also the VNC password), when computerd gave it.
     pub viewer_key: Option<String>,
+    /// Its `computer-use.origin` label (made by a restore or a reset).
+    pub origin: Option<String>,
 }
 
 impl fmt::Debug for Computer {
@@ -126,6 +128,7 @@ impl fmt::Debug for Computer {
                 "viewer_key",
                 &self.viewer_key.as_ref().map(|_| "<redacted>"),
             )
+            .field("origin", &self.origin)
             .finish()
     }
 }
@@ -173,6 +176,7 @@ pub async fn ensure_computer(
                     limits: &settings.limits,
                     network: &settings.network,
                     home_key: settings.home_key.as_deref(),
+                    origin: None,
                 };
                 create_and_start(&docker, &plan)
                     .await?
@@ -348,6 +352,7 @@ async fn start_or_upgrade(
         limits: &settings.limits,
         network: &settings.network,
         home_key: settings.home_key.as_deref(),
+        origin: None,
     };
     Ok(create_and_start(docker, &plan)
         .await?
@@ -417,6 +422,69 @@ async fn changed_since(
     })
 }
 
+/// The label of a computer made by a restore or a reset: `snapshot NAME`
+/// or `reset`, so that a session of the computer it replaced can say why
+/// it ended.
+pub const ORIGIN_LABEL: &str = "computer-use.origin";
+
+/// Creates, without starting it, a computer container named `name` that
+/// is to take the place of `found` (stopped, or about to be): same home
+/// volume, same guard, same token and ports, from `image` (a snapshot's or
+/// the current one) at `version`. For a restore or a reset, which start it
+/// once the home is in place.
+pub(crate) async fn create_replacement(
+    docker: &Docker,
+    settings: &ComputerSettings,
+    found: &FoundComputer,
+    (image, version): (&str, Option<String>),
+    name: &str,
+    origin: &str,
+) -> Result<String, DockerError> {
+    let damaged = |what| DockerError::Damaged {
+        name: found.name.clone(),
+        what,
+    };
+    let port_base = found
+        .port_base
+        .ok_or_else(|| damaged("viewer port (container port 6080) bound on the host"))?;
+    let guard_id = found
+        .owner()
+        .map(|owner| owner.id.clone())
+        .ok_or_else(|| damaged("network guard owning its network"))?;
+    let token = found.token.clone().ok_or_else(|| DockerError::NotOurs {
+        name: found.name.clone(),
+    })?;
+    let facts = ImageFacts {
+        id: image.to_string(),
+        version,
+    };
+    let plan = Creation {
+        name,
+        image,
+        facts: &facts,
+        port_base,
+        volume: found.volume.clone().unwrap_or_else(|| settings.volume()),
+        replacing: true,
+        limits: &settings.limits,
+        network: &settings.network,
+        home_key: settings.home_key.as_deref(),
+        origin: Some(origin),
+    };
+    let left_behind = format!("the computer `{}` is as it was", found.name);
+    let resources = limits::for_engine(docker, plan.limits, &left_behind).await?;
+    let creation = Call::new(
+        format!("creating the container `{name}` from `{image}`"),
+        left_behind,
+        CREATE_DEADLINE,
+    );
+    let options = CreateContainerOptionsBuilder::default().name(name).build();
+    let body = plan.body(&token, &resources, &guard_id);
+    Ok(creation
+        .run(docker.create_container(Some(options), body))
+        .await?
+        .id)
+}
+
 /// Everything a new computer container is made from.
 struct Creation<'a> {
     name: &'a str,
@@ -433,6 +501,9 @@ struct Creation<'a> {
     network: &'a computer_protocol::network::NetworkPolicy,
     /// The tenant's home key, labelled on a home volume made now.
     home_key: Option<&'a str>,
+    /// What it was made from when not the plain image: a snapshot's name,
+    /// or a reset (see [`ORIGIN_LABEL`]).
+    origin: Option<&'a str>,
 }
 
 impl Creation<'_> {
@@ -468,7 +539,15 @@ impl Creation<'_> {
         ContainerCreateBody {
             image: Some(self.image.to_string()),
             env: Some(env),
-            labels: Some([(VERSION_LABEL.to_string(), self.version())].into()),
+            labels: Some(
+                [(VERSION_LABEL.to_string(), self.version())]
+                    .into_iter()
+                    .chain(
+                        self.origin
+                            .map(|o| (ORIGIN_LABEL.to_string(), o.to_string())),
+                    )
+                    .collect(),
+            ),
             host_config: Some(limits::with_resources(
                 limits::limited(HostConfig {
                     network_mode: Some(format!("container:{guard_id}")),
@@ -683,6 +762,7 @@ async fn ready(
         port_base: reach.port_base,
         dialer: dialer.clone(),
         viewer_key,
+        origin: found.origin,
     })
 }
 
@@ -752,6 +832,7 @@ mod tests {
                 crate::settings::TunnelMode::Auto,
             ),
             viewer_key: Some("ab3d5fghjkmnpqrstuvwxyz23456789a".into()),
+            origin: None,
         };
         let found = FoundComputer {
             id: "abc".into(),
@@ -767,6 +848,7 @@ mod tests {
             api_port: Some(1),
             volume: None,
             namespace: Namespace::Own,
+            origin: None,
         };
         for text in [format!("{computer:?}"), format!("{found:?}")] {
             assert!(!text.contains("secret-token"), "{text}");

@@ -79,6 +79,9 @@ pub struct FoundComputer {
     pub volume: Option<String>,
     /// Whose network namespace it runs in.
     pub namespace: Namespace,
+    /// Its `computer-use.origin` label: `snapshot NAME` or `reset` when a
+    /// restore or a reset made it.
+    pub origin: Option<String>,
 }
 
 /// Whose network namespace a computer runs in.
@@ -124,6 +127,7 @@ impl fmt::Debug for FoundComputer {
             .field("started_at", &self.started_at)
             .field("volume", &self.volume)
             .field("namespace", &self.namespace)
+            .field("origin", &self.origin)
             .finish()
     }
 }
@@ -207,6 +211,7 @@ impl FoundComputer {
             })),
         };
         let config = inspect.config.unwrap_or_default();
+        let labels = config.labels.clone().unwrap_or_default();
         let token = config.env.as_ref().and_then(|env| {
             env.iter()
                 .find_map(|e| e.strip_prefix(TOKEN_VAR)?.strip_prefix('='))
@@ -226,7 +231,8 @@ impl FoundComputer {
             exit_code: inspect.state.as_ref().and_then(|s| s.exit_code),
             started_at: inspect.state.and_then(|s| s.started_at),
             image: config.image.unwrap_or_default(),
-            version: config.labels.and_then(|mut l| l.remove(VERSION_LABEL)),
+            version: labels.get(VERSION_LABEL).cloned(),
+            origin: labels.get(super::container::ORIGIN_LABEL).cloned(),
             token,
             port_base,
             api_port,

@@ -32,6 +32,7 @@ pub mod ports;
 pub mod probe;
 pub mod recheck;
 pub mod slots;
+pub mod snapshot;
 pub mod ssh;
 pub mod tls;
 pub mod tunnel;

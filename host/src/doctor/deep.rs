@@ -208,6 +208,7 @@ async fn open(
         title: TITLE.into(),
         owner: owner.clone(),
         settings,
+        resume: None,
     };
     let created = match client
         .send::<CreateSession>(

@@ -66,6 +66,9 @@ pub struct Connection {
     /// The network policy of the server that connected; a restarted
     /// computer gets its guard again with it before anything is sent.
     pub network: computer_protocol::network::NetworkPolicy,
+    /// What the container was made from when a restore or a reset made it
+    /// (`snapshot NAME`, `reset`), so that the sessions it ended say why.
+    pub origin: Option<String>,
 }
 
 /// Every field but the viewer key and the link that carries it, so that no
@@ -89,6 +92,7 @@ impl std::fmt::Debug for Connection {
             container_id,
             started_at,
             network,
+            origin,
         } = self;
         f.debug_struct("Connection")
             .field("client", client)
@@ -106,6 +110,7 @@ impl std::fmt::Debug for Connection {
             .field("container_id", container_id)
             .field("started_at", started_at)
             .field("network", network)
+            .field("origin", origin)
             .finish()
     }
 }
@@ -364,6 +369,7 @@ impl Link {
         moved.client = client;
         moved.container_id = container_id;
         moved.started_at = started_at;
+        moved.origin = found.origin.clone();
         moved.boot_id = info.boot_id;
         moved.viewer_key = info.viewer_key;
         moved.viewer_url = crate::docker::viewer_url(moved.port_base, &moved.viewer_key);

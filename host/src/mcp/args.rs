@@ -285,6 +285,47 @@ pub struct NetworkLogArgs {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+pub struct SaveSnapshotArgs {
+    #[serde(deserialize_with = "session_id")]
+    pub session_id: String,
+    /// 1 to 64 of a-z 0-9 . _ -
+    pub name: String,
+    /// Up to 500 characters.
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SnapshotArgs {
+    #[serde(deserialize_with = "session_id")]
+    pub session_id: String,
+    pub name: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RestoreSnapshotArgs {
+    #[serde(deserialize_with = "session_id")]
+    pub session_id: String,
+    pub name: String,
+    /// End the computer's other live sessions (else refused while any is).
+    #[serde(default)]
+    pub end_other_sessions: bool,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResetComputerArgs {
+    #[serde(deserialize_with = "session_id")]
+    pub session_id: String,
+    /// End the computer's other live sessions (else refused while any is).
+    #[serde(default)]
+    pub end_other_sessions: bool,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct HandoffArgs {
     #[serde(deserialize_with = "session_id")]
     pub session_id: String,

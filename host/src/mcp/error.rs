@@ -56,6 +56,10 @@ pub enum ToolError {
     /// the person's link: something inside it ended the hold.
     #[error("the computer says handoff `{handoff_id}` was handed back, but not with the code of the person's link: something inside the computer ended it, not the person, and what it said is not passed on. The screen is this session's again; check it with computer_observe, and call request_handoff again if you still need the person")]
     HandBackNotByPerson { handoff_id: String },
+    /// A snapshot was refused or failed; the message says what became of
+    /// the computer.
+    #[error("{0}")]
+    Snapshot(#[from] crate::docker::snapshot::SnapshotError),
     #[error("there is no tool `{name}`; the tools are: {known}")]
     UnknownTool { name: String, known: String },
     #[error("`{tool}` was cancelled")]

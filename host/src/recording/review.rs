@@ -474,6 +474,7 @@ async fn fetch(id: &str, path: Option<&str>) -> Result<String, ReviewError> {
         title: format!("review --fetch {id}"),
         owner: OwnerId(format!("review-{}", std::process::id())),
         settings: Default::default(),
+        resume: None,
     };
     let session = client
         .send::<CreateSession>(

@@ -35,4 +35,5 @@ mod mcp_textview;
 mod mcp_transfer;
 mod network;
 mod remote_engine;
+mod snapshots;
 mod typescript_sdk;

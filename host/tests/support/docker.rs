@@ -330,5 +330,28 @@ impl Drop for TestComputer {
         // Its network guard owns the computer's network and outlives it.
         let _ = docker_output(&["rm", "-f", &format!("{}-network", self.name)]);
         let _ = docker_output(&["volume", "rm", "-f", &self.volume()]);
+        // Its snapshots, and what a failed restore or save may have left.
+        let listed = |args: &[&str]| {
+            let out = docker_output(args);
+            String::from_utf8_lossy(&out.stdout)
+                .split_whitespace()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        };
+        let snapshot = format!("label=computer-use.snapshot.of={}", self.name);
+        let copier = format!("label=computer-use.copier-of={}", self.name);
+        let next = format!("name=^/{}-next-", self.name);
+        for id in listed(&["ps", "-aq", "--filter", &copier])
+            .into_iter()
+            .chain(listed(&["ps", "-aq", "--filter", &next]))
+        {
+            let _ = docker_output(&["rm", "-f", &id]);
+        }
+        for image in listed(&["images", "-q", "--filter", &snapshot]) {
+            let _ = docker_output(&["rmi", "-f", &image]);
+        }
+        for volume in listed(&["volume", "ls", "-q", "--filter", &snapshot]) {
+            let _ = docker_output(&["volume", "rm", "-f", &volume]);
+        }
     }
 }

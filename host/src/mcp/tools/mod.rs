@@ -13,6 +13,7 @@ pub mod network;
 pub mod recording;
 pub mod session;
 pub mod shell;
+pub mod snapshot;
 pub mod transfer;
 
 use crate::mcp::ToolError;

@@ -6,10 +6,12 @@ use crate::mcp::args::{Args, SessionArgs, StartComputerArgs};
 use crate::mcp::bounds::RefusedAnswer;
 use crate::mcp::result::structured;
 use crate::mcp::tools::recording::delivered_text;
-use crate::mcp::ComputerUseServer;
+use crate::mcp::{ComputerUseServer, ToolError};
 use crate::recording::{destination, folder_name, Delivered, RecordingError};
 use computer_protocol::endpoints::{CreateSession, EndSession, GetComputer, NoBody};
-use computer_protocol::{check_viewer_key, CreateSessionRequest, ScreenNumber, SessionId};
+use computer_protocol::{
+    check_viewer_key, CreateSessionRequest, CreateSessionResponse, ScreenNumber, SessionId,
+};
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
@@ -47,6 +49,73 @@ struct Ended {
 }
 
 impl ComputerUseServer {
+    /// Makes sure the computer runs, connects this process to it and starts
+    /// a session titled `title` (under the id `resume`, after a restore).
+    /// The caller holds the link's `starting` lock.
+    pub(super) async fn connect_session(
+        &self,
+        title: String,
+        resume: Option<SessionId>,
+    ) -> Result<
+        (
+            std::sync::Arc<crate::link::Connection>,
+            CreateSessionResponse,
+        ),
+        ToolError,
+    > {
+        let host = self.agent();
+        let started = crate::computer::start(host.tenant()).await?;
+        let settings = started.session_settings.clone();
+        let request = CreateSessionRequest {
+            title,
+            owner: host.owner.clone(),
+            settings,
+            resume,
+        };
+        request.validate()?;
+        let client = &started.client;
+        let info = client
+            .send::<GetComputer>(&(), &NoBody {}, API_DEADLINE, "nothing keeps running")
+            .await
+            .map_err(AgentError::Computer)?;
+        // The key goes into links and command lines (the browser opener, the
+        // VNC viewer); a tampered computer must not choose what they run.
+        check_viewer_key(&info.viewer_key).map_err(RefusedAnswer::ViewerKey)?;
+        let created = client
+            .send::<CreateSession>(
+                &(),
+                &request,
+                API_DEADLINE,
+                "a session may have started; it ends by itself within a minute",
+            )
+            .await
+            .map_err(AgentError::Computer)?;
+        let viewer_url = format!(
+            "http://127.0.0.1:{}/#key={}",
+            started.port_base, info.viewer_key
+        );
+        let conn = host.set_connection(crate::link::Connection {
+            client: started.client.clone(),
+            viewer_url,
+            container: started.container.clone(),
+            image: started.image.clone(),
+            state: started.state.clone(),
+            boot_id: info.boot_id.clone(),
+            shell_timeout_max: started.shell_timeout_max,
+            open: started.open,
+            vnc_viewer: started.vnc_viewer.clone(),
+            port_base: started.port_base,
+            viewer_key: info.viewer_key.clone(),
+            dialer: started.dialer.clone(),
+            container_id: started.container_id.clone(),
+            started_at: started.started_at.clone(),
+            network: started.network.clone(),
+            origin: started.origin.clone(),
+        });
+        host.remember(created.session_id.clone(), &conn);
+        Ok((conn, created))
+    }
+
     /// Ending a recording session stops its recording and brings the
     /// package to the default folder. When that fails the session still
     /// ends: computerd closes the recording, whose package stays in the
@@ -100,55 +169,9 @@ impl ComputerUseServer {
         Parameters(args): Parameters<Args<StartComputerArgs>>,
     ) -> ToolResult {
         let a = args.read()?;
-        let host = self.agent();
-        let _one_at_a_time = host.link().starting.lock().await;
-        let started = crate::computer::start(host.tenant()).await?;
-        let settings = started.session_settings.clone();
-        let request = CreateSessionRequest {
-            title: a.title,
-            owner: host.owner.clone(),
-            settings,
-        };
-        request.validate()?;
-        let client = &started.client;
-        let info = client
-            .send::<GetComputer>(&(), &NoBody {}, API_DEADLINE, "nothing keeps running")
-            .await
-            .map_err(AgentError::Computer)?;
-        // The key goes into links and command lines (the browser opener, the
-        // VNC viewer); a tampered computer must not choose what they run.
-        check_viewer_key(&info.viewer_key).map_err(RefusedAnswer::ViewerKey)?;
-        let created = client
-            .send::<CreateSession>(
-                &(),
-                &request,
-                API_DEADLINE,
-                "a session may have started; it ends by itself within a minute",
-            )
-            .await
-            .map_err(AgentError::Computer)?;
-        let viewer_url = format!(
-            "http://127.0.0.1:{}/#key={}",
-            started.port_base, info.viewer_key
-        );
-        let conn = host.set_connection(crate::link::Connection {
-            client: started.client.clone(),
-            viewer_url: viewer_url.clone(),
-            container: started.container.clone(),
-            image: started.image.clone(),
-            state: started.state.clone(),
-            boot_id: info.boot_id.clone(),
-            shell_timeout_max: started.shell_timeout_max,
-            open: started.open,
-            vnc_viewer: started.vnc_viewer.clone(),
-            port_base: started.port_base,
-            viewer_key: info.viewer_key.clone(),
-            dialer: started.dialer.clone(),
-            container_id: started.container_id.clone(),
-            started_at: started.started_at.clone(),
-            network: started.network.clone(),
-        });
-        host.remember(created.session_id.clone(), info.boot_id);
+        let _one_at_a_time = self.agent().link().starting.lock().await;
+        let (conn, created) = self.connect_session(a.title, None).await?;
+        let viewer_url = conn.viewer_url.clone();
         let text = format!(
             "Session {} started on computer `{}` ({}). Working folder: {}. A person can watch at {}. Call computer_observe to open this session's screen.",
             created.session_id, conn.container, conn.state, created.cwd, viewer_url
