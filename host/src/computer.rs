@@ -48,6 +48,9 @@ pub enum StartError {
     /// larger on Windows, which is where it first failed).
     #[error(transparent)]
     Docker(Box<DockerError>),
+    /// The template a new computer was to start from (`COMPUTER_USE_TEMPLATE`).
+    #[error(transparent)]
+    Template(Box<crate::docker::snapshot::SnapshotError>),
 }
 
 impl From<DockerError> for StartError {
@@ -91,8 +94,16 @@ pub async fn start(tenant: &Tenant) -> Result<Started, StartError> {
     let endpoint = resolve_endpoint(&env)?;
     let docker = endpoint.connect().await?;
     let mut wanted = tenant.computer(&settings.computer);
-    let computer = if tenant.name.is_some() && find_computer(&docker, &wanted.name).await?.is_none()
-    {
+    let missing = find_computer(&docker, &wanted.name).await?.is_none();
+    if let Some(template) = wanted.template.clone().filter(|_| missing) {
+        let forked = crate::docker::snapshot::template::prepare(&docker, &wanted, &template)
+            .await
+            .map_err(|e| StartError::Template(Box::new(e)))?;
+        if let Some(image) = forked {
+            wanted.image = image;
+        }
+    }
+    let computer = if tenant.name.is_some() && missing {
         let _one_at_a_time = CHOOSING_PORTS.lock().await;
         wanted.port_base = choose_port_base(&docker, settings.computer.port_base).await?;
         ensure_computer(&wanted, &endpoint).await

@@ -20,7 +20,9 @@
 //! - [`docker`]: the backend: the Docker endpoint (local, TLS, ssh), the
 //!   container lifecycle, the dialer that reaches its ports (published, or
 //!   a tunnel over the engine connection), its limits (pids, logs,
-//!   capabilities) and the image. See docs/scaling.md for the boundary.
+//!   capabilities), the image, and snapshots (`docker::snapshot`: a
+//!   computer's files kept on its engine, restored, reset, and templates
+//!   new computers start from). See docs/scaling.md for the boundary.
 //! - [`settings`]: the `COMPUTER_USE_*` variables, read when the spec says.
 //! - [`version`]: this build's version and its default image.
 //! - [`client`]: computerd's HTTP API with deadlines and size caps, straight
@@ -38,6 +40,7 @@
 //! - [`open`]: opens the viewer (browser tab or native VNC) when a screen opens.
 //! - [`state`]: the host's own folder (the key that signs recordings, the
 //!   log of steps it sent), out of every computer's reach.
+//! - [`clock`]: the wall clock in RFC 3339, for labels and steps.
 //! - [`child_env`]: what every process the host starts must not inherit
 //!   (the HTTP bearer token).
 //!
@@ -48,6 +51,7 @@
 pub mod agent;
 pub mod child_env;
 pub mod client;
+pub mod clock;
 pub mod computer;
 pub mod docker;
 pub mod doctor;

@@ -42,6 +42,7 @@ pub const TUNNEL: &str = "COMPUTER_USE_TUNNEL";
 /// The bearer token of `serve --http`; a secret no child inherits.
 pub const HTTP_TOKEN: &str = "COMPUTER_USE_HTTP_TOKEN";
 pub const IMAGE: &str = "COMPUTER_USE_IMAGE";
+pub const TEMPLATE: &str = "COMPUTER_USE_TEMPLATE";
 pub const FRAME_MAX_SIDE: &str = "COMPUTER_USE_FRAME_MAX_SIDE";
 pub const FRAME_MAX_PIXELS: &str = "COMPUTER_USE_FRAME_MAX_PIXELS";
 
@@ -91,6 +92,26 @@ pub struct ComputerSettings {
     /// is labelled with it, and a home labelled with another is refused.
     /// `None` for the one computer of stdio or a one-token server.
     pub home_key: Option<String>,
+    /// `COMPUTER_USE_TEMPLATE`: the snapshot a computer that does not exist
+    /// yet starts from, as `NAME` or `COMPUTER:NAME`.
+    pub template: Option<Template>,
+}
+
+/// A snapshot named as a template: `COMPUTER:NAME`, or `NAME` alone when
+/// one computer on the engine has a snapshot of that name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Template {
+    pub computer: Option<String>,
+    pub name: String,
+}
+
+impl fmt::Display for Template {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.computer {
+            Some(computer) => write!(f, "{computer}:{}", self.name),
+            None => f.write_str(&self.name),
+        }
+    }
 }
 
 /// The network policy `env` sets (`COMPUTER_USE_EGRESS` and friends): the
@@ -129,6 +150,7 @@ impl ComputerSettings {
             Some(v) => tunnel_mode(v)?,
         };
         let network = network_policy(env)?;
+        let template = get(env, TEMPLATE).map(template).transpose()?;
         Ok(ComputerSettings {
             name,
             port_base,
@@ -137,6 +159,7 @@ impl ComputerSettings {
             tunnel,
             network,
             home_key: None,
+            template,
         })
     }
 
@@ -386,6 +409,30 @@ fn container_name(value: &str) -> Result<String, SettingsError> {
     }
 }
 
+fn template(value: &str) -> Result<Template, SettingsError> {
+    let (computer, name) = match value.split_once(':') {
+        Some((computer, name)) => (Some(computer), name),
+        None => (None, value),
+    };
+    let name_ok = (1..=64).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| matches!(c, 'a'..='z' | '0'..='9' | '.' | '_' | '-'));
+    let computer_ok = computer.is_none_or(|c| container_name(c).is_ok());
+    if name_ok && computer_ok {
+        Ok(Template {
+            computer: computer.map(str::to_string),
+            name: name.to_string(),
+        })
+    } else {
+        Err(SettingsError {
+            name: TEMPLATE,
+            value: value.to_string(),
+            expected: "name a snapshot: `NAME` (1 to 64 of a-z, 0-9, `.`, `_`, `-`), or `COMPUTER:NAME` for the snapshot of that computer, as `computer-use snapshot list` shows".into(),
+        })
+    }
+}
+
 fn port_base(value: &str) -> Result<u16, SettingsError> {
     value
         .parse::<u16>()
@@ -499,6 +546,26 @@ mod tests {
         assert_eq!(s.vnc_viewer, None);
         let d = DevtoolsSettings::for_start_chrome_devtools(&env(&[])).unwrap();
         assert_eq!(d.idle, Duration::from_secs(600));
+    }
+
+    #[test]
+    fn a_template_names_a_snapshot_with_or_without_its_computer() {
+        let read = |v: &str| Settings::for_start_computer(&env(&[(TEMPLATE, v)]));
+        let plain = read("base").unwrap().computer.template.unwrap();
+        assert_eq!((plain.computer, plain.name.as_str()), (None, "base"));
+        let of = read("builder:with-tools")
+            .unwrap()
+            .computer
+            .template
+            .unwrap();
+        assert_eq!(of.computer.as_deref(), Some("builder"));
+        assert_eq!(of.to_string(), "builder:with-tools");
+        assert_eq!(read("").unwrap().computer.template, None);
+        for bad in ["Base", "a:b:c", ":x", "x:", "-x:y", &"n".repeat(65)] {
+            let e = read(bad).unwrap_err();
+            assert_eq!(e.name, TEMPLATE, "{bad}");
+            assert!(e.expected.contains("COMPUTER:NAME"), "{bad}");
+        }
     }
 
     #[test]

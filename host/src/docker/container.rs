@@ -21,7 +21,9 @@ use super::call::{message_of, status_of, Call};
 use super::dialer::Dialer;
 use super::endpoint::DockerEndpoint;
 use super::error::DockerError;
-use super::found::{find_computer, ComputerState, FoundComputer, Namespace, HOME, TOKEN_VAR};
+use super::found::{
+    find_computer, ComputerState, FoundComputer, Namespace, HOME, ORIGIN_LABEL, TOKEN_VAR,
+};
 use super::guard;
 use super::image::{binary_version, compare_versions, ensure_image, ImageFacts, VERSION_LABEL};
 use super::limits;
@@ -422,11 +424,6 @@ async fn changed_since(
     })
 }
 
-/// The label of a computer made by a restore or a reset: `snapshot NAME`
-/// or `reset`, so that a session of the computer it replaced can say why
-/// it ended.
-pub const ORIGIN_LABEL: &str = "computer-use.origin";
-
 /// Creates, without starting it, a computer container named `name` that
 /// is to take the place of `found` (stopped, or about to be): same home
 /// volume, same guard, same token and ports, from `image` (a snapshot's or
@@ -502,7 +499,7 @@ struct Creation<'a> {
     /// The tenant's home key, labelled on a home volume made now.
     home_key: Option<&'a str>,
     /// What it was made from when not the plain image: a snapshot's name,
-    /// or a reset (see [`ORIGIN_LABEL`]).
+    /// or a reset (see `found::ORIGIN_LABEL`).
     origin: Option<&'a str>,
 }
 

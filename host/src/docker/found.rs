@@ -24,6 +24,10 @@ pub const HOME: &str = "/home/computer";
 /// The variable that carries the API token into the container, and that marks
 /// a container as one this program made.
 pub const TOKEN_VAR: &str = "COMPUTERD_TOKEN";
+/// The label of a computer made by a restore or a reset: `snapshot NAME`
+/// or `reset`, so that a session of the computer it replaced can say why
+/// it ended.
+pub const ORIGIN_LABEL: &str = "computer-use.origin";
 
 /// The environment of every `docker exec` into a computer: the container's
 /// own carries the token, and what an exec runs (a tunnel's relay, doctor's
@@ -232,7 +236,7 @@ impl FoundComputer {
             started_at: inspect.state.and_then(|s| s.started_at),
             image: config.image.unwrap_or_default(),
             version: labels.get(VERSION_LABEL).cloned(),
-            origin: labels.get(super::container::ORIGIN_LABEL).cloned(),
+            origin: labels.get(ORIGIN_LABEL).cloned(),
             token,
             port_base,
             api_port,

@@ -8,7 +8,8 @@
 //! connection on a remote one), whether a connected computer is still the
 //! same one ([`recheck`]), tenants' port slots ([`slots`]) and limits
 //! ([`limits`]), what can go wrong ([`error`]) and its fix, which `doctor`
-//! prints too ([`fix`]).
+//! prints too ([`fix`]), and snapshots of a computer kept on its engine
+//! ([`snapshot`]: save, restore, reset, templates).
 //!
 //! Nothing here calls Docker until [`ensure_computer`] (for `start_computer`)
 //! or [`find_computer`] (for `info`) runs: resolving the endpoint only reads

@@ -183,11 +183,7 @@ impl HostRecording {
 }
 
 /// Now, in RFC 3339 (UTC), as steps are timed.
-pub fn now_rfc3339() -> String {
-    let now = time::OffsetDateTime::now_utc();
-    now.format(&time::format_description::well_known::Rfc3339)
-        .unwrap_or_else(|_| now.unix_timestamp().to_string())
-}
+pub use crate::clock::now_rfc3339;
 
 /// `COMPUTER_USE_RECORDING_MAX_MB` in bytes: 1 to 1048576 MB (1 TiB), default 512.
 pub fn max_bytes(env: &crate::settings::Env) -> Result<u64, crate::settings::SettingsError> {

@@ -4,8 +4,10 @@
 //! scripts/test-http.sh's pass, and on a remote engine over TLS and ssh in
 //! scripts/test-remote.sh's.
 
-use crate::support::docker::TestComputer;
-use crate::support::mcp::{call, connect, is_error, ok, refused, shell_ok, start_session, text};
+use crate::support::docker::{inspect, TestComputer};
+use crate::support::mcp::{
+    call, connect, is_error, ok, refused, shell_ok, start_session, text, HttpHost,
+};
 use rmcp::model::ContentBlock;
 use serde_json::{json, Value};
 
@@ -208,4 +210,141 @@ async fn a_wrecked_computer_comes_back_from_its_snapshot() {
     }
     let (listed, _) = ok(&client, "list_snapshots", json!({"session_id": me})).await;
     assert!(names(&listed).is_empty(), "{listed}");
+}
+
+/// The API token in a computer's container configuration.
+fn token_of(name: &str) -> String {
+    inspect(name)["Config"]["Env"]
+        .as_array()
+        .expect("env")
+        .iter()
+        .filter_map(Value::as_str)
+        .find_map(|e| e.strip_prefix("COMPUTERD_TOKEN="))
+        .expect("a token")
+        .to_string()
+}
+
+/// The viewer key in a `start_computer` result's link.
+fn viewer_key(started: &Value) -> String {
+    let url = started["viewer_url"].as_str().expect("viewer_url");
+    url.split_once("#key=").expect("a key").1.to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_template_forks_a_computer_with_keys_of_its_own() {
+    let original = TestComputer::new();
+    let (client, _) = connect(&original, &[]).await;
+    let (started, _) = ok(&client, "start_computer", json!({"title": "template"})).await;
+    let sid = started["session_id"].as_str().unwrap().to_string();
+    out(
+        &client,
+        &sid,
+        "echo prepared > ~/setup.txt && echo tool | sudo tee /usr/local/bin/baked >/dev/null",
+    )
+    .await;
+    // A name of this test's own, so that a bare name finds one computer.
+    let name = format!("tpl-{}", original.name);
+    ok(
+        &client,
+        "save_snapshot",
+        json!({"session_id": sid, "name": name}),
+    )
+    .await;
+
+    // A bad template fails start_computer, naming the setting, and
+    // creates nothing.
+    let stray = TestComputer::new();
+    let (bad, _) = connect(&stray, &[("COMPUTER_USE_TEMPLATE", "no-such-template")]).await;
+    let e = refused(&bad, "start_computer", json!({"title": "bad"})).await;
+    assert!(
+        e.contains("COMPUTER_USE_TEMPLATE") && e.contains("no-such-template"),
+        "{e}"
+    );
+    assert!(!crate::support::docker::exists(&stray.name));
+
+    for template in [name.clone(), format!("{}:{name}", original.name)] {
+        let fork = TestComputer::new();
+        let (forked, _) = connect(&fork, &[("COMPUTER_USE_TEMPLATE", &template)]).await;
+        let (f, _) = ok(&forked, "start_computer", json!({"title": "fork"})).await;
+        let fsid = f["session_id"].as_str().unwrap().to_string();
+        assert_eq!(
+            out(
+                &forked,
+                &fsid,
+                "cat ~/setup.txt; sudo cat /usr/local/bin/baked"
+            )
+            .await,
+            "prepared\ntool",
+            "{template}"
+        );
+        assert_ne!(token_of(&fork.name), token_of(&original.name));
+        assert_ne!(viewer_key(&f), viewer_key(&started));
+        // The fork is a computer of its own: its changes stay with it.
+        out(&forked, &fsid, "echo fork > ~/setup.txt").await;
+        assert_eq!(out(&client, &sid, "cat ~/setup.txt").await, "prepared");
+    }
+}
+
+/// Two tenants of one HTTP server: each sees and restores only its own
+/// computer's snapshots.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_tenant_sees_and_restores_only_its_own_snapshots() {
+    const ALICE: &str = "alice-token-0123456789abcdef0123456789";
+    const BOB: &str = "bob-token-0123456789abcdef0123456789abcd";
+    let computer = TestComputer::with_port_blocks(3);
+    let (_alice_computer, _bob_computer) = (computer.tenant("alice"), computer.tenant("bob"));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tenants");
+    std::fs::write(&file, format!("alice {ALICE}\nbob {BOB}\n")).unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let host = HttpHost::start(
+        &computer,
+        &[("COMPUTER_USE_HTTP_TENANTS", file.to_str().unwrap())],
+    )
+    .await;
+    let alice = host.client_as(ALICE).await;
+    let bob = host.client_as(BOB).await;
+    let a = start_session(&alice, "alice").await;
+    let b = start_session(&bob, "bob").await;
+    out(&alice, &a, "echo alice > ~/mine.txt").await;
+    ok(
+        &alice,
+        "save_snapshot",
+        json!({"session_id": a, "name": "alices"}),
+    )
+    .await;
+
+    let (listed, _) = ok(&bob, "list_snapshots", json!({"session_id": b})).await;
+    assert!(names(&listed).is_empty(), "{listed}");
+    let e = refused(
+        &bob,
+        "restore_snapshot",
+        json!({"session_id": b, "name": "alices"}),
+    )
+    .await;
+    assert!(
+        e.contains("no snapshot named `alices`") && e.contains("it has none"),
+        "{e}"
+    );
+    let e = refused(
+        &bob,
+        "delete_snapshot",
+        json!({"session_id": b, "name": "alices"}),
+    )
+    .await;
+    assert!(e.contains("no snapshot named `alices`"), "{e}");
+
+    // Alice's own restore over HTTP works, and Bob's computer is untouched.
+    out(&alice, &a, "rm ~/mine.txt").await;
+    ok(
+        &alice,
+        "restore_snapshot",
+        json!({"session_id": a, "name": "alices"}),
+    )
+    .await;
+    assert_eq!(out(&alice, &a, "cat ~/mine.txt").await, "alice");
+    assert_eq!(out(&bob, &b, "echo still").await, "still");
 }

@@ -11,7 +11,8 @@
 //! back, or resets the computer to its image with an empty home, by
 //! creating its container again beside the old one and swapping them once
 //! the home is in place, so that a failure before the swap leaves the
-//! computer as it was.
+//! computer as it was; [`template`] starts a computer that does not exist
+//! yet from a snapshot (`COMPUTER_USE_TEMPLATE`).
 //!
 //! Processes are not kept: a restored computer's desktop starts fresh.
 
@@ -20,6 +21,7 @@ pub mod name;
 pub mod restore;
 pub mod save;
 pub mod store;
+pub mod template;
 
 pub use name::{check_note, SnapshotName};
 pub use restore::{restore, Restored, Target};

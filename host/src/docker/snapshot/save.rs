@@ -123,7 +123,7 @@ pub async fn save(
         frozen.pause(docker, computer).await?;
         let copied = copier.run(COPY_DEADLINE).await?;
         let home_bytes = home_copied(&copied, computer)?;
-        let created_at = crate::recording::now_rfc3339();
+        let created_at = crate::clock::now_rfc3339();
         let mut labels: std::collections::HashMap<String, String> = labels.clone().into();
         labels.extend([
             (NOTE_LABEL.to_string(), note.to_string()),
