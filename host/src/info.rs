@@ -22,6 +22,8 @@ pub struct Info {
     /// The image on the engine; `None` when the engine was not asked.
     pub image: Option<Result<Option<ImageFacts>, DockerError>>,
     pub computer: ComputerReport,
+    /// The computer's snapshots; `None` when the engine was not asked.
+    pub snapshots: Option<Result<Vec<crate::docker::snapshot::Snapshot>, DockerError>>,
     /// With `COMPUTER_USE_HTTP_TENANTS`: each tenant's computer, or why the
     /// file cannot be used.
     pub tenants: Option<Result<Vec<TenantReport>, TenantsError>>,
@@ -73,9 +75,9 @@ pub async fn gather() -> Info {
 pub async fn gather_from(env: &Env) -> Info {
     let settings = ComputerSettings::from_env(env);
     let endpoint = resolve_endpoint(env);
-    let (image, computer) = match (&settings, &endpoint) {
+    let (image, computer, snapshots) = match (&settings, &endpoint) {
         (Ok(settings), Ok(endpoint)) => look(settings, endpoint).await,
-        _ => (None, ComputerReport::NotChecked),
+        _ => (None, ComputerReport::NotChecked, None),
     };
     let tenants = match env.get(TENANTS_VAR).filter(|v| !v.is_empty()) {
         None => None,
@@ -114,6 +116,7 @@ pub async fn gather_from(env: &Env) -> Info {
         endpoint,
         image,
         computer,
+        snapshots,
         tenants,
     }
 }
@@ -141,11 +144,13 @@ async fn look(
 ) -> (
     Option<Result<Option<ImageFacts>, DockerError>>,
     ComputerReport,
+    Option<Result<Vec<crate::docker::snapshot::Snapshot>, DockerError>>,
 ) {
     let docker = match endpoint.connect().await {
         Ok(docker) => docker,
-        Err(e) => return (None, ComputerReport::Unknown(e)),
+        Err(e) => return (None, ComputerReport::Unknown(e), None),
     };
+    let snapshots = crate::docker::snapshot::list(&docker, &settings.name).await;
     let image = inspect_image(&docker, &settings.image).await;
     let computer = match find_computer(&docker, &settings.name).await {
         Err(e) => ComputerReport::Unknown(e),
@@ -173,7 +178,7 @@ async fn look(
             }
         }
     };
-    (Some(image), computer)
+    (Some(image), computer, Some(snapshots))
 }
 
 impl fmt::Display for Info {
@@ -236,6 +241,36 @@ impl fmt::Display for Info {
                     None => {}
                 }
             }
+        }
+        match &self.snapshots {
+            None => {}
+            Some(Err(e)) => writeln!(f, "snapshots: unknown: {e}")?,
+            Some(Ok(all)) if all.is_empty() => writeln!(
+                f,
+                "snapshots: none; save one with save_snapshot or `computer-use-mcp snapshot save NAME`"
+            )?,
+            Some(Ok(all)) => {
+                let total: u64 = all.iter().map(|s| s.size_bytes).sum();
+                let names: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
+                writeln!(
+                    f,
+                    "snapshots: {} using {} of the engine's disk: {}",
+                    all.len(),
+                    computer_protocol::archive::human_bytes(total),
+                    names.join(", ")
+                )?;
+            }
+        }
+        if let Some(template) = self
+            .settings
+            .as_ref()
+            .ok()
+            .and_then(|s| s.template.as_ref())
+        {
+            writeln!(
+                f,
+                "template: {template} (COMPUTER_USE_TEMPLATE): a computer that does not exist yet starts from it"
+            )?;
         }
         match &self.tenants {
             None => {}

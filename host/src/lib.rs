@@ -33,6 +33,7 @@
 //!   computerd, the package brought home, and the `review` command.
 //! - [`heartbeat`]: keeps an agent's sessions alive; ends them when it goes.
 //! - [`info`]: the `info` command.
+//! - [`snapshot_cli`]: the `snapshot` and `reset` commands.
 //! - [`doctor`]: the `doctor` command: each thing the computer needs, checked
 //!   with its own deadline (`--deep`: a spare screen, its browser, DevTools,
 //!   accessibility bus, viewer and VNC), `ok`/`warn`/`err` with the fix; the
@@ -63,6 +64,7 @@ pub mod open;
 pub mod recording;
 pub mod serve;
 pub mod settings;
+pub mod snapshot_cli;
 pub mod state;
 pub mod tenant;
 pub mod transfer;

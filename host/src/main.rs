@@ -1,6 +1,7 @@
 //! `computer-use-mcp`: with no arguments (or `serve`), the MCP server on
 //! stdio; `serve --http ADDR`, MCP over Streamable HTTP; `info` prints the
-//! computer's state; `doctor` checks what the computer needs. Logs go to stderr: stdout carries MCP frames.
+//! computer's state; `doctor` checks what the computer needs; `snapshot`
+//! and `reset` save, restore and throw away the computer's files. Logs go to stderr: stdout carries MCP frames.
 
 use computer_use_mcp::serve;
 use serve::http::HttpOptions;
@@ -48,6 +49,18 @@ Usage:
                             computer-use-evidence/<task>-<UTC time>/ here)
   computer-use-mcp review --delete ID
                             delete an ended recording from the computer
+  computer-use-mcp snapshot save NAME [--note TEXT]
+                            save the computer's files (the container's changes and its
+                            home) on its engine as snapshot NAME (1 to 64 of a-z 0-9 . _ -)
+  computer-use-mcp snapshot list
+                            its snapshots: name, time, size, image version, note
+  computer-use-mcp snapshot restore NAME --yes [--end-sessions]
+                            put the computer's files back as NAME saved them; refused
+                            while sessions are live unless --end-sessions
+  computer-use-mcp snapshot rm NAME --yes
+                            delete a snapshot and the disk it holds
+  computer-use-mcp reset --yes [--end-sessions]
+                            back to a fresh computer: its image, an empty home
   computer-use-mcp --help   this text
   computer-use-mcp --version
 ";
@@ -78,6 +91,16 @@ fn main() -> anyhow::Result<()> {
         Some("review") => {
             let runtime = tokio::runtime::Runtime::new()?;
             let code = runtime.block_on(computer_use_mcp::recording::review::run(&args[1..]));
+            std::process::exit(code);
+        }
+        Some("snapshot") => {
+            let runtime = tokio::runtime::Runtime::new()?;
+            let code = runtime.block_on(computer_use_mcp::snapshot_cli::run(&args[1..]));
+            std::process::exit(code);
+        }
+        Some("reset") => {
+            let runtime = tokio::runtime::Runtime::new()?;
+            let code = runtime.block_on(computer_use_mcp::snapshot_cli::run(&args));
             std::process::exit(code);
         }
         Some("serve") => match HttpOptions::parse(&args[1..]) {

@@ -73,6 +73,14 @@ impl Engine {
         })
     }
 
+    /// The snapshots of the computer `name`.
+    pub async fn snapshots(
+        &self,
+        name: &str,
+    ) -> Result<Vec<super::snapshot::Snapshot>, DockerError> {
+        super::snapshot::list(&self.docker, name).await
+    }
+
     /// The container named `name`, if there is one.
     pub async fn find_computer(&self, name: &str) -> Result<Option<FoundComputer>, DockerError> {
         find_computer(&self.docker, name).await

@@ -122,6 +122,16 @@ pub(crate) async fn check(env: &Env, budget: &Budget, report: &mut Report) -> Fo
     if let Some((image, _)) = image {
         report.add("image", image);
     }
+    if let Some(computer) = &found.computer {
+        let (outcome, _) = timed(
+            budget,
+            IMAGE_DEADLINE,
+            "check that Docker is not stuck, then run `docker image ls`",
+            snapshots(&engine, &computer.name),
+        )
+        .await;
+        report.add("snapshots", outcome);
+    }
     found.engine = Some(engine);
     found
 }
@@ -149,6 +159,39 @@ fn settings(env: &Env) -> (Outcome, Option<Settings>, Option<ComputerSettings>) 
     ));
     let computer = settings.computer.clone();
     (outcome, Some(settings), Some(computer))
+}
+
+/// The computer's snapshots and the disk they hold; a warning at the
+/// most `COMPUTER_USE_SNAPSHOTS_MAX` allows.
+async fn snapshots(engine: &Engine, name: &str) -> (Outcome, Option<()>) {
+    use crate::docker::snapshot::{max_from, MAX_VAR};
+    let all = match engine.snapshots(name).await {
+        Ok(all) => all,
+        Err(e) => return (Outcome::warn(e.to_string(), "run `docker image ls`"), None),
+    };
+    let env = crate::settings::process_env();
+    let max = max_from(env.get(MAX_VAR).map(String::as_str))
+        .unwrap_or(crate::docker::snapshot::MAX_DEFAULT);
+    if all.is_empty() {
+        return (Outcome::ok(format!("`{name}` has none")), Some(()));
+    }
+    let total: u64 = all.iter().map(|s| s.size_bytes).sum();
+    let names: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
+    let detail = format!(
+        "`{name}` has {} using {} of the engine's disk: {}",
+        all.len(),
+        computer_protocol::archive::human_bytes(total),
+        names.join(", ")
+    );
+    let outcome = if all.len() >= max {
+        Outcome::warn(
+            format!("{detail}; that is the most {MAX_VAR} allows ({max})"),
+            "delete one with `computer-use-mcp snapshot rm NAME --yes`, or raise COMPUTER_USE_SNAPSHOTS_MAX",
+        )
+    } else {
+        Outcome::ok(detail)
+    };
+    (outcome, Some(()))
 }
 
 async fn engine(endpoint: &DockerEndpoint) -> (Outcome, Option<(Engine, EngineFacts)>) {

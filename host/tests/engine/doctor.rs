@@ -105,6 +105,7 @@ async fn green_on_a_working_machine_as_text_and_json() {
         "docker-engine",
         "docker-disk",
         "image",
+        "snapshots",
         "computer",
         "ports",
         "computerd",

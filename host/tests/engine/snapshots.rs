@@ -348,3 +348,69 @@ async fn a_tenant_sees_and_restores_only_its_own_snapshots() {
     assert_eq!(out(&alice, &a, "cat ~/mine.txt").await, "alice");
     assert_eq!(out(&bob, &b, "echo still").await, "still");
 }
+
+/// `computer-use-mcp snapshot …` and `reset` for a person at a terminal.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_snapshot_commands_save_list_restore_reset_and_remove() {
+    let computer = TestComputer::new();
+    let (client, _) = connect(&computer, &[]).await;
+    let sid = start_session(&client, "a person's commands").await;
+    out(&client, &sid, "echo mine > ~/kept.txt").await;
+    let run = |args: &[&str]| {
+        let output = std::process::Command::new(crate::support::mcp::host_bin())
+            .args(args)
+            .env("COMPUTER_USE_NAME", &computer.name)
+            .env("COMPUTER_USE_PORT_BASE", computer.port_base.to_string())
+            .env("COMPUTER_USE_IMAGE", crate::support::docker::image())
+            .output()
+            .expect("the host binary runs");
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).to_string(),
+            String::from_utf8_lossy(&output.stderr).to_string(),
+        )
+    };
+    let (code, said, _) = run(&["snapshot", "save", "by-hand", "--note", "from the terminal"]);
+    assert_eq!(code, Some(0), "{said}");
+    assert!(said.contains("saved snapshot `by-hand`"), "{said}");
+    let (_, listed, _) = run(&["snapshot", "list"]);
+    assert!(
+        listed.contains("by-hand") && listed.contains("from the terminal"),
+        "{listed}"
+    );
+    let (_, info, _) = run(&["info"]);
+    assert!(
+        info.contains("snapshots: 1 using ") && info.contains("by-hand"),
+        "{info}"
+    );
+
+    let (code, _, why) = run(&["snapshot", "restore", "by-hand"]);
+    assert_eq!(code, Some(2));
+    assert!(why.contains("--yes"), "{why}");
+    let (code, _, why) = run(&["snapshot", "restore", "by-hand", "--yes"]);
+    assert_eq!(code, Some(1));
+    assert!(
+        why.contains(&sid) && why.contains("--end-sessions"),
+        "{why}"
+    );
+
+    let (code, said, why) = run(&["reset", "--yes", "--end-sessions"]);
+    assert_eq!(code, Some(0), "{why}");
+    assert!(said.contains("ended 1 session"), "{said}");
+    let sid = start_session(&client, "after the reset").await;
+    assert_eq!(
+        out(&client, &sid, "cat ~/kept.txt || echo gone").await,
+        "gone"
+    );
+    let (code, _, why) = run(&["snapshot", "restore", "by-hand", "--yes", "--end-sessions"]);
+    assert_eq!(code, Some(0), "{why}");
+    let sid = start_session(&client, "after the restore").await;
+    assert_eq!(out(&client, &sid, "cat ~/kept.txt").await, "mine");
+
+    let (code, said, _) = run(&["snapshot", "rm", "by-hand", "--yes"]);
+    assert_eq!(code, Some(0));
+    assert!(said.contains("deleted snapshot `by-hand`"), "{said}");
+    let (code, _, why) = run(&["snapshot", "rm", "by-hand", "--yes"]);
+    assert_eq!(code, Some(1));
+    assert!(why.contains("has no snapshot named `by-hand`"), "{why}");
+}

@@ -46,6 +46,11 @@ fn help_lists_every_command_and_exits_0() {
         "computer-use-mcp review --unattested PATH",
         "computer-use-mcp review --list",
         "computer-use-mcp review --fetch ID [PATH]",
+        "computer-use-mcp snapshot save NAME [--note TEXT]",
+        "computer-use-mcp snapshot list",
+        "computer-use-mcp snapshot restore NAME --yes [--end-sessions]",
+        "computer-use-mcp snapshot rm NAME --yes",
+        "computer-use-mcp reset --yes [--end-sessions]",
         "computer-use-mcp --help",
         "computer-use-mcp --version",
     ] {
