@@ -656,6 +656,27 @@ pub(super) mod tests {
         sessions.expired(Instant::now())
     }
 
+    /// After a restore the host asks for its session again under the same
+    /// id; an id this computerd has had is refused, and so is one that is
+    /// no id at all.
+    #[tokio::test(start_paused = true)]
+    async fn a_session_resumes_under_its_id_once() {
+        let t = sessions_with_grace(GRACE);
+        let request = |resume: &str| CreateSessionRequest {
+            title: "resumed".into(),
+            owner: OwnerId("host-a".into()),
+            settings: SessionSettings::default(),
+            resume: Some(SessionId(resume.into())),
+        };
+        let id = "0f8e2a4c-1b3d-4e5f-9a7b-123456789abc";
+        let resumed = t.sessions.create(request(id)).expect("resumed");
+        assert_eq!(resumed.id.0, id);
+        let again = t.sessions.create(request(id)).err().expect("refused");
+        assert!(again.to_string().contains("already had"), "{again}");
+        let bad = t.sessions.create(request("../x")).err().expect("refused");
+        assert!(bad.to_string().contains("`resume`"), "{bad}");
+    }
+
     #[tokio::test(start_paused = true)]
     async fn an_owner_without_heartbeats_loses_its_sessions_just_after_the_grace() {
         let t = sessions_with_grace(GRACE);

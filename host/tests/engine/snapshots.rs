@@ -193,6 +193,31 @@ async fn a_wrecked_computer_comes_back_from_its_snapshot() {
         "{full}"
     );
 
+    // A snapshot whose home copy went missing restores nothing (Docker
+    // would mount an empty volume in its place) and changes nothing.
+    out(&client, &me, "echo after-reset > ~/now.txt").await;
+    let volume = crate::support::docker::docker(&[
+        "volume",
+        "ls",
+        "-q",
+        "--filter",
+        &format!("label=computer-use.snapshot.of={}", computer.name),
+        "--filter",
+        "label=computer-use.snapshot.name=fresh",
+    ]);
+    crate::support::docker::docker(&["volume", "rm", volume.trim()]);
+    let lost = refused(
+        &client,
+        "restore_snapshot",
+        json!({"session_id": me, "name": "fresh"}),
+    )
+    .await;
+    assert!(
+        lost.contains("is gone from the engine") && lost.contains("Nothing was changed"),
+        "{lost}"
+    );
+    assert_eq!(out(&client, &me, "cat ~/now.txt").await, "after-reset");
+
     let gone = refused(
         &client,
         "delete_snapshot",

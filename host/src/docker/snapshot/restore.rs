@@ -96,6 +96,7 @@ pub async fn restore(
     let (image, version, source) = match target {
         Target::Snapshot(name) => {
             let snapshot = store::find(docker, computer, name).await?;
+            store::check_home_copy(docker, &snapshot).await?;
             if inspect_image(docker, &snapshot.image).await?.is_none() {
                 return Err(SnapshotError::ImageGone {
                     name: name.to_string(),

@@ -292,3 +292,37 @@ impl Frozen {
         *self.lasted.lock()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn finished(exit_code: i64, output: &str) -> Finished {
+        Finished {
+            exit_code,
+            output: output.to_string(),
+        }
+    }
+
+    #[test]
+    fn the_copier_says_how_much_it_copied_or_why_not() {
+        assert_eq!(
+            home_copied(&finished(0, "copied 1234\n"), "c").unwrap(),
+            1234
+        );
+        let short = home_copied(&finished(3, "short 100000000 300000000\n"), "c").unwrap_err();
+        let text = short.to_string();
+        assert!(
+            text.contains("needs 95.4 MiB and 30.1 MiB is free beyond the 256.0 MiB kept spare"),
+            "{text}"
+        );
+        assert!(text.contains("nothing was saved and the computer runs as it was"));
+        let broken = home_copied(&finished(4, "cp: cannot create: No space\n"), "c").unwrap_err();
+        assert!(
+            broken
+                .to_string()
+                .contains("exited with 4: cp: cannot create"),
+            "{broken}"
+        );
+    }
+}

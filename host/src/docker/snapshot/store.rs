@@ -101,6 +101,27 @@ pub async fn find(
         })
 }
 
+/// Makes sure the snapshot's home copy is still on the engine: Docker
+/// would make an empty volume of a missing one when the copier mounts it,
+/// and a restore would then empty the computer's home.
+pub async fn check_home_copy(docker: &Docker, snapshot: &Snapshot) -> Result<(), SnapshotError> {
+    let volume = &snapshot.home_volume;
+    let call = Call::new(
+        format!("looking at the snapshot volume `{volume}`"),
+        "nothing was changed",
+        LIST_DEADLINE,
+    );
+    match call.run_raw(docker.inspect_volume(volume)).await? {
+        Ok(_) => Ok(()),
+        Err(e) if status_of(&e) == Some(404) => Err(SnapshotError::Failed {
+            what: format!("using the snapshot `{}`", snapshot.name),
+            why: format!("its home copy, the volume `{volume}`, is gone from the engine"),
+            aftermath: "Nothing was changed; delete the snapshot with delete_snapshot.".into(),
+        }),
+        Err(e) => Err(call.failed(e).into()),
+    }
+}
+
 /// Deletes the snapshot `name` of `computer`: its image tag and its home
 /// copy. A computer restored from it keeps running; its layers stay until
 /// that computer goes.

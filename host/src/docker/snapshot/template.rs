@@ -53,6 +53,7 @@ pub async fn prepare(
         Err(e) => return Err(looked.failed(e).into()),
     }
     let snapshot = find(docker, template).await?;
+    store::check_home_copy(docker, &snapshot).await?;
     Call::new(
         format!("creating the home volume `{volume}`"),
         "nothing was created",
