@@ -18,6 +18,40 @@ async fn out(client: &crate::support::mcp::Client, session: &str, command: &str)
     r["stdout"].as_str().unwrap_or_default().trim().to_string()
 }
 
+/// The local site of the login: on the computer's own loopback.
+const SITE: &str = "http://127.0.0.1:8765";
+
+/// Serves, from inside the computer, a page that signs in (sets a cookie)
+/// and a page whose title says who is signed in.
+async fn serve_login_page(client: &crate::support::mcp::Client, session: &str) {
+    out(
+        client,
+        session,
+        "mkdir -p /tmp/site && cd /tmp/site \
+         && echo '<!doctype html><title>signing in</title><script>document.cookie=\"sid=alice; path=/; max-age=3600\"; document.title=\"signed in\";</script>' > login.html \
+         && echo '<!doctype html><title>who</title><script>document.title=document.cookie.includes(\"sid=alice\")?\"signed in as alice\":\"signed out\";</script>' > index.html \
+         && (setsid python3 -m http.server 8765 --bind 127.0.0.1 >/dev/null 2>&1 &) \
+         && for i in $(seq 50); do python3 -c 'import urllib.request; urllib.request.urlopen(\"http://127.0.0.1:8765/\")' 2>/dev/null && break; sleep 0.1; done; echo serving",
+    )
+    .await;
+}
+
+/// Runs `command` until it succeeds, for at most 15 s.
+async fn wait_for(client: &crate::support::mcp::Client, session: &str, what: &str, command: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    loop {
+        let r = shell_ok(client, session, command).await;
+        if r["exit_code"] == json!(0) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "waited 15 s for {what}: {r}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+}
+
 fn names(listed: &Value) -> Vec<String> {
     listed["snapshots"]
         .as_array()
@@ -39,6 +73,34 @@ async fn a_wrecked_computer_comes_back_from_its_snapshot() {
         &me,
         "mkdir -p ~/work && echo kept > ~/work/a.txt && ln -s /etc/shadow ~/out-link \
          && mkfifo ~/pipe && echo tool | sudo tee /usr/local/bin/added-tool >/dev/null",
+    )
+    .await;
+
+    // A package installed with dpkg (built here: the test reaches no
+    // mirror), and a login: a local page sets a cookie in the session's
+    // Chromium, which computerd keeps in the home's cookie jar.
+    out(
+        &client,
+        &me,
+        "mkdir -p /tmp/pkg/DEBIAN /tmp/pkg/usr/share/cu-snapshot-test \
+         && printf 'Package: cu-snapshot-test\\nVersion: 1.0\\nArchitecture: all\\nMaintainer: test <t@example.com>\\nDescription: snapshot test\\n' > /tmp/pkg/DEBIAN/control \
+         && echo packaged > /tmp/pkg/usr/share/cu-snapshot-test/data \
+         && chmod -R u=rwX,go=rX /tmp/pkg && dpkg-deb --build /tmp/pkg /tmp/cu-snapshot-test.deb >/dev/null \
+         && sudo dpkg -i /tmp/cu-snapshot-test.deb >/dev/null && echo installed",
+    )
+    .await;
+    serve_login_page(&client, &me).await;
+    ok(
+        &client,
+        "open_path",
+        json!({"session_id": me, "target": format!("{SITE}/login.html")}),
+    )
+    .await;
+    wait_for(
+        &client,
+        &me,
+        "the jar to hold the login",
+        "grep -c alice ~/.local/share/computer-use/cookies.json",
     )
     .await;
 
@@ -95,11 +157,21 @@ async fn a_wrecked_computer_comes_back_from_its_snapshot() {
     let (bystander, _) = connect(&computer, &[]).await;
     let them = start_session(&bystander, "bystander").await;
 
-    // Wrecked as root: home emptied, a program of the image removed.
+    // Wrecked as root: home emptied, a program of the image and the
+    // package removed, and computerd's children killed (Xvnc, the
+    // browsers; the shell that does it too, so it waits for nothing).
     out(
         &client,
         &me,
-        "rm -rf ~/work ~/pipe ~/out-link && sudo rm -f /usr/bin/xterm /usr/local/bin/added-tool && echo wrecked",
+        "rm -rf ~/work ~/pipe ~/out-link ~/.local/share/computer-use/cookies.json \
+         && sudo rm -f /usr/bin/xterm /usr/local/bin/added-tool && sudo dpkg -r cu-snapshot-test >/dev/null \
+         && echo wrecked",
+    )
+    .await;
+    let _ = call(
+        &client,
+        "shell",
+        json!({"session_id": me, "command": "sudo pkill -9 -P $(pgrep -o -x computerd)", "timeout": 10}),
     )
     .await;
 
@@ -144,10 +216,28 @@ async fn a_wrecked_computer_comes_back_from_its_snapshot() {
             &client,
             &me,
             "cat ~/work/a.txt; readlink ~/out-link; test -p ~/pipe && echo fifo; \
-             test -x /usr/bin/xterm && echo xterm; sudo cat /usr/local/bin/added-tool"
+             test -x /usr/bin/xterm && echo xterm; sudo cat /usr/local/bin/added-tool; \
+             dpkg-query -W -f='${Status}\\n' cu-snapshot-test; cat /usr/share/cu-snapshot-test/data"
         )
         .await,
-        "kept\n/etc/shadow\nfifo\nxterm\ntool"
+        "kept\n/etc/shadow\nfifo\nxterm\ntool\ninstall ok installed\npackaged"
+    );
+    // Still signed in: the page sees the cookie the snapshot kept.
+    serve_login_page(&client, &me).await;
+    ok(
+        &client,
+        "open_path",
+        json!({"session_id": me, "target": format!("{SITE}/")}),
+    )
+    .await;
+    let (seen, _) = ok(&client, "computer_observe", json!({"session_id": me})).await;
+    assert!(
+        seen["active_window"]
+            .as_str()
+            .unwrap_or("")
+            .contains("signed in as alice"),
+        "{}",
+        seen["active_window"]
     );
     let told = call(
         &bystander,
