@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-remote_modules=(mcp_session mcp_transfer mcp_browser)
+remote_modules=(mcp_session mcp_transfer mcp_browser snapshots)
 
 [ "${1:-}" = "--" ] && shift
 
