@@ -9,7 +9,7 @@ use crate::desktop::Desktop;
 use crate::devtools::{run_idle_stop, DevTools};
 use crate::launcher::{self, LauncherApp};
 use crate::screens::{Companion, ScreenPaths};
-use crate::sessions::{run_reaper, Sessions};
+use crate::sessions::{run_reaper, run_unused_stop, Sessions};
 use crate::viewer::http::ViewerApp;
 use crate::viewer::{Guard, ViewerHub};
 use crate::viewer_key::ViewerKey;
@@ -76,6 +76,8 @@ pub async fn serve(
     check_viewer_files(&config);
 
     let reaper = tokio::spawn(run_reaper(Arc::clone(&sessions)));
+    let unused = Arc::new(tokio::sync::Notify::new());
+    let unused_stop = tokio::spawn(run_unused_stop(Arc::clone(&sessions), Arc::clone(&unused)));
     let cookie_sync = tokio::spawn(run_cookie_sync(Arc::clone(&browsers)));
     let idle_stop = tokio::spawn(run_idle_stop(Arc::clone(&devtools)));
     let app = Arc::new(App {
@@ -112,13 +114,22 @@ pub async fn serve(
         key.key,
         computer_protocol::vnc_password(&key.key)
     );
-    let shutdown = shutdown.shared();
+    // An unused computer (COMPUTER_USE_IDLE_STOP) shuts down as SIGTERM
+    // would have it: sessions end, browsers save, and the container stops.
+    let shutdown = async move {
+        tokio::select! {
+            _ = shutdown => {}
+            _ = unused.notified() => {}
+        }
+    }
+    .shared();
     let api = crate::http_server::serve(listener, router(app), shutdown.clone());
     let viewer = crate::viewer::http::serve(viewer_listener, viewer, shutdown.clone());
     let launcher =
         crate::http_server::serve(launcher_listener, launcher::router(launcher_app), shutdown);
     let served = tokio::try_join!(api, viewer, launcher);
     reaper.abort();
+    unused_stop.abort();
     // Screens close their browsers; a browser whose screen is already
     // gone closes here. Each saves its profile and cookies first.
     sessions.end_all(EndReason::ComputerRestarted).await;

@@ -34,6 +34,7 @@ pub const SCREEN_SIZE: &str = "COMPUTER_USE_SCREEN_SIZE";
 pub const SHELL_TIMEOUT: &str = "COMPUTER_USE_SHELL_TIMEOUT";
 pub const SHELL_TIMEOUT_MAX: &str = "COMPUTER_USE_SHELL_TIMEOUT_MAX";
 pub const IDLE_TIMEOUT: &str = "COMPUTER_USE_IDLE_TIMEOUT";
+pub const IDLE_STOP: &str = "COMPUTER_USE_IDLE_STOP";
 pub const DEVTOOLS_IDLE: &str = "COMPUTER_USE_DEVTOOLS_IDLE";
 pub const PORT_BASE: &str = "COMPUTER_USE_PORT_BASE";
 pub const OPEN: &str = "COMPUTER_USE_OPEN";
@@ -192,6 +193,9 @@ pub struct SessionDefaults {
     pub shell_timeout_max: Duration,
     /// A session ends after this long without agent calls.
     pub idle_timeout: Duration,
+    /// The computer stops after this long without sessions or viewers;
+    /// `None` (the default): never by itself.
+    pub idle_stop: Option<Duration>,
 }
 
 impl SessionDefaults {
@@ -202,6 +206,7 @@ impl SessionDefaults {
             idle_timeout_secs: Some(self.idle_timeout.as_secs()),
             shell_timeout_secs: Some(self.shell_timeout.as_secs()),
             shell_timeout_max_secs: Some(self.shell_timeout_max.as_secs()),
+            idle_stop_secs: self.idle_stop.map(|d| d.as_secs()),
         }
     }
 }
@@ -277,6 +282,11 @@ impl Settings {
             }
         };
         let idle_timeout = duration(env, IDLE_TIMEOUT, DEFAULT_IDLE_TIMEOUT)?;
+        let idle_stop = match get(env, IDLE_STOP) {
+            None => None,
+            Some(v) if v.eq_ignore_ascii_case("off") => None,
+            Some(v) => Some(duration_value(IDLE_STOP, v)?),
+        };
         let open = match get(env, OPEN) {
             None => OpenMode::Browser,
             Some(v) => open_mode(v)?,
@@ -293,6 +303,7 @@ impl Settings {
                 shell_timeout,
                 shell_timeout_max,
                 idle_timeout,
+                idle_stop,
             },
             open,
             vnc_viewer,
@@ -546,6 +557,24 @@ mod tests {
         assert_eq!(s.vnc_viewer, None);
         let d = DevtoolsSettings::for_start_chrome_devtools(&env(&[])).unwrap();
         assert_eq!(d.idle, Duration::from_secs(600));
+    }
+
+    #[test]
+    fn the_idle_stop_is_off_unless_given_a_time() {
+        let read = |pairs: &[(&str, &str)]| Settings::for_start_computer(&env(pairs));
+        assert_eq!(read(&[]).unwrap().session.idle_stop, None);
+        assert_eq!(read(&[(IDLE_STOP, "off")]).unwrap().session.idle_stop, None);
+        let on = read(&[(IDLE_STOP, "30m")]).unwrap().session;
+        assert_eq!(on.idle_stop, Some(Duration::from_secs(1800)));
+        assert_eq!(on.to_wire().idle_stop_secs, Some(1800));
+        assert_eq!(read(&[]).unwrap().session.to_wire().idle_stop_secs, None);
+        for bad in ["0", "soon"] {
+            assert_eq!(
+                read(&[(IDLE_STOP, bad)]).unwrap_err().name,
+                IDLE_STOP,
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -77,6 +77,11 @@ pub struct SessionSettings {
     /// Longest `shell` timeout an agent may ask for, in seconds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shell_timeout_max_secs: Option<u64>,
+    /// The computer stops (computerd exits) once it has had no session and
+    /// no watched screen for this many seconds (`COMPUTER_USE_IDLE_STOP`);
+    /// the newest session's word holds. Unset: it never stops by itself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_stop_secs: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -60,6 +60,9 @@ struct State {
     /// session ended stays here while viewers watch it; whoever removes the
     /// entry closes the screen, so it is closed exactly once.
     screens: HashMap<ScreenNumber, OpenScreen>,
+    /// How long the computer may sit unused before it stops, as the newest
+    /// session's host said (`idle_stop_secs`); `None`: never.
+    stop_when_unused: Option<Duration>,
 }
 
 struct OpenScreen {
@@ -99,6 +102,15 @@ impl Sessions {
         }
     }
 
+    /// `Some(limit)` while nothing uses the computer (no live session, so
+    /// no recording or handoff either, and no screen a viewer still
+    /// watches) and a host asked it to stop after `limit` of that.
+    pub fn unused_stop_after(&self) -> Option<Duration> {
+        let state = self.state();
+        let unused = state.live.is_empty() && state.screens.is_empty();
+        state.stop_when_unused.filter(|_| unused)
+    }
+
     pub fn recordings(&self) -> &Arc<Recordings> {
         &self.recordings
     }
@@ -132,6 +144,11 @@ impl Sessions {
             ))));
         }
         state.heartbeats.insert(req.owner, Instant::now());
+        state.stop_when_unused = req
+            .settings
+            .idle_stop_secs
+            .filter(|secs| *secs > 0)
+            .map(Duration::from_secs);
         state.live.insert(id.clone(), Arc::clone(&session));
         drop(state);
         tracing::info!(session = %id, title = %session.title, "session started");

@@ -529,3 +529,32 @@ async fn the_snapshot_commands_save_list_restore_reset_and_remove() {
     assert_eq!(code, Some(1));
     assert!(why.contains("has no snapshot named `by-hand`"), "{why}");
 }
+
+/// `COMPUTER_USE_IDLE_STOP`: with no session and no viewer for that long,
+/// the computer stops; the next `start_computer` starts it with its home.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unused_computer_stops_and_starts_again_with_its_home() {
+    let computer = TestComputer::new();
+    let (client, _) = connect(&computer, &[("COMPUTER_USE_IDLE_STOP", "2s")]).await;
+    let sid = start_session(&client, "then idle").await;
+    out(&client, &sid, "echo kept > ~/kept.txt").await;
+    // A live session keeps it up past the idle time.
+    tokio::time::sleep(std::time::Duration::from_secs(4)).await;
+    assert_eq!(out(&client, &sid, "echo up").await, "up");
+    ok(&client, "end_session", json!({"session_id": sid})).await;
+    let ended = std::time::Instant::now();
+    let running = || inspect(&computer.name)["State"]["Running"] == json!(true);
+    while running() {
+        assert!(
+            ended.elapsed() < std::time::Duration::from_secs(30),
+            "still running 30 s after its last session ended"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+    let state = &inspect(&computer.name)["State"];
+    assert_eq!(state["ExitCode"], json!(0), "a clean stop: {state}");
+    let (again, _) = ok(&client, "start_computer", json!({"title": "back"})).await;
+    assert_eq!(again["computer"]["state"], json!("started"), "{again}");
+    let sid = again["session_id"].as_str().unwrap();
+    assert_eq!(out(&client, sid, "cat ~/kept.txt").await, "kept");
+}
