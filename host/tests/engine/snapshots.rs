@@ -89,6 +89,25 @@ async fn a_wrecked_computer_comes_back_from_its_snapshot() {
          && sudo dpkg -i /tmp/cu-snapshot-test.deb >/dev/null && echo installed",
     )
     .await;
+    // A device node planted in the home from outside (the computer itself
+    // may not make one): copied as a node, never opened.
+    crate::support::docker::docker(&[
+        "run",
+        "--rm",
+        "--user",
+        "0",
+        "--network",
+        "none",
+        "--entrypoint",
+        "mknod",
+        "-v",
+        &format!("{}:/h", computer.volume()),
+        &crate::support::docker::image(),
+        "/h/planted-device",
+        "c",
+        "1",
+        "3",
+    ]);
     serve_login_page(&client, &me).await;
     ok(
         &client,
@@ -163,7 +182,7 @@ async fn a_wrecked_computer_comes_back_from_its_snapshot() {
     out(
         &client,
         &me,
-        "rm -rf ~/work ~/pipe ~/out-link ~/.local/share/computer-use/cookies.json \
+        "rm -rf ~/work ~/pipe ~/out-link ~/planted-device ~/.local/share/computer-use/cookies.json \
          && sudo rm -f /usr/bin/xterm /usr/local/bin/added-tool && sudo dpkg -r cu-snapshot-test >/dev/null \
          && echo wrecked",
     )
@@ -216,11 +235,12 @@ async fn a_wrecked_computer_comes_back_from_its_snapshot() {
             &client,
             &me,
             "cat ~/work/a.txt; readlink ~/out-link; test -p ~/pipe && echo fifo; \
+             test -c ~/planted-device && echo device; \
              test -x /usr/bin/xterm && echo xterm; sudo cat /usr/local/bin/added-tool; \
              dpkg-query -W -f='${Status}\\n' cu-snapshot-test; cat /usr/share/cu-snapshot-test/data"
         )
         .await,
-        "kept\n/etc/shadow\nfifo\nxterm\ntool\ninstall ok installed\npackaged"
+        "kept\n/etc/shadow\nfifo\ndevice\nxterm\ntool\ninstall ok installed\npackaged"
     );
     // Still signed in: the page sees the cookie the snapshot kept.
     serve_login_page(&client, &me).await;
