@@ -7,7 +7,7 @@
 use crate::docker::resolve_endpoint;
 use crate::docker::snapshot::{self, SnapshotError, SnapshotName, Target};
 use crate::settings::{process_env, ComputerSettings};
-use computer_protocol::endpoints::{ListSessions, NoBody};
+use computer_protocol::endpoints::{ListRecordings, ListSessions, NoBody};
 use std::fmt::Write as _;
 use std::time::Duration;
 
@@ -169,6 +169,23 @@ async fn put_back(
         .send::<ListSessions>(&(), &NoBody {}, API_DEADLINE, "nothing was changed")
         .await?
         .sessions;
+    let recording: Vec<String> = started
+        .client
+        .send::<ListRecordings>(&(), &NoBody {}, API_DEADLINE, "nothing was changed")
+        .await?
+        .recordings
+        .into_iter()
+        .filter(|r| r.recording)
+        .map(|r| format!("{} (session \"{}\")", r.recording_id, r.session_title))
+        .collect();
+    if !recording.is_empty() {
+        return Err(SnapshotError::Invalid(format!(
+            "the computer `{}` is recording: {}. Nothing was changed; the agent stops it with stop_recording first",
+            settings.name,
+            recording.join(", ")
+        ))
+        .into());
+    }
     if !live.is_empty() && !end_sessions {
         let named: Vec<String> = live
             .iter()

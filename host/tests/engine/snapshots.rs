@@ -213,6 +213,31 @@ async fn a_wrecked_computer_comes_back_from_its_snapshot() {
     );
     assert_eq!(out(&client, &me, "echo still here").await, "still here");
 
+    // A recording in progress is never lost to a restore.
+    ok(
+        &client,
+        "start_recording",
+        json!({"session_id": me, "task": "snapshot test"}),
+    )
+    .await;
+    let recording = refused(
+        &client,
+        "restore_snapshot",
+        json!({"session_id": me, "name": "before-wreck", "end_other_sessions": true}),
+    )
+    .await;
+    assert!(
+        recording.contains("recording in progress") && recording.contains("stop_recording"),
+        "{recording}"
+    );
+    let evidence = tempfile::tempdir().unwrap();
+    ok(
+        &client,
+        "stop_recording",
+        json!({"session_id": me, "host_path": evidence.path().join("package")}),
+    )
+    .await;
+
     let (restored, result) = ok(
         &client,
         "restore_snapshot",

@@ -18,7 +18,7 @@ use crate::mcp::progress::reporting;
 use crate::mcp::result::structured;
 use crate::mcp::tools::desktop::{observation_result, IMAGE_ONLY};
 use crate::mcp::{ComputerUseServer, ToolError};
-use computer_protocol::endpoints::{ListSessions, NoBody, Observe};
+use computer_protocol::endpoints::{ListRecordings, ListSessions, NoBody, Observe};
 use computer_protocol::{Observation, ObserveRequest, SessionId};
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
@@ -119,6 +119,27 @@ impl ComputerUseServer {
             Target::Snapshot(name) => format!("restoring the computer to snapshot `{name}`"),
             Target::Reset => "resetting the computer".to_string(),
         };
+        // A recording is evidence of what an agent did: it is stopped (and
+        // its package brought home) on purpose, never lost to a restore.
+        let recordings = conn
+            .client
+            .send::<ListRecordings>(&(), &NoBody {}, API_DEADLINE, "nothing was changed")
+            .await;
+        let recording: Vec<String> = self
+            .answer(id, recordings)
+            .await?
+            .recordings
+            .into_iter()
+            .filter(|r| r.recording)
+            .map(|r| format!("{} (session \"{}\")", r.recording_id, r.session_title))
+            .collect();
+        if !recording.is_empty() {
+            return Err(SnapshotError::Invalid(format!(
+                "{what} would lose the recording in progress: {}. Nothing was changed; stop it with stop_recording first",
+                recording.join(", ")
+            ))
+            .into());
+        }
         if !others.is_empty() && !end_other_sessions {
             let named: Vec<String> = others
                 .iter()
