@@ -7,7 +7,7 @@
 //! container on the engine copies volumes ([`copier`]).
 //!
 //! [`name`] checks the names and notes an agent gives; [`store`] lists,
-//! finds and deletes the pairs; [`save`] makes one; [`restore`] puts one
+//! finds and deletes the pairs; [`mod@save`] makes one; [`mod@restore`] puts one
 //! back, or resets the computer to its image with an empty home, by
 //! creating its container again beside the old one and swapping them once
 //! the home is in place, so that a failure before the swap leaves the
