@@ -238,6 +238,9 @@ impl ComputerUseServer {
                 .map(String::as_str),
         )?;
         let (docker, computer) = self.snapshot_engine(&a.session_id).await?;
+        // One change of the computer at a time in this server: two saves
+        // of one name would both find it free.
+        let _one_at_a_time = self.agent().link().starting.lock().await;
         let what = format!("saving snapshot `{name}`");
         let saved = reporting(
             &context,
