@@ -45,6 +45,14 @@ pub async fn recheck(
     let Some(found) = find_computer(dialer.docker(), name).await? else {
         return Ok(Recheck::Missing);
     };
+    // A save pauses the computer for a moment (`snapshot::save`): the same
+    // run, behind the same published port, which answers once unpaused.
+    if found.status == "paused"
+        && found.id == container_id
+        && found.started_at.as_deref() == started_at
+    {
+        return Ok(Recheck::Unchanged);
+    }
     // A paused or restarting container counts as running for the Docker
     // side, but only a running one with a published API can answer.
     let running = found.state == ComputerState::Running && found.status == "running";
