@@ -52,6 +52,10 @@ bench:
 bench-transfer:
     bash scripts/bench-transfer.sh
 
+# save_snapshot, restore, reset and 4 forks on a busy computer, beside docker commit + a volume copy.
+bench-snapshot *ARGS:
+    bash scripts/bench-snapshot.sh {{ARGS}}
+
 # The whole suite N times from one build, with passes and failures per test.
 repeat-tests N="5":
     bash scripts/repeat-tests.sh {{N}}
