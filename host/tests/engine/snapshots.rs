@@ -602,3 +602,86 @@ async fn an_unused_computer_stops_and_starts_again_with_its_home() {
     let sid = again["session_id"].as_str().unwrap();
     assert_eq!(out(&client, sid, "cat ~/kept.txt").await, "kept");
 }
+
+/// Sets or clears the immutable flag of `path` in the home volume `volume`,
+/// from a container of the image with the one capability it takes (the
+/// computer has not got it): a file the restore cannot move aside.
+fn immutable(volume: &str, path: &str, on: bool) {
+    let script = format!(
+        "import fcntl, os, struct; fd = os.open('/h/{path}', os.O_RDONLY); \
+         fcntl.ioctl(fd, 0x40086602, struct.pack('i', {}))",
+        if on { 0x10 } else { 0 }
+    );
+    crate::support::docker::docker(&[
+        "run",
+        "--rm",
+        "--user",
+        "0",
+        "--network",
+        "none",
+        "--cap-add",
+        "LINUX_IMMUTABLE",
+        "--entrypoint",
+        "python3",
+        "-v",
+        &format!("{volume}:/h"),
+        &crate::support::docker::image(),
+        "-c",
+        &script,
+    ]);
+}
+
+/// A restore that fails once the computer is stopped starts the old
+/// computer again with its home as it was, says so, and the caller's
+/// session goes on.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_failed_restore_leaves_the_computer_as_it_was() {
+    let computer = TestComputer::new();
+    let (client, _) = connect(&computer, &[]).await;
+    let me = start_session(&client, "a failing restore").await;
+    out(&client, &me, "echo before > ~/a.txt").await;
+    ok(
+        &client,
+        "save_snapshot",
+        json!({"session_id": me, "name": "saved"}),
+    )
+    .await;
+    out(
+        &client,
+        &me,
+        "echo after > ~/a.txt && echo new > ~/b.txt && touch ~/locked",
+    )
+    .await;
+    immutable(&computer.volume(), "locked", true);
+    // Cleared whatever happens, or the home volume could not be removed.
+    struct Unlock(String);
+    impl Drop for Unlock {
+        fn drop(&mut self) {
+            immutable(&self.0, "locked", false);
+        }
+    }
+    let _unlock = Unlock(computer.volume());
+    let id_before = inspect(&computer.name)["Id"].clone();
+
+    let failed = refused(
+        &client,
+        "restore_snapshot",
+        json!({"session_id": me, "name": "saved"}),
+    )
+    .await;
+    assert!(
+        failed.contains("The computer runs as it was, with the same home")
+            && failed.contains(&format!("Your session {me} goes on")),
+        "{failed}"
+    );
+    assert_eq!(
+        inspect(&computer.name)["Id"],
+        id_before,
+        "the same container"
+    );
+    assert_eq!(inspect(&computer.name)["State"]["Running"], json!(true));
+    assert_eq!(
+        out(&client, &me, "cat ~/a.txt ~/b.txt; test -e ~/locked && echo locked; ls -A ~ | grep -c computer-use-restore || true").await,
+        "after\nnew\nlocked\n0"
+    );
+}

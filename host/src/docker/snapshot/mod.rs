@@ -85,6 +85,13 @@ pub enum SnapshotError {
         why: String,
         aftermath: String,
     },
+    /// A restore or reset that failed after the computer was stopped and
+    /// started again as it was; the caller's session was started again.
+    #[error("{error} Your session {session} goes on, on a fresh screen.")]
+    Resumed {
+        error: Box<SnapshotError>,
+        session: String,
+    },
     #[error("the snapshot `{name}` needs its image `{image}` (version {version}), which the engine no longer has: it cannot be restored; delete it with delete_snapshot")]
     ImageGone {
         name: String,

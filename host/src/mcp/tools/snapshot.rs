@@ -155,12 +155,28 @@ impl ComputerUseServer {
         let _one_at_a_time = host.link().starting.lock().await;
         let (settings, endpoint) = crate::computer::wanted(host.tenant())?;
         let docker = conn.dialer.docker().clone();
-        let restored = reporting(
+        let restored = match reporting(
             context,
             &what,
             snapshot::restore(&docker, &settings, endpoint.config_dir.as_deref(), &target),
         )
-        .await?;
+        .await
+        {
+            Ok(restored) => restored,
+            // A failure after the stop started the old computer again: a
+            // new computerd, where the caller's session resumes. Before
+            // the stop, the session is still live and resuming is refused.
+            Err(error) => {
+                return Err(match self.connect_session(title, Some(me.clone())).await {
+                    Ok(_) => SnapshotError::Resumed {
+                        error: Box::new(error),
+                        session: me.0,
+                    },
+                    Err(_) => error,
+                }
+                .into())
+            }
+        };
         let (_conn, created) = self.connect_session(title, Some(me.clone())).await?;
         let observation = self
             .session_call::<Observe>(
