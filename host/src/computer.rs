@@ -96,9 +96,14 @@ pub async fn start(tenant: &Tenant) -> Result<Started, StartError> {
     let mut wanted = tenant.computer(&settings.computer);
     let missing = find_computer(&docker, &wanted.name).await?.is_none();
     if let Some(template) = wanted.template.clone().filter(|_| missing) {
-        let forked = crate::docker::snapshot::template::prepare(&docker, &wanted, &template)
-            .await
-            .map_err(|e| StartError::Template(Box::new(e)))?;
+        let forked = crate::docker::snapshot::template::prepare(
+            &docker,
+            &wanted,
+            endpoint.config_dir.as_deref(),
+            &template,
+        )
+        .await
+        .map_err(|e| StartError::Template(Box::new(e)))?;
         if let Some(image) = forked {
             wanted.image = image;
         }

@@ -4,6 +4,7 @@
 //! destructive ones ask for `--yes`, and a restore or reset refuses while
 //! sessions are live unless `--end-sessions` is given.
 
+use crate::docker::image::ensure_image;
 use crate::docker::resolve_endpoint;
 use crate::docker::snapshot::{self, SnapshotError, SnapshotName, Target};
 use crate::settings::{process_env, ComputerSettings};
@@ -125,7 +126,9 @@ async fn execute(command: Command) -> Result<String, Box<dyn std::error::Error>>
             let name = SnapshotName::parse(&name)?;
             snapshot::check_note(&note)?;
             let max = snapshot::max_from(env.get(snapshot::MAX_VAR).map(String::as_str))?;
-            let saved = snapshot::save(&docker, computer, &name, &note, max).await?;
+            ensure_image(&docker, &settings.image, endpoint.config_dir.as_deref()).await?;
+            let saved =
+                snapshot::save(&docker, (computer, &settings.image), &name, &note, max).await?;
             Ok(format!(
                 "saved snapshot `{name}` of `{computer}`: {}, in {:.1} s (paused {:.1} s)\n",
                 human(saved.snapshot.size_bytes),

@@ -402,6 +402,15 @@ async fn a_template_forks_a_computer_with_keys_of_its_own() {
         "echo prepared > ~/setup.txt && echo tool | sudo tee /usr/local/bin/baked >/dev/null",
     )
     .await;
+    // Root in the template's computer hides its keys behind a link: a fork
+    // must still get keys of its own.
+    out(
+        &client,
+        &sid,
+        "mv ~/.local/share/computer-use ~/.state-elsewhere \
+         && ln -s /home/computer/.state-elsewhere ~/.local/share/computer-use && echo linked",
+    )
+    .await;
     // A name of this test's own, so that a bare name finds one computer.
     let name = format!("tpl-{}", original.name);
     ok(

@@ -3,7 +3,9 @@
 //! snapshot back into a home), so that no byte of a home passes through
 //! the host, on a local engine as on a remote one.
 //!
-//! It runs the computer's own image (which the engine has) as root, with no
+//! It runs the plain image (`COMPUTER_USE_IMAGE`), never a snapshot's or
+//! the computer's own container: those hold whatever root in the computer
+//! left there, its `sh` and `cp` included. It runs as root, with no
 //! network, a read-only root filesystem and only the capabilities a copy
 //! that keeps owners, modes and special files needs. What it copies was
 //! written by the computer, so the scripts copy links as links and fifos

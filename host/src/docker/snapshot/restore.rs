@@ -93,6 +93,7 @@ pub async fn restore(
         }
     };
     let home = found.volume.clone().unwrap_or_else(|| settings.volume());
+    let plain = ensure_image(docker, &settings.image, config_dir).await?;
     let (image, version, source) = match target {
         Target::Snapshot(name) => {
             let snapshot = store::find(docker, computer, name).await?;
@@ -107,10 +108,7 @@ pub async fn restore(
             let version = Some(snapshot.image_version.clone()).filter(|v| v != "unknown");
             (snapshot.image, version, Some(snapshot.home_volume))
         }
-        Target::Reset => {
-            let facts = ensure_image(docker, &settings.image, config_dir).await?;
-            (settings.image.clone(), facts.version, None)
-        }
+        Target::Reset => (settings.image.clone(), plain.version, None),
     };
     let suffix = Alphanumeric
         .sample_string(&mut rand::rng(), 8)
@@ -148,7 +146,7 @@ pub async fn restore(
         let copier = Copier::create(
             docker,
             computer,
-            &image,
+            &settings.image,
             &mounts,
             SWAP_SCRIPT,
             &[aside.clone(), from.to_string()],

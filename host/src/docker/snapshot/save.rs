@@ -47,10 +47,10 @@ pub struct Saved {
 
 /// Saves the running computer `computer` as snapshot `name`, refused when
 /// the name is taken, when it has `max` snapshots already, or when the
-/// engine's disk is short.
+/// engine's disk is short. The copier runs `plain_image` (see `copier`).
 pub async fn save(
     docker: &Docker,
-    computer: &str,
+    (computer, plain_image): (&str, &str),
     name: &SnapshotName,
     note: &str,
     max: usize,
@@ -103,7 +103,7 @@ pub async fn save(
         let copier = Copier::create(
             docker,
             computer,
-            &found.image,
+            plain_image,
             &[
                 Mounted {
                     volume: &home,

@@ -10,6 +10,7 @@ use super::store::{self, Snapshot};
 use super::{SnapshotError, SnapshotName};
 use crate::docker::call::{status_of, Call};
 use crate::docker::container::HOME_KEY_LABEL;
+use crate::docker::image::ensure_image;
 use crate::settings::{ComputerSettings, Template, TEMPLATE};
 use bollard::models::VolumeCreateRequest;
 use bollard::query_parameters::ListImagesOptionsBuilder;
@@ -22,9 +23,14 @@ const STEP_DEADLINE: Duration = Duration::from_secs(60);
 
 /// Copies the snapshot's home (`/snap`) into the new home (`/target`),
 /// without the keys that must be the new computer's own.
+/// A link on the way to them (planted by root in the template's computer)
+/// is removed first, so that the keys removed are the ones computerd reads.
 const FORK_SCRIPT: &str = r#"
 cp -a /snap/. /target/ || exit 4
-rm -f /target/.local/share/computer-use/viewer-key /target/.local/share/computer-use/vncpasswd
+for part in .local .local/share .local/share/computer-use; do
+    if [ -L "/target/$part" ]; then rm -f "/target/$part" || exit 5; fi
+done
+rm -f /target/.local/share/computer-use/viewer-key /target/.local/share/computer-use/vncpasswd || exit 5
 echo forked
 "#;
 
@@ -34,6 +40,7 @@ echo forked
 pub async fn prepare(
     docker: &Docker,
     settings: &ComputerSettings,
+    config_dir: Option<&std::path::Path>,
     template: &Template,
 ) -> Result<Option<String>, SnapshotError> {
     let volume = settings.volume();
@@ -54,6 +61,7 @@ pub async fn prepare(
     }
     let snapshot = find(docker, template).await?;
     store::check_home_copy(docker, &snapshot).await?;
+    ensure_image(docker, &settings.image, config_dir).await?;
     Call::new(
         format!("creating the home volume `{volume}`"),
         "nothing was created",
@@ -74,7 +82,7 @@ pub async fn prepare(
         let copier = Copier::create(
             docker,
             &settings.name,
-            &snapshot.image,
+            &settings.image,
             &[
                 Mounted {
                     volume: &snapshot.home_volume,

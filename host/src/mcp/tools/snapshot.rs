@@ -10,6 +10,7 @@
 
 use super::ToolResult;
 use crate::computer::StartError;
+use crate::docker::image::ensure_image;
 use crate::docker::snapshot::{self, Snapshot, SnapshotError, SnapshotName, Target};
 use crate::mcp::args::{
     Args, ResetComputerArgs, RestoreSnapshotArgs, SaveSnapshotArgs, SessionArgs, SnapshotArgs,
@@ -257,11 +258,15 @@ impl ComputerUseServer {
         // One change of the computer at a time in this server: two saves
         // of one name would both find it free.
         let _one_at_a_time = self.agent().link().starting.lock().await;
+        let (settings, endpoint) = crate::computer::wanted(self.agent().tenant())?;
+        ensure_image(&docker, &settings.image, endpoint.config_dir.as_deref())
+            .await
+            .map_err(|e| ToolError::Start(StartError::from(e)))?;
         let what = format!("saving snapshot `{name}`");
         let saved = reporting(
             &context,
             &what,
-            snapshot::save(&docker, &computer, &name, &note, max),
+            snapshot::save(&docker, (&computer, &settings.image), &name, &note, max),
         )
         .await?;
         let text = format!(
