@@ -353,8 +353,8 @@ async fn the_python_sdk_closes_its_session_without_a_warning() {
         "the Python client failed: {stdout}\n{stderr}"
     );
     assert!(
-        stdout.lines().any(|l| l == "tools 21"),
-        "the Python client lists the 21 tools: {stdout}"
+        stdout.lines().any(|l| l == "tools 26"),
+        "the Python client lists the 26 tools: {stdout}"
     );
     // The SDK sends DELETE on exit and warns unless it gets 200 or 204.
     assert!(

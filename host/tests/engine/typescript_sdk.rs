@@ -38,6 +38,6 @@ fn the_typescript_sdk_lists_every_tool_without_a_warning() {
         String::from_utf8_lossy(&output.stderr)
     );
     let listed: Value = serde_json::from_str(stdout.trim()).expect("one JSON line");
-    assert_eq!(listed["tools"], 21, "{listed}");
+    assert_eq!(listed["tools"], 26, "{listed}");
     assert_eq!(listed["warnings"], serde_json::json!([]), "{listed}");
 }
