@@ -125,10 +125,10 @@ async fn execute(command: Command) -> Result<String, Box<dyn std::error::Error>>
         Command::Save { name, note } => {
             let name = SnapshotName::parse(&name)?;
             snapshot::check_note(&note)?;
-            let max = snapshot::max_from(env.get(snapshot::MAX_VAR).map(String::as_str))?;
+            let limits = snapshot::SaveLimits::from_env(&env)?;
             ensure_image(&docker, &settings.image, endpoint.config_dir.as_deref()).await?;
             let saved =
-                snapshot::save(&docker, (computer, &settings.image), &name, &note, max).await?;
+                snapshot::save(&docker, (computer, &settings.image), &name, &note, limits).await?;
             Ok(format!(
                 "saved snapshot `{name}` of `{computer}`: {}, in {:.1} s (paused {:.1} s)\n",
                 human(saved.snapshot.size_bytes),

@@ -694,3 +694,35 @@ async fn a_failed_restore_leaves_the_computer_as_it_was() {
         "after\nnew\nlocked\n0"
     );
 }
+
+/// A save the engine's disk cannot hold (here: more spare disk asked for
+/// than the machine has) is refused with the figures once the copier has
+/// measured, and leaves the computer running, unpaused, with nothing made.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_save_the_disk_cannot_hold_is_refused_and_changes_nothing() {
+    let computer = TestComputer::new();
+    let (client, _) = connect(&computer, &[("COMPUTER_USE_SNAPSHOT_SPARE_MB", "1048576")]).await;
+    let me = start_session(&client, "a short disk").await;
+    out(&client, &me, "echo mine > ~/mine.txt").await;
+    let short = refused(
+        &client,
+        "save_snapshot",
+        json!({"session_id": me, "name": "too-big"}),
+    )
+    .await;
+    assert!(
+        short.contains("the engine's disk is short: the snapshot needs ")
+            && short.contains("beyond the 1.1 TB kept spare (COMPUTER_USE_SNAPSHOT_SPARE_MB)")
+            && short.contains("nothing was saved and the computer runs as it was"),
+        "{short}"
+    );
+    assert_eq!(inspect(&computer.name)["State"]["Status"], json!("running"));
+    let label = format!("label=computer-use.snapshot.of={}", computer.name);
+    for kind in [&["images", "-q"][..], &["volume", "ls", "-q"][..]] {
+        let args = [kind, &["--filter", &label][..]].concat();
+        assert_eq!(crate::support::docker::docker(&args).trim(), "", "{args:?}");
+    }
+    assert_eq!(out(&client, &me, "cat ~/mine.txt").await, "mine");
+    let (listed, _) = ok(&client, "list_snapshots", json!({"session_id": me})).await;
+    assert!(names(&listed).is_empty(), "{listed}");
+}

@@ -52,6 +52,45 @@ pub const MAX_DEFAULT: usize = 10;
 /// The most `COMPUTER_USE_SNAPSHOTS_MAX` may say: each snapshot holds a
 /// copy of the home on the engine's disk.
 pub const MAX_LIMIT: usize = 100;
+/// `COMPUTER_USE_SNAPSHOT_SPARE_MB`: disk a save leaves free on the engine.
+pub const SPARE_VAR: &str = "COMPUTER_USE_SNAPSHOT_SPARE_MB";
+pub const SPARE_MB_DEFAULT: u64 = 256;
+pub const SPARE_MB_LIMIT: u64 = 1_048_576;
+
+/// What a save may take, from the server's settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SaveLimits {
+    /// Snapshots per computer.
+    pub max: usize,
+    /// Bytes the engine's disk keeps free after a save.
+    pub spare_bytes: u64,
+}
+
+impl SaveLimits {
+    /// `COMPUTER_USE_SNAPSHOTS_MAX` and `COMPUTER_USE_SNAPSHOT_SPARE_MB`
+    /// from `env`; a bad value names the setting and its range.
+    pub fn from_env(
+        env: &std::collections::HashMap<String, String>,
+    ) -> Result<SaveLimits, SnapshotError> {
+        let get = |name: &str| env.get(name).map(String::as_str);
+        let spare_mb = match get(SPARE_VAR).map(str::trim).filter(|t| !t.is_empty()) {
+            None => SPARE_MB_DEFAULT,
+            Some(text) => text
+                .parse::<u64>()
+                .ok()
+                .filter(|mb| *mb <= SPARE_MB_LIMIT)
+                .ok_or_else(|| {
+                    SnapshotError::Invalid(format!(
+                        "{SPARE_VAR} is `{text}`: give whole megabytes from 0 to {SPARE_MB_LIMIT} (default {SPARE_MB_DEFAULT})"
+                    ))
+                })?,
+        };
+        Ok(SaveLimits {
+            max: max_from(get(MAX_VAR))?,
+            spare_bytes: spare_mb * 1024 * 1024,
+        })
+    }
+}
 
 /// Why a snapshot call did nothing or failed; each says what became of the
 /// computer and what to do.
@@ -75,7 +114,7 @@ pub enum SnapshotError {
         count: usize,
         max: usize,
     },
-    #[error("the engine's disk is short: the snapshot needs {} and {} is free beyond the {} kept spare; nothing was saved and the computer runs as it was. Free disk on the engine (`docker system df`, delete_snapshot) and try again", mib(*.needed), mib(*.free), mib(*.spare))]
+    #[error("the engine's disk is short: the snapshot needs {} and {} is free beyond the {} kept spare ({SPARE_VAR}); nothing was saved and the computer runs as it was. Free disk on the engine (`docker system df`, delete_snapshot) and try again", human(*.needed), human(*.free), human(*.spare))]
     DiskShort { needed: u64, free: u64, spare: u64 },
     #[error("the computer `{computer}` does not run: call start_computer first")]
     NotRunning { computer: String },
@@ -108,8 +147,8 @@ fn known(existing: &[String]) -> String {
     }
 }
 
-fn mib(bytes: u64) -> String {
-    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+fn human(bytes: u64) -> String {
+    computer_protocol::archive::human_bytes(bytes)
 }
 
 /// `COMPUTER_USE_SNAPSHOTS_MAX` read from `value`: a whole number
@@ -138,6 +177,35 @@ mod tests {
             let e = max_from(Some(bad)).unwrap_err().to_string();
             assert!(e.contains(MAX_VAR) && e.contains("1 to 100"), "{e}");
         }
+    }
+
+    #[test]
+    fn the_spare_disk_is_read_in_megabytes_with_its_bounds() {
+        let env = |pairs: &[(&str, &str)]| {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect::<std::collections::HashMap<_, _>>()
+        };
+        let plain = SaveLimits::from_env(&env(&[])).unwrap();
+        assert_eq!(plain.spare_bytes, 256 * 1024 * 1024);
+        assert_eq!(plain.max, MAX_DEFAULT);
+        assert_eq!(
+            SaveLimits::from_env(&env(&[(SPARE_VAR, "0")]))
+                .unwrap()
+                .spare_bytes,
+            0
+        );
+        for bad in ["-1", "1048577", "lots"] {
+            let e = SaveLimits::from_env(&env(&[(SPARE_VAR, bad)]))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(SPARE_VAR) && e.contains("0 to 1048576"), "{e}");
+        }
+        let e = SaveLimits::from_env(&env(&[(MAX_VAR, "0")]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(MAX_VAR), "{e}");
     }
 
     #[test]

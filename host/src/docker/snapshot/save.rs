@@ -6,8 +6,8 @@
 use super::copier::{Copier, Finished, Mounted};
 use super::store::{self, Snapshot};
 use super::{
-    SnapshotError, SnapshotName, CREATED_LABEL, HOME_BYTES_LABEL, HOME_LABEL, LAYER_BYTES_LABEL,
-    NAME_LABEL, NOTE_LABEL, OF_LABEL, REPOSITORY,
+    SaveLimits, SnapshotError, SnapshotName, CREATED_LABEL, HOME_BYTES_LABEL, HOME_LABEL,
+    LAYER_BYTES_LABEL, NAME_LABEL, NOTE_LABEL, OF_LABEL, REPOSITORY,
 };
 use crate::docker::call::Call;
 use crate::docker::found::{find_computer, FoundComputer, TOKEN_VAR};
@@ -17,8 +17,6 @@ use bollard::Docker;
 use rand::distr::{Alphanumeric, SampleString};
 use std::time::{Duration, Instant};
 
-/// Disk kept free on the engine beyond what a snapshot needs.
-pub const SPARE_BYTES: u64 = 256 * 1024 * 1024;
 /// The home copy of a large home takes minutes on a slow disk; the
 /// computer is paused meanwhile, so this bounds how long it can stay so.
 const COPY_DEADLINE: Duration = Duration::from_secs(600);
@@ -46,15 +44,17 @@ pub struct Saved {
 }
 
 /// Saves the running computer `computer` as snapshot `name`, refused when
-/// the name is taken, when it has `max` snapshots already, or when the
-/// engine's disk is short. The copier runs `plain_image` (see `copier`).
+/// the name is taken, when it has `limits.max` snapshots already, or when
+/// the engine's disk would keep less than `limits.spare_bytes` free. The
+/// copier runs `plain_image` (see `copier`).
 pub async fn save(
     docker: &Docker,
     (computer, plain_image): (&str, &str),
     name: &SnapshotName,
     note: &str,
-    max: usize,
+    limits: SaveLimits,
 ) -> Result<Saved, SnapshotError> {
+    let max = limits.max;
     let started = Instant::now();
     let found = running(docker, computer).await?;
     let existing = store::list(docker, computer).await?;
@@ -117,12 +117,12 @@ pub async fn save(
                 },
             ],
             SAVE_SCRIPT,
-            &[layer_bytes.to_string(), SPARE_BYTES.to_string()],
+            &[layer_bytes.to_string(), limits.spare_bytes.to_string()],
         )
         .await?;
         frozen.pause(docker, computer).await?;
         let copied = copier.run(COPY_DEADLINE).await?;
-        let home_bytes = home_copied(&copied, computer)?;
+        let home_bytes = home_copied(&copied, computer, limits.spare_bytes)?;
         let created_at = crate::clock::now_rfc3339();
         let mut labels: std::collections::HashMap<String, String> = labels.clone().into();
         labels.extend([
@@ -215,7 +215,7 @@ async fn changed_bytes(docker: &Docker, computer: &str) -> Result<u64, SnapshotE
 }
 
 /// The home copy's size from the copier's last line, or why it failed.
-fn home_copied(copied: &Finished, computer: &str) -> Result<u64, SnapshotError> {
+fn home_copied(copied: &Finished, computer: &str, spare: u64) -> Result<u64, SnapshotError> {
     let last = copied.output.lines().last().unwrap_or("").trim();
     let mut words = last.split_whitespace();
     match (copied.exit_code, words.next()) {
@@ -231,8 +231,8 @@ fn home_copied(copied: &Finished, computer: &str) -> Result<u64, SnapshotError> 
             let free = figure();
             Err(SnapshotError::DiskShort {
                 needed,
-                free: free.saturating_sub(SPARE_BYTES),
-                spare: SPARE_BYTES,
+                free: free.saturating_sub(spare),
+                spare,
             })
         }
         (code, _) => Err(SnapshotError::Failed {
@@ -297,6 +297,8 @@ impl Frozen {
 mod tests {
     use super::*;
 
+    const SPARE: u64 = 256 * 1024 * 1024;
+
     fn finished(exit_code: i64, output: &str) -> Finished {
         Finished {
             exit_code,
@@ -307,17 +309,19 @@ mod tests {
     #[test]
     fn the_copier_says_how_much_it_copied_or_why_not() {
         assert_eq!(
-            home_copied(&finished(0, "copied 1234\n"), "c").unwrap(),
+            home_copied(&finished(0, "copied 1234\n"), "c", SPARE).unwrap(),
             1234
         );
-        let short = home_copied(&finished(3, "short 100000000 300000000\n"), "c").unwrap_err();
+        let short =
+            home_copied(&finished(3, "short 100000000 300000000\n"), "c", SPARE).unwrap_err();
         let text = short.to_string();
         assert!(
-            text.contains("needs 95.4 MiB and 30.1 MiB is free beyond the 256.0 MiB kept spare"),
+            text.contains("needs 100.0 MB and 31.6 MB is free beyond the 268.4 MB kept spare"),
             "{text}"
         );
         assert!(text.contains("nothing was saved and the computer runs as it was"));
-        let broken = home_copied(&finished(4, "cp: cannot create: No space\n"), "c").unwrap_err();
+        let broken =
+            home_copied(&finished(4, "cp: cannot create: No space\n"), "c", SPARE).unwrap_err();
         assert!(
             broken
                 .to_string()

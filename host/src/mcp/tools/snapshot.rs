@@ -249,11 +249,7 @@ impl ComputerUseServer {
         let name = SnapshotName::parse(&a.name)?;
         let note = a.note.unwrap_or_default();
         snapshot::check_note(&note)?;
-        let max = snapshot::max_from(
-            crate::settings::process_env()
-                .get(snapshot::MAX_VAR)
-                .map(String::as_str),
-        )?;
+        let limits = snapshot::SaveLimits::from_env(&crate::settings::process_env())?;
         let (docker, computer) = self.snapshot_engine(&a.session_id).await?;
         // One change of the computer at a time in this server: two saves
         // of one name would both find it free.
@@ -266,7 +262,7 @@ impl ComputerUseServer {
         let saved = reporting(
             &context,
             &what,
-            snapshot::save(&docker, (&computer, &settings.image), &name, &note, max),
+            snapshot::save(&docker, (&computer, &settings.image), &name, &note, limits),
         )
         .await?;
         let text = format!(
