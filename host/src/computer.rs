@@ -74,27 +74,30 @@ pub fn wanted(
     ),
     StartError,
 > {
+    let (settings, endpoint) = read(tenant)?;
+    Ok((tenant.computer(&settings.computer), endpoint))
+}
+
+/// The settings `start_computer` reads for `tenant`, and the engine.
+fn read(tenant: &Tenant) -> Result<(Settings, crate::docker::DockerEndpoint), StartError> {
     let env = process_env();
     let mut settings = Settings::for_start_computer(&env)?;
     if tenant.over_http {
         settings = settings.for_remote_agent(&env);
     }
-    let endpoint = resolve_endpoint(&env)?;
-    Ok((tenant.computer(&settings.computer), endpoint))
+    Ok((settings, resolve_endpoint(&env)?))
 }
 
 /// Reads the settings and makes sure `tenant`'s computer runs. Errors are
 /// for the agent: they name the variable or the Docker problem and the fix.
 pub async fn start(tenant: &Tenant) -> Result<Started, StartError> {
-    let env = process_env();
-    let mut settings = Settings::for_start_computer(&env)?;
-    if tenant.over_http {
-        settings = settings.for_remote_agent(&env);
-    }
-    let endpoint = resolve_endpoint(&env)?;
+    let (settings, endpoint) = read(tenant)?;
     let docker = endpoint.connect().await?;
     let mut wanted = tenant.computer(&settings.computer);
-    let missing = find_computer(&docker, &wanted.name).await?.is_none();
+    // Only a tenant's port slot and a template need to know before
+    // `ensure_computer` looks itself.
+    let missing = (tenant.name.is_some() || wanted.template.is_some())
+        && find_computer(&docker, &wanted.name).await?.is_none();
     if let Some(template) = wanted.template.clone().filter(|_| missing) {
         let forked = crate::docker::snapshot::template::prepare(
             &docker,

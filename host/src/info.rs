@@ -249,17 +249,11 @@ impl fmt::Display for Info {
                 f,
                 "snapshots: none; save one with save_snapshot or `computer-use-mcp snapshot save NAME`"
             )?,
-            Some(Ok(all)) => {
-                let total: u64 = all.iter().map(|s| s.size_bytes).sum();
-                let names: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
-                writeln!(
-                    f,
-                    "snapshots: {} using {} of the engine's disk: {}",
-                    all.len(),
-                    computer_protocol::archive::human_bytes(total),
-                    names.join(", ")
-                )?;
-            }
+            Some(Ok(all)) => writeln!(
+                f,
+                "snapshots: {}",
+                crate::docker::snapshot::store::summary(all)
+            )?,
         }
         if let Some(template) = self
             .settings

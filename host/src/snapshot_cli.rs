@@ -149,11 +149,17 @@ async fn execute(command: Command) -> Result<String, Box<dyn std::error::Error>>
             end_sessions,
         } => {
             let name = SnapshotName::parse(&target)?;
-            snapshot::store::find(&docker, computer, &name).await?;
-            put_back(&settings, &endpoint, Target::Snapshot(name), end_sessions).await
+            let found = snapshot::store::find(&docker, computer, &name).await?;
+            put_back(
+                &docker,
+                (&settings, &endpoint),
+                Target::Snapshot(found),
+                end_sessions,
+            )
+            .await
         }
         Command::Reset { end_sessions } => {
-            put_back(&settings, &endpoint, Target::Reset, end_sessions).await
+            put_back(&docker, (&settings, &endpoint), Target::Reset, end_sessions).await
         }
     }
 }
@@ -161,8 +167,8 @@ async fn execute(command: Command) -> Result<String, Box<dyn std::error::Error>>
 /// A restore or reset, refused while sessions are live unless
 /// `end_sessions`; the computer is started first if it was stopped.
 async fn put_back(
-    settings: &ComputerSettings,
-    endpoint: &crate::docker::DockerEndpoint,
+    docker: &bollard::Docker,
+    (settings, endpoint): (&ComputerSettings, &crate::docker::DockerEndpoint),
     target: Target,
     end_sessions: bool,
 ) -> Result<String, Box<dyn std::error::Error>> {
@@ -172,15 +178,12 @@ async fn put_back(
         .send::<ListSessions>(&(), &NoBody {}, API_DEADLINE, "nothing was changed")
         .await?
         .sessions;
-    let recording: Vec<String> = started
-        .client
-        .send::<ListRecordings>(&(), &NoBody {}, API_DEADLINE, "nothing was changed")
-        .await?
-        .recordings
-        .into_iter()
-        .filter(|r| r.recording)
-        .map(|r| format!("{} (session \"{}\")", r.recording_id, r.session_title))
-        .collect();
+    let recording = snapshot::recordings_in_progress(
+        started
+            .client
+            .send::<ListRecordings>(&(), &NoBody {}, API_DEADLINE, "nothing was changed")
+            .await?,
+    );
     if !recording.is_empty() {
         return Err(SnapshotError::Invalid(format!(
             "the computer `{}` is recording: {}. Nothing was changed; the agent stops it with stop_recording first",
@@ -192,7 +195,7 @@ async fn put_back(
     if !live.is_empty() && !end_sessions {
         let named: Vec<String> = live
             .iter()
-            .map(|s| format!("{} (\"{}\")", s.session_id.0, s.title))
+            .map(|s| snapshot::session_named(&s.session_id, &s.title))
             .collect();
         return Err(SnapshotError::Invalid(format!(
             "the computer `{}` has live sessions: {}. Nothing was changed; add --end-sessions to end them",
@@ -201,11 +204,9 @@ async fn put_back(
         ))
         .into());
     }
-    let docker = endpoint.connect().await?;
-    let done =
-        snapshot::restore(&docker, settings, endpoint.config_dir.as_deref(), &target).await?;
+    let done = snapshot::restore(docker, settings, endpoint.config_dir.as_deref(), &target).await?;
     let what = match &target {
-        Target::Snapshot(name) => format!("restored `{}` to snapshot `{name}`", settings.name),
+        Target::Snapshot(s) => format!("restored `{}` to snapshot `{}`", settings.name, s.name),
         Target::Reset => format!("reset `{}` to its image with an empty home", settings.name),
     };
     Ok(format!(

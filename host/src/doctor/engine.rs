@@ -175,13 +175,9 @@ async fn snapshots(engine: &Engine, name: &str) -> (Outcome, Option<()>) {
     if all.is_empty() {
         return (Outcome::ok(format!("`{name}` has none")), Some(()));
     }
-    let total: u64 = all.iter().map(|s| s.size_bytes).sum();
-    let names: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
     let detail = format!(
-        "`{name}` has {} using {} of the engine's disk: {}",
-        all.len(),
-        computer_protocol::archive::human_bytes(total),
-        names.join(", ")
+        "`{name}` has {}",
+        crate::docker::snapshot::store::summary(&all)
     );
     let outcome = if all.len() >= max {
         Outcome::warn(

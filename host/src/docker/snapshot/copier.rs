@@ -11,6 +11,7 @@
 //! written by the computer, so the scripts copy links as links and fifos
 //! and devices as nodes (`cp -a`), never following or opening them.
 
+use super::SnapshotError;
 use crate::docker::call::Call;
 use crate::docker::error::DockerError;
 use bollard::container::LogOutput;
@@ -20,7 +21,6 @@ use bollard::query_parameters::{
 };
 use bollard::Docker;
 use futures::StreamExt;
-use rand::distr::{Alphanumeric, SampleString};
 use std::time::Duration;
 
 /// The label naming the computer a copier works for, so that one left
@@ -61,6 +61,29 @@ pub struct Finished {
     pub output: String,
 }
 
+impl Finished {
+    /// How it ended and the start of what it printed, for an error.
+    pub fn outcome(&self) -> String {
+        format!(
+            "the copier exited with {}: {}",
+            self.exit_code,
+            self.output.trim().chars().take(500).collect::<String>()
+        )
+    }
+
+    /// `Ok` when the script ended well; else the failure of `what`.
+    pub fn succeeded(self, what: String) -> Result<Finished, SnapshotError> {
+        if self.exit_code == 0 {
+            return Ok(self);
+        }
+        Err(SnapshotError::Failed {
+            what,
+            why: self.outcome(),
+            aftermath: String::new(),
+        })
+    }
+}
+
 impl<'a> Copier<'a> {
     /// Creates the copier for `computer` from `image`; it runs `script`
     /// with `args` as `$1`... once started.
@@ -72,9 +95,7 @@ impl<'a> Copier<'a> {
         script: &str,
         args: &[String],
     ) -> Result<Copier<'a>, DockerError> {
-        let suffix = Alphanumeric
-            .sample_string(&mut rand::rng(), 8)
-            .to_lowercase();
+        let suffix = super::random_suffix(8);
         let name = format!("{computer}-copier-{suffix}");
         let body = ContainerCreateBody {
             image: Some(image.to_string()),

@@ -24,7 +24,7 @@ pub mod store;
 pub mod template;
 
 pub use name::{check_note, SnapshotName};
-pub use restore::{restore, Restored, Target};
+pub use restore::{recordings_in_progress, restore, session_named, Restored, Target};
 pub use save::{save, Saved};
 pub use store::{delete, list, Snapshot};
 
@@ -137,6 +137,15 @@ pub enum SnapshotError {
         image: String,
         version: String,
     },
+}
+
+/// `len` random characters of `[a-z0-9]`, for the names of what a
+/// snapshot makes (Docker wants repository and volume names lower case).
+fn random_suffix(len: usize) -> String {
+    use rand::distr::{Alphanumeric, SampleString};
+    Alphanumeric
+        .sample_string(&mut rand::rng(), len)
+        .to_lowercase()
 }
 
 fn known(existing: &[String]) -> String {

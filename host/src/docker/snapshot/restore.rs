@@ -10,7 +10,8 @@
 //! label says what it was made from, for the sessions it ended.
 
 use super::copier::{Copier, Mounted};
-use super::{store, SnapshotError, SnapshotName};
+use super::store::{self, Snapshot};
+use super::SnapshotError;
 use crate::docker::call::{status_of, Call};
 use crate::docker::container::create_replacement;
 use crate::docker::found::{find_computer, FoundComputer};
@@ -20,7 +21,8 @@ use bollard::query_parameters::{
     RemoveContainerOptionsBuilder, RenameContainerOptionsBuilder, StopContainerOptionsBuilder,
 };
 use bollard::Docker;
-use rand::distr::{Alphanumeric, SampleString};
+use computer_protocol::recording::RecordingsResponse;
+use computer_protocol::SessionId;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -51,7 +53,8 @@ exit 4
 /// What the computer goes back to.
 #[derive(Debug, Clone)]
 pub enum Target {
-    Snapshot(SnapshotName),
+    /// One of its snapshots, as `store::find` found it.
+    Snapshot(Snapshot),
     /// The image, with an empty home.
     Reset,
 }
@@ -60,10 +63,26 @@ impl Target {
     /// The `computer-use.origin` label of the computer it makes.
     pub fn origin(&self) -> String {
         match self {
-            Target::Snapshot(name) => format!("snapshot {name}"),
+            Target::Snapshot(snapshot) => format!("snapshot {}", snapshot.name),
             Target::Reset => "reset".to_string(),
         }
     }
+}
+
+/// The recordings in `listed` still in progress, named for a refusal: a
+/// restore or a reset would lose them.
+pub fn recordings_in_progress(listed: RecordingsResponse) -> Vec<String> {
+    listed
+        .recordings
+        .into_iter()
+        .filter(|r| r.recording)
+        .map(|r| format!("{} (session \"{}\")", r.recording_id, r.session_title))
+        .collect()
+}
+
+/// A live session named for a refusal: `ID ("title")`.
+pub fn session_named(id: &SessionId, title: &str) -> String {
+    format!("{} (\"{title}\")", id.0)
 }
 
 /// A computer put back.
@@ -95,24 +114,25 @@ pub async fn restore(
     let home = found.volume.clone().unwrap_or_else(|| settings.volume());
     let plain = ensure_image(docker, &settings.image, config_dir).await?;
     let (image, version, source) = match target {
-        Target::Snapshot(name) => {
-            let snapshot = store::find(docker, computer, name).await?;
-            store::check_home_copy(docker, &snapshot).await?;
+        Target::Snapshot(snapshot) => {
+            store::check_home_copy(docker, snapshot).await?;
             if inspect_image(docker, &snapshot.image).await?.is_none() {
                 return Err(SnapshotError::ImageGone {
-                    name: name.to_string(),
-                    image: snapshot.image,
-                    version: snapshot.image_version,
+                    name: snapshot.name.clone(),
+                    image: snapshot.image.clone(),
+                    version: snapshot.image_version.clone(),
                 });
             }
             let version = Some(snapshot.image_version.clone()).filter(|v| v != "unknown");
-            (snapshot.image, version, Some(snapshot.home_volume))
+            (
+                snapshot.image.clone(),
+                version,
+                Some(snapshot.home_volume.clone()),
+            )
         }
         Target::Reset => (settings.image.clone(), plain.version, None),
     };
-    let suffix = Alphanumeric
-        .sample_string(&mut rand::rng(), 8)
-        .to_lowercase();
+    let suffix = super::random_suffix(8);
     let next = format!("{computer}-next-{suffix}");
     let origin = target.origin();
     let next_id = create_replacement(
@@ -156,19 +176,11 @@ pub async fn restore(
             copier.remove().await;
             return Err(e);
         }
-        let done = copier.run(COPY_DEADLINE).await?;
-        if done.exit_code != 0 {
-            return Err(SnapshotError::Failed {
-                what: format!("putting the home of `{computer}` back to {origin}"),
-                why: format!(
-                    "the copier exited with {}: {}",
-                    done.exit_code,
-                    done.output.trim().chars().take(500).collect::<String>()
-                ),
-                aftermath: String::new(),
-            });
-        }
-        Ok(())
+        copier
+            .run(COPY_DEADLINE)
+            .await?
+            .succeeded(format!("putting the home of `{computer}` back to {origin}"))
+            .map(drop)
     }
     .await;
     if let Err(e) = swapped {

@@ -14,7 +14,6 @@ use crate::docker::found::{find_computer, FoundComputer, TOKEN_VAR};
 use bollard::models::{ContainerConfig, VolumeCreateRequest};
 use bollard::query_parameters::{CommitContainerOptionsBuilder, InspectContainerOptionsBuilder};
 use bollard::Docker;
-use rand::distr::{Alphanumeric, SampleString};
 use std::time::{Duration, Instant};
 
 /// The home copy of a large home takes minutes on a slow disk; the
@@ -77,9 +76,7 @@ pub async fn save(
         aftermath: "Nothing was saved.".into(),
     })?;
     let layer_bytes = changed_bytes(docker, computer).await?;
-    let id = Alphanumeric
-        .sample_string(&mut rand::rng(), 12)
-        .to_lowercase();
+    let id = super::random_suffix(12);
     let short: String = computer.chars().take(60).collect();
     let tag = format!("{short}.{id}");
     let volume = format!("{short}-snapshot-{id}");
@@ -98,7 +95,9 @@ pub async fn save(
         ..Default::default()
     }))
     .await?;
-    let frozen = Frozen::new();
+    // When the pause was asked for: set before the call, since one that
+    // missed its deadline may still have paused the computer.
+    let mut paused_at: Option<Instant> = None;
     let made = async {
         let copier = Copier::create(
             docker,
@@ -120,7 +119,11 @@ pub async fn save(
             &[layer_bytes.to_string(), limits.spare_bytes.to_string()],
         )
         .await?;
-        frozen.pause(docker, computer).await?;
+        paused_at = Some(Instant::now());
+        if let Err(e) = pause(docker, computer).await {
+            copier.remove().await;
+            return Err(e);
+        }
         let copied = copier.run(COPY_DEADLINE).await?;
         let home_bytes = home_copied(&copied, computer, limits.spare_bytes)?;
         let created_at = crate::clock::now_rfc3339();
@@ -156,7 +159,13 @@ pub async fn save(
         Ok::<_, SnapshotError>((committed.id, created_at, home_bytes))
     }
     .await;
-    let unpaused = frozen.thaw(docker, computer).await;
+    let (frozen, unpaused) = match paused_at {
+        Some(at) => {
+            let unpaused = unpause(docker, computer).await;
+            (at.elapsed(), unpaused)
+        }
+        None => (Duration::ZERO, Ok(())),
+    };
     let (image_id, created_at, home_bytes) = match made {
         Ok(made) => made,
         Err(e) => {
@@ -183,7 +192,7 @@ pub async fn save(
             image: format!("{REPOSITORY}:{tag}"),
             home_volume: volume,
         },
-        frozen: frozen.lasted(),
+        frozen,
         took: started.elapsed(),
     })
 }
@@ -235,62 +244,34 @@ fn home_copied(copied: &Finished, computer: &str, spare: u64) -> Result<u64, Sna
                 spare,
             })
         }
-        (code, _) => Err(SnapshotError::Failed {
+        _ => Err(SnapshotError::Failed {
             what: format!("copying the home of `{computer}`"),
-            why: format!(
-                "the copier exited with {code}: {}",
-                copied.output.trim().chars().take(500).collect::<String>()
-            ),
+            why: copied.outcome(),
             aftermath: "Nothing was saved; the computer runs as it was.".into(),
         }),
     }
 }
 
-/// The pause of a computer, timed.
-struct Frozen {
-    since: parking_lot::Mutex<Option<Instant>>,
-    lasted: parking_lot::Mutex<Duration>,
+async fn pause(docker: &Docker, computer: &str) -> Result<(), SnapshotError> {
+    Call::new(
+        format!("pausing the computer `{computer}`"),
+        "nothing was saved",
+        STEP_DEADLINE,
+    )
+    .run(docker.pause_container(computer))
+    .await?;
+    Ok(())
 }
 
-impl Frozen {
-    fn new() -> Frozen {
-        Frozen {
-            since: parking_lot::Mutex::new(None),
-            lasted: parking_lot::Mutex::new(Duration::ZERO),
-        }
-    }
-
-    async fn pause(&self, docker: &Docker, computer: &str) -> Result<(), SnapshotError> {
-        *self.since.lock() = Some(Instant::now());
-        Call::new(
-            format!("pausing the computer `{computer}`"),
-            "nothing was saved",
-            STEP_DEADLINE,
-        )
-        .run(docker.pause_container(computer))
-        .await?;
-        Ok(())
-    }
-
-    /// Unpauses it, when it was paused.
-    async fn thaw(&self, docker: &Docker, computer: &str) -> Result<(), SnapshotError> {
-        let Some(since) = self.since.lock().take() else {
-            return Ok(());
-        };
-        let result = Call::new(
-            format!("unpausing the computer `{computer}`"),
-            format!("the computer may stay paused: run `docker unpause {computer}`"),
-            STEP_DEADLINE,
-        )
-        .run(docker.unpause_container(computer))
-        .await;
-        *self.lasted.lock() = since.elapsed();
-        Ok(result?)
-    }
-
-    fn lasted(&self) -> Duration {
-        *self.lasted.lock()
-    }
+async fn unpause(docker: &Docker, computer: &str) -> Result<(), SnapshotError> {
+    Call::new(
+        format!("unpausing the computer `{computer}`"),
+        format!("the computer may stay paused: run `docker unpause {computer}`"),
+        STEP_DEADLINE,
+    )
+    .run(docker.unpause_container(computer))
+    .await?;
+    Ok(())
 }
 
 #[cfg(test)]

@@ -42,6 +42,18 @@ pub struct Snapshot {
     pub home_volume: String,
 }
 
+/// `N using SIZE of the engine's disk: a, b`, for `info` and `doctor`.
+pub fn summary(all: &[Snapshot]) -> String {
+    let total: u64 = all.iter().map(|s| s.size_bytes).sum();
+    let names: Vec<&str> = all.iter().map(|s| s.name.as_str()).collect();
+    format!(
+        "{} using {} of the engine's disk: {}",
+        all.len(),
+        computer_protocol::archive::human_bytes(total),
+        names.join(", ")
+    )
+}
+
 /// Every snapshot of `computer`, oldest first.
 pub async fn list(docker: &Docker, computer: &str) -> Result<Vec<Snapshot>, DockerError> {
     let filters: HashMap<String, Vec<String>> =

@@ -99,19 +99,11 @@ pub async fn prepare(
             &[],
         )
         .await?;
-        let done = copier.run(COPY_DEADLINE).await?;
-        if done.exit_code != 0 {
-            return Err(SnapshotError::Failed {
-                what: format!("copying the home of the template `{template}`"),
-                why: format!(
-                    "the copier exited with {}: {}",
-                    done.exit_code,
-                    done.output.trim().chars().take(500).collect::<String>()
-                ),
-                aftermath: String::new(),
-            });
-        }
-        Ok(())
+        copier
+            .run(COPY_DEADLINE)
+            .await?
+            .succeeded(format!("copying the home of the template `{template}`"))
+            .map(drop)
     }
     .await;
     if let Err(e) = copied {

@@ -81,20 +81,24 @@ impl ComputerUseServer {
         Ok((conn.dialer.docker().clone(), conn.container.clone()))
     }
 
-    /// Restores or resets the computer of session `id`, then starts the
-    /// caller's session again under its id and observes its fresh screen.
+    /// Restores the computer of session `id` to the snapshot `name`, or
+    /// resets it (`None`), then starts the caller's session again under its
+    /// id and observes its fresh screen.
     async fn put_back(
         &self,
         id: &str,
-        target: Target,
+        name: Option<SnapshotName>,
         end_other_sessions: bool,
         context: &RequestContext<RoleServer>,
     ) -> ToolResult {
         let conn = self.reach(id).await?;
-        if let Target::Snapshot(name) = &target {
-            // An unknown name is the first thing to hear of.
-            snapshot::store::find(conn.dialer.docker(), &conn.container, name).await?;
-        }
+        // An unknown name is the first thing to hear of.
+        let target = match name {
+            Some(name) => Target::Snapshot(
+                snapshot::store::find(conn.dialer.docker(), &conn.container, &name).await?,
+            ),
+            None => Target::Reset,
+        };
         let listed = conn
             .client
             .send::<ListSessions>(&(), &NoBody {}, API_DEADLINE, "nothing was changed")
@@ -117,7 +121,7 @@ impl ComputerUseServer {
             })
             .collect();
         let what = match &target {
-            Target::Snapshot(name) => format!("restoring the computer to snapshot `{name}`"),
+            Target::Snapshot(s) => format!("restoring the computer to snapshot `{}`", s.name),
             Target::Reset => "resetting the computer".to_string(),
         };
         // A recording is evidence of what an agent did: it is stopped (and
@@ -126,14 +130,7 @@ impl ComputerUseServer {
             .client
             .send::<ListRecordings>(&(), &NoBody {}, API_DEADLINE, "nothing was changed")
             .await;
-        let recording: Vec<String> = self
-            .answer(id, recordings)
-            .await?
-            .recordings
-            .into_iter()
-            .filter(|r| r.recording)
-            .map(|r| format!("{} (session \"{}\")", r.recording_id, r.session_title))
-            .collect();
+        let recording = snapshot::recordings_in_progress(self.answer(id, recordings).await?);
         if !recording.is_empty() {
             return Err(SnapshotError::Invalid(format!(
                 "{what} would lose the recording in progress: {}. Nothing was changed; stop it with stop_recording first",
@@ -144,7 +141,7 @@ impl ComputerUseServer {
         if !others.is_empty() && !end_other_sessions {
             let named: Vec<String> = others
                 .iter()
-                .map(|s| format!("{} (\"{}\")", s.session_id.0, s.title))
+                .map(|s| snapshot::session_named(&s.session_id, &s.title))
                 .collect();
             return Err(SnapshotError::Invalid(format!(
                 "{what} would end the computer's other live sessions: {}. Nothing was changed; pass `end_other_sessions: true` to end them, or wait until they end",
@@ -188,7 +185,7 @@ impl ComputerUseServer {
             )
             .await?;
         let done = match &target {
-            Target::Snapshot(name) => format!("The computer was restored to snapshot `{name}`"),
+            Target::Snapshot(s) => format!("The computer was restored to snapshot `{}`", s.name),
             Target::Reset => "The computer was reset: the image, an empty home".to_string(),
         };
         let same = if created.session_id == me {
@@ -211,7 +208,7 @@ impl ComputerUseServer {
             restored.took.as_secs_f64()
         );
         let name = match &target {
-            Target::Snapshot(name) => Some(name.to_string()),
+            Target::Snapshot(s) => Some(s.name.clone()),
             Target::Reset => None,
         };
         let took_ms = ms(restored.took);
@@ -343,13 +340,8 @@ impl ComputerUseServer {
     ) -> ToolResult {
         let a = args.read()?;
         let name = SnapshotName::parse(&a.name)?;
-        self.put_back(
-            &a.session_id,
-            Target::Snapshot(name),
-            a.end_other_sessions,
-            &context,
-        )
-        .await
+        self.put_back(&a.session_id, Some(name), a.end_other_sessions, &context)
+            .await
     }
 
     #[tool(
@@ -371,7 +363,7 @@ impl ComputerUseServer {
         context: RequestContext<RoleServer>,
     ) -> ToolResult {
         let a = args.read()?;
-        self.put_back(&a.session_id, Target::Reset, a.end_other_sessions, &context)
+        self.put_back(&a.session_id, None, a.end_other_sessions, &context)
             .await
     }
 
