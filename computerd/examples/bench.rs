@@ -1,4 +1,5 @@
-//! Benchmark harness: medians of capture + encode, per-action input overhead
+//! Benchmark harness: medians of capture + encode, per-action input overhead,
+//! what the effects watch adds to a batch
 //! and a shell round trip through the API, each beside a common baseline run
 //! in the same process on the same screen. Run with `just bench` (release).
 //!
@@ -9,12 +10,17 @@
 use base64::Engine;
 use computer_protocol::Action;
 use computerd::capture::{encode_png, Capturer};
+use computerd::desktop::EffectsWatch;
 use computerd::display::Display;
 use computerd::input::Input;
+use computerd::screens::WatchConnection;
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+#[path = "../tests/support/fluxbox_config.rs"]
+mod fluxbox_config;
 
 const TOKEN: &str = "bench-token-0123456789abcdef";
 
@@ -32,6 +38,18 @@ fn time_ms(runs: usize, mut f: impl FnMut()) -> f64 {
         })
         .collect();
     median(samples)
+}
+
+/// The computerd under test, stopped when the bench ends or panics, so a
+/// failed run leaves no daemon (and no screen) behind.
+struct Daemon(std::process::Child);
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        // SAFETY: signalling our own child so it closes its screen.
+        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
+        let _ = self.0.wait();
+    }
 }
 
 struct Api {
@@ -65,20 +83,28 @@ fn main() {
         "build it first: cargo build --release -p computerd"
     );
     let home = tempfile::tempdir().expect("temp home");
+    // The computer's own Fluxbox settings, as the tests give it: Fluxbox's
+    // defaults draw no background, and a screen waits for one.
+    let fluxbox = fluxbox_config::write_to(&home.path().join(".computer-use-fluxbox"));
+    fluxbox_config::write_home_overlay(home.path());
     let display_base = 7000 + std::process::id() % 1000;
-    let mut daemon = Command::new(&computerd)
-        .env("COMPUTERD_TOKEN", TOKEN)
-        .env("COMPUTERD_LISTEN", "127.0.0.1:0")
-        .env("COMPUTERD_HOME", home.path())
-        .env("COMPUTERD_DISPLAY_BASE", display_base.to_string())
-        .env("COMPUTERD_RFB_PORT_BASE", "45900")
-        .env("COMPUTERD_RFB_INTERFACE", "127.0.0.1")
-        .env("COMPUTERD_VIEWER_LISTEN", "127.0.0.1:0")
-        .env("COMPUTERD_LOG", "warn")
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("computerd starts");
-    let mut lines = BufReader::new(daemon.stdout.take().expect("stdout")).lines();
+    let mut daemon = Daemon(
+        Command::new(&computerd)
+            .env("COMPUTERD_TOKEN", TOKEN)
+            .env("COMPUTERD_LISTEN", "127.0.0.1:0")
+            .env("COMPUTERD_HOME", home.path())
+            .env("HOME", home.path())
+            .env("COMPUTERD_FLUXBOX_DIR", &fluxbox)
+            .env("COMPUTERD_DISPLAY_BASE", display_base.to_string())
+            .env("COMPUTERD_RFB_PORT_BASE", "45900")
+            .env("COMPUTERD_RFB_INTERFACE", "127.0.0.1")
+            .env("COMPUTERD_VIEWER_LISTEN", "127.0.0.1:0")
+            .env("COMPUTERD_LOG", "warn")
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("computerd starts"),
+    );
+    let mut lines = BufReader::new(daemon.0.stdout.take().expect("stdout")).lines();
     let addr = loop {
         let line = lines
             .next()
@@ -108,6 +134,10 @@ fn main() {
     );
     let display_number = display_base + 1;
     let dname = format!(":{display_number}");
+    // The screen takes only connections with the desktop's cookie: this
+    // process's own and the baselines' (`import`, `xdotool`) it starts.
+    let cookie = computerd::viewer_key::state_dir(home.path()).join("x-desktop-cookie");
+    std::env::set_var("XAUTHORITY", &cookie);
     let display = Display::connect(display_number, Duration::from_secs(10)).expect("display");
     // Let the xterm draw before measuring.
     let deadline = Instant::now() + Duration::from_secs(10);
@@ -195,6 +225,33 @@ fn main() {
         xdotool,
     ));
 
+    // What `computer_act`'s effects watch adds to a batch of 24 actions:
+    // begin, the check before each action and the finish with its round
+    // trip, the actions themselves not run; beside the 24 moves it watches.
+    let batch: Vec<Action> = (0..24).map(|i| Action::move_to(200 + i, 200)).collect();
+    let mut watch_conn = Some(WatchConnection::open(display_number).expect("watch connection"));
+    let watch = time_ms(200, || {
+        let mut watch =
+            EffectsWatch::begin(watch_conn.take().expect("connection"), None).expect("watch");
+        for (index, action) in batch.iter().enumerate() {
+            watch.before(index, action);
+        }
+        let (effects, back) = watch.finish();
+        assert_eq!(effects.len(), batch.len());
+        watch_conn = Some(back);
+    });
+    let moves = time_ms(200, || {
+        for action in &batch {
+            input.perform(&display, action).expect("move");
+        }
+    });
+    rows.push((
+        "act: effects watch, batch of 24".into(),
+        watch,
+        "the 24 moves it watches, in process".into(),
+        moves,
+    ));
+
     // Shell `true` through the API, against spawning bash directly.
     let shell = time_ms(50, || {
         api.post(
@@ -241,9 +298,5 @@ fn main() {
             })
             .unwrap_or(0)
     };
-    println!("computerd RSS: {} MiB", rss(daemon.id()) / 1024);
-
-    // SAFETY: signalling our own child so it closes its screen.
-    unsafe { libc::kill(daemon.id() as i32, libc::SIGTERM) };
-    let _ = daemon.wait();
+    println!("computerd RSS: {} MiB", rss(daemon.0.id()) / 1024);
 }

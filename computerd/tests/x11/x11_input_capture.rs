@@ -562,7 +562,6 @@ fn cat_xterm(xvnc: &Xvnc, title: &str) -> (Program, PathBuf) {
 
 /// Focuses the window titled `title` and waits until it has the keyboard.
 fn focus_by_title(display: &Display, title: &str) {
-    let atoms = Atoms::intern(&display.conn).expect("atoms");
     wait_until_blocking(
         &format!("the window `{title}` to have the focus"),
         LIMIT,
@@ -570,10 +569,16 @@ fn focus_by_title(display: &Display, title: &str) {
             if !focus_window(display, title).expect("focus_window") {
                 return None;
             }
-            let focus = display.conn.get_input_focus().ok()?.reply().ok()?.focus;
-            (window_title(&display.conn, &atoms, focus).ok()?? == title).then_some(())
+            (focused_title(display)? == title).then_some(())
         },
     );
+}
+
+/// The title of the window that has the keyboard focus, if it has one.
+fn focused_title(display: &Display) -> Option<String> {
+    let atoms = Atoms::intern(&display.conn).ok()?;
+    let focus = display.conn.get_input_focus().ok()?.reply().ok()?.focus;
+    window_title(&display.conn, &atoms, focus).ok()?
 }
 
 fn perform(input: &mut Input, display: &Display, action: Action) {
@@ -779,9 +784,23 @@ fn keymap_changes_by_other_clients_are_followed() {
     // Handled before the remap below: clients translate keys when they
     // read them, so an unread `q` would turn into `w` too.
     perform(&mut input, &display, type_text("q\n"));
-    wait_until_blocking("the first line to reach the file", LIMIT, || {
-        (std::fs::read(&out).ok()? == b"q\n").then_some(())
+    let mut first = Vec::new();
+    let arrived = wait_for_result(|| {
+        first = std::fs::read(&out).unwrap_or_default();
+        first == b"q\n"
     });
+    // Said in full if it ever fails: once, under CI's load, this line
+    // did not arrive, and the cause was not found by rerunning it.
+    assert!(
+        arrived,
+        "the first line did not reach the file: it holds {:?}; xterm {}; the focus is on {:?}",
+        String::from_utf8_lossy(&first),
+        match xterm.exited() {
+            Some(status) => format!("exited ({status:?})"),
+            None => "runs".to_string(),
+        },
+        focused_title(&display)
+    );
 
     // Another client turns the `q` key into `w`, as `xmodmap` would.
     let other = xvnc.connect();
@@ -1133,13 +1152,13 @@ fn active_window_title_is_none_without_a_window_manager() {
     assert!(!focus_window(&display, "anything").expect("focus"));
 }
 
-/// The watch's own work for a full batch (24 actions) on a screen with
-/// Fluxbox and three windows: begin, the check before each action, and the
-/// finish with its round trip. The actions themselves are not run: what is
-/// timed is what the watch adds to a batch. The median of 200 batches must
-/// stay under 1 ms; it is printed for the record.
+/// The watch over full batches (24 actions) on a screen with Fluxbox and
+/// three windows, batch after batch on one connection: each reports one
+/// effect per action and hands its connection back. What the watch costs a
+/// batch is a row of the benchmark table (`scripts/bench.sh`), not a timed
+/// test: a loaded machine must not fail the suite.
 #[test]
-fn the_watch_adds_under_a_millisecond_to_a_batch() {
+fn the_watch_reports_every_action_batch_after_batch() {
     let xvnc = Xvnc::start();
     let display = xvnc.connect();
     let _wm = xvnc.start_fluxbox(&display);
@@ -1151,28 +1170,21 @@ fn the_watch_adds_under_a_millisecond_to_a_batch() {
         })
         .collect();
     // Waits until Fluxbox lists the three: the watch reads their titles.
-    let mut conn = wait_until_blocking("three windows listed", Duration::from_secs(15), || {
+    let mut conn = wait_until_blocking("three windows listed", LIMIT, || {
         let watch = EffectsWatch::begin(WatchConnection::open(xvnc.number).ok()?, None).ok()?;
         let listed = watch.window_count() >= 3;
         let (_, conn) = watch.finish();
         listed.then_some(conn)
     });
     let actions: Vec<Action> = (0..24).map(|i| Action::move_to(i, i)).collect();
-    let mut costs = Vec::with_capacity(200);
-    for _ in 0..200 {
-        let started = Instant::now();
+    for _ in 0..20 {
         let mut watch = EffectsWatch::begin(conn, None).expect("watch");
+        assert!(watch.window_count() >= 3);
         for (index, action) in actions.iter().enumerate() {
             watch.before(index, action);
         }
         let (effects, back) = watch.finish();
-        costs.push(started.elapsed());
         assert_eq!(effects.len(), 24);
         conn = back;
     }
-    costs.sort();
-    let median = costs[costs.len() / 2];
-    let p90 = costs[costs.len() * 9 / 10];
-    println!("effects watch per 24-action batch: median {median:?}, p90 {p90:?}");
-    assert!(median < Duration::from_millis(1), "median {median:?}");
 }
