@@ -261,16 +261,10 @@ impl ComputerdClient {
                 still_running,
             }
         } else {
-            let mut reason = e.to_string();
-            let mut source = std::error::Error::source(&e);
-            while let Some(s) = source {
-                reason = format!("{reason}: {s}");
-                source = s.source();
-            }
             ClientError::Unreachable {
                 url: self.base_url.clone(),
                 container: self.container.clone(),
-                reason,
+                reason: crate::error_chain::describe(&e),
             }
         }
     }

@@ -42,6 +42,8 @@
 //! - [`state`]: the host's own folder (the key that signs recordings, the
 //!   log of steps it sent), out of every computer's reach.
 //! - [`clock`]: the wall clock in RFC 3339, for labels and steps.
+//! - [`error_chain`]: an error and its causes on one line, for every
+//!   message that carries a lower layer's error.
 //! - [`child_env`]: what every process the host starts must not inherit
 //!   (the HTTP bearer token).
 //!
@@ -56,6 +58,7 @@ pub mod clock;
 pub mod computer;
 pub mod docker;
 pub mod doctor;
+pub mod error_chain;
 pub mod heartbeat;
 pub mod info;
 pub mod link;

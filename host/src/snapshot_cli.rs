@@ -26,15 +26,30 @@ enum Command {
     Remove { name: String },
 }
 
+/// What is wrong with a command line; exit code 2.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+enum BadCommandLine {
+    #[error("{what} is destructive: add --yes to go ahead")]
+    Unconfirmed { what: &'static str },
+    #[error("unknown option `{option}`; {USAGE}")]
+    UnknownOption { option: String },
+    #[error("give a snapshot NAME; {USAGE}")]
+    NoName,
+    #[error("--note needs a TEXT")]
+    NoNote,
+    #[error("{USAGE}")]
+    Usage,
+}
+
 /// `args` after `snapshot` (`reset`: `reset` and its flags).
-fn parse(args: &[String]) -> Result<Command, String> {
+fn parse(args: &[String]) -> Result<Command, BadCommandLine> {
     let words: Vec<&str> = args.iter().map(String::as_str).collect();
     let flag = |name: &str| words.contains(&name);
-    let confirmed = |what: &str| {
+    let confirmed = |what: &'static str| {
         if flag("--yes") {
             Ok(())
         } else {
-            Err(format!("{what} is destructive: add --yes to go ahead"))
+            Err(BadCommandLine::Unconfirmed { what })
         }
     };
     let known = ["--yes", "--end-sessions", "--note"];
@@ -42,14 +57,16 @@ fn parse(args: &[String]) -> Result<Command, String> {
         .iter()
         .find(|w| w.starts_with("--") && !known.contains(w))
     {
-        return Err(format!("unknown option `{unknown}`; {USAGE}"));
+        return Err(BadCommandLine::UnknownOption {
+            option: unknown.to_string(),
+        });
     }
     let name_at = |i: usize| {
         words
             .get(i)
             .filter(|w| !w.starts_with("--"))
             .map(|w| w.to_string())
-            .ok_or_else(|| format!("give a snapshot NAME; {USAGE}"))
+            .ok_or(BadCommandLine::NoName)
     };
     match words.first().copied() {
         Some("reset") => {
@@ -63,7 +80,7 @@ fn parse(args: &[String]) -> Result<Command, String> {
                 Some(i) => words
                     .get(i + 1)
                     .map(|w| w.to_string())
-                    .ok_or_else(|| "--note needs a TEXT".to_string())?,
+                    .ok_or(BadCommandLine::NoNote)?,
                 None => String::new(),
             };
             Ok(Command::Save {
@@ -85,7 +102,7 @@ fn parse(args: &[String]) -> Result<Command, String> {
             confirmed("deleting a snapshot")?;
             Ok(Command::Remove { name })
         }
-        _ => Err(USAGE.to_string()),
+        _ => Err(BadCommandLine::Usage),
     }
 }
 
@@ -291,7 +308,7 @@ mod tests {
             ("frobnicate", "usage"),
         ] {
             let e = parse(&args(line)).unwrap_err();
-            assert!(e.contains(says), "{line}: {e}");
+            assert!(e.to_string().contains(says), "{line}: {e}");
         }
     }
 }

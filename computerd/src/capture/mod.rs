@@ -97,12 +97,29 @@ pub enum CaptureError {
         #[source]
         source: std::io::Error,
     },
-    #[error("shaping a {width}x{height} frame failed: {reason}")]
+    #[error("shaping a {width}x{height} frame failed: {source}")]
     Scale {
         width: u32,
         height: u32,
-        reason: String,
+        #[source]
+        source: ScaleError,
     },
+}
+
+/// Why scaling a frame, or encoding it as JPEG, failed: what the resizer or
+/// the encoder said.
+#[derive(Debug, thiserror::Error)]
+pub enum ScaleError {
+    #[error("a pixel buffer does not match its size: {0}")]
+    Buffer(#[from] fast_image_resize::ImageBufferError),
+    #[error("the resizer refused the frame: {0}")]
+    Resize(#[from] fast_image_resize::ResizeError),
+    #[error("a thread scaling a band of rows panicked")]
+    BandPanicked,
+    #[error("a JPEG's sides are at most 65535 pixels")]
+    JpegTooLarge,
+    #[error("JPEG encoding failed: {0}")]
+    Jpeg(#[from] jpeg_encoder::EncodingError),
 }
 
 impl CaptureError {

@@ -11,6 +11,7 @@
 use super::area::{Area, Drawn};
 use super::frame::Frame;
 use super::source::Pixels;
+use super::ScaleError;
 use computer_protocol::Region;
 use fast_image_resize::images::{Image, ImageRef};
 use fast_image_resize::{FilterType, PixelType, ResizeAlg, ResizeOptions, Resizer};
@@ -123,8 +124,8 @@ impl Rescaler {
         &'a mut self,
         pixels: &impl Pixels,
         scaling: Scaling,
-        scale_whole: impl FnOnce(&[u8], u32, u32) -> Result<Frame, String>,
-    ) -> Result<&'a Frame, String> {
+        scale_whole: impl FnOnce(&[u8], u32, u32) -> Result<Frame, ScaleError>,
+    ) -> Result<&'a Frame, ScaleError> {
         let generation = pixels.generation();
         let drawn = match &self.kept {
             Some(kept) if kept.scaling == scaling && generation != 0 => {
@@ -171,7 +172,7 @@ impl Rescaler {
 impl Kept {
     /// Redoes the source rows of `area` of the screen and the scaled
     /// pixels they reach.
-    fn redo(&mut self, pixels: &impl Pixels, area: Area) -> Result<(), String> {
+    fn redo(&mut self, pixels: &impl Pixels, area: Area) -> Result<(), ScaleError> {
         let scaling = self.scaling;
         let (sw, sh) = scaling.source_size();
         let (part, at) = scaling.source_of(pixels, area);
@@ -198,8 +199,7 @@ impl Kept {
         if ow == 0 || oh == 0 {
             return Ok(());
         }
-        let source =
-            ImageRef::new(sw, sh, &self.source, PixelType::U8x3).map_err(|e| e.to_string())?;
+        let source = ImageRef::new(sw, sh, &self.source, PixelType::U8x3)?;
         let mut target = Image::new(ow, oh, PixelType::U8x3);
         let options = ResizeOptions::new()
             .crop(
@@ -209,9 +209,7 @@ impl Kept {
                 f64::from(oh) * scale_y,
             )
             .resize_alg(ResizeAlg::Convolution(FilterType::Lanczos3));
-        Resizer::new()
-            .resize(&source, &mut target, &options)
-            .map_err(|e| e.to_string())?;
+        Resizer::new().resize(&source, &mut target, &options)?;
         let row = ow as usize * 3;
         for (i, src) in target.buffer().chunks_exact(row).enumerate() {
             let start = ((oy0 as usize + i) * fw as usize + ox0 as usize) * 3;
@@ -260,17 +258,15 @@ mod tests {
         Frame { width, height, rgb }
     }
 
-    fn scale_whole(scaling: Scaling) -> impl FnOnce(&[u8], u32, u32) -> Result<Frame, String> {
+    fn scale_whole(scaling: Scaling) -> impl FnOnce(&[u8], u32, u32) -> Result<Frame, ScaleError> {
         move |rgb, sw, sh| {
-            let source = ImageRef::new(sw, sh, rgb, PixelType::U8x3).map_err(|e| e.to_string())?;
+            let source = ImageRef::new(sw, sh, rgb, PixelType::U8x3)?;
             let mut out = Image::new(scaling.width, scaling.height, PixelType::U8x3);
             let (cw, ch) = scaling.crop_size();
             let options = ResizeOptions::new()
                 .crop(0.0, 0.0, cw, ch)
                 .resize_alg(ResizeAlg::Convolution(FilterType::Lanczos3));
-            Resizer::new()
-                .resize(&source, &mut out, &options)
-                .map_err(|e| e.to_string())?;
+            Resizer::new().resize(&source, &mut out, &options)?;
             Ok(Frame {
                 width: scaling.width,
                 height: scaling.height,

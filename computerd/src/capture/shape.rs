@@ -7,7 +7,7 @@ use super::encode::encode_png;
 use super::frame::Frame;
 use super::rescale::{Rescaler, Scaling};
 use super::source::Pixels;
-use super::CaptureError;
+use super::{CaptureError, ScaleError};
 use computer_protocol::frame::{DEFAULT_JPEG_QUALITY, FRAME_MAX_BYTES};
 use computer_protocol::{FrameOptions, FrameTransform, ImageFormat, InvalidInput, Region};
 use fast_image_resize::images::{Image, ImageRef};
@@ -163,10 +163,10 @@ fn scaled<'a>(
         .scale(source, scaling, |rgb, sw, sh| {
             scale_whole(rgb, (sw, sh), (crop_w, crop_h), (fw, fh))
         })
-        .map_err(|reason| CaptureError::Scale {
+        .map_err(|source| CaptureError::Scale {
             width: fw,
             height: fh,
-            reason,
+            source,
         })?;
     Ok(std::borrow::Cow::Borrowed(frame))
 }
@@ -178,8 +178,8 @@ fn scale_whole(
     (sw, sh): (u32, u32),
     (crop_w, crop_h): (f64, f64),
     (fw, fh): (u32, u32),
-) -> Result<Frame, String> {
-    let source = ImageRef::new(sw, sh, rgb, PixelType::U8x3).map_err(|e| e.to_string())?;
+) -> Result<Frame, ScaleError> {
+    let source = ImageRef::new(sw, sh, rgb, PixelType::U8x3)?;
     let (w, h) = (fw as usize, fh as usize);
     let mut out = vec![0u8; w * h * 3];
     // Big regions scale in bands of output rows on all cores. Each band
@@ -188,34 +188,31 @@ fn scale_whole(
     let bands = band_count(sw as usize * sh as usize, PARALLEL_MIN_SOURCE_PIXELS, h);
     let band_rows = h.div_ceil(bands);
     let scale_y = crop_h / f64::from(fh);
-    let band = |index: usize, out: &mut [u8]| -> Result<(), String> {
+    let band = |index: usize, out: &mut [u8]| -> Result<(), ScaleError> {
         let rows = out.len() / (w * 3);
         let top = (index * band_rows) as f64 * scale_y;
-        let mut target = Image::from_slice_u8(fw, rows as u32, out, PixelType::U8x3)
-            .map_err(|e| e.to_string())?;
+        let mut target = Image::from_slice_u8(fw, rows as u32, out, PixelType::U8x3)?;
         // Lanczos3 keeps text readable when shrinking.
         let options = ResizeOptions::new()
             .crop(0.0, top, crop_w, rows as f64 * scale_y)
             .resize_alg(ResizeAlg::Convolution(FilterType::Lanczos3));
-        Resizer::new()
-            .resize(&source, &mut target, &options)
-            .map_err(|e| e.to_string())
+        Ok(Resizer::new().resize(&source, &mut target, &options)?)
     };
-    let results: Vec<Result<(), String>> = std::thread::scope(|scope| {
+    let results: Vec<Result<(), ScaleError>> = std::thread::scope(|scope| {
         let mut outs = out.chunks_mut(band_rows * w * 3).enumerate();
         let first = outs.next();
         let others: Vec<_> = outs
             .map(|(index, out)| scope.spawn(move || band(index, out)))
             .collect();
         let mut results = vec![first.map_or(Ok(()), |(index, out)| band(index, out))];
-        results.extend(others.into_iter().map(|handle| {
-            handle
-                .join()
-                .unwrap_or_else(|_| Err("a scaling thread panicked".into()))
-        }));
+        results.extend(
+            others
+                .into_iter()
+                .map(|handle| handle.join().unwrap_or(Err(ScaleError::BandPanicked))),
+        );
         results
     });
-    results.into_iter().collect::<Result<(), String>>()?;
+    results.into_iter().collect::<Result<(), ScaleError>>()?;
     Ok(Frame {
         width: fw,
         height: fh,
@@ -224,18 +221,18 @@ fn scale_whole(
 }
 
 fn encode_jpeg(frame: &Frame, quality: u8) -> Result<Vec<u8>, CaptureError> {
-    let failed = |reason: String| CaptureError::Scale {
+    let failed = |source: ScaleError| CaptureError::Scale {
         width: frame.width,
         height: frame.height,
-        reason,
+        source,
     };
     let (Ok(w), Ok(h)) = (u16::try_from(frame.width), u16::try_from(frame.height)) else {
-        return Err(failed("JPEG sides are at most 65535".into()));
+        return Err(failed(ScaleError::JpegTooLarge));
     };
     let mut out = Vec::with_capacity(frame.rgb.len() / 10);
     jpeg_encoder::Encoder::new(&mut out, quality)
         .encode(&frame.rgb, w, h, jpeg_encoder::ColorType::Rgb)
-        .map_err(|e| failed(e.to_string()))?;
+        .map_err(|e| failed(e.into()))?;
     Ok(out)
 }
 

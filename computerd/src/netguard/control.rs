@@ -7,6 +7,7 @@
 //!   started then, for a recording's step), read only (the computer may
 //!   read its own log, not change the policy).
 
+use super::error::GuardError;
 use super::Guard;
 use computer_protocol::network::{NetworkLog, NetworkLogEntry, NetworkPolicy, LOG_KEPT};
 use std::io::{Read, Write};
@@ -22,9 +23,9 @@ pub const DENIALS_PORT: u16 = 7079;
 /// fits with room to spare).
 const LINE_MAX: usize = 64 * 1024;
 
-pub fn bind() -> Result<UnixListener, String> {
+pub fn bind() -> Result<UnixListener, GuardError> {
     let _ = std::fs::remove_file(SOCKET);
-    UnixListener::bind(SOCKET).map_err(|e| format!("cannot listen on {SOCKET}: {e}"))
+    UnixListener::bind(SOCKET).map_err(GuardError::listen(SOCKET))
 }
 
 pub async fn serve_host(listener: UnixListener, guard: Arc<Guard>) {
@@ -120,18 +121,22 @@ async fn read_line(read: impl tokio::io::AsyncRead + Unpin) -> Option<String> {
 }
 
 /// Sends one command to the running guard (from `docker exec`).
-pub fn ask(command: &str) -> Result<String, String> {
-    let mut stream = std::os::unix::net::UnixStream::connect(SOCKET)
-        .map_err(|e| format!("the guard does not answer on {SOCKET}: {e}"))?;
+pub fn ask(command: &str) -> Result<String, GuardError> {
+    let mut stream = std::os::unix::net::UnixStream::connect(SOCKET).map_err(|source| {
+        GuardError::NotAnswering {
+            socket: SOCKET,
+            source,
+        }
+    })?;
     stream
         .write_all(format!("{command}\n").as_bytes())
-        .map_err(|e| format!("cannot ask the guard: {e}"))?;
+        .map_err(GuardError::Ask)?;
     let mut answer = String::new();
     stream
         .read_to_string(&mut answer)
-        .map_err(|e| format!("no answer from the guard: {e}"))?;
+        .map_err(GuardError::NoAnswer)?;
     if let Some(error) = answer.strip_prefix("error: ") {
-        return Err(error.to_string());
+        return Err(GuardError::Answered(error.to_string()));
     }
     Ok(answer)
 }

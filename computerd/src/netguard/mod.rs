@@ -19,6 +19,7 @@
 
 mod control;
 mod dns;
+mod error;
 mod journal;
 mod proxy;
 mod relay;
@@ -40,6 +41,7 @@ pub async fn denial_lines_since(since_ms: u64) -> Vec<String> {
 }
 
 use computer_protocol::network::NetworkPolicy;
+use error::GuardError;
 use journal::Journal;
 use parking_lot::RwLock;
 use std::io;
@@ -72,7 +74,7 @@ impl Guard {
     }
 
     /// Installs the rules for `policy` and makes it the one in force.
-    fn set_policy(&self, policy: NetworkPolicy) -> Result<(), String> {
+    fn set_policy(&self, policy: NetworkPolicy) -> Result<(), GuardError> {
         let text = rules::ruleset(
             &policy,
             &self.around,
@@ -131,7 +133,7 @@ pub fn main(args: &[String]) -> i32 {
             let json = args.get(1).map(String::as_str).unwrap_or("");
             control::ask(&format!("policy {json}")).map(|answer| println!("{answer}"))
         }
-        _ => Err("usage: computerd net-guard run POLICY_JSON | log | policy POLICY_JSON".into()),
+        _ => Err(GuardError::Usage),
     };
     match result {
         Ok(()) => 0,
@@ -142,9 +144,9 @@ pub fn main(args: &[String]) -> i32 {
     }
 }
 
-fn run(policy_json: &str) -> Result<(), String> {
-    let policy: NetworkPolicy = serde_json::from_str(policy_json)
-        .map_err(|e| format!("the policy is not valid JSON of a network policy: {e}"))?;
+fn run(policy_json: &str) -> Result<(), GuardError> {
+    let policy: NetworkPolicy =
+        serde_json::from_str(policy_json).map_err(GuardError::PolicyJson)?;
     crate::log_to_stderr();
     let gateway = default_gateway();
     let around = Surroundings {
@@ -157,7 +159,7 @@ fn run(policy_json: &str) -> Result<(), String> {
         resolver: policy
             .resolver
             .or_else(configured_resolver)
-            .ok_or("no resolver: /etc/resolv.conf names none; set COMPUTER_USE_EGRESS_DNS")?,
+            .ok_or(GuardError::NoResolver)?,
     };
     let guard = Arc::new(Guard {
         policy: RwLock::new(Arc::new(NetworkPolicy::default())),
@@ -172,22 +174,22 @@ fn run(policy_json: &str) -> Result<(), String> {
         .worker_threads(2)
         .enable_all()
         .build()
-        .map_err(|e| format!("no async runtime: {e}"))?;
+        .map_err(GuardError::Runtime)?;
     runtime.block_on(async move {
         let loopback = Ipv4Addr::LOCALHOST;
         let proxy = tokio::net::TcpListener::bind((loopback, PROXY_PORT))
             .await
-            .map_err(|e| format!("cannot listen on {loopback}:{PROXY_PORT}: {e}"))?;
+            .map_err(GuardError::listen(format!("{loopback}:{PROXY_PORT}")))?;
         let dns_udp = tokio::net::UdpSocket::bind((loopback, DNS_PORT))
             .await
-            .map_err(|e| format!("cannot listen on udp {loopback}:{DNS_PORT}: {e}"))?;
+            .map_err(GuardError::listen(format!("udp {loopback}:{DNS_PORT}")))?;
         let dns_tcp = tokio::net::TcpListener::bind((loopback, DNS_PORT))
             .await
-            .map_err(|e| format!("cannot listen on {loopback}:{DNS_PORT}: {e}"))?;
+            .map_err(GuardError::listen(format!("{loopback}:{DNS_PORT}")))?;
         let control = control::bind()?;
         let denials = tokio::net::TcpListener::bind((loopback, DENIALS_PORT))
             .await
-            .map_err(|e| format!("cannot listen on {loopback}:{DENIALS_PORT}: {e}"))?;
+            .map_err(GuardError::listen(format!("{loopback}:{DENIALS_PORT}")))?;
         tokio::spawn(proxy::serve(proxy, guard.clone()));
         tokio::spawn(resolver::serve_udp(dns_udp, guard.clone()));
         tokio::spawn(resolver::serve_tcp(dns_tcp, guard.clone()));

@@ -132,7 +132,7 @@ async fn handle(mut client: TcpStream, guard: &Guard) {
         Verdict::Connect { rule } => (SocketAddr::V4(dst), rule),
         Verdict::Resolve { name, rule } => match where_name_goes(guard, &name, *dst.ip()).await {
             Ok(ip) => (SocketAddr::V4(SocketAddrV4::new(ip, dst.port())), rule),
-            Err(why) => return refuse(client, guard, &attempt, &first, why).await,
+            Err(why) => return refuse(client, guard, &attempt, &first, why.to_string()).await,
         },
         Verdict::Deny { rule } => {
             // An HTTP client denied by its address alone still gets the
@@ -189,29 +189,60 @@ async fn read_first(client: &mut TcpStream, first: &mut Vec<u8>, wait: Duration)
 /// computer's own lookup of that name gave it, otherwise the name's first
 /// address by the guard's resolver, so that `/etc/hosts` cannot point an
 /// allowed name elsewhere. The result is contained like any address.
-async fn where_name_goes(guard: &Guard, name: &str, asked: Ipv4Addr) -> Result<Ipv4Addr, String> {
+async fn where_name_goes(
+    guard: &Guard,
+    name: &str,
+    asked: Ipv4Addr,
+) -> Result<Ipv4Addr, NameRefused> {
     let target = if guard.journal.addresses_of(name).contains(&asked) {
         asked
     } else {
         let found = resolve_a(guard, name)
             .await
-            .map_err(|e| format!("`{name}` is allowed, but the guard could not look it up: {e}"))?;
+            .map_err(|source| NameRefused::LookupFailed {
+                name: name.to_string(),
+                source,
+            })?;
         guard.journal.learn(name, &found);
         if found.contains(&asked) {
             asked
         } else {
-            *found
-                .first()
-                .ok_or_else(|| format!("`{name}` is allowed, but it has no IPv4 address"))?
+            *found.first().ok_or_else(|| NameRefused::NoIpv4 {
+                name: name.to_string(),
+            })?
         }
     };
     let policy = guard.policy();
     match blocked_range(target.into()) {
-        Some(range) if policy.allowed_private(target.into()).is_none() => Err(format!(
-            "`{name}` resolves to {target}, in the {range}, out of the computer's reach"
-        )),
+        Some(range) if policy.allowed_private(target.into()).is_none() => {
+            Err(NameRefused::Contained {
+                name: name.to_string(),
+                target,
+                range,
+            })
+        }
         _ => Ok(target),
     }
+}
+
+/// Why a connection to an allowed name goes nowhere; the refusal's page
+/// and the log say it.
+#[derive(Debug, thiserror::Error)]
+enum NameRefused {
+    #[error("`{name}` is allowed, but the guard could not look it up: {source}")]
+    LookupFailed {
+        name: String,
+        #[source]
+        source: io::Error,
+    },
+    #[error("`{name}` is allowed, but it has no IPv4 address")]
+    NoIpv4 { name: String },
+    #[error("`{name}` resolves to {target}, in the {range}, out of the computer's reach")]
+    Contained {
+        name: String,
+        target: Ipv4Addr,
+        range: String,
+    },
 }
 
 async fn connect_marked(target: SocketAddr, mark: u32) -> io::Result<TcpStream> {

@@ -13,6 +13,7 @@
 //! - In: only the engine's side (published ports, through the bridge's
 //!   gateway) may open connections; other computers cannot.
 
+use super::error::GuardError;
 use super::verdict::Surroundings;
 use computer_protocol::network::{NetworkPolicy, BLOCKED_V4};
 use std::fmt::Write as _;
@@ -140,30 +141,27 @@ pub fn ruleset(
 }
 
 /// Replaces the table with `ruleset`.
-pub fn apply(ruleset: &str) -> Result<(), String> {
+pub fn apply(ruleset: &str) -> Result<(), GuardError> {
     let mut child = Command::new("nft")
         .args(["-f", "-"])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .map_err(|e| format!("cannot run `nft` (the image needs the nftables package): {e}"))?;
+        .map_err(GuardError::NftMissing)?;
     if let Some(mut stdin) = child.stdin.take() {
         stdin
             .write_all(ruleset.as_bytes())
-            .map_err(|e| format!("cannot send the rules to `nft`: {e}"))?;
+            .map_err(GuardError::NftInput)?;
     }
-    let output = child
-        .wait_with_output()
-        .map_err(|e| format!("`nft` did not finish: {e}"))?;
+    let output = child.wait_with_output().map_err(GuardError::NftWait)?;
     if output.status.success() {
         Ok(())
     } else {
-        Err(format!(
-            "`nft` refused the rules ({}): {}",
-            output.status,
-            String::from_utf8_lossy(&output.stderr).trim()
-        ))
+        Err(GuardError::NftRefused {
+            status: output.status.to_string(),
+            stderr: String::from_utf8_lossy(&output.stderr).trim().to_string(),
+        })
     }
 }
 

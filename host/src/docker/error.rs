@@ -5,6 +5,7 @@
 use super::fix::{DEV_IMAGE_MISSING, ENGINE_UNREACHABLE, PORT_TAKEN, PULL_DENIED, RUN_DOCTOR};
 use super::origin::{CertOrigin, EndpointSource};
 use super::ssh::SshAddressError;
+use crate::error_chain::describe;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -196,21 +197,4 @@ pub enum DockerError {
     /// A setting the engine cannot honour, such as more CPUs than it has.
     #[error(transparent)]
     Setting(#[from] crate::settings::SettingsError),
-}
-
-/// An error and its causes on one line. Transport errors say little on their
-/// own ("client error (Connect)"); the cause says "connection refused".
-pub(crate) fn describe(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(c) = cause {
-        let next = c.to_string();
-        // Some layers repeat their cause in their own text.
-        if !text.contains(&next) {
-            text.push_str(": ");
-            text.push_str(&next);
-        }
-        cause = c.source();
-    }
-    text
 }

@@ -3,9 +3,10 @@
 //! (`GET /v1/computer` with the token). Everything else goes through the
 //! host's computerd client.
 
-use super::error::{describe, DockerError};
+use super::error::DockerError;
 use super::found::{find_computer, ComputerState};
 use crate::client::{loopback_http, read_limited, Limited};
+use crate::error_chain::describe;
 use bollard::Docker;
 use computer_protocol::endpoints::{Endpoint, GetComputer, GetHealth};
 use computer_protocol::{check_viewer_key, ComputerInfo};

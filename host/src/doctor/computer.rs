@@ -5,12 +5,12 @@ use super::report::{Outcome, Report};
 use super::{timed, Budget};
 use crate::client::{loopback_http, ComputerdClient};
 use crate::docker::container::busy_fix;
-use crate::docker::error::describe;
 use crate::docker::fix;
 use crate::docker::ports::{self, HOST_PORTS, LOOPBACK};
 use crate::docker::{
     binary_version, viewer_key, ComputerState, Dialer, Engine, FoundComputer, Way,
 };
+use crate::error_chain::describe;
 use computer_protocol::endpoints::{Endpoint, GetHealth, ListSessions, NoBody};
 use computer_protocol::Health;
 use std::net::Ipv4Addr;

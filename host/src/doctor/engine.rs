@@ -4,13 +4,13 @@
 use super::report::{Outcome, Report};
 use super::{timed, Budget};
 use crate::child_env::WithoutHostSecrets;
-use crate::docker::error::describe;
 use crate::docker::fix;
 use crate::docker::image::{is_older_than_binary, pulls_missing_image};
 use crate::docker::{
     binary_version, resolve_endpoint, ComputerState, DockerEndpoint, DockerError, Engine,
     EngineFacts, EngineQueryError, Transport,
 };
+use crate::error_chain::describe;
 use crate::settings::{ComputerSettings, DevtoolsSettings, Env, Settings, SettingsError};
 use std::time::Duration;
 

@@ -5,7 +5,7 @@
 
 use super::report::Outcome;
 use crate::client::{loopback_http, Limited};
-use crate::docker::error::describe;
+use crate::error_chain::describe;
 use computer_protocol::ScreenNumber;
 use futures::StreamExt;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;

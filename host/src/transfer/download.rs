@@ -1,9 +1,10 @@
 //! `from_computer`: computerd's tar stream unpacked into host files.
 
-use super::error::{chain, TransferError};
+use super::error::TransferError;
 use super::paths::ends_with_separator;
 use super::source_name::check_source_name;
 use super::{HostFiles, Job};
+use crate::error_chain::describe;
 use computer_protocol::archive::{
     feed_pipe, plan_at, unpack, ChunkFeeder, Destination, UnpackOptions,
 };
@@ -172,7 +173,10 @@ async fn pump(
             }
             Ok(Err(e)) => {
                 feeder
-                    .fail(io::Error::new(io::ErrorKind::ConnectionAborted, chain(&e)))
+                    .fail(io::Error::new(
+                        io::ErrorKind::ConnectionAborted,
+                        describe(&e),
+                    ))
                     .await;
                 return Err(Pumped::Broken(e));
             }

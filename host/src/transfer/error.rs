@@ -90,17 +90,6 @@ pub(super) fn session_gone(code: ErrorCode) -> bool {
     matches!(code, ErrorCode::SessionEnded | ErrorCode::UnknownSession)
 }
 
-/// An error with its causes, which reqwest keeps in its source chain.
-pub(super) fn chain(e: &dyn std::error::Error) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text = format!("{text}: {s}");
-        source = s.source();
-    }
-    text
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -42,10 +42,11 @@ pub use root::{HostFiles, Room, Root, RootError, TRANSFER_ROOT_VAR};
 pub use stall::{Movement, StallLimit, STALL_SECS_VAR};
 
 use crate::client::{ClientError, ComputerdClient};
+use crate::error_chain::describe;
 use computer_protocol::archive::Progress;
 use computer_protocol::endpoints::Endpoint;
 use computer_protocol::{SessionId, TransferDirection};
-use error::{chain, session_gone};
+use error::session_gone;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -120,7 +121,7 @@ impl Job<'_> {
         match again {
             Err(ClientError::Api(wire)) if session_gone(wire.code) => ClientError::Api(wire).into(),
             _ => TransferError::Broken {
-                reason: chain(&e),
+                reason: describe(&e),
                 done: self.progress.done(),
             },
         }

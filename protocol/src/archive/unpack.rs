@@ -308,7 +308,7 @@ impl Unpacker<'_> {
         let folder = match self.folders_to(above, true)? {
             Ok(folder) => folder,
             Err(refusal) => {
-                self.skip(&raw, SkipKind::Refused, refusal);
+                self.skip(&raw, SkipKind::Refused, refusal.to_string());
                 return Ok(());
             }
         };
@@ -470,7 +470,7 @@ impl Unpacker<'_> {
         &mut self,
         parts: &[Vec<u8>],
         make: bool,
-    ) -> Result<Result<Rc<Dir>, String>, ArchiveError> {
+    ) -> Result<Result<Rc<Dir>, FolderRefused>, ArchiveError> {
         if let Some((verified, folder)) = &self.verified {
             if verified.as_slice() == parts {
                 return Ok(Ok(Rc::clone(folder)));
@@ -491,13 +491,8 @@ impl Unpacker<'_> {
                     self.make_folder(&at, None)?;
                     self.progress.add_folder();
                 }
-                Found::Symlink => {
-                    return Ok(Err(format!(
-                        "`{}` is a symlink, and nothing is ever written through a symlink",
-                        path.display()
-                    )))
-                }
-                Found::Nothing => return Ok(Err(format!("`{}` does not exist", path.display()))),
+                Found::Symlink => return Ok(Err(FolderRefused::Symlink(path))),
+                Found::Nothing => return Ok(Err(FolderRefused::Missing(path))),
                 found => {
                     return Err(self.stopped(&path, Clash::FolderOver { found }));
                 }
@@ -794,4 +789,13 @@ impl Unpacker<'_> {
             done: self.progress.done(),
         }
     }
+}
+/// Why an entry's folder path cannot be used: the entry is skipped with
+/// this as its reason.
+#[derive(Debug, thiserror::Error)]
+enum FolderRefused {
+    #[error("`{}` is a symlink, and nothing is ever written through a symlink", .0.display())]
+    Symlink(PathBuf),
+    #[error("`{}` does not exist", .0.display())]
+    Missing(PathBuf),
 }
