@@ -379,6 +379,7 @@ mod tests {
                 reduced: None,
                 image_base64: None,
                 text_view: Some(TextView {
+                    popups: vec![],
                     view_id: 1,
                     windows: vec![],
                     window: Some(1),

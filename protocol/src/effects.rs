@@ -35,6 +35,10 @@ pub struct ActionEffect {
     pub windows_opened: Vec<String>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub windows_closed: Vec<String>,
+    /// Menus, dropdowns and tooltips that opened, each as
+    /// [`crate::PopupEntry::describe`] says it; the text view lists them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub popups_opened: Vec<String>,
     /// The page of the screen's Chromium, when its URL or title changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub page: Option<PageFacts>,
@@ -46,6 +50,7 @@ impl ActionEffect {
         self.focused.is_some()
             || !self.windows_opened.is_empty()
             || !self.windows_closed.is_empty()
+            || !self.popups_opened.is_empty()
             || self.page.is_some()
     }
 

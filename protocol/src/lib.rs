@@ -90,8 +90,8 @@ pub use session::{
 pub use settle::Settling;
 pub use shell::{ShellRequest, ShellResult};
 pub use textview::{
-    cut_field, Bounds, NodeState, PageCursor, TextNode, TextView, TextViewOptions, TreeSource,
-    View, WindowEntry,
+    cut_field, Bounds, NodeState, PageCursor, PopupEntry, TextNode, TextView, TextViewOptions,
+    TreeSource, View, WindowEntry,
 };
 pub use transfer::{
     Caution, CautionKind, ItemKind, SkipKind, Skipped, SourceRequest, TransferDirection,

@@ -193,6 +193,45 @@ pub struct WindowEntry {
     pub focused: bool,
 }
 
+/// A window shown over the others without the window manager: a menu, a
+/// dropdown, a context menu, a tooltip (an override-redirect window).
+/// Apps open one for a click and close it on the next, so it is not among
+/// the windows, and the window manager does not list it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+pub struct PopupEntry {
+    /// The X window id.
+    pub id: u32,
+    /// What the app says it is (`_NET_WM_WINDOW_TYPE`, lowercase, without
+    /// its prefix): `popup_menu`, `dropdown_menu`, `menu`, `combo`,
+    /// `tooltip`, `notification`; `popup` when it says nothing.
+    pub kind: String,
+    /// Its app's class, when it names one.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub class: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    pub x: i32,
+    pub y: i32,
+    pub width: u32,
+    pub height: u32,
+}
+
+impl PopupEntry {
+    /// One line: `popup_menu of Chromium @ 10,20 200x300`.
+    pub fn describe(&self) -> String {
+        let of = if self.class.is_empty() {
+            String::new()
+        } else {
+            format!(" of {}", self.class)
+        };
+        format!(
+            "{}{of} @ {},{} {}x{}",
+            self.kind, self.x, self.y, self.width, self.height
+        )
+    }
+}
+
 impl WindowEntry {
     pub fn bounds(&self) -> Bounds {
         Bounds {
@@ -269,6 +308,9 @@ pub enum TreeSource {
 pub struct TextView {
     /// Refs and cursors belong to this view.
     pub view_id: u64,
+    /// Menus, dropdowns and tooltips shown over the windows, topmost first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub popups: Vec<PopupEntry>,
     /// The screen's windows, topmost first.
     pub windows: Vec<WindowEntry>,
     /// The window whose tree is shown.
@@ -334,6 +376,12 @@ impl TextView {
     /// per node, such as `e7 button "Save" [focused] @ 412,300 80x28`.
     pub fn render(&self) -> String {
         let mut out = String::new();
+        if !self.popups.is_empty() {
+            let _ = writeln!(out, "Popups over the windows (topmost first):");
+            for p in &self.popups {
+                let _ = writeln!(out, "  {:#x} {}", p.id, p.describe());
+            }
+        }
         let _ = writeln!(out, "Windows (topmost first):");
         if self.windows.is_empty() {
             let _ = writeln!(out, "  none");
@@ -484,6 +532,16 @@ mod tests {
         field.depth = Some(57);
         let view = TextView {
             view_id: 3,
+            popups: vec![PopupEntry {
+                id: 0xc0001f,
+                kind: "menu".into(),
+                class: "Chromium".into(),
+                pid: None,
+                x: 300,
+                y: 300,
+                width: 347,
+                height: 332,
+            }],
             windows: vec![WindowEntry {
                 id: 0x400001,
                 title: "Probe".into(),
@@ -505,6 +563,10 @@ mod tests {
             unchanged: false,
         };
         let text = view.render();
+        assert!(
+            text.starts_with("Popups over the windows (topmost first):\n  0xc0001f menu of Chromium @ 300,300 347x332\nWindows (topmost first):\n"),
+            "{text}"
+        );
         assert!(
             text.contains("  0x400001 \"Probe\" (zenity) pid 42 [focused] @ 10,20 300x200\n"),
             "{text}"
@@ -594,6 +656,7 @@ mod tests {
             .collect();
         let mut view = TextView {
             view_id: 1,
+            popups: vec![],
             windows: vec![],
             window: Some(1),
             source: Some(TreeSource::Page),

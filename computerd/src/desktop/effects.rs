@@ -1,6 +1,7 @@
 //! What each action of a batch changed, watched while the batch runs: X
 //! DAMAGE gives the redrawn area, root property events tell when the focus
-//! or the window list changed (only then are they read), and the browser's
+//! or the window list changed (only then are they read), the root's map
+//! events when a popup (menu, dropdown, tooltip) showed, and the browser's
 //! [`Pages`] (kept current by DevTools events) the page's URL and title.
 //!
 //! Changes are credited to the latest action that is not a `wait` before
@@ -11,7 +12,7 @@
 use crate::browser::pages::Pages;
 use crate::display::XFault;
 use crate::screens::WatchConnection;
-use crate::windows::window_title;
+use crate::windows::{client_list, describe_popup, window_title, Owners};
 use computer_protocol::{Action, ActionEffect, Region};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -47,7 +48,10 @@ impl EffectsWatch {
         let start = || -> Result<Damage, ReplyOrIdError> {
             let damage = c.generate_id()?;
             c.damage_create(damage, root, ReportLevel::BOUNDING_BOX)?;
-            let events = ChangeWindowAttributesAux::new().event_mask(EventMask::PROPERTY_CHANGE);
+            // Property changes for the focus and the client list; the
+            // root's children mapped, for popups, which neither lists.
+            let events = ChangeWindowAttributesAux::new()
+                .event_mask(EventMask::PROPERTY_CHANGE | EventMask::SUBSTRUCTURE_NOTIFY);
             c.change_window_attributes(root, &events)?;
             Ok(damage)
         };
@@ -136,6 +140,9 @@ impl EffectsWatch {
             // then says nothing of the windows.
             let _ = self.read_window_changes(&mut effect);
         }
+        if !seen.popups_mapped.is_empty() {
+            let _ = self.read_popups(&seen.popups_mapped, &mut effect);
+        }
         if let Some(pages) = &self.pages {
             let version = pages.version();
             if version != self.page_version {
@@ -164,6 +171,9 @@ impl EffectsWatch {
                 {
                     seen.focus_or_windows = true;
                 }
+                Event::MapNotify(e) if e.override_redirect && e.event == self.conn.display.root => {
+                    seen.popups_mapped.push(e.window);
+                }
                 _ => {}
             }
         }
@@ -173,6 +183,20 @@ impl EffectsWatch {
             let _ = c.flush();
         }
         seen
+    }
+
+    /// The popups among `mapped` that are still shown, described.
+    fn read_popups(&self, mapped: &[Window], effect: &mut ActionEffect) -> Result<(), ReplyError> {
+        let (c, root) = (&self.conn.display.conn, self.conn.display.root);
+        let geometry = c.get_geometry(root)?.reply()?;
+        let screen = (u32::from(geometry.width), u32::from(geometry.height));
+        let owners = Owners::read(c, root, &client_list(c, root)?)?;
+        for &window in mapped {
+            if let Some(popup) = describe_popup(c, window, screen, &owners)? {
+                effect.popups_opened.push(popup.describe());
+            }
+        }
+        Ok(())
     }
 
     fn read_window_changes(&mut self, effect: &mut ActionEffect) -> Result<(), ReplyError> {
@@ -218,6 +242,8 @@ impl EffectsWatch {
 struct Seen {
     drawn: Option<Region>,
     focus_or_windows: bool,
+    /// Override-redirect children of the root that were mapped.
+    popups_mapped: Vec<Window>,
 }
 
 /// The active window and the client list, in one round trip.

@@ -90,11 +90,13 @@ fn node_at<'a>(roots: &'a mut [TextNode], path: &[usize]) -> &'a mut TextNode {
 /// What the unchanged rule compares for a text view: the windows and the
 /// tree's content, not its refs.
 pub fn content_key(
+    popups: &[computer_protocol::PopupEntry],
     windows: &[computer_protocol::WindowEntry],
     window: Option<u32>,
     nodes: &[FlatNode],
 ) -> u64 {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    popups.hash(&mut hasher);
     windows.hash(&mut hasher);
     window.hash(&mut hasher);
     nodes.hash(&mut hasher);

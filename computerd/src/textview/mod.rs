@@ -1,8 +1,9 @@
 //! The text view of a screen: its windows and the accessibility tree of
 //! one window, with refs that `computer_act` takes in place of x/y.
 //!
-//! - The screen's windows and the one a view is about (named by class or
-//!   title, else the focused one) come from [`crate::windows`].
+//! - The screen's popups (menus, dropdowns, tooltips), its windows and the
+//!   one a view is about (named by class or title, else the focused one)
+//!   come from [`crate::windows`].
 //! - [`page_tree`]: the tree of the page in the screen's browser, over its
 //!   DevTools connection, placed in screen pixels.
 //! - [`atspi_tree`]: the tree of any other app, over the screen's own
@@ -39,10 +40,11 @@ use crate::a11y::A11yHandle;
 use crate::browser::Browser;
 use crate::display::XFault;
 use crate::screens::{Screen, ScreenError};
-use crate::windows::{list_windows, pick};
+use crate::windows::{list_popups, list_windows, pick};
 use computer_protocol::textview::{MAX_NODES_MAX, TEXT_VIEW_MAX_CHARS, TREE_DEADLINE_MS};
 use computer_protocol::{
-    Bounds, InvalidInput, NodeState, PageCursor, TextView, TextViewOptions, TreeSource, WindowEntry,
+    Bounds, InvalidInput, NodeState, PageCursor, PopupEntry, TextView, TextViewOptions, TreeSource,
+    WindowEntry,
 };
 use parking_lot::Mutex;
 use std::sync::Arc;
@@ -57,6 +59,8 @@ pub struct TextSnapshot {
     pub view_id: u64,
     /// The ref number of `nodes[0]`.
     pub first_ref: u64,
+    /// Menus, dropdowns and tooltips over the windows, topmost first.
+    pub popups: Vec<PopupEntry>,
     pub windows: Vec<WindowEntry>,
     /// The window whose tree this is, as it was then.
     pub window: Option<WindowEntry>,
@@ -109,7 +113,9 @@ pub async fn text_view(
             )))),
         };
     }
-    let listed = screen.with_x(|x| list_windows(&x.display)).await??;
+    let (popups, listed) = screen
+        .with_x(|x| Ok::<_, XFault>((list_popups(&x.display)?, list_windows(&x.display)?)))
+        .await??;
     let target = pick(&listed, options.window.as_deref())?.cloned();
     let (source, nodes, note) = match &target {
         None => (
@@ -119,7 +125,7 @@ pub async fn text_view(
         ),
         Some(window) => read_tree(screen, browser, window).await,
     };
-    let key = flat::content_key(&listed, target.as_ref().map(|w| w.id), &nodes);
+    let key = flat::content_key(&popups, &listed, target.as_ref().map(|w| w.id), &nodes);
     let mut views = views.lock();
     if let Some(latest) = views.latest.clone().filter(|l| l.key == key) {
         return Ok(page(&latest, 0, max_nodes, true));
@@ -128,6 +134,7 @@ pub async fn text_view(
     let snapshot = Arc::new(TextSnapshot {
         view_id: views.views,
         first_ref: views.refs + 1,
+        popups,
         windows: listed,
         window: target,
         source,
@@ -232,6 +239,7 @@ fn page_of(
     };
     TextView {
         view_id: snapshot.view_id,
+        popups: snapshot.popups.clone(),
         windows: snapshot.windows.clone(),
         window: snapshot.window.as_ref().map(|w| w.id),
         source: snapshot.source,
@@ -350,6 +358,7 @@ mod tests {
         TextSnapshot {
             view_id: 2,
             first_ref: 41,
+            popups: vec![],
             windows: vec![],
             window: Some(WindowEntry {
                 id: 9,

@@ -6,15 +6,19 @@
 //! - `props`: a window's title and class, the active window, the atoms.
 //! - `focus`: windows by class or title; raising and focusing one.
 //! - `list`: the mapped windows as the text view and handoff describe them.
+//! - `popups`: menus, dropdowns and tooltips (override-redirect windows),
+//!   which no window list names.
 //! - `wait`: waiting for a started app's window to show and take the focus.
 
 mod focus;
 mod list;
+mod popups;
 mod props;
 mod wait;
 
 pub use focus::{active_is, active_matches, focus_window, focus_window_id, window_list};
 pub use list::{list_windows, pick};
+pub use popups::{client_list, describe_popup, list_popups, Owners};
 pub use props::{
     active_window, active_window_title, pointer_and_active_title, window_class, window_title, Atoms,
 };

@@ -6,4 +6,5 @@
 mod xvnc;
 
 mod a11y;
+mod popups;
 mod x11_input_capture;

@@ -45,6 +45,8 @@ pub const NOTE_MAX_CHARS: usize = 1024;
 pub const WORD_MAX_CHARS: usize = 64;
 /// Windows listed in a text view; a screen holds a few dozen.
 pub const WINDOWS_MAX: usize = 200;
+/// Popups listed in a text view; computerd lists at most 16.
+pub const POPUPS_MAX: usize = 32;
 
 /// Cuts `text` to at most `max_chars` characters, the cut marked with how
 /// much went, so the agent never mistakes a cut text for the whole.
@@ -104,7 +106,11 @@ pub fn bound_outcome(outcome: &mut ActionOutcome) {
 /// length, at most [`WINDOWS_MAX`] windows each way.
 pub fn bound_effect(effect: &mut ActionEffect) {
     cut_option(&mut effect.focused, NOTE_MAX_CHARS);
-    for windows in [&mut effect.windows_opened, &mut effect.windows_closed] {
+    for windows in [
+        &mut effect.windows_opened,
+        &mut effect.windows_closed,
+        &mut effect.popups_opened,
+    ] {
         windows.truncate(WINDOWS_MAX);
         windows
             .iter_mut()
@@ -138,6 +144,18 @@ fn bound_text_view(view: &mut TextView, asked: &TextViewOptions) -> Result<(), R
     for window in &mut view.windows {
         cut_text(&mut window.title, TEXT_FIELD_MAX_CHARS);
         cut_text(&mut window.class, TEXT_FIELD_MAX_CHARS);
+    }
+    if view.popups.len() > POPUPS_MAX {
+        let more = view.popups.len() - POPUPS_MAX;
+        view.popups.truncate(POPUPS_MAX);
+        append_note(
+            view,
+            format!("{more} more popups were left out by the host"),
+        );
+    }
+    for popup in &mut view.popups {
+        cut_text(&mut popup.kind, WORD_MAX_CHARS);
+        cut_text(&mut popup.class, TEXT_FIELD_MAX_CHARS);
     }
     bound_nodes(&mut view.nodes);
     cut_option(&mut view.note, NOTE_MAX_CHARS);

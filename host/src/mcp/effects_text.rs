@@ -51,6 +51,10 @@ fn news(effect: &ActionEffect) -> String {
     if !effect.windows_closed.is_empty() {
         parts.push(format!("closed {}", quoted(&effect.windows_closed)));
     }
+    for popup in &effect.popups_opened {
+        // Its items are in the text view; a screenshot shows them too.
+        parts.push(format!("showed {popup} (view text lists popups)"));
+    }
     if let Some(focused) = &effect.focused {
         parts.push(format!("focus to \"{focused}\""));
     }
@@ -126,6 +130,22 @@ mod tests {
         assert_eq!(
             effect_lines(&outcomes, &effects),
             "Action 0 (the click at 5,6): opened \"Save as\"; focus to \"Save as\"; page now http://x/next \"Next\".\n"
+        );
+    }
+
+    #[test]
+    fn a_popup_that_showed_is_told_with_where_it_is() {
+        let outcomes = [outcome(0, "click", Some((300, 300)))];
+        let effects = [ActionEffect {
+            index: 0,
+            watched_ms: 200,
+            changed: Some(true),
+            popups_opened: vec!["menu of Chromium @ 300,300 347x332".into()],
+            ..ActionEffect::default()
+        }];
+        assert_eq!(
+            effect_lines(&outcomes, &effects),
+            "Action 0 (the click at 300,300): showed menu of Chromium @ 300,300 347x332 (view text lists popups).\n"
         );
     }
 }

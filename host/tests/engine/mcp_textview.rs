@@ -305,3 +305,110 @@ async fn a_page_in_the_browser_is_read_and_pressed_by_ref() {
     )
     .await;
 }
+
+/// Menus and dropdowns are windows no window list names: the desktop's
+/// menu, a page's context menu and a `<select>`'s dropdown each show in
+/// the effects of the click that opened them and in the text view's
+/// popups, with where they are, so the next click can aim at them.
+#[tokio::test(flavor = "multi_thread")]
+async fn menus_and_dropdowns_show_as_popups_in_effects_and_the_text_view() {
+    let computer = TestComputer::new();
+    let (client, _) = connect(&computer, &[]).await;
+    let sid = start(&client, "popups").await;
+    ok(&client, "computer_observe", json!({ "session_id": sid })).await;
+
+    // A popup named by the effects of `actions`, and then by a text view.
+    let shows_popup = |actions: Value, of: &'static str| {
+        let (client, sid) = (&client, &sid);
+        async move {
+            let r = act(client, sid, actions).await;
+            let opened: Vec<String> = r["effects"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .flat_map(|e| e["popups_opened"].as_array().cloned().unwrap_or_default())
+                .filter_map(|p| p.as_str().map(str::to_string))
+                .collect();
+            assert!(
+                opened.iter().any(|p| p.contains(of)),
+                "the click's effects name a popup {of}: {}",
+                serde_json::to_string(&r["effects"]).unwrap()
+            );
+            let result = call(
+                client,
+                "computer_observe",
+                json!({ "session_id": sid, "view": "text" }),
+            )
+            .await;
+            let said = text(&result);
+            assert!(
+                said.contains("Popups over the windows") && said.contains(of),
+                "the text view lists the popup {of}: {said}"
+            );
+            // Esc closes every kind; a later view lists none.
+            act(client, sid, json!([{ "type": "key", "key": "esc" }])).await;
+            let started = Instant::now();
+            loop {
+                let result = call(
+                    client,
+                    "computer_observe",
+                    json!({ "session_id": sid, "view": "text" }),
+                )
+                .await;
+                let view = &result.structured_content.clone().unwrap()["text_view"];
+                if view["popups"].as_array().is_none_or(|p| p.is_empty()) {
+                    break;
+                }
+                assert!(
+                    started.elapsed() < Duration::from_secs(5),
+                    "the popup {of} to close: {}",
+                    text(&result)
+                );
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
+    };
+
+    // The desktop's menu: a right click on the empty desktop.
+    shows_popup(
+        json!([{ "type": "click", "x": 900, "y": 600, "button": "right" }]),
+        "",
+    )
+    .await;
+
+    write_files(
+        &client,
+        &sid,
+        &[(
+            "/home/computer/choices.html",
+            "<!doctype html><title>Choices</title><select id=s style='font-size:20px'><option>Apple</option><option>Banana</option><option>Cherry</option></select><p style='height:300px'>Right-click here</p>",
+        )],
+    )
+    .await;
+    ok(
+        &client,
+        "open_path",
+        json!({ "session_id": sid, "target": "/home/computer/choices.html" }),
+    )
+    .await;
+    let (_, select) = view_until(
+        &client,
+        &sid,
+        "Chromium",
+        "the page's select",
+        Duration::from_secs(10),
+        |v| find(v, "combo", ""),
+    )
+    .await;
+    shows_popup(
+        json!([{ "type": "click", "ref": select["ref"] }]),
+        "Chromium",
+    )
+    .await;
+    shows_popup(
+        // Below the select, on the page's 300 px tall paragraph.
+        json!([{ "type": "click", "x": 300, "y": 300, "button": "right" }]),
+        "menu of Chromium @ 300,300",
+    )
+    .await;
+}

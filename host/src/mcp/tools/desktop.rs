@@ -180,7 +180,7 @@ impl ComputerUseServer {
         name = "computer_observe",
         output_schema = schema_for_output::<Observation>(),
         title = "Screenshot the session's screen",
-        description = "Screenshot of this session's own screen (the first call opens it). Large screens come scaled down; computer_act takes the frame_id to use the frame's pixels. Unchanged since this session's last screenshot of the same region and size: no image, unchanged: true. view text lists the windows (topmost first) and one window's accessibility tree, a node per line (`e7 button \"Save\" [focused] @ 412,300 80x28`), from the page in the browser or the accessibility bus (GTK, Qt, LibreOffice; xterm has none). Over max_nodes or 200000 characters it is cut with a cursor; unchanged, its nodes are left out and refs stay valid.",
+        description = "Screenshot of this session's own screen (the first call opens it). Large screens come scaled down; computer_act takes the frame_id to use the frame's pixels. Unchanged since this session's last screenshot of the same region and size: no image, unchanged: true. view text lists open menus, dropdowns and tooltips, the windows (topmost first) and one window's accessibility tree, a node per line (`e7 button \"Save\" [focused] @ 412,300 80x28`), from the page in the browser or the accessibility bus (GTK, Qt, LibreOffice; xterm has none). Over max_nodes or 200000 characters it is cut with a cursor; unchanged, its nodes are left out and refs stay valid.",
         annotations(
             title = "Screenshot the session's screen",
             read_only_hint = true,
@@ -218,7 +218,7 @@ impl ComputerUseServer {
         name = "computer_act",
         output_schema = schema_for_output::<Acted>(),
         title = "Act on the session's screen",
-        description = "Mouse and keyboard actions on this session's screen, then a screenshot. x/y are screen pixels, or a recent frame's with frame_id; click, move, down, up and scroll take a text view ref instead. Key chords join names (enter, esc, f5, a) with ctrl, alt, shift, super (cmd, meta, win). The 4th identical pointer, scroll or key batch in a row that leaves the screen unchanged is refused. `effects`, per action: `changed` (false: nothing in `watched_ms`, at least 100 ms; absent: too soon to tell), `drawn` (box redrawn, screen px), `focused`, `windows_opened`, `windows_closed`, `page` {url, title}; a wait's changes count for the action before it.",
+        description = "Mouse and keyboard actions on this session's screen, then a screenshot. x/y are screen pixels, or a recent frame's with frame_id; click, move, down, up and scroll take a text view ref instead. Key chords join names (enter, esc, f5, a) with ctrl, alt, shift, super (cmd, meta, win). The 4th identical pointer, scroll or key batch in a row that leaves the screen unchanged is refused. `effects`, per action: `changed` (false: nothing in `watched_ms`, at least 100 ms; absent: too soon to tell), `drawn` (box redrawn, screen px), `focused`, `windows_opened`, `windows_closed`, `popups_opened` (menus, dropdowns), `page` {url, title}; a wait's changes count for the action before it.",
         annotations(
             title = "Act on the session's screen",
             read_only_hint = false,
@@ -471,6 +471,7 @@ mod tests {
             reduced: None,
             image_base64: None,
             text_view: Some(TextView {
+                popups: vec![],
                 view_id: 1,
                 windows: vec![],
                 window: None,
