@@ -12,7 +12,7 @@
 use crate::browser::pages::Pages;
 use crate::display::XFault;
 use crate::screens::WatchConnection;
-use crate::windows::{client_list, describe_popup, window_title, Owners};
+use crate::windows::{window_title, PopupReader};
 use computer_protocol::{Action, ActionEffect, Region};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -190,9 +190,12 @@ impl EffectsWatch {
         let (c, root) = (&self.conn.display.conn, self.conn.display.root);
         let geometry = c.get_geometry(root)?.reply()?;
         let screen = (u32::from(geometry.width), u32::from(geometry.height));
-        let owners = Owners::read(c, root, &client_list(c, root)?)?;
+        // The client list as last read: any change to it this action was
+        // read just before.
+        let clients: Vec<Window> = self.windows.keys().copied().collect();
+        let reader = PopupReader::new(c, &self.conn.atoms, root, &clients)?;
         for &window in mapped {
-            if let Some(popup) = describe_popup(c, window, screen, &owners)? {
+            if let Some(popup) = reader.describe(c, window, screen)? {
                 effect.popups_opened.push(popup.describe());
             }
         }

@@ -2,7 +2,7 @@
 //! geometry in screen pixels, focus, topmost first.
 
 use super::focus::window_list;
-use super::props::{active_window, window_class, window_title, Atoms};
+use super::props::{active_window, intern, window_class, window_pid, window_title, Atoms};
 use crate::display::{Display, XFault};
 use computer_protocol::{InvalidInput, WindowEntry};
 use x11rb::errors::ReplyError;
@@ -65,11 +65,7 @@ fn describe(
         return Ok(None);
     };
     let class = window_class(conn, window)?;
-    let pid = conn
-        .get_property(false, window, pid_atom, AtomEnum::CARDINAL, 0, 1)?
-        .reply()
-        .ok()
-        .and_then(|r| r.value32().and_then(|mut v| v.next()));
+    let pid = window_pid(conn, window, pid_atom)?;
     Ok(Some(WindowEntry {
         id: window,
         title: window_title(conn, atoms, window)?.unwrap_or_default(),
@@ -82,10 +78,6 @@ fn describe(
         height: u32::from(geometry.height),
         focused: focused == Some(window),
     }))
-}
-
-fn intern(conn: &x11rb::rust_connection::RustConnection, name: &[u8]) -> Result<u32, ReplyError> {
-    Ok(conn.intern_atom(false, name)?.reply()?.atom)
 }
 
 /// The window an agent names by class or title (case-insensitive

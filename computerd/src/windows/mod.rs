@@ -18,7 +18,7 @@ mod wait;
 
 pub use focus::{active_is, active_matches, focus_window, focus_window_id, window_list};
 pub use list::{list_windows, pick};
-pub use popups::{client_list, describe_popup, list_popups, Owners};
+pub use popups::{list_popups, PopupReader};
 pub use props::{
     active_window, active_window_title, pointer_and_active_title, window_class, window_title, Atoms,
 };

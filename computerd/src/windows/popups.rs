@@ -5,12 +5,12 @@
 //! Fluxbox makes its own frames override-redirect too: a frame holding a
 //! window of the client list is that window, not a popup, and is left out.
 
-use super::props::window_class;
-use crate::display::{Display, XFault};
+use super::props::{intern, window_class, window_pid, window_title};
+use crate::display::{Atoms, Display, XFault};
 use computer_protocol::PopupEntry;
 use x11rb::connection::Connection as _;
 use x11rb::errors::ReplyError;
-use x11rb::protocol::xproto::{AtomEnum, ConnectionExt as _, MapState, Window};
+use x11rb::protocol::xproto::{Atom, AtomEnum, ConnectionExt as _, MapState, Window};
 use x11rb::rust_connection::RustConnection;
 
 /// A popup smaller than this on either side is taken for a helper window
@@ -51,17 +51,18 @@ pub fn list_popups(display: &Display) -> Result<Vec<PopupEntry>, XFault> {
         if shown.is_empty() {
             return Ok(Vec::new());
         }
-        let clients = client_list(conn, display.root)?;
+        let atoms = display.atoms()?;
+        let clients = client_list(conn, &atoms, display.root)?;
         let frames = frames_of(display, &clients)?;
         shown.retain(|w| !frames.contains(w));
-        let owners = Owners::read(conn, display.root, &clients)?;
+        let reader = PopupReader::new(conn, &atoms, display.root, &clients)?;
         let mut popups = Vec::new();
         // query_tree lists bottom to top.
         for &window in shown.iter().rev() {
             if popups.len() == POPUPS_MAX {
                 break;
             }
-            if let Some(popup) = describe_popup(conn, window, screen, &owners)? {
+            if let Some(popup) = reader.describe(conn, window, screen)? {
                 popups.push(popup);
             }
         }
@@ -72,10 +73,20 @@ pub fn list_popups(display: &Display) -> Result<Vec<PopupEntry>, XFault> {
 
 /// The window manager's client list (`_NET_CLIENT_LIST`); empty without
 /// a window manager.
-pub fn client_list(conn: &RustConnection, root: Window) -> Result<Vec<Window>, ReplyError> {
-    let atom = intern(conn, b"_NET_CLIENT_LIST")?;
+fn client_list(
+    conn: &RustConnection,
+    atoms: &Atoms,
+    root: Window,
+) -> Result<Vec<Window>, ReplyError> {
     Ok(conn
-        .get_property(false, root, atom, AtomEnum::WINDOW, 0, 4096)?
+        .get_property(
+            false,
+            root,
+            atoms.net_client_list,
+            AtomEnum::WINDOW,
+            0,
+            4096,
+        )?
         .reply()?
         .value32()
         .map(Iterator::collect)
@@ -110,25 +121,31 @@ fn frames_of(display: &Display, clients: &[Window]) -> Result<Vec<Window>, Reply
     Ok(frames)
 }
 
-/// Which app made a window. The X server gives each client a range of
-/// window ids, so a popup that names no class is its app's when its id
-/// falls in the range of a listed window (that window's class) or of the
-/// window manager's check window (its name): Chromium's menus and
-/// Fluxbox's own name neither.
-pub struct Owners {
+/// What describing popups needs, read once for all of them: the atoms of
+/// their properties, and which app made which window.
+///
+/// The X server gives each client a range of window ids, so a popup that
+/// names no class is its app's when its id falls in the range of a listed
+/// window (that window's class) or of the window manager's check window
+/// (its name): Chromium's menus and Fluxbox's own name neither.
+pub struct PopupReader {
+    window_type: Atom,
+    pid: Atom,
     /// The bits of an id that number the window within its client.
     mask: u32,
     /// A client's id bits and its app's name.
     apps: Vec<(u32, String)>,
 }
 
-impl Owners {
-    /// Reads the classes of `clients` and the window manager's name.
-    pub fn read(
+impl PopupReader {
+    /// Reads the classes of `clients` (the window manager's client list)
+    /// and the window manager's name.
+    pub fn new(
         conn: &RustConnection,
+        atoms: &Atoms,
         root: Window,
         clients: &[Window],
-    ) -> Result<Owners, ReplyError> {
+    ) -> Result<PopupReader, ReplyError> {
         let mask = conn.setup().resource_id_mask;
         let mut apps = Vec::new();
         for &window in clients {
@@ -143,69 +160,68 @@ impl Owners {
             .value32()
             .and_then(|mut v| v.next());
         if let Some(manager) = manager {
-            let atoms = crate::display::Atoms::intern(conn)?;
-            if let Some(name) = super::props::window_title(conn, &atoms, manager)? {
+            if let Some(name) = window_title(conn, atoms, manager)? {
                 apps.push((manager & !mask, name));
             }
         }
-        Ok(Owners { mask, apps })
+        Ok(PopupReader {
+            window_type: intern(conn, b"_NET_WM_WINDOW_TYPE")?,
+            pid: intern(conn, b"_NET_WM_PID")?,
+            mask,
+            apps,
+        })
+    }
+
+    /// One override-redirect window as a popup, or `None` when it is
+    /// gone, too small to be one, or off the `screen` (width, height). Its
+    /// class is its own, or its app's.
+    pub fn describe(
+        &self,
+        conn: &RustConnection,
+        window: Window,
+        screen: (u32, u32),
+    ) -> Result<Option<PopupEntry>, ReplyError> {
+        let Ok(geometry) = conn.get_geometry(window)?.reply() else {
+            return Ok(None);
+        };
+        let (x, y) = (i32::from(geometry.x), i32::from(geometry.y));
+        let (width, height) = (u32::from(geometry.width), u32::from(geometry.height));
+        let on_screen = x < screen.0 as i32
+            && y < screen.1 as i32
+            && x + width as i32 > 0
+            && y + height as i32 > 0;
+        if width < SIDE_MIN || height < SIDE_MIN || !on_screen {
+            return Ok(None);
+        }
+        let kind = match first_atom(conn, window, self.window_type)? {
+            Some(atom) => kind_of(&atom_name(conn, atom)?),
+            None => "popup".to_string(),
+        };
+        let class = window_class(conn, window)?;
+        Ok(Some(PopupEntry {
+            id: window,
+            kind,
+            // WM_CLASS is instance then class; the class names the app.
+            class: match class.last() {
+                Some(class) => class.clone(),
+                None => self.app_of(window).unwrap_or_default().to_string(),
+            },
+            pid: window_pid(conn, window, self.pid)?,
+            x,
+            y,
+            width,
+            height,
+        }))
     }
 
     /// The name of the app that made `window`, if known.
-    fn of(&self, window: Window) -> Option<&str> {
+    fn app_of(&self, window: Window) -> Option<&str> {
         let client = window & !self.mask;
         self.apps
             .iter()
             .find(|(c, _)| *c == client)
             .map(|(_, name)| name.as_str())
     }
-}
-
-/// One override-redirect window as a popup, or `None` when it is gone,
-/// too small to be one, or off the `screen` (width, height). Its class is
-/// its own, or its app's by `owners`.
-pub fn describe_popup(
-    conn: &RustConnection,
-    window: Window,
-    screen: (u32, u32),
-    owners: &Owners,
-) -> Result<Option<PopupEntry>, ReplyError> {
-    let type_atom = intern(conn, b"_NET_WM_WINDOW_TYPE")?;
-    let pid_atom = intern(conn, b"_NET_WM_PID")?;
-    let Ok(geometry) = conn.get_geometry(window)?.reply() else {
-        return Ok(None);
-    };
-    let (x, y) = (i32::from(geometry.x), i32::from(geometry.y));
-    let (width, height) = (u32::from(geometry.width), u32::from(geometry.height));
-    let on_screen =
-        x < screen.0 as i32 && y < screen.1 as i32 && x + width as i32 > 0 && y + height as i32 > 0;
-    if width < SIDE_MIN || height < SIDE_MIN || !on_screen {
-        return Ok(None);
-    }
-    let kind = match first_atom(conn, window, type_atom)? {
-        Some(atom) => kind_of(&atom_name(conn, atom)?),
-        None => "popup".to_string(),
-    };
-    let class = window_class(conn, window)?;
-    let pid = conn
-        .get_property(false, window, pid_atom, AtomEnum::CARDINAL, 0, 1)?
-        .reply()
-        .ok()
-        .and_then(|r| r.value32().and_then(|mut v| v.next()));
-    Ok(Some(PopupEntry {
-        id: window,
-        kind,
-        // WM_CLASS is instance then class; the class names the app.
-        class: match class.last() {
-            Some(class) => class.clone(),
-            None => owners.of(window).unwrap_or_default().to_string(),
-        },
-        pid,
-        x,
-        y,
-        width,
-        height,
-    }))
 }
 
 /// `_NET_WM_WINDOW_TYPE_POPUP_MENU` as `popup_menu`; another name as it is.
@@ -219,8 +235,8 @@ fn kind_of(atom_name: &str) -> String {
 fn first_atom(
     conn: &RustConnection,
     window: Window,
-    property: u32,
-) -> Result<Option<u32>, ReplyError> {
+    property: Atom,
+) -> Result<Option<Atom>, ReplyError> {
     Ok(conn
         .get_property(false, window, property, AtomEnum::ATOM, 0, 1)?
         .reply()
@@ -228,13 +244,9 @@ fn first_atom(
         .and_then(|r| r.value32().and_then(|mut v| v.next())))
 }
 
-fn atom_name(conn: &RustConnection, atom: u32) -> Result<String, ReplyError> {
+fn atom_name(conn: &RustConnection, atom: Atom) -> Result<String, ReplyError> {
     let reply = conn.get_atom_name(atom)?.reply()?;
     Ok(String::from_utf8_lossy(&reply.name).into_owned())
-}
-
-fn intern(conn: &RustConnection, name: &[u8]) -> Result<u32, ReplyError> {
-    Ok(conn.intern_atom(false, name)?.reply()?.atom)
 }
 
 #[cfg(test)]

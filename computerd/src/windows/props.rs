@@ -75,6 +75,24 @@ fn named_window(reply: GetPropertyReply) -> Option<Window> {
         .filter(|&w| w != x11rb::NONE)
 }
 
+/// The atom named `name`, made if no client made it yet.
+pub(super) fn intern(conn: &RustConnection, name: &[u8]) -> Result<Atom, ReplyError> {
+    Ok(conn.intern_atom(false, name)?.reply()?.atom)
+}
+
+/// The window's `_NET_WM_PID` (`pid_atom`), when it sets one.
+pub(super) fn window_pid(
+    conn: &RustConnection,
+    window: Window,
+    pid_atom: Atom,
+) -> Result<Option<u32>, ReplyError> {
+    Ok(conn
+        .get_property(false, window, pid_atom, AtomEnum::CARDINAL, 0, 1)?
+        .reply()
+        .ok()
+        .and_then(|r| r.value32().and_then(|mut v| v.next())))
+}
+
 /// `_NET_WM_NAME` (UTF-8), else `WM_NAME`. A window that vanished meanwhile
 /// has no title rather than an error.
 pub fn window_title(

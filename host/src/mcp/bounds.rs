@@ -133,9 +133,8 @@ fn bound_text_view(view: &mut TextView, asked: &TextViewOptions) -> Result<(), R
             asked: asked.max_nodes(),
         });
     }
-    if view.windows.len() > WINDOWS_MAX {
-        let more = view.windows.len() - WINDOWS_MAX;
-        view.windows.truncate(WINDOWS_MAX);
+    let more = keep_at_most(&mut view.windows, WINDOWS_MAX);
+    if more > 0 {
         append_note(
             view,
             format!("{more} more windows were left out by the host"),
@@ -145,9 +144,8 @@ fn bound_text_view(view: &mut TextView, asked: &TextViewOptions) -> Result<(), R
         cut_text(&mut window.title, TEXT_FIELD_MAX_CHARS);
         cut_text(&mut window.class, TEXT_FIELD_MAX_CHARS);
     }
-    if view.popups.len() > POPUPS_MAX {
-        let more = view.popups.len() - POPUPS_MAX;
-        view.popups.truncate(POPUPS_MAX);
+    let more = keep_at_most(&mut view.popups, POPUPS_MAX);
+    if more > 0 {
         append_note(
             view,
             format!("{more} more popups were left out by the host"),
@@ -193,6 +191,13 @@ fn bound_nodes(nodes: &mut [computer_protocol::TextNode]) {
         cut_option(&mut node.value, TEXT_FIELD_MAX_CHARS);
         bound_nodes(&mut node.children);
     }
+}
+
+/// Cuts `list` to its first `max` entries; returns how many went.
+fn keep_at_most<T>(list: &mut Vec<T>, max: usize) -> usize {
+    let more = list.len().saturating_sub(max);
+    list.truncate(max);
+    more
 }
 
 fn append_note(view: &mut TextView, sentence: String) {
