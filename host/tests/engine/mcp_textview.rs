@@ -66,12 +66,17 @@ async fn view_until<T>(
 }
 
 async fn act(client: &Client, sid: &str, actions: Value) -> Value {
-    let (r, _) = ok(
-        client,
-        "computer_act",
-        json!({ "session_id": sid, "actions": actions, "settle_ms": 100 }),
-    )
-    .await;
+    act_with(client, sid, actions, json!({ "settle_ms": 100 })).await
+}
+
+/// [`act`] with the batch's settle options (`settle`, `settle_ms`,
+/// `quiet_ms`) as given.
+async fn act_with(client: &Client, sid: &str, actions: Value, settling: Value) -> Value {
+    let mut args = json!({ "session_id": sid, "actions": actions });
+    args.as_object_mut()
+        .unwrap()
+        .extend(settling.as_object().unwrap().clone());
+    let (r, _) = ok(client, "computer_act", args).await;
     let outcomes = r["outcomes"].as_array().cloned().unwrap_or_default();
     assert!(
         outcomes.iter().all(|o| o["ok"] == true)
@@ -321,7 +326,11 @@ async fn menus_and_dropdowns_show_as_popups_in_effects_and_the_text_view() {
     let shows_popup = |actions: Value, of: &'static str| {
         let (client, sid) = (&client, &sid);
         async move {
-            let r = act(client, sid, actions).await;
+            // Until the screen is still, as an agent waits for a menu: a
+            // fixed 100 ms ended before a busy machine's Chromium mapped
+            // its dropdown.
+            let settling = json!({ "settle": "quiet", "quiet_ms": 500, "settle_ms": 5000 });
+            let r = act_with(client, sid, actions, settling).await;
             let opened: Vec<String> = r["effects"]
                 .as_array()
                 .into_iter()
