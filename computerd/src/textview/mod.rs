@@ -8,6 +8,8 @@
 //!   DevTools connection, placed in screen pixels.
 //! - [`atspi_tree`]: the tree of any other app, over the screen's own
 //!   AT-SPI bus ([`crate::a11y`]).
+//! - [`dropdown`]: the options of an open `<select>`, placed in the
+//!   browser's popup that lists them.
 //! - [`flat`]: both trees as one pre-order list with depths, nested again
 //!   page by page.
 //!
@@ -18,6 +20,7 @@
 //! mistaken for a node of the latest one.
 
 mod atspi_tree;
+mod dropdown;
 mod flat;
 mod page_tree;
 
@@ -117,7 +120,8 @@ pub async fn text_view(
         .with_x(|x| Ok::<_, XFault>((list_popups(&x.display)?, list_windows(&x.display)?)))
         .await??;
     let target = pick(&listed, options.window.as_deref())?.cloned();
-    let (source, nodes, note) = match &target {
+    let browser_pid = browser.as_ref().map(|b| b.pid());
+    let (source, mut nodes, note) = match &target {
         None => (
             None,
             Vec::new(),
@@ -125,6 +129,11 @@ pub async fn text_view(
         ),
         Some(window) => read_tree(screen, browser, window).await,
     };
+    if source == Some(TreeSource::Page) {
+        dropdown::place_open_options(&mut nodes, &popups, |popup| {
+            is_browser_app(popup.pid, &popup.class, browser_pid)
+        });
+    }
     let key = flat::content_key(&popups, &listed, target.as_ref().map(|w| w.id), &nodes);
     let mut views = views.lock();
     if let Some(latest) = views.latest.clone().filter(|l| l.key == key) {
@@ -174,10 +183,15 @@ async fn read_tree(
 }
 
 fn is_browser_window(window: &WindowEntry, browser_pid: i32) -> bool {
-    window
-        .pid
-        .is_some_and(|p| i64::from(p) == i64::from(browser_pid))
-        || window.class.to_lowercase().contains("chromium")
+    is_browser_app(window.pid, &window.class, Some(browser_pid))
+}
+
+/// A window or popup of the screen's browser: by its process, or by its
+/// class when the process is not known.
+fn is_browser_app(pid: Option<u32>, class: &str, browser_pid: Option<i32>) -> bool {
+    pid.zip(browser_pid)
+        .is_some_and(|(p, b)| i64::from(p) == i64::from(b))
+        || class.to_lowercase().contains("chromium")
 }
 
 /// Nodes `offset..offset + max_nodes` of a snapshot as a view, fewer when

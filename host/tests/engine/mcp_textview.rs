@@ -314,7 +314,9 @@ async fn a_page_in_the_browser_is_read_and_pressed_by_ref() {
 /// Menus and dropdowns are windows no window list names: the desktop's
 /// menu, a page's context menu and a `<select>`'s dropdown each show in
 /// the effects of the click that opened them and in the text view's
-/// popups, with where they are, so the next click can aim at them.
+/// popups, with where they are, so the next click can aim at them; the
+/// open `<select>`'s options are placed in its dropdown, and a click on
+/// one's ref chooses it.
 #[tokio::test(flavor = "multi_thread")]
 async fn menus_and_dropdowns_show_as_popups_in_effects_and_the_text_view() {
     let computer = TestComputer::new();
@@ -414,6 +416,49 @@ async fn menus_and_dropdowns_show_as_popups_in_effects_and_the_text_view() {
         "Chromium",
     )
     .await;
+
+    // An option of the open list, clicked by ref, is chosen. The select
+    // is opened where the first view placed it: the latest view, whose
+    // refs hold, was taken inside `shows_popup`.
+    let at = |key: &str| select["bounds"][key].as_i64().unwrap();
+    act(
+        &client,
+        &sid,
+        json!([{ "type": "click", "x": at("x") + at("width") / 2, "y": at("y") + at("height") / 2 }]),
+    )
+    .await;
+    let (_, cherry) = view_until(
+        &client,
+        &sid,
+        "Chromium",
+        "the open list's options placed on the screen",
+        Duration::from_secs(10),
+        |v| find(v, "option", "Cherry").filter(|o| o["bounds"].is_object()),
+    )
+    .await;
+    act(
+        &client,
+        &sid,
+        json!([{ "type": "click", "ref": cherry["ref"] }]),
+    )
+    .await;
+    view_until(
+        &client,
+        &sid,
+        "Chromium",
+        "Cherry chosen and the list closed",
+        Duration::from_secs(10),
+        |v| {
+            find(v, "combo", "").filter(|s| {
+                s["value"] == "Cherry"
+                    && !s["states"]
+                        .as_array()
+                        .is_some_and(|st| st.iter().any(|x| x == "expanded"))
+            })
+        },
+    )
+    .await;
+
     shows_popup(
         // Below the select, on the page's 300 px tall paragraph.
         json!([{ "type": "click", "x": 300, "y": 300, "button": "right" }]),

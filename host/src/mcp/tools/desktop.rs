@@ -180,7 +180,7 @@ impl ComputerUseServer {
         name = "computer_observe",
         output_schema = schema_for_output::<Observation>(),
         title = "Screenshot the session's screen",
-        description = "Screenshot of this session's own screen (the first call opens it). Large screens come scaled down; computer_act takes the frame_id to use the frame's pixels. Unchanged since this session's last screenshot of the same region and size: no image, unchanged: true. view text lists open menus, dropdowns and tooltips, the windows (topmost first) and one window's accessibility tree, a node per line (`e7 button \"Save\" [focused] @ 412,300 80x28`), from the page in the browser or the accessibility bus (GTK, Qt, LibreOffice; xterm has none). Over max_nodes or 200000 characters it is cut with a cursor; unchanged, its nodes are left out and refs stay valid.",
+        description = "Screenshot of this session's own screen (the first call opens it). Large screens come scaled down; computer_act takes the frame_id to use the frame's pixels. Unchanged since this session's last screenshot of the same region and size: no image, unchanged: true. view text lists open menus, dropdowns and tooltips, the windows (topmost first) and one window's accessibility tree, a node per line (`e7 button \"Save\" [focused] @ 412,300 80x28`), from the page in the browser or the accessibility bus (GTK, Qt, LibreOffice; xterm has none); an open <select>'s options are placed in its dropdown, so their refs click them. Over max_nodes or 200000 characters it is cut with a cursor; unchanged, its nodes are left out and refs stay valid.",
         annotations(
             title = "Screenshot the session's screen",
             read_only_hint = true,
