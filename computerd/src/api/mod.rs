@@ -2,6 +2,7 @@
 //! subsystem, and maps the subsystem's error to the wire error in
 //! [`error`]. Nothing below this module knows about HTTP.
 
+mod activity;
 mod apps;
 pub(crate) mod auth;
 mod desktop;
@@ -84,6 +85,11 @@ pub fn router(app: AppState) -> Router {
     let v1 = mount::<ep::GetViewer, _, _>(v1, viewer::status);
     let v1 = mount::<ep::FocusViewer, _, _>(v1, viewer::focus);
     let v1 = mount::<ep::IssueViewerCode, _, _>(v1, viewer::code);
+    // Inside the token check: an unauthenticated call is no activity.
+    let v1 = v1.route_layer(axum::middleware::from_fn_with_state(
+        Arc::clone(&app),
+        activity::count_call,
+    ));
     let v1 = v1.route_layer(axum::middleware::from_fn_with_state(
         Arc::clone(&app),
         auth::require_token,

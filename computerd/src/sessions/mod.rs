@@ -12,6 +12,6 @@ mod watching;
 pub use overview::{HeldOverview, SessionOverview};
 pub use reaper::run_reaper;
 pub use registry::{SessionError, Sessions};
-pub use session::{ActivityGuard, Session, SessionLimits};
+pub use session::{ActivityGuard, CallGuard, Session, SessionLimits};
 pub use unused::run_unused_stop;
 pub use watching::Watching;

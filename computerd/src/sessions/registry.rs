@@ -773,6 +773,24 @@ pub(super) mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn a_call_keeps_its_session_from_idling_until_it_answers() {
+        let t = sessions_with_grace(Duration::from_secs(HOUR * 24));
+        let id = start(&t.sessions, "host-a", 60);
+        let session = t.sessions.get(&id).expect("live");
+        // A call longer than the idle timeout (a screen opening on a busy
+        // machine, a long settle) is not idleness.
+        let call = session.call_started();
+        advance(Duration::from_secs(120)).await;
+        assert!(expired_now(&t.sessions).is_empty(), "a call is answered");
+        // Its answer restarts the timer: a full idle timeout again.
+        drop(call);
+        advance(Duration::from_secs(60)).await;
+        assert!(expired_now(&t.sessions).is_empty(), "60 s idle, not more");
+        advance(MS).await;
+        assert_eq!(expired_now(&t.sessions), vec![(id, EndReason::Idle)]);
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn a_lost_heartbeat_is_the_reason_when_both_timers_ran_out() {
         let t = sessions_with_grace(GRACE);
         let id = start(&t.sessions, "host-a", 10);

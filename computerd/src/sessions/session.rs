@@ -36,6 +36,9 @@ pub struct Session {
     cwd: Mutex<PathBuf>,
     /// Last agent call; the idle timer counts from here.
     last_activity: Mutex<Instant>,
+    /// Agent calls being answered now; while any is, the session is not
+    /// idle, and each one's end restarts the idle timer.
+    calls: AtomicU32,
     /// Shell commands and file transfers running now; while any runs the
     /// session is not idle, and a hold stops them all.
     running: Mutex<Vec<Running>>,
@@ -78,6 +81,7 @@ impl Session {
             limits,
             cwd: Mutex::new(cwd),
             last_activity: Mutex::new(Instant::now()),
+            calls: AtomicU32::new(0),
             running: Mutex::new(Vec::new()),
             next_running: AtomicU64::new(0),
             ended: CancellationToken::new(),
@@ -136,10 +140,25 @@ impl Session {
         *self.last_activity.lock() = Instant::now();
     }
 
-    /// Time since the last agent call, or zero while a command runs or a
-    /// viewer watches (both count as activity).
+    /// Marks an agent call as being answered until the guard drops. A
+    /// call counts as activity from its start to its end: an observe that
+    /// opens the screen, or an act that settles for seconds, takes longer
+    /// than a short idle timeout, and the session must not end under it or
+    /// the moment it answers.
+    pub fn call_started(self: &Arc<Self>) -> CallGuard {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        CallGuard {
+            session: Arc::clone(self),
+        }
+    }
+
+    /// Time since the last agent call ended, or zero while a call is
+    /// answered, a command runs or a viewer watches (all count as activity).
     pub fn idle_for(&self, now: Instant) -> Duration {
-        if !self.running.lock().is_empty() || self.viewers.load(Ordering::SeqCst) > 0 {
+        if self.calls.load(Ordering::SeqCst) > 0
+            || !self.running.lock().is_empty()
+            || self.viewers.load(Ordering::SeqCst) > 0
+        {
             return Duration::ZERO;
         }
         let last = *self.last_activity.lock();
@@ -227,6 +246,18 @@ impl ActivityGuard {
     /// Cancelled when the session ends or a hold stops this command.
     pub fn stopped(&self) -> CancellationToken {
         self.stop.clone()
+    }
+}
+
+/// An agent call being answered; see [`Session::call_started`].
+pub struct CallGuard {
+    session: Arc<Session>,
+}
+
+impl Drop for CallGuard {
+    fn drop(&mut self) {
+        self.session.touch();
+        self.session.calls.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
