@@ -15,8 +15,20 @@ async fn start_site() -> String {
     let link = format!(
         "<!doctype html><title>the link</title><a href='/next' style='{cover};display:block'>next</a>"
     );
+    // The button flashes from the click until the window it opened has
+    // loaded, like a page showing it is busy: the act's quiet settle then
+    // lasts exactly as long as Chromium takes, however busy the machine.
     let opener = format!(
-        "<!doctype html><title>the opener</title><button style='{cover}' onclick=\"window.open('/next','popup','width=420,height=320')\">open</button>"
+        "<!doctype html><title>the opener</title>\
+         <style>.busy{{animation:flash .1s steps(2) infinite}}\
+         @keyframes flash{{from{{background:#fff}}to{{background:#888}}}}</style>\
+         <button style='{cover}' onclick='opened(this)'>open</button>\
+         <script>function opened(button){{\
+           button.classList.add('busy');\
+           const w=window.open('/next','popup','width=420,height=320');\
+           const done=setInterval(()=>{{\
+             if(w.location.pathname==='/next'&&w.document.readyState==='complete'){{\
+               clearInterval(done);button.classList.remove('busy');}}}},20);}}</script>"
     );
     let app = axum::Router::new()
         .route("/link", get(move || async move { Html(link) }))
@@ -110,7 +122,7 @@ async fn a_button_that_opens_a_window_and_a_link_say_what_they_did() {
     let r = act(
         &d,
         &sid,
-        json!({"actions": [{"type": "click", "x": 640, "y": 450}], "settle_ms": 2000}),
+        json!({"actions": [{"type": "click", "x": 640, "y": 450}], "settle": "quiet", "settle_ms": 5000}),
     )
     .await;
     let effect = &effects(&r)[0];

@@ -303,8 +303,11 @@ async fn quiet_settling_ends_as_soon_as_the_screen_is_still() {
         "a click that changes nothing waited {waited} ms for a still screen"
     );
 
-    // A command that draws for about 1.5 s: the frame comes once it stops,
-    // and equals one taken 2 s later.
+    // A command that draws for one to two seconds: the frame comes once it
+    // stops, and equals one taken 2 s later. It prints as fast as the
+    // terminal takes it, with builtins only: a loop that slept and forked
+    // between lines left gaps longer than the quiet time on a busy
+    // machine, and the settle rightly ended in one.
     d.shell(
         &sid,
         "setsid nohup xterm -title anim -geometry 60x20+10+10 >/dev/null 2>&1 &",
@@ -327,7 +330,7 @@ async fn quiet_settling_ends_as_soon_as_the_screen_is_still() {
     let r = d
         .ok(
             &format!("/v1/sessions/{sid}/act"),
-            json!({"actions": [{"type": "type", "text": "for i in $(seq 1 30); do echo line $i; sleep 0.05; done\n"}],
+            json!({"actions": [{"type": "type", "text": "end=$((SECONDS + 2)); while [ $SECONDS -lt $end ]; do echo line $RANDOM; done\n"}],
                    "settle": "quiet", "settle_ms": 5000}),
         )
         .await;
@@ -348,11 +351,12 @@ async fn quiet_settling_ends_as_soon_as_the_screen_is_still() {
         "the screen moved on after the quiet frame"
     );
 
-    // A screen that never stops changing runs the wait out and says so.
+    // A screen that never stops changing runs the wait out and says so
+    // (again without a pause the machine could stretch).
     let r = d
         .ok(
             &format!("/v1/sessions/{sid}/act"),
-            json!({"actions": [{"type": "type", "text": "while :; do date +%N; sleep 0.02; done\n"}],
+            json!({"actions": [{"type": "type", "text": "while :; do echo $RANDOM; done\n"}],
                    "settle": "quiet", "settle_ms": 1000}),
         )
         .await;
