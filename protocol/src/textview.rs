@@ -215,11 +215,30 @@ pub struct PopupEntry {
     pub y: i32,
     pub width: u32,
     pub height: u32,
+    /// What can be clicked in it, when computerd can tell, each with a
+    /// ref (in a text view) and its place on the screen.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub items: Vec<TextNode>,
+    /// How the items were found, when no toolkit told them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub items_note: Option<String>,
 }
 
 impl PopupEntry {
-    /// One line: `popup_menu of Chromium @ 10,20 200x300`.
+    /// One line: `popup_menu of Chromium @ 10,20 200x300`, then the names
+    /// of its items: `: "Browser", "Terminal"`.
     pub fn describe(&self) -> String {
+        let mut line = self.placed();
+        let names: Vec<String> = self.items.iter().map(|i| format!("{:?}", i.name)).collect();
+        if !names.is_empty() {
+            line.push_str(": ");
+            line.push_str(&names.join(", "));
+        }
+        line
+    }
+
+    /// What it is, whose, and where: `popup_menu of Chromium @ 10,20 200x300`.
+    fn placed(&self) -> String {
         let of = if self.class.is_empty() {
             String::new()
         } else {
@@ -229,6 +248,16 @@ impl PopupEntry {
             "{}{of} @ {},{} {}x{}",
             self.kind, self.x, self.y, self.width, self.height
         )
+    }
+
+    /// The popup's area on the screen.
+    pub fn bounds(&self) -> Bounds {
+        Bounds {
+            x: self.x,
+            y: self.y,
+            width: self.width,
+            height: self.height,
+        }
     }
 }
 
@@ -379,7 +408,13 @@ impl TextView {
         if !self.popups.is_empty() {
             let _ = writeln!(out, "Popups over the windows (topmost first):");
             for p in &self.popups {
-                let _ = writeln!(out, "  {:#x} {}", p.id, p.describe());
+                let _ = writeln!(out, "  {:#x} {}", p.id, p.placed());
+                for item in &p.items {
+                    render_node(&mut out, item, 2);
+                }
+                if let Some(note) = p.items_note.as_ref().filter(|_| !p.items.is_empty()) {
+                    let _ = writeln!(out, "    ({note})");
+                }
             }
         }
         let _ = writeln!(out, "Windows (topmost first):");
@@ -541,6 +576,8 @@ mod tests {
                 y: 300,
                 width: 347,
                 height: 332,
+                items: vec![],
+                items_note: None,
             }],
             windows: vec![WindowEntry {
                 id: 0x400001,
@@ -582,6 +619,51 @@ mod tests {
             "{text}"
         );
         assert_eq!(view.node_count(), 3);
+    }
+
+    #[test]
+    fn a_popup_lists_its_items_under_it_and_in_its_description() {
+        let mut terminal = node("e2", "menu item", "Terminal", vec![]);
+        terminal.bounds = Some(Bounds {
+            x: 363,
+            y: 323,
+            width: 76,
+            height: 14,
+        });
+        let menu = PopupEntry {
+            id: 0x2000b9,
+            kind: "popup".into(),
+            class: "Fluxbox".into(),
+            pid: None,
+            x: 362,
+            y: 293,
+            width: 76,
+            height: 43,
+            items: vec![node("e1", "menu item", "Browser", vec![]), terminal],
+            items_note: Some("rows of the menu's frame".into()),
+        };
+        assert_eq!(
+            menu.describe(),
+            "popup of Fluxbox @ 362,293 76x43: \"Browser\", \"Terminal\""
+        );
+        let view = TextView {
+            view_id: 1,
+            popups: vec![menu],
+            windows: vec![],
+            window: None,
+            source: None,
+            nodes: vec![],
+            total_nodes: 0,
+            offset: 0,
+            note: None,
+            cursor: None,
+            unchanged: false,
+        };
+        let text = view.render();
+        assert!(
+            text.starts_with("Popups over the windows (topmost first):\n  0x2000b9 popup of Fluxbox @ 362,293 76x43\n    e1 menu item \"Browser\"\n    e2 menu item \"Terminal\" @ 363,323 76x14\n    (rows of the menu's frame)\nWindows"),
+            "{text}"
+        );
     }
 
     #[test]

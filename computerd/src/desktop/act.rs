@@ -17,8 +17,8 @@ use crate::display::XFault;
 use crate::input::InputError;
 use crate::screens::{Screen, ScreenError, ScreenX, WatchConnection};
 use crate::sessions::{Session, Sessions};
-use crate::textview::{check_window_unmoved, resolve_ref, RefTarget};
-use crate::windows::{focus_window, focus_window_id};
+use crate::textview::{check_popups_shown, check_window_unmoved, resolve_ref, RefTarget};
+use crate::windows::{focus_window, focus_window_id, WmMenus};
 use computer_protocol::limits::REPEAT_UNCHANGED_MAX;
 use computer_protocol::textview::TREE_DEADLINE_MS;
 use computer_protocol::{
@@ -67,6 +67,7 @@ pub async fn act(
     let actions: Arc<[Action]> = std::mem::take(&mut req.actions).into();
     let pages = sessions.browsers().pages(screen.number);
     let (kept, display_number) = (screen.take_watch(), screen.display_number);
+    let wm_menus = screen.wm_menus();
     // Without a watch the batch runs all the same, telling no effects.
     let (before, watch) = screen
         .with_x(move |x| {
@@ -74,7 +75,7 @@ pub async fn act(
                 true => Some(x.capturer.grab_raw(&x.display)?.fingerprint()),
                 false => None,
             };
-            Ok::<_, DesktopError>((before, start_watch(kept, display_number, pages)))
+            Ok::<_, DesktopError>((before, start_watch(kept, display_number, pages, wm_menus)))
         })
         .await??;
     let steps = ActSteps {
@@ -198,6 +199,7 @@ fn start_watch(
     kept: Option<WatchConnection>,
     display_number: u32,
     pages: Option<Arc<Pages>>,
+    wm_menus: Arc<WmMenus>,
 ) -> Option<EffectsWatch> {
     let started = Instant::now();
     let conn = match kept {
@@ -207,6 +209,7 @@ fn start_watch(
             .ok()?,
     };
     let watch = EffectsWatch::begin(conn, pages)
+        .map(|watch| watch.with_wm_menus(wm_menus))
         .map_err(|e| tracing::warn!("no effects for this batch: {e}"))
         .ok();
     tracing::debug!(
@@ -272,7 +275,8 @@ async fn fingerprint_now(screen: &Screen) -> Result<u64, DesktopError> {
 /// The batch with every ref of the session's latest text view turned into
 /// the screen point at its node's centre, or (a click on a node of an app
 /// that gives no positions) into the node to act on over the bus, by
-/// action index. The view's window must not have moved since.
+/// action index. The view's window must not have moved since, nor a
+/// popup whose item a ref names have closed.
 async fn resolve_refs(
     state: &DesktopState,
     screen: &Screen,
@@ -281,11 +285,16 @@ async fn resolve_refs(
     let snapshot = state.text_views.lock().latest();
     let mut resolved = Vec::with_capacity(actions.len());
     let (mut by_bus, mut nodes) = (HashMap::new(), HashMap::new());
+    let mut popups = Vec::new();
     for (index, mut action) in actions.into_iter().enumerate() {
         if let Some(element) = action.element() {
             let field = format!("`actions[{index}].ref`");
             match resolve_ref(snapshot.as_deref(), element, &field)? {
                 RefTarget::Point(x, y) => action.set_point((x, y)),
+                RefTarget::InPopup { x, y, popup } => {
+                    action.set_point((x, y));
+                    popups.push(popup);
+                }
                 RefTarget::Accessible {
                     handle,
                     focus,
@@ -316,7 +325,10 @@ async fn resolve_refs(
     }
     if let Some(snapshot) = snapshot {
         screen
-            .with_x(move |x| check_window_unmoved(&x.display, &snapshot))
+            .with_x(move |x| {
+                check_window_unmoved(&x.display, &snapshot)?;
+                check_popups_shown(&x.display, &snapshot, &popups)
+            })
             .await??;
     }
     Ok((resolved, by_bus, nodes))

@@ -12,7 +12,7 @@
 use crate::browser::pages::Pages;
 use crate::display::XFault;
 use crate::screens::WatchConnection;
-use crate::windows::{window_title, PopupReader};
+use crate::windows::{window_title, PopupReader, WmMenus};
 use computer_protocol::{Action, ActionEffect, Region};
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -31,6 +31,9 @@ pub struct EffectsWatch {
     damage: Damage,
     pages: Option<Arc<Pages>>,
     page_version: u64,
+    /// What the window manager's menus hold, so an opened one lists its
+    /// items.
+    wm_menus: Option<Arc<WmMenus>>,
     active: Option<Window>,
     /// Title of each window of the client list, as last read.
     windows: HashMap<Window, String>,
@@ -64,11 +67,19 @@ impl EffectsWatch {
             conn,
             damage,
             pages,
+            wm_menus: None,
             active,
             windows,
             current: None,
             done: Vec::new(),
         })
+    }
+
+    /// A watch whose opened window-manager menus list their items.
+    #[must_use]
+    pub fn with_wm_menus(mut self, menus: Arc<WmMenus>) -> EffectsWatch {
+        self.wm_menus = Some(menus);
+        self
     }
 
     /// How many windows the client list held, as last read.
@@ -195,7 +206,11 @@ impl EffectsWatch {
         let clients: Vec<Window> = self.windows.keys().copied().collect();
         let reader = PopupReader::new(c, &self.conn.atoms, root, &clients)?;
         for &window in mapped {
-            if let Some(popup) = reader.describe(c, window, screen)? {
+            if let Some(mut popup) = reader.describe(c, window, screen)? {
+                if let Some(menus) = &self.wm_menus {
+                    // Without its items the popup is still named.
+                    let _ = menus.fill_items(&self.conn.display, std::slice::from_mut(&mut popup));
+                }
                 effect.popups_opened.push(popup.describe());
             }
         }

@@ -19,6 +19,7 @@ use crate::input::{Input, InputError};
 use crate::process::Supervised;
 use crate::screen_facts::ScreenEnv;
 use crate::screen_facts::ScreenSize;
+use crate::windows::WmMenus;
 use computer_protocol::{Coded, ErrorCode, ScreenNumber};
 use parking_lot::Mutex;
 use std::path::PathBuf;
@@ -180,6 +181,8 @@ pub struct Screen {
     /// The X connection `computer_act` watches its effects on, kept
     /// between batches (opening one costs more than a batch's watch).
     watch: Mutex<Option<WatchConnection>>,
+    /// The items of Fluxbox's own menus, read from its settings once.
+    wm_menus: Arc<WmMenus>,
 }
 
 impl std::fmt::Debug for Screen {
@@ -427,6 +430,7 @@ impl Screen {
             a11y,
             slot: Mutex::new(Some(slot)),
             companions: paths.companions.clone(),
+            wm_menus: Arc::new(WmMenus::read(&paths.fluxbox_dir)),
         })
     }
 
@@ -502,6 +506,11 @@ impl Screen {
     }
 
     /// The screen's accessibility bus, or why it has none.
+    /// What the window manager's menus hold, for the text view and effects.
+    pub fn wm_menus(&self) -> Arc<WmMenus> {
+        Arc::clone(&self.wm_menus)
+    }
+
     pub fn a11y(&self) -> Result<&A11yBus, &A11yError> {
         self.a11y.as_ref()
     }

@@ -147,6 +147,8 @@ mod tests {
             y,
             width,
             height,
+            items: Vec::new(),
+            items_note: None,
         }
     }
 

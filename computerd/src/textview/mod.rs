@@ -60,9 +60,13 @@ const TREE_NODES_KEPT: usize = 4 * MAX_NODES_MAX;
 #[derive(Debug)]
 pub struct TextSnapshot {
     pub view_id: u64,
+    /// The ref number of the first popup's first item; the popups' items
+    /// number on from here, and the tree's nodes after them.
+    pub first_popup_ref: u64,
     /// The ref number of `nodes[0]`.
     pub first_ref: u64,
-    /// Menus, dropdowns and tooltips over the windows, topmost first.
+    /// Menus, dropdowns and tooltips over the windows, topmost first, with
+    /// their items' refs.
     pub popups: Vec<PopupEntry>,
     pub windows: Vec<WindowEntry>,
     /// The window whose tree this is, as it was then.
@@ -116,8 +120,13 @@ pub async fn text_view(
             )))),
         };
     }
-    let (popups, listed) = screen
-        .with_x(|x| Ok::<_, XFault>((list_popups(&x.display)?, list_windows(&x.display)?)))
+    let menus = screen.wm_menus();
+    let (mut popups, listed) = screen
+        .with_x(move |x| {
+            let mut popups = list_popups(&x.display)?;
+            menus.fill_items(&x.display, &mut popups)?;
+            Ok::<_, XFault>((popups, list_windows(&x.display)?))
+        })
         .await??;
     let target = pick(&listed, options.window.as_deref())?.cloned();
     let browser_pid = browser.as_ref().map(|b| b.pid());
@@ -140,9 +149,12 @@ pub async fn text_view(
         return Ok(page(&latest, 0, max_nodes, true));
     }
     views.views += 1;
+    let first_popup_ref = views.refs + 1;
+    let first_ref = number_popup_items(&mut popups, first_popup_ref);
     let snapshot = Arc::new(TextSnapshot {
         view_id: views.views,
-        first_ref: views.refs + 1,
+        first_popup_ref,
+        first_ref,
         popups,
         windows: listed,
         window: target,
@@ -151,10 +163,20 @@ pub async fn text_view(
         note,
         key,
     });
-    views.refs += snapshot.nodes.len() as u64;
+    views.refs = first_ref - 1 + snapshot.nodes.len() as u64;
     views.latest = Some(Arc::clone(&snapshot));
     drop(views);
     Ok(page(&snapshot, 0, max_nodes, false))
+}
+
+/// Gives the popups' items refs from `first`; returns the next free one.
+fn number_popup_items(popups: &mut [PopupEntry], first: u64) -> u64 {
+    let mut next = first;
+    for item in popups.iter_mut().flat_map(|p| p.items.iter_mut()) {
+        item.node_ref = format!("e{next}");
+        next += 1;
+    }
+    next
 }
 
 /// The window's tree: the page's when it is the screen's browser, else the
@@ -275,6 +297,8 @@ fn page_of(
 pub enum RefTarget {
     /// The centre of the part of the node inside its window.
     Point(i32, i32),
+    /// The centre of an item of popup `popup`, which must still be shown.
+    InPopup { x: i32, y: i32, popup: u32 },
     /// A node of an app that reports no positions: a click runs its own
     /// action, or focuses it (`focus`: editable, or without actions;
     /// nothing to do when it has the focus already).
@@ -299,15 +323,28 @@ pub fn resolve_ref(
     };
     let number: u64 = element.trim_start_matches('e').parse().unwrap_or(0);
     let last = snapshot.first_ref + snapshot.nodes.len() as u64;
+    if (snapshot.first_popup_ref..snapshot.first_ref).contains(&number) {
+        let node_ref = format!("e{number}");
+        let placed = snapshot.popups.iter().find_map(|p| {
+            p.items
+                .iter()
+                .find(|i| i.node_ref == node_ref)
+                .and_then(|i| i.bounds)
+                .map(|b| (p.id, b.centre()))
+        });
+        if let Some((popup, (x, y))) = placed {
+            return Ok(RefTarget::InPopup { x, y, popup });
+        }
+    }
     let Some(node) = number
         .checked_sub(snapshot.first_ref)
         .filter(|_| number < last)
         .and_then(|i| snapshot.nodes.get(i as usize))
     else {
-        let range = if snapshot.nodes.is_empty() {
+        let range = if last == snapshot.first_popup_ref {
             "no refs".to_string()
         } else {
-            format!("refs e{} to e{}", snapshot.first_ref, last - 1)
+            format!("refs e{} to e{}", snapshot.first_popup_ref, last - 1)
         };
         return Err(TextViewError::InvalidInput(InvalidInput(format!(
             "{field} `{element}` is not in this session's latest text view (view {} has {range}): take a new text view with `computer_observe` and view text",
@@ -339,6 +376,33 @@ pub fn resolve_ref(
     }
 }
 
+/// Checks that the popups of `used` (ids) are still shown where they were
+/// in the latest view, so a ref into one still lands on its item: a menu
+/// closes at the next click. Blocking.
+pub fn check_popups_shown(
+    display: &crate::display::Display,
+    snapshot: &TextSnapshot,
+    used: &[u32],
+) -> Result<(), TextViewError> {
+    if used.is_empty() {
+        return Ok(());
+    }
+    let now = list_popups(display)?;
+    for then in snapshot.popups.iter().filter(|p| used.contains(&p.id)) {
+        let same = now
+            .iter()
+            .any(|p| p.id == then.id && p.bounds() == then.bounds());
+        if !same {
+            return Err(TextViewError::InvalidInput(InvalidInput(format!(
+                "the {} of text view {} has closed or moved: open it again, then take a new text view with `computer_observe`",
+                then.describe(),
+                snapshot.view_id
+            ))));
+        }
+    }
+    Ok(())
+}
+
 /// Checks that the window of the latest view is still where it was, so a
 /// ref's point still lands on its node. Blocking.
 pub fn check_window_unmoved(
@@ -366,11 +430,12 @@ pub fn check_window_unmoved(
 mod tests {
     use super::*;
     use computer_protocol::textview::TEXT_FIELD_MAX_CHARS;
-    use computer_protocol::NodeState;
+    use computer_protocol::{NodeState, TextNode};
 
     fn snapshot(nodes: Vec<FlatNode>) -> TextSnapshot {
         TextSnapshot {
             view_id: 2,
+            first_popup_ref: 41,
             first_ref: 41,
             popups: vec![],
             windows: vec![],
@@ -443,6 +508,56 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("no text view yet"), "{err}");
+    }
+
+    #[test]
+    fn a_popups_items_take_the_refs_before_the_tree_and_hit_outside_the_window() {
+        let item = |name: &str, y| TextNode {
+            node_ref: String::new(),
+            role: "menu item".into(),
+            name: name.into(),
+            value: None,
+            states: vec![],
+            bounds: Some(Bounds {
+                x: 600,
+                y,
+                width: 76,
+                height: 14,
+            }),
+            depth: None,
+            children: vec![],
+        };
+        let mut popups = vec![PopupEntry {
+            id: 0x2000b9,
+            kind: "popup".into(),
+            class: "Fluxbox".into(),
+            pid: None,
+            x: 600,
+            y: 293,
+            width: 76,
+            height: 43,
+            items: vec![item("Browser", 308), item("Terminal", 322)],
+            items_note: None,
+        }];
+        assert_eq!(number_popup_items(&mut popups, 39), 41);
+        assert_eq!(popups[0].items[1].node_ref, "e40");
+        let mut s = snapshot(vec![node("frame", None, 0)]);
+        s.first_popup_ref = 39;
+        s.popups = popups;
+        // Far outside the view's window (100,100 200x100): a popup is
+        // over the windows, not in one.
+        assert_eq!(
+            resolve_ref(Some(&s), "e40", "`ref`").unwrap(),
+            RefTarget::InPopup {
+                x: 638,
+                y: 329,
+                popup: 0x2000b9
+            }
+        );
+        let err = resolve_ref(Some(&s), "e42", "`ref`")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("refs e39 to e41"), "{err}");
     }
 
     #[test]

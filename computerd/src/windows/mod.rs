@@ -8,6 +8,8 @@
 //! - `list`: the mapped windows as the text view and handoff describe them.
 //! - `popups`: menus, dropdowns and tooltips (override-redirect windows),
 //!   which no window list names.
+//! - `wm_menu`: the items of the window manager's own menus, which it
+//!   draws without telling any toolkit.
 //! - `wait`: waiting for a started app's window to show and take the focus.
 
 mod focus;
@@ -15,6 +17,7 @@ mod list;
 mod popups;
 mod props;
 mod wait;
+mod wm_menu;
 
 pub use focus::{active_is, active_matches, focus_window, focus_window_id, window_list};
 pub use list::{list_windows, pick};
@@ -23,3 +26,4 @@ pub use props::{
     active_window, active_window_title, pointer_and_active_title, window_class, window_title, Atoms,
 };
 pub use wait::wait_for_window;
+pub use wm_menu::WmMenus;

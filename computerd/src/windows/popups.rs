@@ -7,7 +7,7 @@
 
 use super::props::{intern, window_class, window_pid, window_title};
 use crate::display::{Atoms, Display, XFault};
-use computer_protocol::PopupEntry;
+use computer_protocol::{Bounds, PopupEntry};
 use x11rb::connection::Connection as _;
 use x11rb::errors::ReplyError;
 use x11rb::protocol::xproto::{Atom, AtomEnum, ConnectionExt as _, MapState, Window};
@@ -69,6 +69,37 @@ pub fn list_popups(display: &Display) -> Result<Vec<PopupEntry>, XFault> {
         Ok(popups)
     };
     read().map_err(|e| XFault::new(display.number, "reading the popups", e))
+}
+
+/// The mapped children of `window`, placed relative to it; none when it
+/// is gone.
+pub(super) fn viewable_children(
+    conn: &RustConnection,
+    window: Window,
+) -> Result<Vec<Bounds>, ReplyError> {
+    let Ok(tree) = conn.query_tree(window)?.reply() else {
+        return Ok(Vec::new());
+    };
+    let cookies = tree
+        .children
+        .iter()
+        .map(|&w| Ok((conn.get_window_attributes(w)?, conn.get_geometry(w)?)))
+        .collect::<Result<Vec<_>, ReplyError>>()?;
+    let mut shown = Vec::new();
+    for (attributes, geometry) in cookies {
+        let (Ok(a), Ok(g)) = (attributes.reply(), geometry.reply()) else {
+            continue;
+        };
+        if a.map_state == MapState::VIEWABLE {
+            shown.push(Bounds {
+                x: i32::from(g.x),
+                y: i32::from(g.y),
+                width: u32::from(g.width),
+                height: u32::from(g.height),
+            });
+        }
+    }
+    Ok(shown)
 }
 
 /// The window manager's client list (`_NET_CLIENT_LIST`); empty without
@@ -211,6 +242,8 @@ impl PopupReader {
             y,
             width,
             height,
+            items: Vec::new(),
+            items_note: None,
         }))
     }
 

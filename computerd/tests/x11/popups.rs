@@ -119,6 +119,8 @@ fn shown_popups_are_listed_topmost_first_and_helpers_and_windows_are_not() {
                 y: 200,
                 width: 90,
                 height: 20,
+                items: vec![],
+                items_note: None,
             },
             PopupEntry {
                 id: menu,
@@ -129,6 +131,8 @@ fn shown_popups_are_listed_topmost_first_and_helpers_and_windows_are_not() {
                 y: 50,
                 width: 180,
                 height: 120,
+                items: vec![],
+                items_note: None,
             },
         ]
     );

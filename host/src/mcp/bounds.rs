@@ -47,6 +47,8 @@ pub const WORD_MAX_CHARS: usize = 64;
 pub const WINDOWS_MAX: usize = 200;
 /// Popups listed in a text view; computerd lists at most 16.
 pub const POPUPS_MAX: usize = 32;
+/// Items listed under one popup; computerd's menus hold at most 64.
+pub const POPUP_ITEMS_MAX: usize = 64;
 
 /// Cuts `text` to at most `max_chars` characters, the cut marked with how
 /// much went, so the agent never mistakes a cut text for the whole.
@@ -154,6 +156,11 @@ fn bound_text_view(view: &mut TextView, asked: &TextViewOptions) -> Result<(), R
     for popup in &mut view.popups {
         cut_text(&mut popup.kind, WORD_MAX_CHARS);
         cut_text(&mut popup.class, TEXT_FIELD_MAX_CHARS);
+        popup.items.truncate(POPUP_ITEMS_MAX);
+        // An item is one line: nothing nests under it.
+        popup.items.iter_mut().for_each(|i| i.children.clear());
+        bound_nodes(&mut popup.items);
+        cut_option(&mut popup.items_note, NOTE_MAX_CHARS);
     }
     bound_nodes(&mut view.nodes);
     cut_option(&mut view.note, NOTE_MAX_CHARS);

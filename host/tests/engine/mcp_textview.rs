@@ -32,7 +32,8 @@ fn find(view: &Value, role: &str, name: &str) -> Option<Value> {
     })
 }
 
-/// Text views of `window` until `done` finds what it needs in one.
+/// Text views of `window` (empty: the focused one) until `done` finds
+/// what it needs in one.
 async fn view_until<T>(
     client: &Client,
     sid: &str,
@@ -43,12 +44,11 @@ async fn view_until<T>(
 ) -> (Value, T) {
     let started = Instant::now();
     loop {
-        let result = call(
-            client,
-            "computer_observe",
-            json!({ "session_id": sid, "view": "text", "window": window }),
-        )
-        .await;
+        let mut args = json!({ "session_id": sid, "view": "text" });
+        if !window.is_empty() {
+            args["window"] = json!(window);
+        }
+        let result = call(client, "computer_observe", args).await;
         let structured = result.structured_content.clone().unwrap_or(Value::Null);
         let view = structured["text_view"].clone();
         if !is_error(&result) {
@@ -85,6 +85,52 @@ async fn act_with(client: &Client, sid: &str, actions: Value, settling: Value) -
         serde_json::to_string(&outcomes).unwrap()
     );
     r
+}
+
+/// Right-clicks at `at` and returns the ref of the item `name` of the
+/// window manager's menu that opened, which the click's effects name with
+/// its items.
+async fn menu_item(client: &Client, sid: &str, at: (i64, i64), name: &str) -> Value {
+    let settling = json!({ "settle": "quiet", "quiet_ms": 500, "settle_ms": 5000 });
+    let click = json!([{ "type": "click", "x": at.0, "y": at.1, "button": "right" }]);
+    let r = act_with(client, sid, click, settling).await;
+    let quoted = format!("{name:?}");
+    assert!(
+        r["effects"][0]["popups_opened"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|p| p
+                .as_str()
+                .is_some_and(|p| p.contains("of Fluxbox") && p.contains(&quoted))),
+        "the right click's effects name Fluxbox's menu with {quoted}: {}",
+        serde_json::to_string(&r["effects"]).unwrap()
+    );
+    let result = call(
+        client,
+        "computer_observe",
+        json!({ "session_id": sid, "view": "text" }),
+    )
+    .await;
+    let view = result.structured_content.clone().unwrap()["text_view"].clone();
+    let item = view["popups"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|p| p["class"] == "Fluxbox")
+        .flat_map(|p| p["items"].as_array().cloned().unwrap_or_default())
+        .find(|i| i["name"] == name && i["bounds"].is_object());
+    let said = text(&result);
+    let item =
+        item.unwrap_or_else(|| panic!("the text view lists {quoted} in Fluxbox's menu: {said}"));
+    assert!(
+        said.contains(&format!(
+            "{} menu item {quoted}",
+            item["ref"].as_str().unwrap()
+        )),
+        "the item is a line of the view's text: {said}"
+    );
+    item["ref"].clone()
 }
 
 /// Starts a zenity entry dialog titled `title` on the session's screen;
@@ -315,8 +361,9 @@ async fn a_page_in_the_browser_is_read_and_pressed_by_ref() {
 /// menu, a page's context menu and a `<select>`'s dropdown each show in
 /// the effects of the click that opened them and in the text view's
 /// popups, with where they are, so the next click can aim at them; the
-/// open `<select>`'s options are placed in its dropdown, and a click on
-/// one's ref chooses it.
+/// window manager's menus list their items with refs, and a click on one
+/// runs it; the open `<select>`'s options are placed in its dropdown, and
+/// a click on one's ref chooses it.
 #[tokio::test(flavor = "multi_thread")]
 async fn menus_and_dropdowns_show_as_popups_in_effects_and_the_text_view() {
     let computer = TestComputer::new();
@@ -384,6 +431,49 @@ async fn menus_and_dropdowns_show_as_popups_in_effects_and_the_text_view() {
     shows_popup(
         json!([{ "type": "click", "x": 900, "y": 600, "button": "right" }]),
         "",
+    )
+    .await;
+
+    // Fluxbox draws its menus' items itself: they are listed from its
+    // menu files, each with a ref, in the effects and the text view, and
+    // a click on one by ref runs it. The desktop menu opens a terminal...
+    let terminal = menu_item(&client, &sid, (900, 600), "Terminal").await;
+    act(&client, &sid, json!([{ "type": "click", "ref": terminal }])).await;
+    let (_, xterm) = view_until(
+        &client,
+        &sid,
+        "",
+        "the terminal the menu opened",
+        Duration::from_secs(15),
+        |v| {
+            v["windows"]
+                .as_array()?
+                .iter()
+                .find(|w| {
+                    w["class"]
+                        .as_str()
+                        .is_some_and(|c| c.eq_ignore_ascii_case("xterm"))
+                })
+                .cloned()
+        },
+    )
+    .await;
+    // ...and its title bar's menu closes it.
+    let at = |key: &str| xterm[key].as_i64().unwrap();
+    let title_bar = (at("x") + at("width") / 2, at("y") - 8);
+    let close = menu_item(&client, &sid, title_bar, "Close").await;
+    act(&client, &sid, json!([{ "type": "click", "ref": close }])).await;
+    view_until(
+        &client,
+        &sid,
+        "",
+        "the terminal closed from its menu",
+        Duration::from_secs(15),
+        |v| {
+            let windows = v["windows"].as_array()?;
+            let gone = !windows.iter().any(|w| w["id"] == xterm["id"]);
+            gone.then_some(())
+        },
     )
     .await;
 
