@@ -4,7 +4,7 @@
 # flakes. Failures come first; each run's full output stays in the log folder.
 #
 # Usage: scripts/repeat-tests.sh [N]   (N defaults to 5)
-# Env:   TEST_THREADS        threads per test binary, as in scripts/test.sh (2)
+# Env:   TEST_THREADS        threads per test binary, as in scripts/test.sh (4)
 #        REPEAT_LOG_DIR      where the run logs go (a new temporary folder)
 #        REPEAT_RUN_LIMIT    seconds one run may take before it counts as red (2700)
 set -euo pipefail
@@ -25,7 +25,7 @@ cargo test --workspace --tests --no-run
 # HTTP, which the table names engine@http to keep the two transports apart.
 run_once() {
     set -o pipefail
-    local threads=${TEST_THREADS:-2} status=0
+    local threads=${TEST_THREADS:-4} status=0
     cargo test --workspace --tests --no-fail-fast -- --test-threads="$threads" || status=1
     bash scripts/test-http.sh -- --test-threads="$threads" 2>&1 || status=1
     return $status
