@@ -61,10 +61,19 @@ pub fn read_regular_in(folder: &Dir, name: &str, max: u64) -> io::Result<Vec<u8>
 
 /// Writes `bytes` as `name` in `folder` under a temporary name, then
 /// renames it into place: whatever `name` was (a link the computer planted
-/// included) is replaced, never written through.
+/// included) is replaced, never written through. The temporary name is
+/// random and created new, so neither a file or link the computer left in
+/// the folder nor another writer of the same package ever shares it.
 pub fn replace_in(folder: &Dir, name: &str, bytes: &[u8]) -> io::Result<()> {
-    let temp = format!(".{name}.{}", std::process::id());
-    folder.write(&temp, bytes)?;
+    let temp = format!(".{name}.{:016x}", rand::random::<u64>());
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    let mut file = folder.open_with(&temp, &options)?;
+    if let Err(e) = io::Write::write_all(&mut file, bytes) {
+        let _ = folder.remove_file(&temp);
+        return Err(e);
+    }
+    drop(file);
     folder.rename(&temp, folder, name)
 }
 
@@ -78,4 +87,46 @@ fn read_at_most(file: std::fs::File, max: u64) -> io::Result<Vec<u8>> {
         ));
     }
     Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cap_std::ambient_authority;
+
+    #[test]
+    fn writers_of_one_package_never_share_a_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let folder = Dir::open_ambient_dir(dir.path(), ambient_authority()).unwrap();
+        let contents: Vec<Vec<u8>> = (0..8u8).map(|i| vec![b'a' + i; 64 << 10]).collect();
+        std::thread::scope(|scope| {
+            for bytes in &contents {
+                let folder = &folder;
+                scope.spawn(move || replace_in(folder, "index.html", bytes).unwrap());
+            }
+        });
+        let written = std::fs::read(dir.path().join("index.html")).unwrap();
+        assert!(contents.contains(&written), "one writer's whole file");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, ["index.html"], "no temporary file left");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_at_the_name_is_replaced_not_written_through() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let target = outside.path().join("precious");
+        std::fs::write(&target, "keep").unwrap();
+        std::os::unix::fs::symlink(&target, dir.path().join("index.html")).unwrap();
+        let folder = Dir::open_ambient_dir(dir.path(), ambient_authority()).unwrap();
+        replace_in(&folder, "index.html", b"page").unwrap();
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "keep");
+        let placed = dir.path().join("index.html");
+        assert!(!placed.symlink_metadata().unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read_to_string(placed).unwrap(), "page");
+    }
 }
