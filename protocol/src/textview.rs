@@ -623,7 +623,7 @@ mod tests {
 
     #[test]
     fn a_popup_lists_its_items_under_it_and_in_its_description() {
-        let mut terminal = node("e2", "menu item", "Terminal", vec![]);
+        let mut terminal = node("e2", "menu_item", "Terminal", vec![]);
         terminal.bounds = Some(Bounds {
             x: 363,
             y: 323,
@@ -639,7 +639,7 @@ mod tests {
             y: 293,
             width: 76,
             height: 43,
-            items: vec![node("e1", "menu item", "Browser", vec![]), terminal],
+            items: vec![node("e1", "menu_item", "Browser", vec![]), terminal],
             items_note: Some("rows of the menu's frame".into()),
         };
         assert_eq!(
@@ -661,7 +661,7 @@ mod tests {
         };
         let text = view.render();
         assert!(
-            text.starts_with("Popups over the windows (topmost first):\n  0x2000b9 popup of Fluxbox @ 362,293 76x43\n    e1 menu item \"Browser\"\n    e2 menu item \"Terminal\" @ 363,323 76x14\n    (rows of the menu's frame)\nWindows"),
+            text.starts_with("Popups over the windows (topmost first):\n  0x2000b9 popup of Fluxbox @ 362,293 76x43\n    e1 menu_item \"Browser\"\n    e2 menu_item \"Terminal\" @ 363,323 76x14\n    (rows of the menu's frame)\nWindows"),
             "{text}"
         );
     }

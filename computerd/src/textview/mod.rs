@@ -514,7 +514,7 @@ mod tests {
     fn a_popups_items_take_the_refs_before_the_tree_and_hit_outside_the_window() {
         let item = |name: &str, y| TextNode {
             node_ref: String::new(),
-            role: "menu item".into(),
+            role: "menu_item".into(),
             name: name.into(),
             value: None,
             states: vec![],

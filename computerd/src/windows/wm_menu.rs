@@ -70,7 +70,7 @@ impl WmMenus {
                     .into_iter()
                     .map(|(name, bounds)| TextNode {
                         node_ref: String::new(),
-                        role: "menu item".into(),
+                        role: "menu_item".into(),
                         name,
                         value: None,
                         states: Vec::new(),

@@ -87,23 +87,22 @@ async fn act_with(client: &Client, sid: &str, actions: Value, settling: Value) -
     r
 }
 
-/// Right-clicks at `at` and returns the ref of the item `name` of the
-/// window manager's menu that opened, which the click's effects name with
-/// its items.
-async fn menu_item(client: &Client, sid: &str, at: (i64, i64), name: &str) -> Value {
+/// Right-clicks at `at` and returns the ref of the item `name` of the menu
+/// of `app` that opened, which the click's effects name with its items.
+async fn menu_item(client: &Client, sid: &str, at: (i64, i64), app: &str, name: &str) -> Value {
     let settling = json!({ "settle": "quiet", "quiet_ms": 500, "settle_ms": 5000 });
     let click = json!([{ "type": "click", "x": at.0, "y": at.1, "button": "right" }]);
     let r = act_with(client, sid, click, settling).await;
     let quoted = format!("{name:?}");
+    let of_app = format!("of {app}");
     assert!(
         r["effects"][0]["popups_opened"]
             .as_array()
             .into_iter()
             .flatten()
-            .any(|p| p
-                .as_str()
-                .is_some_and(|p| p.contains("of Fluxbox") && p.contains(&quoted))),
-        "the right click's effects name Fluxbox's menu with {quoted}: {}",
+            .filter_map(Value::as_str)
+            .any(|p| p.contains(&of_app) && p.contains(&quoted)),
+        "the right click's effects name the menu {of_app} with {quoted}: {}",
         serde_json::to_string(&r["effects"]).unwrap()
     );
     let result = call(
@@ -117,16 +116,19 @@ async fn menu_item(client: &Client, sid: &str, at: (i64, i64), name: &str) -> Va
         .as_array()
         .into_iter()
         .flatten()
-        .filter(|p| p["class"] == "Fluxbox")
+        .filter(|p| p["class"] == app)
         .flat_map(|p| p["items"].as_array().cloned().unwrap_or_default())
-        .find(|i| i["name"] == name && i["bounds"].is_object());
+        .find(|i| {
+            i["name"].as_str().is_some_and(|n| n.starts_with(name)) && i["bounds"].is_object()
+        });
     let said = text(&result);
     let item =
-        item.unwrap_or_else(|| panic!("the text view lists {quoted} in Fluxbox's menu: {said}"));
+        item.unwrap_or_else(|| panic!("the text view lists {quoted} in the menu {of_app}: {said}"));
     assert!(
         said.contains(&format!(
-            "{} menu item {quoted}",
-            item["ref"].as_str().unwrap()
+            "{} menu_item {:?}",
+            item["ref"].as_str().unwrap(),
+            item["name"].as_str().unwrap()
         )),
         "the item is a line of the view's text: {said}"
     );
@@ -437,7 +439,7 @@ async fn menus_and_dropdowns_show_as_popups_in_effects_and_the_text_view() {
     // Fluxbox draws its menus' items itself: they are listed from its
     // menu files, each with a ref, in the effects and the text view, and
     // a click on one by ref runs it. The desktop menu opens a terminal...
-    let terminal = menu_item(&client, &sid, (900, 600), "Terminal").await;
+    let terminal = menu_item(&client, &sid, (900, 600), "Fluxbox", "Terminal").await;
     act(&client, &sid, json!([{ "type": "click", "ref": terminal }])).await;
     let (_, xterm) = view_until(
         &client,
@@ -461,7 +463,7 @@ async fn menus_and_dropdowns_show_as_popups_in_effects_and_the_text_view() {
     // ...and its title bar's menu closes it.
     let at = |key: &str| xterm[key].as_i64().unwrap();
     let title_bar = (at("x") + at("width") / 2, at("y") - 8);
-    let close = menu_item(&client, &sid, title_bar, "Close").await;
+    let close = menu_item(&client, &sid, title_bar, "Fluxbox", "Close").await;
     act(&client, &sid, json!([{ "type": "click", "ref": close }])).await;
     view_until(
         &client,
