@@ -505,12 +505,12 @@ impl Screen {
         }
     }
 
-    /// The screen's accessibility bus, or why it has none.
     /// What the window manager's menus hold, for the text view and effects.
     pub fn wm_menus(&self) -> Arc<WmMenus> {
         Arc::clone(&self.wm_menus)
     }
 
+    /// The screen's accessibility bus, or why it has none.
     pub fn a11y(&self) -> Result<&A11yBus, &A11yError> {
         self.a11y.as_ref()
     }
