@@ -38,13 +38,17 @@ trap cleanup EXIT
 bash scripts/test-internet.sh up
 server=$(bash scripts/test-internet.sh env | sed -n 's/^INET_ALLOWED_IP=//p')
 cleanup
-for name in "$direct" "$guarded"; do
-    docker run -d --name "$name" --cap-drop NET_RAW --cap-drop NET_ADMIN \
-        --entrypoint sleep "$image" infinity >/dev/null
-done
-docker run -d --name "$guarded-network" --network "container:$guarded" --user root \
+docker run -d --name "$direct" --cap-drop NET_RAW --cap-drop NET_ADMIN \
+    --entrypoint sleep "$image" infinity >/dev/null
+# As the host runs them: the guard owns the network namespace (with the
+# namespace's byte counters on, for its kernel path) and the computer joins it.
+docker run -d --name "$guarded-network" --user root \
     --cap-drop ALL --cap-add NET_ADMIN --security-opt no-new-privileges \
+    --sysctl net.netfilter.nf_conntrack_acct=1 \
     --entrypoint /usr/local/bin/computerd "$image" net-guard run '{"mode":"open"}' >/dev/null
+docker run -d --name "$guarded" --network "container:$guarded-network" \
+    --cap-drop NET_RAW --cap-drop NET_ADMIN \
+    --entrypoint sleep "$image" infinity >/dev/null
 deadline=$((SECONDS + 20))
 until docker logs "$guarded-network" 2>&1 | grep -q 'network guard: ready'; do
     [ "$SECONDS" -lt "$deadline" ] || { docker logs "$guarded-network" >&2; exit 1; }

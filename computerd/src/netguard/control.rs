@@ -50,6 +50,9 @@ fn host_command(guard: &Guard, line: &str) -> String {
                 .next()
                 .and_then(|w| w.parse().ok())
                 .unwrap_or(LOG_KEPT);
+            if let Some(path) = &guard.kernel_path {
+                path.refresh(&guard.journal);
+            }
             let (entries, dropped) = guard.journal.newest(denied_only, limit);
             let log = NetworkLog {
                 policy: (*guard.policy()).clone(),

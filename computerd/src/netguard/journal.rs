@@ -51,8 +51,9 @@ impl Journal {
         inner.dropped + inner.entries.len() as u64 - 1
     }
 
-    /// Fills in an open connection's entry once it ends, if it is still
-    /// kept: a connection is in the log from its start, not only its end.
+    /// Fills in a connection's counts (once it ends, or as they stand), if
+    /// its entry is still kept: a connection is in the log from its start,
+    /// not only its end.
     pub fn finish(&self, number: u64, bytes_out: u64, bytes_in: u64, duration_ms: u64) {
         let mut inner = self.inner.lock();
         let Some(index) = number.checked_sub(inner.dropped) else {
@@ -61,6 +62,18 @@ impl Journal {
         if let Some((_, entry)) = inner.entries.get_mut(index as usize) {
             entry.bytes_out = bytes_out;
             entry.bytes_in = bytes_in;
+            entry.duration_ms = duration_ms;
+        }
+    }
+
+    /// Fills in the duration of a connection that closed before its counts
+    /// are known.
+    pub fn finish_duration(&self, number: u64, duration_ms: u64) {
+        let mut inner = self.inner.lock();
+        let Some(index) = number.checked_sub(inner.dropped) else {
+            return;
+        };
+        if let Some((_, entry)) = inner.entries.get_mut(index as usize) {
             entry.duration_ms = duration_ms;
         }
     }

@@ -9,7 +9,10 @@
 //! computer to [`proxy`] and [`resolver`]; those judge it by [`verdict`]
 //! (after [`sniff`] for web traffic; [`dns`] for lookups), forward what is
 //! allowed on marked sockets ([`relay`] moves the bytes), and write every
-//! connection and refused lookup to the [`journal`]. [`control`] answers the host (the log, a new policy)
+//! connection and refused lookup to the [`journal`]. In `open` mode the
+//! rules let the kernel forward TCP to public addresses itself (the
+//! [`kernel_path`]), which logs those connections from the kernel's
+//! connection tracking ([`conntrack`]). [`control`] answers the host (the log, a new policy)
 //! on a Unix socket in the guard's own filesystem, and computerd (the
 //! denials during a call) on a loopback port of the shared namespace.
 //!
@@ -17,10 +20,12 @@
 //! DENIED_ONLY LIMIT`,
 //! `policy POLICY_JSON` (both through `docker exec` into the guard).
 
+mod conntrack;
 mod control;
 mod dns;
 mod error;
 mod journal;
+mod kernel_path;
 mod proxy;
 mod relay;
 mod resolver;
@@ -43,6 +48,7 @@ pub async fn denial_lines_since(since_ms: u64) -> Vec<String> {
 use computer_protocol::network::NetworkPolicy;
 use error::GuardError;
 use journal::Journal;
+use kernel_path::KernelPath;
 use parking_lot::RwLock;
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -61,7 +67,10 @@ pub const READY_LINE: &str = "computer-use network guard: ready";
 
 pub struct Guard {
     policy: RwLock<Arc<NetworkPolicy>>,
-    journal: Journal,
+    journal: Arc<Journal>,
+    /// Where the kernel forwards `open` mode's public connections itself;
+    /// `None` where it cannot log them, and the proxy carries everything.
+    kernel_path: Option<Arc<KernelPath>>,
     around: Surroundings,
     gateway: Option<IpAddr>,
     mark: u32,
@@ -84,6 +93,9 @@ impl Guard {
                 dns: DNS_PORT,
             },
             self.mark,
+            self.kernel_path
+                .as_ref()
+                .map(|_| kernel_path::CONNECTION_MARK),
         );
         rules::apply(&text)?;
         *self.policy.write() = Arc::new(policy);
@@ -161,9 +173,13 @@ fn run(policy_json: &str) -> Result<(), GuardError> {
             .or_else(configured_resolver)
             .ok_or(GuardError::NoResolver)?,
     };
+    let journal = Arc::new(Journal::default());
+    // Subscribed before the first rule holds, so no connection goes unseen.
+    let kernel_path = KernelPath::start(journal.clone());
     let guard = Arc::new(Guard {
         policy: RwLock::new(Arc::new(NetworkPolicy::default())),
-        journal: Journal::default(),
+        journal,
+        kernel_path,
         around,
         gateway,
         mark: MARK,
@@ -199,6 +215,7 @@ fn run(policy_json: &str) -> Result<(), GuardError> {
             policy = guard.policy().summary(),
             resolver = %guard.around.resolver,
             host = %guard.around.host,
+            kernel_path = guard.kernel_path.is_some(),
             "the computer's network is contained"
         );
         println!("{READY_LINE}");

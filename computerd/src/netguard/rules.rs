@@ -10,12 +10,17 @@
 //!   addresses, the resolver on port 53, the named private ranges and host
 //!   ports; everything else (raw sockets are impossible without CAP_NET_RAW,
 //!   but UDP, ICMP and all of IPv6 are not) is refused at once.
+//! - The kernel path: in `open` mode, with `kernel_path` given, a TCP
+//!   connection to a public IPv4 address (not contained, not the engine's
+//!   machine) is not redirected: the kernel forwards it and gives it that
+//!   connection mark, which the guard's log follows. Only these rules can
+//!   set a connection mark, so the mark admits nothing else.
 //! - In: only the engine's side (published ports, through the bridge's
 //!   gateway) may open connections; other computers cannot.
 
 use super::error::GuardError;
 use super::verdict::Surroundings;
-use computer_protocol::network::{NetworkPolicy, BLOCKED_V4};
+use computer_protocol::network::{EgressMode, NetworkPolicy, BLOCKED_V4};
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::net::IpAddr;
@@ -37,6 +42,7 @@ pub fn ruleset(
     gateway: Option<IpAddr>,
     ports: Ports,
     mark: u32,
+    kernel_path: Option<u32>,
 ) -> String {
     let contained: Vec<&str> = BLOCKED_V4.iter().map(|(range, _)| *range).collect();
     let private4: Vec<String> = policy
@@ -64,6 +70,17 @@ pub fn ruleset(
         );
     }
     let (proxy, dns) = (ports.proxy, ports.dns);
+    let kernel_path = kernel_path.filter(|_| policy.mode == EgressMode::Open);
+    let (forward, admit) = match kernel_path {
+        Some(ct) => (
+            format!(
+                "    meta nfproto ipv4 meta l4proto tcp ip daddr != @contained4 ip daddr != {} ct mark set {ct:#x} accept\n",
+                around.host
+            ),
+            format!("    ct mark {ct:#x} accept\n"),
+        ),
+        None => (String::new(), String::new()),
+    };
     let _ = writeln!(
         out,
         "  chain redirect_out {{
@@ -72,7 +89,7 @@ pub fn ruleset(
     meta mark {mark:#x} accept
     meta nfproto ipv4 udp dport 53 redirect to :{dns}
     meta nfproto ipv4 tcp dport 53 redirect to :{dns}
-    meta nfproto ipv4 meta l4proto tcp redirect to :{proxy}
+{forward}    meta nfproto ipv4 meta l4proto tcp redirect to :{proxy}
   }}"
     );
     let mut marked = String::new();
@@ -118,7 +135,7 @@ pub fn ruleset(
     # the old interface, since the route changes after it.
     ip daddr 127.0.0.0/8 accept
     ct state established,related accept
-    meta mark {mark:#x} jump marked_out
+{admit}    meta mark {mark:#x} jump marked_out
     jump refuse
   }}"
     );
@@ -192,6 +209,7 @@ mod tests {
                 dns: 15053,
             },
             0x2b1d,
+            None,
         );
         assert!(text
             .starts_with("table inet computer_use_guard\ndelete table inet computer_use_guard\n"));
@@ -217,8 +235,43 @@ mod tests {
             None,
             Ports { proxy: 1, dns: 2 },
             1,
+            None,
         );
         assert!(plain.contains("set private4 { type ipv4_addr; flags interval; }"));
         assert!(!plain.contains("tcp dport {"), "no host ports");
+        assert!(!plain.contains("ct mark"), "no kernel path unless asked");
+    }
+
+    #[test]
+    fn the_kernel_path_forwards_public_tcp_in_open_mode_only() {
+        let around = Surroundings {
+            host: "172.17.0.1".parse().unwrap(),
+            resolver: "10.255.255.53".parse().unwrap(),
+        };
+        let ports = Ports {
+            proxy: 15001,
+            dns: 15053,
+        };
+        let open = ruleset(
+            &NetworkPolicy::default(),
+            &around,
+            None,
+            ports,
+            0x2b1d,
+            Some(0x2b1e),
+        );
+        let forward = "meta nfproto ipv4 meta l4proto tcp ip daddr != @contained4 ip daddr != 172.17.0.1 ct mark set 0x2b1e accept";
+        assert!(open.contains(forward), "{open}");
+        // Before the proxy's redirect, after the resolver's.
+        assert!(open.find(forward).unwrap() < open.find("redirect to :15001").unwrap());
+        assert!(open.find("redirect to :15053").unwrap() < open.find(forward).unwrap());
+        assert!(open.contains("    ct mark 0x2b1e accept\n"), "{open}");
+        for mode in ["allowlist", "none"] {
+            let policy =
+                NetworkPolicy::from_settings(Some(mode), Some("allowed.test"), None, None, None)
+                    .unwrap();
+            let text = ruleset(&policy, &around, None, ports, 0x2b1d, Some(0x2b1e));
+            assert!(!text.contains("ct mark"), "{mode}: {text}");
+        }
     }
 }

@@ -430,6 +430,37 @@ async fn root_in_the_computer_cannot_leave_its_network_and_the_policy_holds() {
         out.contains("code=403") && out.contains("link-local"),
         "open mode is still contained: {out}"
     );
+    // Open mode's public connections take the kernel path (no proxy), and
+    // the log still has each one with its name, rule and bytes.
+    let (_, out, _) = run(
+        &client,
+        &sid,
+        &curl("http://denied.test/bytes/1000000 -o /dev/null"),
+    )
+    .await;
+    assert!(out.contains("code=200"), "{out}");
+    let (log, _) = ok(
+        &client,
+        "network_log",
+        json!({"session_id": sid, "limit": 5}),
+    )
+    .await;
+    assert_eq!(log["policy"]["mode"], "open", "{log}");
+    let download = log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["host"] == "denied.test" && e["port"] == 80)
+        .unwrap_or_else(|| panic!("the download is logged: {log}"))
+        .clone();
+    assert_eq!(download["allowed"], true, "{download}");
+    assert_eq!(download["rule"], "COMPUTER_USE_EGRESS=open", "{download}");
+    assert_eq!(download["address"], denied_ip.as_str(), "{download}");
+    assert!(
+        download["bytes_in"].as_u64().unwrap() >= 1_000_000
+            && download["bytes_out"].as_u64().unwrap() > 0,
+        "the kernel's counters reach the log: {download}"
+    );
 
     // Root plants code that runs at the computer's next start, before
     // computerd, and the computer is restarted behind the host's back. The

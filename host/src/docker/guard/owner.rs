@@ -69,6 +69,16 @@ impl OwnerPlan<'_> {
                 )]),
                 cap_drop: Some(vec!["ALL".into()]),
                 cap_add: Some(vec!["NET_ADMIN".into()]),
+                // Byte counters per connection, so the guard can log the
+                // connections `open` mode lets the kernel forward itself
+                // (without them every connection passes its proxy).
+                sysctls: Some(
+                    [(
+                        "net.netfilter.nf_conntrack_acct".to_string(),
+                        "1".to_string(),
+                    )]
+                    .into(),
+                ),
                 memory: Some(GUARD_MEMORY),
                 pids_limit: Some(GUARD_PIDS),
                 security_opt: Some(vec!["no-new-privileges".into()]),
@@ -214,6 +224,11 @@ mod tests {
         assert_eq!(ports::base_from_bindings(&bindings), Some(20900));
         assert_eq!(host.cap_drop.unwrap(), vec!["ALL".to_string()]);
         assert_eq!(host.cap_add.unwrap(), vec!["NET_ADMIN".to_string()]);
+        assert_eq!(
+            host.sysctls.unwrap()["net.netfilter.nf_conntrack_acct"],
+            "1",
+            "the kernel path needs the namespace's byte counters"
+        );
         assert!(host.extra_hosts.unwrap()[0].ends_with(":host-gateway"));
         assert_eq!(
             body.labels
