@@ -2,7 +2,10 @@
 //! that holds CAP_NET_ADMIN (which the computer's own container never has)
 //! and runs `computerd net-guard`. It owns the namespace's firewall, the
 //! proxy and the resolver every connection of the computer goes through,
-//! and the connection log (`computerd/src/netguard`). The computer's root
+//! and the connection log (`computerd/src/netguard`); in `open` mode the
+//! kernel forwards public TCP itself and the guard logs it from the
+//! connection tracking, which needs the byte counters the owner's
+//! container turns on. The computer's root
 //! cannot reach any of it: another container's processes, filesystem and
 //! capabilities.
 //!
