@@ -461,6 +461,31 @@ async fn root_in_the_computer_cannot_leave_its_network_and_the_policy_holds() {
             && download["bytes_out"].as_u64().unwrap() > 0,
         "the kernel's counters reach the log: {download}"
     );
+    // The kernel path opens nothing contained: root's ways to the engine's
+    // machine and to other computers still end at the guard in open mode.
+    let bystander_page = curl(&format!("http://{}:8000/", bystander.address()));
+    for (what, command) in [
+        (
+            "the bridge gateway",
+            curl(&format!("http://{gateway}:{closed_port}/")),
+        ),
+        ("another computer's address", bystander_page.clone()),
+        (
+            "the host's other ports",
+            curl(&format!("http://host.docker.internal:{closed_port}/")),
+        ),
+        (
+            "flush the firewall",
+            format!("sudo nft flush ruleset; {bystander_page}"),
+        ),
+        ("IPv6", curl("-6 http://[2001:db8::140]/")),
+    ] {
+        let (_, out, _) = run(&client, &sid, &command).await;
+        assert!(
+            !out.contains("leaked") && !out.contains("Directory listing"),
+            "open mode, {what}: it got through: {out}"
+        );
+    }
 
     // Root plants code that runs at the computer's next start, before
     // computerd, and the computer is restarted behind the host's back. The
