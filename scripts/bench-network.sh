@@ -55,6 +55,12 @@ until docker logs "$guarded-network" 2>&1 | grep -q 'network guard: ready'; do
     sleep 0.1
 done
 
+# Which way the guard forwards `open` mode's connections: the kernel path
+# (it logs them from conntrack) or its proxy (a guard without counters).
+path=proxy
+docker logs "$guarded-network" 2>&1 | grep -q 'kernel_path[^ ]*=[^ ]*true' && path=kernel
+say "the guard forwards open mode's connections by its $path path"
+
 # Median of the numbers on stdin.
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
@@ -83,8 +89,8 @@ d_link=$(download "$direct" | median)
 g_link=$(download "$guarded" | median)
 unshape
 
-awk -v dfb="$d_fb" -v gfb="$g_fb" -v ddl="$d_dl" -v gdl="$g_dl" -v dlk="$d_link" -v glk="$g_link" -v rate="$link_rate" -v n="$bytes" 'BEGIN {
-    printf "%-34s %12s %12s %9s\n", "row (median)", "direct", "guarded", "ratio"
+awk -v path="$path" -v dfb="$d_fb" -v gfb="$g_fb" -v ddl="$d_dl" -v gdl="$g_dl" -v dlk="$d_link" -v glk="$g_link" -v rate="$link_rate" -v n="$bytes" 'BEGIN {
+    printf "%-34s %12s %12s %9s\n", "row (median)", "direct", "guarded (" path ")", "ratio"
     printf "%-34s %10.2f ms %10.2f ms %8.2fx   (+%.2f ms)\n", "first byte of a small GET", dfb * 1000, gfb * 1000, gfb / dfb, (gfb - dfb) * 1000
     printf "%-34s %8.0f MB/s %8.0f MB/s %8.2fx\n", "download of " n / 1048576 " MiB", ddl / 1e6, gdl / 1e6, gdl / ddl
     printf "%-34s %8.0f MB/s %8.0f MB/s %8.2fx\n", "the same over a " rate " link", dlk / 1e6, glk / 1e6, glk / dlk
