@@ -107,6 +107,9 @@ impl KernelPath {
                 }
             }
             Kind::Destroy => {
+                // Logged now if its start went unseen (events lost), so
+                // the log still has every connection.
+                follow(&mut followed, journal, flow, now);
                 let Some(entry) = followed.remove(&flow.id) else {
                     return;
                 };
@@ -268,6 +271,21 @@ mod tests {
             ),
             (774, 100_736, 250)
         );
+        assert!(path.followed.lock().is_empty());
+    }
+
+    #[test]
+    fn a_connection_seen_only_as_it_goes_is_still_logged_with_its_counts() {
+        let journal = Journal::default();
+        let path = path();
+        path.on_event(
+            &journal,
+            &event(Kind::Destroy, flow(8, 7, Some((60, 900)))),
+            Instant::now(),
+        );
+        let (entries, _) = journal.newest(false, 10);
+        assert_eq!(entries.len(), 1);
+        assert_eq!((entries[0].bytes_out, entries[0].bytes_in), (60, 900));
         assert!(path.followed.lock().is_empty());
     }
 
