@@ -37,8 +37,12 @@ bash scripts/build-base-image.sh > target/base-image.log 2>&1 &
 base=$!
 # Both release binaries in one cargo run, so the dependencies they share
 # compile once: the host for host/tests/release_build.rs, computerd for the
-# image.
-cargo build --release --locked -p computer-use-mcp -p computerd
+# image. Without the release profile's thin LTO and with more codegen units:
+# the same code and cfgs (no debug assertions), built in 313 s instead of 386 s
+# on two cores; the tests check behaviour, and the shipped build's own
+# profile is the release workflow's.
+cargo build --release --locked --config 'profile.release.lto="off"' \
+    --config 'profile.release.codegen-units=16' -p computer-use-mcp -p computerd
 if ! wait "$base"; then
     cat target/base-image.log >&2
     echo "test: building the base image failed (above)" >&2
