@@ -31,9 +31,9 @@ fi
 export DOCKER_HOST=unix:///nonexistent/test-fast-has-no-docker.sock
 unset DISPLAY DOCKER_CONTEXT
 # One cargo call over the workspace, so features resolve as for the whole
-# suite and its build is reused: each crate's unit tests, the protocol
-# crate's own test files (`archive`, `fixtures`), and the local tiers of
-# computerd (its settings as the binary reads them, files, shell, the files
-# under `image/`) and of the host (`--test local` names both).
-cargo test --locked --workspace --lib --test archive --test fixtures --test local -- "$@"
+# suite and its build is reused: each crate's unit tests and the local tier
+# of each crate (`--test local` names all three): the protocol's archive
+# engine and wire fixtures, computerd's settings as the binary reads them,
+# files, shell and the files under `image/`, and the host's.
+cargo test --locked --workspace --lib --test local -- "$@"
 echo "test-fast: passed without Docker or X"

@@ -1,7 +1,7 @@
 //! Archives for the `file_transfer` tests: packed by the engine, unpacked
 //! where the host would put them, or crafted entry by entry.
 //!
-//! Used by `protocol/tests/archive.rs` and `computerd/tests/daemon/transfer.rs`.
+//! Used by `protocol/tests/local/archive.rs` and `computerd/tests/daemon/transfer.rs`.
 
 use computer_protocol::archive::{
     pack, plan, unpack, ArchiveError, Destination, Progress, Target, UnpackOptions,

@@ -2,7 +2,7 @@
 //! them (kind, mode, checksum or link target) so a copy can be compared with
 //! its source, and finding the temporary files a transfer left behind.
 //!
-//! The suites that copy trees (`protocol/tests/archive.rs`,
+//! The suites that copy trees (`protocol/tests/local/archive.rs`,
 //! `computerd/tests/daemon/transfer.rs`, `host/tests/engine/mcp_transfer.rs`) build and
 //! compare them with this one module, so all three agree on what a faithful
 //! copy is.
