@@ -69,13 +69,16 @@ pub fn wait_quiet(number: u32, quiet: Duration, longest: Duration) -> Result<Set
     conn.flush().map_err(|e| fail(&e))?;
     let mut last_change = started;
     let quiet_now = loop {
+        // The time is read before the events: drawing up to `now` is then
+        // in them. Read after, a thread descheduled between the two on a
+        // busy machine took the drawing meanwhile for stillness.
+        let now = Instant::now();
         let mut drawn = false;
         while let Some(event) = conn.poll_for_event().map_err(|e| fail(&e))? {
             if let Event::DamageNotify(_) = event {
                 drawn = true;
             }
         }
-        let now = Instant::now();
         if drawn {
             last_change = now;
             conn.damage_subtract(damage, x11rb::NONE, x11rb::NONE)
