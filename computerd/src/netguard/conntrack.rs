@@ -7,6 +7,7 @@
 //! Reading events and dumping both need CAP_NET_ADMIN in the namespace,
 //! which the guard holds and the computer does not.
 
+use super::set_socket_option;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -110,16 +111,7 @@ impl Events {
         // guard has. Where refused, the default stays and a lost event is
         // made up for by the next dump.
         let size: libc::c_int = 8 << 20;
-        // SAFETY: an int option of its own size on a socket owned here.
-        unsafe {
-            libc::setsockopt(
-                socket.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_RCVBUFFORCE,
-                (&raw const size).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            )
-        };
+        let _ = set_socket_option(&socket, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, &size);
         Ok(Self {
             socket,
             buffer: vec![0; 256 * 1024],
@@ -141,16 +133,8 @@ pub fn dump_marked(mark: u32) -> io::Result<Vec<Flow>> {
         tv_sec: 1,
         tv_usec: 0,
     };
-    // SAFETY: a timeval option of its own size on a socket owned here.
-    unsafe {
-        libc::setsockopt(
-            socket.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_RCVTIMEO,
-            (&raw const timeout).cast(),
-            std::mem::size_of::<libc::timeval>() as libc::socklen_t,
-        )
-    };
+    // Without it a dump the kernel never ends would hold the log's reader.
+    set_socket_option(&socket, libc::SOL_SOCKET, libc::SO_RCVTIMEO, &timeout)?;
     let request = dump_request(mark);
     // SAFETY: sends a buffer owned here to the kernel (the default
     // destination of a netlink socket).

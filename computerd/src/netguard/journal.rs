@@ -55,26 +55,27 @@ impl Journal {
     /// its entry is still kept: a connection is in the log from its start,
     /// not only its end.
     pub fn finish(&self, number: u64, bytes_out: u64, bytes_in: u64, duration_ms: u64) {
-        let mut inner = self.inner.lock();
-        let Some(index) = number.checked_sub(inner.dropped) else {
-            return;
-        };
-        if let Some((_, entry)) = inner.entries.get_mut(index as usize) {
+        self.update(number, |entry| {
             entry.bytes_out = bytes_out;
             entry.bytes_in = bytes_in;
             entry.duration_ms = duration_ms;
-        }
+        });
     }
 
     /// Fills in the duration of a connection that closed before its counts
     /// are known.
     pub fn finish_duration(&self, number: u64, duration_ms: u64) {
+        self.update(number, |entry| entry.duration_ms = duration_ms);
+    }
+
+    /// Changes entry `number` (from [`Journal::record`]) if it is still kept.
+    fn update(&self, number: u64, change: impl FnOnce(&mut NetworkLogEntry)) {
         let mut inner = self.inner.lock();
         let Some(index) = number.checked_sub(inner.dropped) else {
             return;
         };
         if let Some((_, entry)) = inner.entries.get_mut(index as usize) {
-            entry.duration_ms = duration_ms;
+            change(entry);
         }
     }
 

@@ -11,6 +11,7 @@
 
 use super::conntrack::{self, Event, Flow, Kind};
 use super::journal::{now_ms, Journal};
+use super::verdict::OPEN_RULE;
 use computer_protocol::network::NetworkLogEntry;
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -19,8 +20,6 @@ use std::time::{Duration, Instant};
 
 /// The connection mark the rules give what the kernel forwards.
 pub const CONNECTION_MARK: u32 = 0x2b1e;
-/// The rule such a connection is allowed by.
-pub const RULE: &str = "COMPUTER_USE_EGRESS=open";
 /// Connections followed at once; past this the oldest are forgotten (a
 /// lost end event must not grow the map for ever).
 const FOLLOWED_MAX: usize = 65_536;
@@ -185,7 +184,7 @@ fn follow<'a>(
                 address,
                 port,
                 allowed: true,
-                rule: RULE.into(),
+                rule: OPEN_RULE.into(),
                 bytes_out: 0,
                 bytes_in: 0,
                 duration_ms: 0,
@@ -246,7 +245,7 @@ mod tests {
             ("203.0.113.7", 443)
         );
         assert!(entries[0].allowed);
-        assert_eq!(entries[0].rule, RULE);
+        assert_eq!(entries[0].rule, OPEN_RULE);
 
         let closed = t0 + Duration::from_millis(250);
         path.on_event(

@@ -105,14 +105,25 @@ impl Guard {
 
 /// Sets `SO_MARK`; needs CAP_NET_ADMIN, which is the point.
 fn set_mark(socket: &impl AsRawFd, mark: u32) -> io::Result<()> {
-    // SAFETY: a u32 option value of its own size.
+    set_socket_option(socket, libc::SOL_SOCKET, libc::SO_MARK, &mark)
+}
+
+/// `setsockopt(2)` with a value of the type the option takes (an int, a
+/// `timeval`, ...).
+fn set_socket_option<T>(
+    socket: &impl AsRawFd,
+    level: libc::c_int,
+    name: libc::c_int,
+    value: &T,
+) -> io::Result<()> {
+    // SAFETY: the value is a live `T` and the length given is its size.
     let rc = unsafe {
         libc::setsockopt(
             socket.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_MARK,
-            (&raw const mark).cast(),
-            std::mem::size_of::<u32>() as libc::socklen_t,
+            level,
+            name,
+            (value as *const T).cast(),
+            std::mem::size_of::<T>() as libc::socklen_t,
         )
     };
     if rc == 0 {

@@ -68,10 +68,7 @@ async fn answer(guard: &Guard, query: &[u8]) -> Option<Vec<u8>> {
     if !policy.allows_lookup(&q.name) {
         let rule = match policy.mode {
             computer_protocol::network::EgressMode::None => "COMPUTER_USE_EGRESS=none".to_string(),
-            _ => format!(
-                "`{}` is not in COMPUTER_USE_EGRESS_ALLOW (add it there, or set COMPUTER_USE_EGRESS=open)",
-                q.name
-            ),
+            _ => super::verdict::fix_allow(&q.name),
         };
         guard.journal.record(
             super::journal::now_ms(),

@@ -32,8 +32,12 @@ pub enum Verdict {
     },
 }
 
+/// The rule of a connection `open` mode allows, the proxy's and the
+/// kernel path's alike.
+pub const OPEN_RULE: &str = "COMPUTER_USE_EGRESS=open";
+
 /// The setting to change, for every denial's text.
-fn fix_allow(name: &str) -> String {
+pub fn fix_allow(name: &str) -> String {
     format!("`{name}` is not in COMPUTER_USE_EGRESS_ALLOW (add it there, or set COMPUTER_USE_EGRESS=open)")
 }
 
@@ -74,7 +78,7 @@ pub fn before_sniff(
             rule: "COMPUTER_USE_EGRESS=none".into(),
         },
         EgressMode::Open => Verdict::Connect {
-            rule: "COMPUTER_USE_EGRESS=open".into(),
+            rule: OPEN_RULE.into(),
         },
         EgressMode::Allowlist => {
             let by_name = known_name.and_then(|name| policy.allows_tcp(name, port));
