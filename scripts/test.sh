@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what the tests need (scripts/test-setup.sh),
-# builds the release host binary that host/tests/release_build.rs drives
-# and the release computerd the image holds,
+# builds the computerd the image holds and the host binary that
+# host/tests/release_build.rs drives,
 # then runs every test of the workspace against those real parts, the MCP
 # tests a second time over Streamable HTTP (scripts/test-http.sh) and a third
 # time against a remote engine over TLS and ssh (scripts/test-remote.sh).
@@ -32,27 +32,35 @@ failed=()
 python3 scripts/import-circles.py || failed+=("the import-circle check")
 mkdir -p target
 # The base image (debootstrap: downloads and unpacking) builds while the
-# release binaries compile.
+# dependencies compile.
 bash scripts/build-base-image.sh > target/base-image.log 2>&1 &
 base=$!
-# Both release binaries in one cargo run, so the dependencies they share
-# compile once: the host for host/tests/release_build.rs, computerd for the
-# image. Without the release profile's thin LTO and with more codegen units:
-# the same code and cfgs (no debug assertions), built in 313 s instead of 386 s
-# on two cores; the tests check behaviour, and the shipped build's own
-# profile is the release workflow's.
-cargo build --release --locked --config 'profile.release.lto="off"' \
-    --config 'profile.release.codegen-units=16' -p computer-use-mcp -p computerd
+# One build of the dependencies serves everything, in the test profile
+# (`[profile.dev]`: dependencies optimised): the computerd the image holds
+# and the host that host/tests/release_build.rs drives come out of the same
+# cargo run as the tests after it. What those tests check hangs on the
+# build's `debug_assertions` cfg alone, so their host is this build with
+# that cfg off for the host crate; a release-profile build compiled every
+# dependency a second time (5m40s of a CI run on two cores). The shipped
+# build's own profile is the release workflow's.
+cargo build --locked -p computer-use-mcp -p computerd \
+    --config 'profile.dev.package.computer-use-mcp.debug-assertions=false'
+# Copies, which the test build below does not touch while the image build
+# reads one of them.
+mkdir -p target/suite
+cp target/debug/computerd target/suite/computerd
+cp target/debug/computer-use-mcp target/suite/computer-use-mcp-release-cfg
+export COMPUTER_USE_TEST_RELEASE_BIN=$PWD/target/suite/computer-use-mcp-release-cfg
 if ! wait "$base"; then
     cat target/base-image.log >&2
     echo "test: building the base image failed (above)" >&2
     exit 1
 fi
-phase "the release binaries are built"
+phase "the image's computerd and the release_build tests' host are built"
 # The image build (mostly downloads and unpacking) and the remote engine
 # loading it (about two minutes of disk) go on while the test binaries
 # compile; the tests start once both are done.
-(COMPUTERD_BIN=$PWD/target/release/computerd bash scripts/test-setup.sh --images-only \
+(COMPUTERD_BIN=$PWD/target/suite/computerd bash scripts/test-setup.sh --images-only \
     && bash scripts/remote-engine.sh up) > target/images.log 2>&1 &
 images=$!
 # `--tests`: the unit and integration tests, without the examples (which

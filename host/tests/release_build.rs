@@ -5,9 +5,13 @@
 //! image and the login to run. With COMPUTER_USE_IMAGE pointing at the dev
 //! image it starts the computer and works like a dev build.
 //!
-//! The binary is `target/release/computer-use-mcp`, which `scripts/test.sh`
-//! builds before the tests (building it here would hold the suite for
-//! minutes). The other MCP tests run against it with
+//! The binary is `COMPUTER_USE_TEST_RELEASE_BIN`, or else
+//! `target/release/computer-use-mcp` (`cargo build --release -p
+//! computer-use-mcp`). What these tests check hangs on one thing only, the
+//! build's `debug_assertions` cfg (`host/src/version.rs`), so
+//! `scripts/test.sh` hands them a host built with the test build's
+//! dependencies and that cfg off instead of a second, optimised build of
+//! every dependency. The other MCP tests run against a release binary with
 //! `COMPUTER_USE_TEST_HOST_BIN=target/release/computer-use-mcp`.
 
 mod support;
@@ -25,19 +29,24 @@ const RELEASE_IMAGE: &str = concat!(
     env!("CARGO_PKG_VERSION")
 );
 
-/// `target/release/computer-use-mcp` beside this build's binary, failing
-/// loudly when it is missing or older than the sources it is built from.
+/// `COMPUTER_USE_TEST_RELEASE_BIN`, or `target/release/computer-use-mcp`
+/// beside this build's binary, failing loudly when it is missing or older
+/// than the sources it is built from.
 fn release_bin() -> PathBuf {
     let this_build = Path::new(env!("CARGO_BIN_EXE_computer-use-mcp"));
-    let profile_dir = this_build
-        .parent()
-        .expect("the binary is in a profile folder");
-    let bin = profile_dir
-        .parent()
-        .expect("the profile folder is in the target folder")
-        .join("release")
-        .join(this_build.file_name().unwrap());
-    let build = "build it with `cargo build --release -p computer-use-mcp` (scripts/test.sh does)";
+    let bin = std::env::var_os("COMPUTER_USE_TEST_RELEASE_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            let profile_dir = this_build
+                .parent()
+                .expect("the binary is in a profile folder");
+            profile_dir
+                .parent()
+                .expect("the profile folder is in the target folder")
+                .join("release")
+                .join(this_build.file_name().unwrap())
+        });
+    let build = "build it with `cargo build --release -p computer-use-mcp` (scripts/test.sh builds its own)";
     let built = std::fs::metadata(&bin)
         .and_then(|m| m.modified())
         .unwrap_or_else(|_| {
