@@ -1,5 +1,6 @@
 //! The Docker side of the host: which engine to talk to ([`endpoint`]) and
-//! how to reach it ([`tls`], [`ssh`], over one pooled client), where those
+//! how to reach it ([`tls`], [`ssh`] with one login shared by its
+//! connections ([`ssh_share`]), over one pooled client), where those
 //! settings came from ([`origin`]), what Docker says of the computer's
 //! container ([`found`]) and how it is created, started and upgraded
 //! ([`container`]), the guard that owns its network ([`guard`]), its image ([`image`]), the questions `doctor` asks of
@@ -35,6 +36,7 @@ pub mod recheck;
 pub mod slots;
 pub mod snapshot;
 pub mod ssh;
+mod ssh_share;
 pub mod tls;
 pub mod tunnel;
 

@@ -4,9 +4,10 @@
 //! `ssh` itself is set up to do (`~/.ssh/config`, agents, jump hosts) then
 //! works here too, on Linux, macOS and Windows alike.
 //!
-//! Each HTTP connection is one `ssh` process. A connection the engine left
-//! open is kept for a short while, so consecutive calls reuse the process
-//! instead of paying for a new handshake. Upgraded connections (an attached
+//! Each HTTP connection is one `ssh` process, and those processes share
+//! one login where the user's ssh setup allows (`ssh_share.rs`). A
+//! connection the engine left open is kept for a short while, so
+//! consecutive calls reuse the process instead of starting another. Upgraded connections (an attached
 //! exec) keep their process until they are dropped, which kills it.
 
 use crate::child_env::WithoutHostSecrets;
@@ -150,13 +151,7 @@ impl SshTarget {
     /// them: login and port, a connect timeout, no terminal, then the host
     /// and the remote command.
     pub fn ssh_args(&self) -> Vec<String> {
-        let mut args = Vec::new();
-        if let Some(user) = &self.user {
-            args.extend(["-l".to_string(), user.clone()]);
-        }
-        if let Some(port) = self.port {
-            args.extend(["-p".to_string(), port.to_string()]);
-        }
+        let mut args = self.login_args();
         args.extend([
             "-o".to_string(),
             format!("ConnectTimeout={CONNECT_TIMEOUT_SECS}"),
@@ -171,6 +166,20 @@ impl SshTarget {
         }
         remote.extend(["system".to_string(), "dial-stdio".to_string()]);
         args.push(remote.join(" "));
+        args
+    }
+}
+
+impl SshTarget {
+    /// `-l user` and `-p port`, where the address names them.
+    pub fn login_args(&self) -> Vec<String> {
+        let mut args = Vec::new();
+        if let Some(user) = &self.user {
+            args.extend(["-l".to_string(), user.clone()]);
+        }
+        if let Some(port) = self.port {
+            args.extend(["-p".to_string(), port.to_string()]);
+        }
         args
     }
 }
@@ -210,16 +219,20 @@ pub fn connect(
 ) -> Result<Docker, bollard::errors::Error> {
     let connector = SshConnector {
         target: Arc::new(target.clone()),
+        sharing: Arc::new(tokio::sync::OnceCell::new()),
     };
     // Only the path of each request reaches the engine; the host is a
     // placeholder, as in the docker CLI.
     super::pooled::pooled_docker(connector, "http://docker".into(), timeout_secs, version)
 }
 
-/// Starts one `ssh` per connection the HTTP client asks for.
+/// Starts one `ssh` per connection the HTTP client asks for, all sharing
+/// one login where they can (`ssh_share.rs`).
 #[derive(Clone)]
 struct SshConnector {
     target: Arc<SshTarget>,
+    /// The options that share the login, found at the first connection.
+    sharing: Arc<tokio::sync::OnceCell<Vec<String>>>,
 }
 
 impl tower_service::Service<Uri> for SshConnector {
@@ -233,7 +246,13 @@ impl tower_service::Service<Uri> for SshConnector {
 
     fn call(&mut self, _: Uri) -> Self::Future {
         let target = Arc::clone(&self.target);
-        Box::pin(async move { SshStream::spawn(target).map(TokioIo::new) })
+        let sharing = Arc::clone(&self.sharing);
+        Box::pin(async move {
+            let sharing = sharing
+                .get_or_init(|| super::ssh_share::options(&target))
+                .await;
+            SshStream::spawn(target.clone(), sharing).map(TokioIo::new)
+        })
     }
 }
 
@@ -255,10 +274,11 @@ struct SshStream {
 }
 
 impl SshStream {
-    fn spawn(target: Arc<SshTarget>) -> io::Result<SshStream> {
+    fn spawn(target: Arc<SshTarget>, sharing: &[String]) -> io::Result<SshStream> {
         let mut command = Command::new("ssh");
         command
             .without_host_secrets()
+            .args(sharing)
             .args(target.ssh_args())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

@@ -157,6 +157,31 @@ async fn doctor_deep_passes_through_the_tunnel(env: &[(String, String)], transpo
         published.trim().starts_with("127.0.0.1:"),
         "the remote engine publishes on its loopback only: {published}"
     );
+    if transport == "ssh" {
+        // doctor's connections shared one login: its master outlives doctor
+        // (for the next command) and answers on its socket, in a folder
+        // only this user may enter.
+        let folder = match std::env::var_os("XDG_RUNTIME_DIR") {
+            Some(runtime) => std::path::Path::new(&runtime).join("computer-use-mcp"),
+            // SAFETY: getuid has no preconditions and cannot fail.
+            None => format!("/tmp/computer-use-mcp-{}", unsafe { libc::getuid() }).into(),
+        };
+        let check = Command::new("ssh")
+            .arg("-o")
+            .arg(format!("ControlPath={}/%C", folder.display()))
+            .args(["-O", "check", "cu-remote"])
+            .output()
+            .expect("runs ssh");
+        assert!(
+            check.status.success(),
+            "no shared ssh login answers in {}: {}",
+            folder.display(),
+            String::from_utf8_lossy(&check.stderr)
+        );
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&folder).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700, "{}", folder.display());
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
