@@ -28,9 +28,11 @@ pub const PERSIST: &str = "60";
 const ALIVE_INTERVAL: &str = "5";
 const ALIVE_COUNT: &str = "3";
 /// The longest socket path that works everywhere (macOS allows 104 bytes).
+#[cfg(unix)]
 const SOCKET_PATH_MAX: usize = 100;
 /// What ssh makes of `%C` (40 hex digits), plus the temporary name it binds
 /// first (`.` and 16 random characters).
+#[cfg(unix)]
 const SOCKET_NAME_LEN: usize = 40 + 17;
 
 /// The `-o` options that share one login for `target`, or none when the
@@ -136,6 +138,7 @@ fn private_folder() -> Option<PathBuf> {
 }
 
 /// A folder owned by `uid` with no access for its group or others.
+#[cfg_attr(not(unix), allow(dead_code))]
 fn private_to(is_dir: bool, owner: u32, mode: u32, uid: u32) -> bool {
     is_dir && owner == uid && mode & 0o077 == 0
 }
