@@ -63,7 +63,11 @@ done
 step "cargo package -p computer-protocol -p computer-use-mcp"
 rm -rf "${CARGO_HOME:-$HOME/.cargo}"/registry/src/-*/computer-protocol-*
 cargo clean --quiet -p computer-protocol
-cargo package --quiet --locked --allow-dirty -p computer-protocol -p computer-use-mcp
+# Without debug information: the check is that the archives build, and
+# the debug information was a fifth of its compile time (155 s instead of
+# 125 s of CPU).
+cargo package --quiet --locked --allow-dirty -p computer-protocol -p computer-use-mcp \
+  --config 'profile.dev.debug=false'
 took
 
 step "release-version.sh checks"
