@@ -249,7 +249,7 @@ impl tower_service::Service<Uri> for SshConnector {
         let sharing = Arc::clone(&self.sharing);
         Box::pin(async move {
             let sharing = sharing
-                .get_or_init(|| super::ssh_share::options(&target))
+                .get_or_init(|| super::ssh_share::options(target.login_args(), target.host.clone()))
                 .await;
             SshStream::spawn(target.clone(), sharing).map(TokioIo::new)
         })

@@ -15,7 +15,6 @@
 //! only this user can enter; when no such folder can be had, each
 //! connection logs in by itself as before.
 
-use super::ssh::SshTarget;
 use std::path::{Path, PathBuf};
 
 /// How long the master stays after its last connection: longer than the
@@ -35,16 +34,17 @@ const SOCKET_PATH_MAX: usize = 100;
 #[cfg(unix)]
 const SOCKET_NAME_LEN: usize = 40 + 17;
 
-/// The `-o` options that share one login for `target`, or none when the
-/// user's own ssh setup decides, or no private folder can hold the socket.
-pub async fn options(target: &SshTarget) -> Vec<String> {
+/// The `-o` options that share one login to `host` (with `login`, the
+/// `-l` and `-p` arguments of the address), or none when the user's own
+/// ssh setup decides, or no private folder can hold the socket.
+pub async fn options(login: Vec<String>, host: String) -> Vec<String> {
     if cfg!(windows) {
         return Vec::new();
     }
     let Some(folder) = private_folder() else {
         return Vec::new();
     };
-    match user_setup(target).await {
+    match user_setup(&login, &host).await {
         Some(false) => sharing_options(&folder),
         Some(true) => {
             tracing::debug!("ssh: the user's ssh setup shares connections itself");
@@ -69,16 +69,12 @@ fn sharing_options(folder: &Path) -> Vec<String> {
     .collect()
 }
 
-/// Whether the user's ssh setup for `target` shares connections itself
+/// Whether the user's ssh setup for `host` shares connections itself
 /// (`Some(true)`), leaves it off (`Some(false)`), or `ssh -G` could not say
 /// (`None`: the connection itself will report what is wrong).
-async fn user_setup(target: &SshTarget) -> Option<bool> {
+async fn user_setup(login: &[String], host: &str) -> Option<bool> {
     let mut command = tokio::process::Command::new("ssh");
-    command
-        .arg("-G")
-        .args(target.login_args())
-        .arg("--")
-        .arg(&target.host);
+    command.arg("-G").args(login).arg("--").arg(host);
     let out = tokio::time::timeout(std::time::Duration::from_secs(5), command.output())
         .await
         .ok()?
