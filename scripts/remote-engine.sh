@@ -134,7 +134,16 @@ CONFIG
 # Host block, so the line goes first).
 write_ssh_config() {
     local dir=$STATE/ssh
+    # The tests' own docker commands, marked by COMPUTER_USE_TEST_HARNESS
+    # (host/tests/support/docker.rs), share one login: each was a login of
+    # its own, about 0.35 s, and a test over ssh makes a dozen. The host
+    # under test is not marked, so it shares its connections as it would
+    # for a user, by itself.
     cat > "$dir/client_config" <<CONFIG
+Match originalhost $SSH_ALIAS exec "printenv COMPUTER_USE_TEST_HARNESS"
+    ControlMaster auto
+    ControlPath $dir/harness-%C
+    ControlPersist 60
 Host $SSH_ALIAS
     HostName $NS_IP
     User root

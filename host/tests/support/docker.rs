@@ -35,7 +35,7 @@ pub fn require_docker() {
                 ));
             }
         }
-        let info = Command::new("docker").args(["info", "--format", "{{.ServerVersion}}"]).output();
+        let info = docker_cli().args(["info", "--format", "{{.ServerVersion}}"]).output();
         match info {
             Ok(out) if out.status.success() => {}
             Ok(out) => {
@@ -51,7 +51,7 @@ pub fn require_docker() {
             }
         }
         let image_tag = image();
-        let image = Command::new("docker").args(["image", "inspect", &image_tag]).output();
+        let image = docker_cli().args(["image", "inspect", &image_tag]).output();
         match image {
             Ok(out) if out.status.success() => Ok(()),
             _ => Err(format!(
@@ -62,6 +62,19 @@ pub fn require_docker() {
     if let Err(why) = ready {
         panic!("{why}");
     }
+}
+
+/// The variable that marks the tests' own `docker` commands: over ssh they
+/// share one login (the ssh configuration of `scripts/remote-engine.sh`
+/// matches it), while the host under test, unmarked, makes its connections
+/// as it would for a user.
+pub const HARNESS_MARK: &str = "COMPUTER_USE_TEST_HARNESS";
+
+/// A `docker` command of the tests' own, not the host's under test.
+pub fn docker_cli() -> Command {
+    let mut command = Command::new("docker");
+    command.env(HARNESS_MARK, "1");
+    command
 }
 
 /// Runs `docker <args>` and returns its output, failing the test with the
@@ -81,7 +94,7 @@ pub fn docker(args: &[&str]) -> String {
 }
 
 pub fn docker_output(args: &[&str]) -> Output {
-    Command::new("docker")
+    docker_cli()
         .args(args)
         .output()
         .unwrap_or_else(|e| panic!("cannot run `docker {}`: {e}", args.join(" ")))

@@ -168,7 +168,7 @@ pub async fn live_sessions(computer: &TestComputer) -> Vec<Value> {
 /// one `docker exec -i … computerd relay 127.0.0.1:7070`.
 pub async fn computerd_get(name: &str, path: &str, token: &str) -> Vec<u8> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mut relay = tokio::process::Command::new("docker")
+    let mut relay = tokio::process::Command::from(super::docker::docker_cli())
         .args([
             "exec",
             "-i",

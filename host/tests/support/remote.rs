@@ -124,7 +124,7 @@ pub fn remote_docker(env: &[(String, String)], args: &[&str]) -> std::process::O
 
 /// `docker ARGS` against the engine `env` names, not yet started.
 pub fn remote_docker_command(env: &[(String, String)], args: &[&str]) -> Command {
-    let mut cmd = Command::new("docker");
+    let mut cmd = super::docker::docker_cli();
     for var in ENDPOINT_VARS {
         cmd.env_remove(var);
     }
