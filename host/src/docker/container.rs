@@ -18,22 +18,18 @@
 //! already gone) looks again instead of failing.
 
 use super::call::{message_of, status_of, Call};
+use super::creation::Creation;
 use super::dialer::Dialer;
 use super::endpoint::DockerEndpoint;
 use super::error::DockerError;
-use super::found::{
-    find_computer, ComputerState, FoundComputer, Namespace, HOME, ORIGIN_LABEL, TOKEN_VAR,
-};
+use super::found::{find_computer, ComputerState, FoundComputer, Namespace};
 use super::guard;
-use super::image::{binary_version, compare_versions, ensure_image, ImageFacts, VERSION_LABEL};
+use super::image::{binary_version, compare_versions, ensure_image, ImageFacts};
 use super::limits;
 use super::ports;
 use super::probe;
 use crate::settings::ComputerSettings;
-use bollard::models::{
-    ContainerCreateBody, ContainerStateStatusEnum, HostConfig, Mount, MountType,
-    VolumeCreateRequest,
-};
+use bollard::models::{ContainerStateStatusEnum, VolumeCreateRequest};
 use bollard::query_parameters::{CreateContainerOptionsBuilder, RemoveContainerOptionsBuilder};
 use bollard::Docker;
 use rand::distr::{Alphanumeric, SampleString};
@@ -42,9 +38,6 @@ use std::fmt;
 use std::path::Path;
 use std::time::Duration;
 
-/// Chromium keeps its renderers' memory in /dev/shm; Docker's 64 MB default
-/// crashes tabs.
-const SHM_SIZE: i64 = 2 * 1024 * 1024 * 1024;
 const TOKEN_CHARS: usize = 40;
 
 const CREATE_DEADLINE: Duration = Duration::from_secs(60);
@@ -480,88 +473,6 @@ pub(crate) async fn create_replacement(
         .run(docker.create_container(Some(options), body))
         .await?
         .id)
-}
-
-/// Everything a new computer container is made from.
-struct Creation<'a> {
-    name: &'a str,
-    image: &'a str,
-    facts: &'a ImageFacts,
-    port_base: u16,
-    volume: String,
-    /// It takes the place of an older computer of the same name, which the
-    /// error messages mention.
-    replacing: bool,
-    /// Memory and CPUs, from the settings of the server that creates it.
-    limits: &'a crate::settings::ResourceLimits,
-    /// What its guard lets out, from the same settings.
-    network: &'a computer_protocol::network::NetworkPolicy,
-    /// The tenant's home key, labelled on a home volume made now.
-    home_key: Option<&'a str>,
-    /// What it was made from when not the plain image: a snapshot's name,
-    /// or a reset (see `found::ORIGIN_LABEL`).
-    origin: Option<&'a str>,
-}
-
-impl Creation<'_> {
-    /// The image version the container and its guard carry. An image
-    /// without the label counts as this binary's version.
-    fn version(&self) -> String {
-        self.facts
-            .version
-            .clone()
-            .unwrap_or_else(|| binary_version().to_string())
-    }
-
-    /// The computer's container, in the network namespace of the guard
-    /// `guard_id`, which publishes its ports and carries its hosts file.
-    fn body(
-        &self,
-        token: &str,
-        resources: &limits::Resources,
-        guard_id: &str,
-    ) -> ContainerCreateBody {
-        let mut env = vec![
-            format!("{TOKEN_VAR}={token}"),
-            format!("COMPUTER_USE_PORT_BASE={}", self.port_base),
-            "LANG=en_US.UTF-8".to_string(),
-            "LC_ALL=en_US.UTF-8".to_string(),
-        ];
-        match iana_time_zone::get_timezone() {
-            Ok(zone) => env.push(format!("TZ={zone}")),
-            Err(e) => {
-                tracing::warn!("the computer keeps UTC: cannot read the host's time zone: {e}")
-            }
-        }
-        ContainerCreateBody {
-            image: Some(self.image.to_string()),
-            env: Some(env),
-            labels: Some(
-                [(VERSION_LABEL.to_string(), self.version())]
-                    .into_iter()
-                    .chain(
-                        self.origin
-                            .map(|o| (ORIGIN_LABEL.to_string(), o.to_string())),
-                    )
-                    .collect(),
-            ),
-            host_config: Some(limits::with_resources(
-                limits::limited(HostConfig {
-                    network_mode: Some(format!("container:{guard_id}")),
-                    mounts: Some(vec![Mount {
-                        target: Some(HOME.to_string()),
-                        source: Some(self.volume.clone()),
-                        typ: Some(MountType::VOLUME),
-                        ..Default::default()
-                    }]),
-                    shm_size: Some(SHM_SIZE),
-                    ..Default::default()
-                }),
-                resources,
-            )),
-            ..Default::default()
-        }
-    }
 }
 
 /// Creates the volume (kept if it exists) and the container, and starts it.

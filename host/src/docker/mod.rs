@@ -3,7 +3,7 @@
 //! connections ([`ssh_share`]), over one pooled client), where those
 //! settings came from ([`origin`]), what Docker says of the computer's
 //! container ([`found`]) and how it is created, started and upgraded
-//! ([`container`]), the guard that owns its network ([`guard`]), its image ([`image`]), the questions `doctor` asks of
+//! ([`container`], from a [`creation`] plan), the guard that owns its network ([`guard`]), its image ([`image`]), the questions `doctor` asks of
 //! the engine ([`engine`]), published ports ([`ports`]), how those ports are reached from here ([`dialer`]: as
 //! published on a local engine, through a [`tunnel`] over the engine
 //! connection on a remote one), whether a connected computer is still the
@@ -18,6 +18,7 @@
 
 pub(crate) mod call;
 pub mod container;
+mod creation;
 pub(crate) mod credentials;
 pub mod dialer;
 pub mod endpoint;
