@@ -4,12 +4,16 @@
 //!
 //! Both directions carry an explicit end: a sender that stops without
 //! saying so (cancelled, failed, dropped) is an error at the other end, never
-//! a short archive that happens to look complete.
+//! a short archive that happens to look complete. [`Tracked`] keeps a
+//! reader's own error, so the unpacker tells a broken stream from a bad
+//! archive.
 
 use bytes::{Bytes, BytesMut};
 use futures::Stream;
+use std::cell::RefCell;
 use std::io::{self, Read, Write};
 use std::pin::Pin;
+use std::rc::Rc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -225,6 +229,23 @@ impl Read for ChunkReader {
         out[..n].copy_from_slice(&self.current[..n]);
         bytes::Buf::advance(&mut self.current, n);
         Ok(n)
+    }
+}
+
+/// The reader, remembering its own error so that a failure of the stream
+/// is told apart from one of the filesystem or of the archive's format.
+pub(super) struct Tracked<R> {
+    pub(super) inner: R,
+    pub(super) error: Rc<RefCell<Option<io::Error>>>,
+}
+
+impl<R: Read> Read for Tracked<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        self.inner.read(out).inspect_err(|e| {
+            if e.kind() != io::ErrorKind::Interrupted {
+                *self.error.borrow_mut() = Some(io::Error::new(e.kind(), e.to_string()));
+            }
+        })
     }
 }
 

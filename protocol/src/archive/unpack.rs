@@ -19,7 +19,7 @@
 
 use super::error::ArchiveError;
 use super::extension::{Extended, Seen};
-use super::pipe::CHUNK_BYTES;
+use super::pipe::{Tracked, CHUNK_BYTES};
 use super::plan::{found_in, Target};
 use super::progress::Progress;
 use super::temp::TempPath;
@@ -129,23 +129,6 @@ pub fn unpack<R: Read>(
             done: progress.done(),
         }),
         (Err(e), None) => Err(e),
-    }
-}
-
-/// The reader, remembering its own error so that a failure of the stream
-/// is told apart from one of the filesystem or of the archive's format.
-struct Tracked<R> {
-    inner: R,
-    error: Rc<RefCell<Option<io::Error>>>,
-}
-
-impl<R: Read> Read for Tracked<R> {
-    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
-        self.inner.read(out).inspect_err(|e| {
-            if e.kind() != io::ErrorKind::Interrupted {
-                *self.error.borrow_mut() = Some(io::Error::new(e.kind(), e.to_string()));
-            }
-        })
     }
 }
 
