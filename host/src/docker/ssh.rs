@@ -7,8 +7,9 @@
 //! Each HTTP connection is one `ssh` process, and those processes share
 //! one login where the user's ssh setup allows (`ssh_share.rs`). A
 //! connection the engine left open is kept for a short while, so
-//! consecutive calls reuse the process instead of starting another. Upgraded connections (an attached
-//! exec) keep their process until they are dropped, which kills it.
+//! consecutive calls reuse the process instead of starting another.
+//! Upgraded connections (an attached exec) keep their process until they
+//! are dropped, which kills it.
 
 use crate::child_env::WithoutHostSecrets;
 use bollard::{ClientVersion, Docker};
@@ -168,9 +169,7 @@ impl SshTarget {
         args.push(remote.join(" "));
         args
     }
-}
 
-impl SshTarget {
     /// `-l user` and `-p port`, where the address names them.
     pub fn login_args(&self) -> Vec<String> {
         let mut args = Vec::new();

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 /// How long the master stays after its last connection: longer than the
 /// host's idle connections are kept, so consecutive calls find it.
-pub const PERSIST: &str = "60";
+const PERSIST: &str = "60";
 /// How often the master checks that the engine's machine still answers,
 /// and how many checks may go unanswered: a machine that dropped off
 /// the network ends the shared login (and every connection in it) within
