@@ -1,5 +1,6 @@
-//! Keeps an agent's sessions alive with a heartbeat every 10 s, and ends
-//! them all at once when the agent goes away. Each beat first asks Docker
+//! Keeps an agent's sessions alive with a heartbeat every 10 s (a third of
+//! `COMPUTER_USE_HEARTBEAT_WINDOW` when that is set shorter than 30 s), and
+//! ends them all at once when the agent goes away. Each beat first asks Docker
 //! where the computer's API is now (see [`crate::link`]), so the token never
 //! goes to a port a restart left behind.
 
@@ -10,15 +11,25 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-/// computerd ends an owner's sessions 30 s after its last heartbeat, so three
-/// beats may be lost before anything ends.
+/// computerd ends an owner's sessions 30 s after its last heartbeat by
+/// default, so three beats may be lost before anything ends. Also the
+/// longest pace: a beat must find its tunnel connection still pooled.
 pub const INTERVAL: Duration = Duration::from_secs(10);
 /// How long shutdown waits for computerd to end the sessions.
 pub const SHUTDOWN_WAIT: Duration = Duration::from_secs(3);
 
-/// Beats for `owner` until the task is aborted.
+/// Beats for `owner` until the task is aborted, at the pace the process's
+/// heartbeat window asks for. A window setting that is wrong beats at the
+/// default pace: `start_computer` refuses it before any session exists.
 pub async fn run(link: Arc<Link>, owner: OwnerId) {
-    every(INTERVAL, || beat(&link, &owner)).await
+    let window = crate::settings::heartbeat_window(&crate::settings::process_env())
+        .unwrap_or(crate::settings::DEFAULT_HEARTBEAT_WINDOW);
+    every(pace(window), || beat(&link, &owner)).await
+}
+
+/// Three beats to a window, and never slower than [`INTERVAL`].
+fn pace(window: Duration) -> Duration {
+    (window / 3).min(INTERVAL)
 }
 
 /// Runs `beat` at once, then [`INTERVAL`] after each start. A beat that
@@ -68,7 +79,7 @@ pub async fn end_all(link: &Link, owner: &OwnerId) {
     }
     let checked = tokio::time::timeout(SHUTDOWN_WAIT, link.confirmed("shutdown", CONFIRMED_FOR));
     let Ok(Ok(conn)) = checked.await else {
-        tracing::warn!("the sessions of `{}` were not ended (the computer's API could not be confirmed); they end by themselves within 30 s", owner.0);
+        tracing::warn!("the sessions of `{}` were not ended (the computer's API could not be confirmed); they end by themselves within the heartbeat window (`COMPUTER_USE_HEARTBEAT_WINDOW`, 30 s unless set)", owner.0);
         return;
     };
     let ended = conn
@@ -77,7 +88,7 @@ pub async fn end_all(link: &Link, owner: &OwnerId) {
             owner,
             &NoBody {},
             SHUTDOWN_WAIT,
-            "the sessions end by themselves within 30 s",
+            "the sessions end by themselves within the heartbeat window",
         )
         .await;
     match ended {
@@ -137,6 +148,14 @@ mod tests {
         };
         let starts = beats(Duration::from_secs(60), slow).await;
         assert_eq!(starts, [0, 10, 35, 45, 55]);
+    }
+
+    #[test]
+    fn three_beats_go_in_a_window_and_never_fewer_than_one_in_10_s() {
+        assert_eq!(pace(Duration::from_secs(30)), INTERVAL);
+        assert_eq!(pace(Duration::from_secs(6)), Duration::from_secs(2));
+        assert_eq!(pace(Duration::from_secs(3)), Duration::from_secs(1));
+        assert_eq!(pace(Duration::from_secs(3600)), INTERVAL);
     }
 
     #[tokio::test(start_paused = true)]

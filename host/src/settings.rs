@@ -9,7 +9,9 @@
 
 use crate::version::default_image;
 use computer_protocol::duration::{format_duration, parse_duration, DurationError};
-use computer_protocol::limits::{SCREEN_SIDE_MAX, SCREEN_SIDE_MIN};
+use computer_protocol::limits::{
+    HEARTBEAT_WINDOW_MAX_SECS, HEARTBEAT_WINDOW_MIN_SECS, SCREEN_SIDE_MAX, SCREEN_SIDE_MIN,
+};
 use computer_protocol::network::{self, NetworkPolicy};
 use std::collections::HashMap;
 use std::fmt;
@@ -35,6 +37,7 @@ pub const SHELL_TIMEOUT: &str = "COMPUTER_USE_SHELL_TIMEOUT";
 pub const SHELL_TIMEOUT_MAX: &str = "COMPUTER_USE_SHELL_TIMEOUT_MAX";
 pub const IDLE_TIMEOUT: &str = "COMPUTER_USE_IDLE_TIMEOUT";
 pub const IDLE_STOP: &str = "COMPUTER_USE_IDLE_STOP";
+pub const HEARTBEAT_WINDOW: &str = "COMPUTER_USE_HEARTBEAT_WINDOW";
 pub const DEVTOOLS_IDLE: &str = "COMPUTER_USE_DEVTOOLS_IDLE";
 pub const PORT_BASE: &str = "COMPUTER_USE_PORT_BASE";
 pub const OPEN: &str = "COMPUTER_USE_OPEN";
@@ -56,6 +59,8 @@ pub const PORT_BASE_MAX: u16 = 65519;
 const DEFAULT_SHELL_TIMEOUT: Duration = Duration::from_secs(120);
 const DEFAULT_SHELL_TIMEOUT_MAX: Duration = Duration::from_secs(600);
 const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(3600);
+/// As computerd's own default: a host that beats every 10 s may miss two.
+pub const DEFAULT_HEARTBEAT_WINDOW: Duration = Duration::from_secs(30);
 const DEFAULT_DEVTOOLS_IDLE: Duration = Duration::from_secs(600);
 /// `start_chrome_devtools` drives DevTools through `shell`; its first call
 /// can take most of a minute while Chromium and the bridge start.
@@ -196,6 +201,8 @@ pub struct SessionDefaults {
     /// The computer stops after this long without sessions or viewers;
     /// `None` (the default): never by itself.
     pub idle_stop: Option<Duration>,
+    /// This process's sessions end this long after its last heartbeat.
+    pub heartbeat_window: Duration,
 }
 
 impl SessionDefaults {
@@ -207,6 +214,7 @@ impl SessionDefaults {
             shell_timeout_secs: Some(self.shell_timeout.as_secs()),
             shell_timeout_max_secs: Some(self.shell_timeout_max.as_secs()),
             idle_stop_secs: self.idle_stop.map(|d| d.as_secs()),
+            heartbeat_window_secs: Some(self.heartbeat_window.as_secs()),
         }
     }
 }
@@ -287,6 +295,7 @@ impl Settings {
             Some(v) if v.eq_ignore_ascii_case("off") => None,
             Some(v) => Some(duration_value(IDLE_STOP, v)?),
         };
+        let heartbeat_window = heartbeat_window(env)?;
         let open = match get(env, OPEN) {
             None => OpenMode::Browser,
             Some(v) => open_mode(v)?,
@@ -304,11 +313,34 @@ impl Settings {
                 shell_timeout_max,
                 idle_timeout,
                 idle_stop,
+                heartbeat_window,
             },
             open,
             vnc_viewer,
         })
     }
+}
+
+/// How long after this process's last heartbeat computerd ends its
+/// sessions ([`HEARTBEAT_WINDOW`]): a killed host's screens are freed that
+/// soon, and a host whose beats are held up that long loses its sessions.
+/// Read when `start_computer` runs, which sends it with each new session,
+/// and when an agent's heartbeat starts, which beats at a third of it.
+pub fn heartbeat_window(env: &Env) -> Result<Duration, SettingsError> {
+    let window = duration(env, HEARTBEAT_WINDOW, DEFAULT_HEARTBEAT_WINDOW)?;
+    let bounds = HEARTBEAT_WINDOW_MIN_SECS..=HEARTBEAT_WINDOW_MAX_SECS;
+    if bounds.contains(&window.as_secs()) {
+        return Ok(window);
+    }
+    Err(SettingsError {
+        name: HEARTBEAT_WINDOW,
+        value: get(env, HEARTBEAT_WINDOW).unwrap_or_default().to_string(),
+        expected: format!(
+            "use between {HEARTBEAT_WINDOW_MIN_SECS} seconds and {} (default {})",
+            format_duration(Duration::from_secs(HEARTBEAT_WINDOW_MAX_SECS)),
+            format_duration(DEFAULT_HEARTBEAT_WINDOW)
+        ),
+    })
 }
 
 /// Everything `start_chrome_devtools` reads.
@@ -557,6 +589,31 @@ mod tests {
         assert_eq!(s.vnc_viewer, None);
         let d = DevtoolsSettings::for_start_chrome_devtools(&env(&[])).unwrap();
         assert_eq!(d.idle, Duration::from_secs(600));
+    }
+
+    #[test]
+    fn the_heartbeat_window_goes_to_computerd_and_is_bounded() {
+        let read = |pairs: &[(&str, &str)]| Settings::for_start_computer(&env(pairs));
+        let default = read(&[]).unwrap().session;
+        assert_eq!(default.heartbeat_window, Duration::from_secs(30));
+        assert_eq!(default.to_wire().heartbeat_window_secs, Some(30));
+        let short = read(&[(HEARTBEAT_WINDOW, "6s")]).unwrap().session;
+        assert_eq!(short.to_wire().heartbeat_window_secs, Some(6));
+        assert_eq!(
+            heartbeat_window(&env(&[(HEARTBEAT_WINDOW, "1h")])),
+            Ok(Duration::from_secs(3600))
+        );
+        assert_eq!(
+            error_of(&[(HEARTBEAT_WINDOW, "2s")]).to_string(),
+            "`COMPUTER_USE_HEARTBEAT_WINDOW` is `2s`: use between 3 seconds and 1h (default 30s)"
+        );
+        for bad in ["61m", "0", "often"] {
+            assert_eq!(
+                error_of(&[(HEARTBEAT_WINDOW, bad)]).name,
+                HEARTBEAT_WINDOW,
+                "{bad}"
+            );
+        }
     }
 
     #[test]

@@ -3,6 +3,11 @@
 
 /// Session titles, in characters.
 pub const TITLE_MAX_CHARS: usize = 80;
+/// How long after its owner's last heartbeat a session may end, in seconds
+/// (`SessionSettings::heartbeat_window_secs`): at least a few beats of a
+/// host that beats every second or two, at most an hour.
+pub const HEARTBEAT_WINDOW_MIN_SECS: u64 = 3;
+pub const HEARTBEAT_WINDOW_MAX_SECS: u64 = 3600;
 /// Most bytes of an API answer the host reads, by what the answer carries
 /// (each endpoint names its own, `endpoints::Endpoint::ANSWER_MAX`), so
 /// that a computer that never stops answering cannot fill the host's

@@ -82,6 +82,13 @@ pub struct SessionSettings {
     /// the newest session's word holds. Unset: it never stops by itself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_stop_secs: Option<u64>,
+    /// The owner's sessions end this many seconds after its last heartbeat
+    /// (`COMPUTER_USE_HEARTBEAT_WINDOW`), between
+    /// [`crate::limits::HEARTBEAT_WINDOW_MIN_SECS`] and
+    /// [`crate::limits::HEARTBEAT_WINDOW_MAX_SECS`]; the owner's newest
+    /// session sets it. Unset: computerd's own (`COMPUTERD_HEARTBEAT_GRACE`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heartbeat_window_secs: Option<u64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

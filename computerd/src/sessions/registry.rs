@@ -9,7 +9,9 @@ use crate::config::Config;
 use crate::recording::Recordings;
 use crate::screen_facts::ScreenSize;
 use crate::screens::{Screen, ScreenError, ScreenPaths, ScreenPool};
-use computer_protocol::limits::TITLE_MAX_CHARS;
+use computer_protocol::limits::{
+    HEARTBEAT_WINDOW_MAX_SECS, HEARTBEAT_WINDOW_MIN_SECS, TITLE_MAX_CHARS,
+};
 use computer_protocol::{
     Coded, CreateSessionRequest, EndReason, ErrorCode, InvalidInput, OwnerId, ScreenNumber,
     SessionId, SessionInfo,
@@ -55,7 +57,7 @@ struct State {
     ended: HashMap<SessionId, EndReason>,
     ended_order: VecDeque<SessionId>,
     /// Last heartbeat per owner; creating a session counts as one.
-    heartbeats: HashMap<OwnerId, Instant>,
+    heartbeats: HashMap<OwnerId, Beat>,
     /// Every open screen and the session it belongs to. A screen whose
     /// session ended stays here while viewers watch it; whoever removes the
     /// entry closes the screen, so it is closed exactly once.
@@ -63,6 +65,14 @@ struct State {
     /// How long the computer may sit unused before it stops, as the newest
     /// session's host said (`idle_stop_secs`); `None`: never.
     stop_when_unused: Option<Duration>,
+}
+
+/// An owner's last heartbeat and how long its sessions outlive it.
+#[derive(Debug, Clone, Copy)]
+struct Beat {
+    at: Instant,
+    /// As the owner's newest session asked, or computerd's default.
+    window: Duration,
 }
 
 struct OpenScreen {
@@ -123,6 +133,7 @@ impl Sessions {
     pub fn create(&self, req: CreateSessionRequest) -> Result<Arc<Session>, SessionError> {
         req.validate()?;
         let limits = self.limits_for(&req)?;
+        let window = self.heartbeat_window_for(&req)?;
         let id = req
             .resume
             .clone()
@@ -143,7 +154,11 @@ impl Sessions {
                 id.0
             ))));
         }
-        state.heartbeats.insert(req.owner, Instant::now());
+        let beat = Beat {
+            at: Instant::now(),
+            window,
+        };
+        state.heartbeats.insert(req.owner, beat);
         state.stop_when_unused = req
             .settings
             .idle_stop_secs
@@ -196,6 +211,20 @@ impl Sessions {
             shell_timeout,
             shell_timeout_max,
         })
+    }
+
+    /// How long after the owner's last heartbeat its sessions end: as the
+    /// request says, within the protocol's bounds, or computerd's default.
+    fn heartbeat_window_for(&self, req: &CreateSessionRequest) -> Result<Duration, SessionError> {
+        match req.settings.heartbeat_window_secs {
+            None => Ok(self.config.heartbeat_grace),
+            Some(secs) if (HEARTBEAT_WINDOW_MIN_SECS..=HEARTBEAT_WINDOW_MAX_SECS).contains(&secs) => {
+                Ok(Duration::from_secs(secs))
+            }
+            Some(secs) => Err(SessionError::InvalidInput(InvalidInput(format!(
+                "`settings.heartbeat_window_secs` is {secs}: it must be between {HEARTBEAT_WINDOW_MIN_SECS} and {HEARTBEAT_WINDOW_MAX_SECS} seconds"
+            )))),
+        }
     }
 
     /// The live session `id`, counting the call as activity; otherwise why
@@ -310,7 +339,12 @@ impl Sessions {
     /// Records a heartbeat; returns how many live sessions the owner has.
     pub fn heartbeat(&self, owner: &OwnerId) -> u32 {
         let mut state = self.state();
-        state.heartbeats.insert(owner.clone(), Instant::now());
+        let window = self.config.heartbeat_grace;
+        let beat = state.heartbeats.entry(owner.clone()).or_insert(Beat {
+            at: Instant::now(),
+            window,
+        });
+        beat.at = Instant::now();
         state.live.values().filter(|s| &s.owner == owner).count() as u32
     }
 
@@ -344,13 +378,15 @@ impl Sessions {
     /// Sessions that should end now, with the reason.
     pub fn expired(&self, now: Instant) -> Vec<(SessionId, EndReason)> {
         let state = self.state();
-        let grace = self.config.heartbeat_grace;
         state
             .live
             .values()
             .filter_map(|s| {
-                let beat = state.heartbeats.get(&s.owner).copied().unwrap_or(now);
-                if now.saturating_duration_since(beat) > grace {
+                let beat = state.heartbeats.get(&s.owner).copied().unwrap_or(Beat {
+                    at: now,
+                    window: self.config.heartbeat_grace,
+                });
+                if now.saturating_duration_since(beat.at) > beat.window {
                     Some((s.id.clone(), EndReason::HeartbeatLost))
                 } else if s.idle_for(now) > s.limits.idle_timeout {
                     Some((s.id.clone(), EndReason::Idle))
@@ -731,6 +767,64 @@ pub(super) mod tests {
         );
         advance(MS).await;
         assert!(expired_now(&t.sessions).contains(&(beating, EndReason::HeartbeatLost)));
+    }
+
+    /// A session of `owner` whose host asked for `window_secs`.
+    fn start_with_window(
+        sessions: &Sessions,
+        owner: &str,
+        window_secs: u64,
+    ) -> Result<SessionId, SessionError> {
+        let req = CreateSessionRequest {
+            title: format!("{owner}'s session"),
+            owner: OwnerId(owner.into()),
+            settings: SessionSettings {
+                heartbeat_window_secs: Some(window_secs),
+                ..SessionSettings::default()
+            },
+            resume: None,
+        };
+        sessions.create(req).map(|s| s.id.clone())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_owner_that_asked_for_a_short_window_loses_its_sessions_after_it_alone() {
+        let t = sessions_with_grace(GRACE);
+        let quick = start_with_window(&t.sessions, "quick", 6).expect("6 s is allowed");
+        let default = start(&t.sessions, "default", HOUR);
+        advance(Duration::from_secs(4)).await;
+        // A heartbeat keeps the window the session asked for.
+        assert_eq!(t.sessions.heartbeat(&OwnerId("quick".into())), 1);
+        advance(Duration::from_secs(6)).await;
+        assert!(
+            expired_now(&t.sessions).is_empty(),
+            "6 s after its beat, not yet"
+        );
+        advance(MS).await;
+        assert_eq!(
+            expired_now(&t.sessions),
+            vec![(quick, EndReason::HeartbeatLost)]
+        );
+        advance(GRACE - Duration::from_secs(10)).await;
+        assert!(expired_now(&t.sessions).contains(&(default, EndReason::HeartbeatLost)));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_window_outside_its_bounds_is_refused_naming_the_field_and_the_bounds() {
+        let t = sessions_with_grace(GRACE);
+        for secs in [
+            0,
+            HEARTBEAT_WINDOW_MIN_SECS - 1,
+            HEARTBEAT_WINDOW_MAX_SECS + 1,
+        ] {
+            let refused =
+                start_with_window(&t.sessions, "host-a", secs).expect_err("outside the bounds");
+            assert_eq!(
+                refused.to_string(),
+                format!("`settings.heartbeat_window_secs` is {secs}: it must be between 3 and 3600 seconds")
+            );
+        }
+        assert!(t.sessions.live().is_empty());
     }
 
     #[tokio::test(start_paused = true)]

@@ -178,6 +178,14 @@ async fn a_missing_or_short_token_refuses_to_start_naming_the_variable() {
     }
 }
 
+/// A heartbeat window the tests outlast in seconds rather than half a
+/// minute: sessions end 8 s after their host's last beat.
+const HEARTBEAT_WINDOW: &str = "COMPUTER_USE_HEARTBEAT_WINDOW";
+const SHORT_WINDOW: &str = "8s";
+/// Longer than the window and a beat together, so a session still live
+/// after it was kept alive by beats.
+const PAST_THE_WINDOW: Duration = Duration::from_secs(12);
+
 /// The owner computerd lists for `session`.
 async fn owner_of(computer: &TestComputer, session: &str) -> Value {
     live_sessions(computer)
@@ -191,7 +199,7 @@ async fn owner_of(computer: &TestComputer, session: &str) -> Value {
 #[tokio::test(flavor = "multi_thread")]
 async fn two_clients_have_their_own_sessions_and_one_leaving_ends_only_its_own() {
     let computer = TestComputer::new();
-    let host = HttpHost::start(&computer, &[]).await;
+    let host = HttpHost::start(&computer, &[(HEARTBEAT_WINDOW, SHORT_WINDOW)]).await;
     let a = host.client().await;
     let b = host.client().await;
     let sa = start_session(&a, "client a").await;
@@ -260,8 +268,8 @@ async fn two_clients_have_their_own_sessions_and_one_leaving_ends_only_its_own()
         "b's session ended too"
     );
     ok(&b, "shell", json!({"session_id": sb, "command": "true"})).await;
-    // Heartbeats keep b's session alive past computerd's 30 s limit.
-    tokio::time::sleep(Duration::from_secs(35)).await;
+    // Heartbeats keep b's session alive past its window.
+    tokio::time::sleep(PAST_THE_WINDOW).await;
     assert_eq!(
         owner_of(&computer, &sb).await,
         owner_b,
@@ -295,7 +303,7 @@ async fn sessionless_client(url: &str) -> crate::support::mcp::Client {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_client_without_an_mcp_session_keeps_its_computer_session_across_requests() {
     let computer = TestComputer::new();
-    let host = HttpHost::start(&computer, &[]).await;
+    let host = HttpHost::start(&computer, &[(HEARTBEAT_WINDOW, SHORT_WINDOW)]).await;
     let client = sessionless_client(&host.url).await;
     let sid = start_session(&client, "sessionless").await;
     let owner = owner_of(&computer, &sid).await;
@@ -309,8 +317,8 @@ async fn a_client_without_an_mcp_session_keeps_its_computer_session_across_reque
     )
     .await;
     assert!(text(&ran.1).contains("still-here"), "{}", text(&ran.1));
-    // The process's agent beats for it past computerd's 30 s limit.
-    tokio::time::sleep(Duration::from_secs(35)).await;
+    // The process's agent beats for it past its window.
+    tokio::time::sleep(PAST_THE_WINDOW).await;
     assert_eq!(owner_of(&computer, &sid).await, owner, "no heartbeat");
     ok(&client, "end_session", json!({"session_id": sid})).await;
     wait_session_gone(&computer, &sid, Duration::from_secs(10)).await;

@@ -354,7 +354,9 @@ async fn sigterm_ends_the_sessions_within_three_seconds() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_killed_host_loses_its_sessions_by_heartbeat_and_their_screens_are_freed() {
     let computer = TestComputer::new();
-    let (client, pid) = connect(&computer, &[]).await;
+    // An 8 s window: the host beats every 2.7 s, so the session ends
+    // between about 5 and 8.5 s after the kill.
+    let (client, pid) = connect(&computer, &[("COMPUTER_USE_HEARTBEAT_WINDOW", "8s")]).await;
     let (s, _) = ok(&client, "start_computer", json!({"title": "killed host"})).await;
     let sid = s["session_id"].as_str().unwrap().to_string();
     // The first observe opens the session's screen.
@@ -374,9 +376,9 @@ async fn a_killed_host_loses_its_sessions_by_heartbeat_and_their_screens_are_fre
     );
     // SAFETY: killing the host process this test started.
     unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-    let took = wait_session_gone(&computer, &sid, Duration::from_secs(40)).await;
+    let took = wait_session_gone(&computer, &sid, Duration::from_secs(20)).await;
     assert!(
-        took >= Duration::from_secs(15),
+        took >= Duration::from_secs(4),
         "ended too early ({took:?}): heartbeats were not the cause"
     );
     // The session is gone from the list; its screen's server is gone too.

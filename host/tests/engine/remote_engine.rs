@@ -283,13 +283,15 @@ async fn the_engine_dropping_mid_call_is_an_error_and_start_computer_recovers_af
 /// copies: Docker's check of the computer, and any new exec (so any new
 /// tunnel connection), wait for it. The heartbeat goes on without the check
 /// and on the tunnel connection it already has, so the session outlives the
-/// 30 s computerd allows without a heartbeat.
+/// heartbeat window (8 s here, as `COMPUTER_USE_HEARTBEAT_WINDOW` asks).
 #[tokio::test(flavor = "multi_thread")]
 async fn a_docker_cp_holding_the_computer_longer_than_the_heartbeat_window_ends_no_session() {
-    const HELD: Duration = Duration::from_secs(40);
+    const HELD: Duration = Duration::from_secs(12);
     let _alone = LINK.write().await;
     let remote = RemoteComputer::new(&remote_engine().tls);
-    let (client, _pid) = connect_with(remote.host(), ()).await;
+    let mut host = remote.host();
+    host.env("COMPUTER_USE_HEARTBEAT_WINDOW", "8s");
+    let (client, _pid) = connect_with(host, ()).await;
     let session = start_session(&client, "held by docker cp").await;
     let before = shell_ok(&client, &session, "echo before").await;
     assert_eq!(before["stdout"].as_str().map(str::trim), Some("before"));
