@@ -3,6 +3,7 @@
 //! call (a first observe that opens the screen, an act settling for
 //! seconds) is answered.
 
+use super::live::Found;
 use super::AppState;
 use axum::extract::rejection::RawPathParamsRejection;
 use axum::extract::{RawPathParams, Request, State};
@@ -10,14 +11,15 @@ use axum::middleware::Next;
 use axum::response::Response;
 use computer_protocol::SessionId;
 
-/// Holds the session's call guard while the route answers. A route
-/// without a session, or one naming a session that is not live, passes
-/// through: the route itself answers why.
+/// Holds the session's call guard while the route answers, and leaves the
+/// session in the request for the route ([`super::live::Live`]), so it is
+/// looked up once. A route without a session, or one naming a session that
+/// is not live, passes through: the route itself answers why.
 pub async fn count_call(
     State(app): State<AppState>,
     // Routes without parameters have none to read: not an error here.
     params: Result<RawPathParams, RawPathParamsRejection>,
-    request: Request,
+    mut request: Request,
     next: Next,
 ) -> Response {
     let session = params
@@ -25,7 +27,10 @@ pub async fn count_call(
         .iter()
         .flat_map(RawPathParams::iter)
         .find(|(name, _)| *name == "id")
-        .and_then(|(_, id)| app.sessions.get(&SessionId(id.to_string())).ok());
-    let _call = session.map(|s| s.call_started());
+        .and_then(|(_, raw)| app.sessions.get(&SessionId(raw.to_string())).ok());
+    let _call = session.as_ref().map(|s| s.call_started());
+    if let Some(session) = session {
+        request.extensions_mut().insert(Found(session));
+    }
     next.run(request).await
 }

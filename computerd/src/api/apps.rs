@@ -2,26 +2,25 @@
 
 use super::error::ApiError;
 use super::json::ApiJson;
+use super::live::Live;
 use super::AppState;
 use crate::apps::{LaunchError, OnScreen, Opened};
 use crate::browser::BrowserScreen;
 use crate::sessions::Session;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::Json;
 use computer_protocol::{
-    FrameOptions, LaunchAppRequest, ObserveRequest, OpenPathRequest, OpenedResponse, SessionId,
-    Settling,
+    FrameOptions, LaunchAppRequest, ObserveRequest, OpenPathRequest, OpenedResponse, Settling,
 };
 use std::sync::Arc;
 
 pub async fn open_path(
     State(app): State<AppState>,
-    Path(id): Path<String>,
+    Live(session): Live,
     ApiJson(req): ApiJson<OpenPathRequest>,
 ) -> Result<Json<OpenedResponse>, ApiError> {
     // Bad options are refused before anything opens.
     req.validate()?;
-    let session = app.sessions.get(&SessionId(id))?;
     let on = on_screen(&app, &session).await?;
     let started_ms = crate::netguard::now_ms();
     let opened = app.launcher.open_path(&on, &req.target).await;
@@ -37,11 +36,10 @@ pub async fn open_path(
 
 pub async fn launch_app(
     State(app): State<AppState>,
-    Path(id): Path<String>,
+    Live(session): Live,
     ApiJson(req): ApiJson<LaunchAppRequest>,
 ) -> Result<Json<OpenedResponse>, ApiError> {
     req.validate()?;
-    let session = app.sessions.get(&SessionId(id))?;
     let on = on_screen(&app, &session).await?;
     let opened = app.launcher.launch(&on, &req.app, req.uri.as_deref()).await;
     answer(&app, &session, opened, req.frame, req.settling.settling()).await

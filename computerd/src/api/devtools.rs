@@ -2,16 +2,17 @@
 
 use super::error::ApiError;
 use super::json::ApiJson;
+use super::live::Live;
 use super::AppState;
 use crate::browser::BrowserScreen;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::Json;
-use computer_protocol::{DevToolsStartRequest, DevToolsStarted, DevToolsStopped, SessionId};
+use computer_protocol::{DevToolsStartRequest, DevToolsStarted, DevToolsStopped};
 use std::time::Duration;
 
 pub async fn start(
     State(app): State<AppState>,
-    Path(id): Path<String>,
+    Live(session): Live,
     ApiJson(req): ApiJson<DevToolsStartRequest>,
 ) -> Result<Json<DevToolsStarted>, ApiError> {
     if req.idle_secs == 0 {
@@ -19,7 +20,6 @@ pub async fn start(
             "`idle_secs` is 0: the bridge needs at least 1 second without calls before it stops",
         ));
     }
-    let session = app.sessions.get(&SessionId(id))?;
     super::handoff::refuse_held(&session)?;
     let screen = app.sessions.screen_of(&session).await?;
     let started = app
@@ -35,9 +35,8 @@ pub async fn start(
 
 pub async fn stop(
     State(app): State<AppState>,
-    Path(id): Path<String>,
+    Live(session): Live,
 ) -> Result<Json<DevToolsStopped>, ApiError> {
-    let session = app.sessions.get(&SessionId(id))?;
     super::handoff::refuse_held(&session)?;
     let stopped = match session.current_screen() {
         Some(screen) => app.devtools.stop(screen.number).await,

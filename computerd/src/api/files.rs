@@ -3,14 +3,15 @@
 
 use super::error::ApiError;
 use super::json::ApiJson;
+use super::live::Live;
 use super::AppState;
 use crate::files::{self, FilesError};
 use crate::sessions::Session;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::Json;
 use computer_protocol::{
-    ListFilesRequest, ListFilesResponse, ReadFileRequest, ReadFileResponse, SessionId,
-    SetCwdRequest, SetCwdResponse, WriteFileRequest, WriteFileResponse,
+    ListFilesRequest, ListFilesResponse, ReadFileRequest, ReadFileResponse, SetCwdRequest,
+    SetCwdResponse, WriteFileRequest, WriteFileResponse,
 };
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -30,10 +31,9 @@ async fn with_paths<T: Send + 'static>(
 
 pub async fn set_cwd(
     State(app): State<AppState>,
-    Path(id): Path<String>,
+    Live(session): Live,
     ApiJson(req): ApiJson<SetCwdRequest>,
 ) -> Result<Json<SetCwdResponse>, ApiError> {
-    let session = app.sessions.get(&SessionId(id))?;
     super::handoff::refuse_held(&session)?;
     let path = with_paths(&app, &session, move |home, cwd| {
         files::set_cwd(&home, &cwd, &req.path)
@@ -47,10 +47,9 @@ pub async fn set_cwd(
 
 pub async fn list(
     State(app): State<AppState>,
-    Path(id): Path<String>,
+    Live(session): Live,
     ApiJson(req): ApiJson<ListFilesRequest>,
 ) -> Result<Json<ListFilesResponse>, ApiError> {
-    let session = app.sessions.get(&SessionId(id))?;
     super::handoff::refuse_held(&session)?;
     let listing = with_paths(&app, &session, move |home, cwd| {
         files::list(&home, &cwd, req.path.as_deref())
@@ -61,10 +60,9 @@ pub async fn list(
 
 pub async fn read(
     State(app): State<AppState>,
-    Path(id): Path<String>,
+    Live(session): Live,
     ApiJson(req): ApiJson<ReadFileRequest>,
 ) -> Result<Json<ReadFileResponse>, ApiError> {
-    let session = app.sessions.get(&SessionId(id))?;
     super::handoff::refuse_held(&session)?;
     let read = with_paths(&app, &session, move |home, cwd| {
         files::read(&home, &cwd, &req)
@@ -75,10 +73,9 @@ pub async fn read(
 
 pub async fn write(
     State(app): State<AppState>,
-    Path(id): Path<String>,
+    Live(session): Live,
     ApiJson(req): ApiJson<WriteFileRequest>,
 ) -> Result<Json<WriteFileResponse>, ApiError> {
-    let session = app.sessions.get(&SessionId(id))?;
     super::handoff::refuse_held(&session)?;
     let written = with_paths(&app, &session, move |home, cwd| {
         files::write(&home, &cwd, &req)

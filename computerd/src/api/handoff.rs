@@ -4,17 +4,17 @@
 
 use super::error::ApiError;
 use super::json::ApiJson;
+use super::live::Live;
 use super::AppState;
 use crate::handoff::{screen_facts, HandoffError, Hold};
 use crate::sessions::Session;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::Json;
 use computer_protocol::endpoints::NoBody;
 use computer_protocol::handoff::{
     check_request, HandoffRequest, HandoffStarted, HandoffState, HandoffStatus, HandoffWaitRequest,
     WAIT_MAX_SECS,
 };
-use computer_protocol::SessionId;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -46,7 +46,7 @@ pub fn why_stopped(app: &AppState, session: &Session) -> ApiError {
 
 pub async fn request(
     State(app): State<AppState>,
-    Path(id): Path<String>,
+    Live(session): Live,
     ApiJson(req): ApiJson<HandoffRequest>,
 ) -> Result<Json<HandoffStarted>, ApiError> {
     check_request(&req.reason, req.expected.as_deref())?;
@@ -62,7 +62,6 @@ pub async fn request(
             "`expire_secs` is 0: a hold needs at least 1 second",
         ));
     }
-    let session = app.sessions.get(&SessionId(id))?;
     if let Some(hold) = session.hold().filter(|h| h.is_held()) {
         return Err(HandoffError::AlreadyHeld {
             id: hold.id.clone(),
@@ -128,11 +127,10 @@ async fn expire(app: AppState, hold: Arc<Hold>, screen: Arc<crate::screens::Scre
 }
 
 pub async fn wait(
-    State(app): State<AppState>,
-    Path(id): Path<String>,
+    State(_app): State<AppState>,
+    Live(session): Live,
     ApiJson(req): ApiJson<HandoffWaitRequest>,
 ) -> Result<Json<HandoffStatus>, ApiError> {
-    let session = app.sessions.get(&SessionId(id))?;
     let hold = session.hold().ok_or(HandoffError::NoHold)?;
     let limit = Duration::from_millis(req.wait_ms.min(WAIT_MAX_SECS * 1000));
     let status = hold.wait(limit).await;
@@ -145,10 +143,9 @@ pub async fn wait(
 
 pub async fn cancel(
     State(app): State<AppState>,
-    Path(id): Path<String>,
+    Live(session): Live,
     ApiJson(_): ApiJson<NoBody>,
 ) -> Result<Json<HandoffStatus>, ApiError> {
-    let session = app.sessions.get(&SessionId(id))?;
     let hold = session.hold().ok_or(HandoffError::NoHold)?;
     if hold.is_held() {
         let screen = app.sessions.screen_of(&session).await?;

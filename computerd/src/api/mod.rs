@@ -1,6 +1,8 @@
 //! The HTTP API: each route extracts and checks its input, calls one
 //! subsystem, and maps the subsystem's error to the wire error in
-//! [`error`]. Nothing below this module knows about HTTP.
+//! [`error`]. A route on a session takes it as [`live::Live`], which
+//! [`activity`] looked up once for the whole call. Nothing below this
+//! module knows about HTTP.
 
 mod activity;
 mod apps;
@@ -11,6 +13,7 @@ mod error;
 mod files;
 mod handoff;
 mod json;
+mod live;
 mod recording;
 mod sessions;
 mod shell;

@@ -3,6 +3,7 @@
 
 use super::error::ApiError;
 use super::json::ApiJson;
+use super::live::Live;
 use super::AppState;
 use axum::extract::{Path, State};
 use axum::Json;
@@ -11,14 +12,12 @@ use computer_protocol::recording::{
     RecordingDeleted, RecordingId, RecordingPackage, RecordingStarted, RecordingTally,
     RecordingsResponse, StartRecordingRequest, StepRecord,
 };
-use computer_protocol::SessionId;
 
 pub async fn start(
     State(app): State<AppState>,
-    Path(id): Path<String>,
+    Live(session): Live,
     ApiJson(req): ApiJson<StartRecordingRequest>,
 ) -> Result<Json<RecordingStarted>, ApiError> {
-    let session = app.sessions.get(&SessionId(id))?;
     let started = app.sessions.recordings().start(
         session.recorder_slot(),
         &session.id,
@@ -31,10 +30,9 @@ pub async fn start(
 
 pub async fn step(
     State(app): State<AppState>,
-    Path(id): Path<String>,
+    Live(session): Live,
     ApiJson(step): ApiJson<StepRecord>,
 ) -> Result<Json<RecordingTally>, ApiError> {
-    let session = app.sessions.get(&SessionId(id))?;
     Ok(Json(
         app.sessions
             .recordings()
@@ -44,10 +42,9 @@ pub async fn step(
 
 pub async fn stop(
     State(app): State<AppState>,
-    Path(id): Path<String>,
+    Live(session): Live,
     ApiJson(_): ApiJson<NoBody>,
 ) -> Result<Json<RecordingPackage>, ApiError> {
-    let session = app.sessions.get(&SessionId(id))?;
     let package = app
         .sessions
         .recordings()

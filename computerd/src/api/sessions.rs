@@ -33,9 +33,8 @@ pub async fn list(State(app): State<AppState>) -> Json<SessionsResponse> {
 
 pub async fn end(
     State(app): State<AppState>,
-    Path(id): Path<String>,
+    Path(id): Path<SessionId>,
 ) -> Result<Json<EndSessionResponse>, ApiError> {
-    let id = SessionId(id);
     let screen = app.sessions.end(&id, EndReason::EndedByAgent).await?;
     Ok(Json(EndSessionResponse {
         session_id: id,

@@ -2,20 +2,20 @@
 
 use super::error::ApiError;
 use super::json::ApiJson;
+use super::live::Live;
 use super::AppState;
 use crate::sessions::Session;
 use crate::shell::ShellSpec;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::Json;
 use computer_protocol::duration::format_duration;
-use computer_protocol::{SessionId, ShellRequest, ShellResult};
+use computer_protocol::{ShellRequest, ShellResult};
 
 pub async fn run(
     State(app): State<AppState>,
-    Path(id): Path<String>,
+    Live(session): Live,
     ApiJson(req): ApiJson<ShellRequest>,
 ) -> Result<Json<ShellResult>, ApiError> {
-    let session = app.sessions.get(&SessionId(id))?;
     super::handoff::refuse_held(&session)?;
     let limits = &session.limits;
     let timeout = match &req.timeout {

@@ -3,12 +3,13 @@
 
 use super::error::ApiError;
 use super::json::ApiJson;
+use super::live::Live;
 use super::AppState;
 use crate::sessions::Session;
 use crate::transfer::{self, TransferError};
 use axum::body::Body;
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{Path, Query, State};
+use axum::extract::{Query, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -44,10 +45,9 @@ fn explain(app: &AppState, id: &SessionId, error: TransferError) -> ApiError {
 
 pub async fn check(
     State(app): State<AppState>,
-    Path(id): Path<String>,
+    Live(session): Live,
     ApiJson(req): ApiJson<UploadRequest>,
 ) -> Result<Json<UploadTarget>, ApiError> {
-    let session = app.sessions.get(&SessionId(id))?;
     super::handoff::refuse_held(&session)?;
     let target = with_paths(&app, &session, move |home, cwd| {
         transfer::check_upload(&home, &cwd, &req)
@@ -58,10 +58,9 @@ pub async fn check(
 
 pub async fn source(
     State(app): State<AppState>,
-    Path(id): Path<String>,
+    Live(session): Live,
     ApiJson(req): ApiJson<SourceRequest>,
 ) -> Result<Json<TransferSource>, ApiError> {
-    let session = app.sessions.get(&SessionId(id))?;
     super::handoff::refuse_held(&session)?;
     let (_, source) = with_paths(&app, &session, move |home, cwd| {
         transfer::describe(&home, &cwd, &req)
@@ -72,12 +71,11 @@ pub async fn source(
 
 pub async fn upload(
     State(app): State<AppState>,
-    Path(id): Path<String>,
+    Live(session): Live,
     query: Result<Query<UploadRequest>, QueryRejection>,
     body: Body,
 ) -> Result<Json<TransferSummary>, ApiError> {
-    let id = SessionId(id);
-    let session = app.sessions.get(&id)?;
+    let id = session.id.clone();
     super::handoff::refuse_held(&session)?;
     let Query(req) = query.map_err(|e| {
         ApiError::invalid(format!(
@@ -102,10 +100,9 @@ pub async fn upload(
 
 pub async fn download(
     State(app): State<AppState>,
-    Path(id): Path<String>,
+    Live(session): Live,
     ApiJson(req): ApiJson<SourceRequest>,
 ) -> Result<Response, ApiError> {
-    let session = app.sessions.get(&SessionId(id))?;
     super::handoff::refuse_held(&session)?;
     let (path, source) = with_paths(&app, &session, move |home, cwd| {
         transfer::describe(&home, &cwd, &req)
