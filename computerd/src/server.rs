@@ -8,6 +8,7 @@ use crate::config::Config;
 use crate::desktop::Desktop;
 use crate::devtools::{run_idle_stop, DevTools};
 use crate::launcher::{self, LauncherApp};
+use crate::recording::Recordings;
 use crate::screens::{Companion, ScreenPaths};
 use crate::sessions::{run_reaper, run_unused_stop, Sessions};
 use crate::viewer::http::ViewerApp;
@@ -57,10 +58,11 @@ pub async fn serve(
         ],
         env: launcher_env,
     };
+    let recordings = Arc::new(Recordings::new(&config.home, Arc::clone(&browsers)));
     let sessions = Arc::new(Sessions::new(
         Arc::clone(&config),
         paths,
-        Arc::clone(&browsers),
+        Arc::clone(&recordings),
     ));
     let hub = ViewerHub::new();
     let info = ComputerInfo {
@@ -87,7 +89,13 @@ pub async fn serve(
         viewer: Arc::clone(&hub),
         launcher: Arc::clone(&apps),
         devtools,
-        desktop: Arc::new(Desktop::new(Arc::clone(&sessions), Arc::clone(&apps))),
+        desktop: Arc::new(Desktop::new(
+            Arc::clone(&sessions),
+            Arc::clone(&apps),
+            Arc::clone(&browsers),
+        )),
+        browsers: Arc::clone(&browsers),
+        recordings,
     });
     let launcher_app = Arc::new(LauncherApp {
         token: launcher_token,
@@ -97,6 +105,7 @@ pub async fn serve(
     let viewer = Arc::new(ViewerApp {
         guard: Guard::for_viewer(config.port_base, viewer_bound, key.key.clone()),
         sessions: Arc::clone(&sessions),
+        browsers: Arc::clone(&browsers),
         hub,
         rfb_interface: config.rfb_interface.clone(),
         dir: config.viewer_dir.clone(),

@@ -71,7 +71,7 @@ pub async fn request(
         .into());
     }
     let screen = app.sessions.screen_of(&session).await?;
-    let before = screen_facts(&screen, app.sessions.browsers()).await;
+    let before = screen_facts(&screen, &app.browsers).await;
     let hold = Arc::new(Hold::new(
         screen.number,
         req.reason.trim().to_string(),
@@ -119,7 +119,7 @@ async fn expire(app: AppState, hold: Arc<Hold>, screen: Arc<crate::screens::Scre
     if !hold.is_held() {
         return;
     }
-    let after = screen_facts(&screen, app.sessions.browsers()).await;
+    let after = screen_facts(&screen, &app.browsers).await;
     if hold.end(HandoffState::Expired, Some(&after)) {
         tracing::info!(handoff = %hold.id, "hold expired");
         app.sessions.touch_overview();
@@ -149,7 +149,7 @@ pub async fn cancel(
     let hold = session.hold().ok_or(HandoffError::NoHold)?;
     if hold.is_held() {
         let screen = app.sessions.screen_of(&session).await?;
-        let after = screen_facts(&screen, app.sessions.browsers()).await;
+        let after = screen_facts(&screen, &app.browsers).await;
         hold.end(HandoffState::Cancelled, Some(&after));
         tracing::info!(handoff = %hold.id, "hold cancelled by the agent");
     }

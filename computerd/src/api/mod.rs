@@ -21,9 +21,11 @@ mod transfer;
 mod viewer;
 
 use crate::apps::Launcher;
+use crate::browser::Browsers;
 use crate::config::Config;
 use crate::desktop::Desktop;
 use crate::devtools::DevTools;
+use crate::recording::Recordings;
 use crate::sessions::Sessions;
 use crate::viewer::ViewerHub;
 use axum::handler::Handler;
@@ -49,6 +51,10 @@ pub struct App {
     pub devtools: Arc<DevTools>,
     /// Observing and acting on the sessions' screens.
     pub desktop: Arc<Desktop>,
+    /// Every screen's browser, for what a handoff saw before and after.
+    pub browsers: Arc<Browsers>,
+    /// Every recording kept in the computer.
+    pub recordings: Arc<Recordings>,
 }
 
 pub type AppState = Arc<App>;

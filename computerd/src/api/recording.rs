@@ -18,12 +18,9 @@ pub async fn start(
     Live(session): Live,
     ApiJson(req): ApiJson<StartRecordingRequest>,
 ) -> Result<Json<RecordingStarted>, ApiError> {
-    let started = app.sessions.recordings().start(
-        session.recorder_slot(),
-        &session.id,
-        &session.title,
-        req,
-    )?;
+    let started =
+        app.recordings
+            .start(session.recorder_slot(), &session.id, &session.title, req)?;
     app.sessions.touch_overview();
     Ok(Json(started))
 }
@@ -33,11 +30,7 @@ pub async fn step(
     Live(session): Live,
     ApiJson(step): ApiJson<StepRecord>,
 ) -> Result<Json<RecordingTally>, ApiError> {
-    Ok(Json(
-        app.sessions
-            .recordings()
-            .step(session.recorder_slot(), step)?,
-    ))
+    Ok(Json(app.recordings.step(session.recorder_slot(), step)?))
 }
 
 pub async fn stop(
@@ -45,18 +38,14 @@ pub async fn stop(
     Live(session): Live,
     ApiJson(_): ApiJson<NoBody>,
 ) -> Result<Json<RecordingPackage>, ApiError> {
-    let package = app
-        .sessions
-        .recordings()
-        .stop(session.recorder_slot())
-        .await;
+    let package = app.recordings.stop(session.recorder_slot()).await;
     app.sessions.touch_overview();
     Ok(Json(package?))
 }
 
 pub async fn list(State(app): State<AppState>) -> Result<Json<RecordingsResponse>, ApiError> {
     Ok(Json(RecordingsResponse {
-        recordings: app.sessions.recordings().list()?,
+        recordings: app.recordings.list()?,
     }))
 }
 
@@ -65,7 +54,7 @@ pub async fn delete(
     Path(id): Path<String>,
 ) -> Result<Json<RecordingDeleted>, ApiError> {
     let id = RecordingId::parse(&id)?;
-    Ok(Json(app.sessions.recordings().delete(&id)?))
+    Ok(Json(app.recordings.delete(&id)?))
 }
 
 pub async fn package(
@@ -74,5 +63,5 @@ pub async fn package(
     ApiJson(_): ApiJson<NoBody>,
 ) -> Result<Json<RecordingPackage>, ApiError> {
     let id = RecordingId::parse(&id)?;
-    Ok(Json(app.sessions.recordings().package(&id).await?))
+    Ok(Json(app.recordings.package(&id).await?))
 }

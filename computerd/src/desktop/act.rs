@@ -31,6 +31,7 @@ use std::time::{Duration, Instant};
 
 pub async fn act(
     sessions: &Arc<Sessions>,
+    browsers: &Browsers,
     session: &Arc<Session>,
     state: &Arc<DesktopState>,
     launcher: &Arc<Launcher>,
@@ -65,7 +66,7 @@ pub async fn act(
     let requested = req.actions.len();
     let track = repeat_key.is_some();
     let actions: Arc<[Action]> = std::mem::take(&mut req.actions).into();
-    let pages = sessions.browsers().pages(screen.number);
+    let pages = browsers.pages(screen.number);
     let (kept, display_number) = (screen.take_watch(), screen.display_number);
     let wm_menus = screen.wm_menus();
     // Without a watch the batch runs all the same, telling no effects.
@@ -102,7 +103,7 @@ pub async fn act(
         }
         None => Vec::new(),
     };
-    settle_page_title(sessions.browsers(), &screen, &mut effects).await;
+    settle_page_title(browsers, &screen, &mut effects).await;
     let (settled, waited) = settled?;
     let observation = if req.observe {
         let shape = ObserveRequest {

@@ -24,6 +24,7 @@ pub use quiet::settle;
 pub use state::{DesktopState, DesktopStates};
 
 use crate::apps::Launcher;
+use crate::browser::Browsers;
 use crate::capture::CaptureError;
 use crate::display::XFault;
 use crate::input::InputError;
@@ -82,14 +83,21 @@ pub struct Desktop {
     sessions: Arc<Sessions>,
     /// Starts the app a `focus` names when no window matches.
     launcher: Arc<Launcher>,
+    /// The screens' browsers, whose pages the text view and the effects read.
+    browsers: Arc<Browsers>,
     states: DesktopStates,
 }
 
 impl Desktop {
-    pub fn new(sessions: Arc<Sessions>, launcher: Arc<Launcher>) -> Desktop {
+    pub fn new(
+        sessions: Arc<Sessions>,
+        launcher: Arc<Launcher>,
+        browsers: Arc<Browsers>,
+    ) -> Desktop {
         Desktop {
             sessions,
             launcher,
+            browsers,
             states: DesktopStates::default(),
         }
     }
@@ -101,7 +109,7 @@ impl Desktop {
         req: ObserveRequest,
     ) -> Result<Observation, DesktopError> {
         let state = self.states.of(session);
-        observe::observe(&self.sessions, session, &state, req).await
+        observe::observe(&self.sessions, &self.browsers, session, &state, req).await
     }
 
     /// `computer_act` on the session's screen.
@@ -111,6 +119,14 @@ impl Desktop {
         req: ActRequest,
     ) -> Result<ActResponse, DesktopError> {
         let state = self.states.of(session);
-        act::act(&self.sessions, session, &state, &self.launcher, req).await
+        act::act(
+            &self.sessions,
+            &self.browsers,
+            session,
+            &state,
+            &self.launcher,
+            req,
+        )
+        .await
     }
 }

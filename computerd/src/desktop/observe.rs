@@ -5,6 +5,7 @@
 
 use super::state::{DesktopState, Shown};
 use super::DesktopError;
+use crate::browser::Browsers;
 use crate::capture::{check_region, shape, shape_kept, Shaped};
 use crate::clock::now_rfc3339;
 use crate::recording::FrameSeen;
@@ -21,6 +22,7 @@ use std::sync::Arc;
 
 pub async fn observe(
     sessions: &Arc<Sessions>,
+    browsers: &Browsers,
     session: &Arc<Session>,
     state: &Arc<DesktopState>,
     req: ObserveRequest,
@@ -32,7 +34,7 @@ pub async fn observe(
         Some(
             text_view(
                 &screen,
-                sessions.browsers().get(screen.number),
+                browsers.get(screen.number),
                 &state.text_views,
                 &req.text,
             )

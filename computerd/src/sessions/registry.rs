@@ -4,7 +4,6 @@
 use super::overview::SessionOverview;
 use super::session::{Session, SessionLimits};
 use super::watching::Watching;
-use crate::browser::Browsers;
 use crate::config::Config;
 use crate::recording::Recordings;
 use crate::screen_facts::ScreenSize;
@@ -90,8 +89,6 @@ pub struct Sessions {
     recordings: Arc<Recordings>,
     pool: Arc<ScreenPool>,
     paths: ScreenPaths,
-    /// Every screen's browser.
-    browsers: Arc<Browsers>,
     state: Mutex<State>,
     /// Bumped whenever what the viewer's list shows changes (a session
     /// starts or ends, a screen opens or closes, a viewer comes or goes), so
@@ -100,13 +97,12 @@ pub struct Sessions {
 }
 
 impl Sessions {
-    pub fn new(config: Arc<Config>, paths: ScreenPaths, browsers: Arc<Browsers>) -> Sessions {
+    pub fn new(config: Arc<Config>, paths: ScreenPaths, recordings: Arc<Recordings>) -> Sessions {
         Sessions {
-            recordings: Arc::new(Recordings::new(&config.home, Arc::clone(&browsers))),
+            recordings,
             config,
             pool: ScreenPool::new(),
             paths,
-            browsers,
             state: Mutex::new(State::default()),
             changes: watch::Sender::new(0),
         }
@@ -119,10 +115,6 @@ impl Sessions {
         let state = self.state();
         let unused = state.live.is_empty() && state.screens.is_empty();
         state.stop_when_unused.filter(|_| unused)
-    }
-
-    pub fn recordings(&self) -> &Arc<Recordings> {
-        &self.recordings
     }
 
     fn state(&self) -> parking_lot::MutexGuard<'_, State> {
@@ -516,10 +508,6 @@ impl Sessions {
     }
 
     /// Every screen's browser.
-    pub fn browsers(&self) -> &Arc<Browsers> {
-        &self.browsers
-    }
-
     /// The live session whose screen is X display `:display`, and that
     /// screen: the launcher's callers name their screen by `DISPLAY`.
     pub fn screen_on_display(&self, display: u32) -> Option<(Arc<Session>, Arc<Screen>)> {
@@ -645,7 +633,7 @@ fn ended_reason(state: &State, id: &SessionId) -> Option<EndReason> {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::browser::BrowserSettings;
+    use crate::browser::{BrowserSettings, Browsers};
     use computer_protocol::SessionSettings;
     use tokio::time::advance;
 
@@ -662,6 +650,7 @@ pub(super) mod tests {
         let home = tempfile::tempdir().expect("temp home");
         let mut config = Config::for_tests(home.path());
         config.heartbeat_grace = grace;
+        let home_path = config.home.clone();
         let browsers = Arc::new(Browsers::new(BrowserSettings {
             home: config.home.clone(),
             devtools_port_base: config.devtools_port_base,
@@ -678,7 +667,11 @@ pub(super) mod tests {
             env: Vec::new(),
         };
         TestSessions {
-            sessions: Arc::new(Sessions::new(Arc::new(config), paths, browsers)),
+            sessions: Arc::new(Sessions::new(
+                Arc::new(config),
+                paths,
+                Arc::new(Recordings::new(&home_path, browsers)),
+            )),
             _home: home,
         }
     }

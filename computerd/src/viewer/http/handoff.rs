@@ -67,7 +67,7 @@ pub async fn act(
                     return Ok(plain(StatusCode::FORBIDDEN, e.to_string()));
                 }
             };
-            let after = screen_facts(&open, app.sessions.browsers()).await;
+            let after = screen_facts(&open, &app.browsers).await;
             hold.hand_back(handback, note, &after);
             tracing::info!(handoff = %hold.id, "a person handed the screen back");
         }

@@ -23,6 +23,7 @@ mod screen;
 
 use super::guard::Guard;
 use super::hub::ViewerHub;
+use crate::browser::Browsers;
 use crate::sessions::Sessions;
 use axum::routing::get;
 use axum::Router;
@@ -34,6 +35,8 @@ use std::sync::Arc;
 pub struct ViewerApp {
     pub guard: Guard,
     pub sessions: Arc<Sessions>,
+    /// Every screen's browser, for what the screen showed at a hand-back.
+    pub browsers: Arc<Browsers>,
     pub hub: Arc<ViewerHub>,
     /// Where Xvnc listens for VNC (`COMPUTERD_RFB_INTERFACE`).
     pub rfb_interface: String,
