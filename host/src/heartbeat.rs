@@ -23,6 +23,8 @@ pub const SHUTDOWN_WAIT: Duration = Duration::from_secs(3);
 /// default pace: `start_computer` refuses it before any session exists.
 pub async fn run(link: Arc<Link>, owner: OwnerId) {
     let window = crate::settings::heartbeat_window(&crate::settings::process_env())
+        .ok()
+        .flatten()
         .unwrap_or(crate::settings::DEFAULT_HEARTBEAT_WINDOW);
     every(pace(window), || beat(&link, &owner)).await
 }

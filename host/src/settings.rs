@@ -59,7 +59,8 @@ pub const PORT_BASE_MAX: u16 = 65519;
 const DEFAULT_SHELL_TIMEOUT: Duration = Duration::from_secs(120);
 const DEFAULT_SHELL_TIMEOUT_MAX: Duration = Duration::from_secs(600);
 const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(3600);
-/// As computerd's own default: a host that beats every 10 s may miss two.
+/// computerd's own default, and the pace of a host that sets none: a host
+/// that beats every 10 s may miss two.
 pub const DEFAULT_HEARTBEAT_WINDOW: Duration = Duration::from_secs(30);
 const DEFAULT_DEVTOOLS_IDLE: Duration = Duration::from_secs(600);
 /// `start_chrome_devtools` drives DevTools through `shell`; its first call
@@ -201,8 +202,11 @@ pub struct SessionDefaults {
     /// The computer stops after this long without sessions or viewers;
     /// `None` (the default): never by itself.
     pub idle_stop: Option<Duration>,
-    /// This process's sessions end this long after its last heartbeat.
-    pub heartbeat_window: Duration,
+    /// This process's sessions end this long after its last heartbeat;
+    /// `None` (unset): computerd's own window, 30 s unless its container
+    /// says otherwise. Sent only when set, so a host left at its defaults
+    /// still starts sessions on a computer older than this setting.
+    pub heartbeat_window: Option<Duration>,
 }
 
 impl SessionDefaults {
@@ -214,7 +218,7 @@ impl SessionDefaults {
             shell_timeout_secs: Some(self.shell_timeout.as_secs()),
             shell_timeout_max_secs: Some(self.shell_timeout_max.as_secs()),
             idle_stop_secs: self.idle_stop.map(|d| d.as_secs()),
-            heartbeat_window_secs: Some(self.heartbeat_window.as_secs()),
+            heartbeat_window_secs: self.heartbeat_window.map(|d| d.as_secs()),
         }
     }
 }
@@ -326,15 +330,19 @@ impl Settings {
 /// soon, and a host whose beats are held up that long loses its sessions.
 /// Read when `start_computer` runs, which sends it with each new session,
 /// and when an agent's heartbeat starts, which beats at a third of it.
-pub fn heartbeat_window(env: &Env) -> Result<Duration, SettingsError> {
-    let window = duration(env, HEARTBEAT_WINDOW, DEFAULT_HEARTBEAT_WINDOW)?;
+/// `None` when unset.
+pub fn heartbeat_window(env: &Env) -> Result<Option<Duration>, SettingsError> {
+    let Some(value) = get(env, HEARTBEAT_WINDOW) else {
+        return Ok(None);
+    };
+    let window = duration_value(HEARTBEAT_WINDOW, value)?;
     let bounds = HEARTBEAT_WINDOW_MIN_SECS..=HEARTBEAT_WINDOW_MAX_SECS;
     if bounds.contains(&window.as_secs()) {
-        return Ok(window);
+        return Ok(Some(window));
     }
     Err(SettingsError {
         name: HEARTBEAT_WINDOW,
-        value: get(env, HEARTBEAT_WINDOW).unwrap_or_default().to_string(),
+        value: value.to_string(),
         expected: format!(
             "use between {HEARTBEAT_WINDOW_MIN_SECS} seconds and {} (default {})",
             format_duration(Duration::from_secs(HEARTBEAT_WINDOW_MAX_SECS)),
@@ -595,13 +603,13 @@ mod tests {
     fn the_heartbeat_window_goes_to_computerd_and_is_bounded() {
         let read = |pairs: &[(&str, &str)]| Settings::for_start_computer(&env(pairs));
         let default = read(&[]).unwrap().session;
-        assert_eq!(default.heartbeat_window, Duration::from_secs(30));
-        assert_eq!(default.to_wire().heartbeat_window_secs, Some(30));
+        assert_eq!(default.heartbeat_window, None);
+        assert_eq!(default.to_wire().heartbeat_window_secs, None);
         let short = read(&[(HEARTBEAT_WINDOW, "6s")]).unwrap().session;
         assert_eq!(short.to_wire().heartbeat_window_secs, Some(6));
         assert_eq!(
             heartbeat_window(&env(&[(HEARTBEAT_WINDOW, "1h")])),
-            Ok(Duration::from_secs(3600))
+            Ok(Some(Duration::from_secs(3600)))
         );
         assert_eq!(
             error_of(&[(HEARTBEAT_WINDOW, "2s")]).to_string(),

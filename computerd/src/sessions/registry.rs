@@ -507,7 +507,6 @@ impl Sessions {
             .then(|| (Arc::clone(&open.session), Arc::clone(&open.screen)))
     }
 
-    /// Every screen's browser.
     /// The live session whose screen is X display `:display`, and that
     /// screen: the launcher's callers name their screen by `DISPLAY`.
     pub fn screen_on_display(&self, display: u32) -> Option<(Arc<Session>, Arc<Screen>)> {
