@@ -3,7 +3,6 @@
 
 use super::overview::SessionOverview;
 use super::session::{Session, SessionLimits};
-use super::watching::Watching;
 use crate::config::Config;
 use crate::recording::Recordings;
 use crate::screen_facts::ScreenSize;
@@ -51,8 +50,8 @@ impl Coded for SessionError {
 }
 
 #[derive(Default)]
-struct State {
-    live: HashMap<SessionId, Arc<Session>>,
+pub(super) struct State {
+    pub(super) live: HashMap<SessionId, Arc<Session>>,
     ended: HashMap<SessionId, EndReason>,
     ended_order: VecDeque<SessionId>,
     /// Last heartbeat per owner; creating a session counts as one.
@@ -60,7 +59,7 @@ struct State {
     /// Every open screen and the session it belongs to. A screen whose
     /// session ended stays here while viewers watch it; whoever removes the
     /// entry closes the screen, so it is closed exactly once.
-    screens: HashMap<ScreenNumber, OpenScreen>,
+    pub(super) screens: HashMap<ScreenNumber, OpenScreen>,
     /// How long the computer may sit unused before it stops, as the newest
     /// session's host said (`idle_stop_secs`); `None`: never.
     stop_when_unused: Option<Duration>,
@@ -74,21 +73,21 @@ struct Beat {
     window: Duration,
 }
 
-struct OpenScreen {
-    session: Arc<Session>,
-    screen: Arc<Screen>,
+pub(super) struct OpenScreen {
+    pub(super) session: Arc<Session>,
+    pub(super) screen: Arc<Screen>,
     /// Its last viewer left after the session ended and it is being closed:
     /// still listed (as ended), so that a screen gone from the list has its
     /// number free again, but no new viewer may join it.
-    closing: bool,
+    pub(super) closing: bool,
 }
 
 pub struct Sessions {
     config: Arc<Config>,
     /// Every recording; a session that ends closes its own.
     recordings: Arc<Recordings>,
-    pool: Arc<ScreenPool>,
-    paths: ScreenPaths,
+    pub(super) pool: Arc<ScreenPool>,
+    pub(super) paths: ScreenPaths,
     state: Mutex<State>,
     /// Bumped whenever what the viewer's list shows changes (a session
     /// starts or ends, a screen opens or closes, a viewer comes or goes), so
@@ -117,7 +116,7 @@ impl Sessions {
         state.stop_when_unused.filter(|_| unused)
     }
 
-    fn state(&self) -> parking_lot::MutexGuard<'_, State> {
+    pub(super) fn state(&self) -> parking_lot::MutexGuard<'_, State> {
         self.state.lock()
     }
 
@@ -389,71 +388,6 @@ impl Sessions {
             .collect()
     }
 
-    /// The session's screen, opening it on first use, once its desktop is
-    /// drawn. The opening runs in a task of its own: a request dropped half
-    /// way (a client that hung up) must not leave Xvnc running with nobody
-    /// to close it.
-    ///
-    /// The wait for the desktop comes after the session's screen slot is
-    /// filled and released: a `shell` call, which only needs the screen's
-    /// `DISPLAY`, does not wait for Fluxbox's drawing too.
-    pub async fn screen_of(
-        self: &Arc<Self>,
-        session: &Arc<Session>,
-    ) -> Result<Arc<Screen>, SessionError> {
-        let screen = match session.current_screen() {
-            Some(screen) => screen,
-            None => {
-                let (sessions, session) = (Arc::clone(self), Arc::clone(session));
-                tokio::spawn(async move { sessions.open_screen_of(&session).await })
-                    .await
-                    .unwrap_or_else(|e| Err(join_failed(e)))?
-            }
-        };
-        screen.wait_until_drawn().await?;
-        Ok(screen)
-    }
-
-    async fn open_screen_of(&self, session: &Session) -> Result<Arc<Screen>, SessionError> {
-        let opening = session.opening.lock().await;
-        if let Some(screen) = session.current_screen() {
-            return Ok(screen);
-        }
-        // A call that raced with the session's end must not open a screen
-        // nobody would close.
-        let ended = ended_reason(&self.state(), &session.id);
-        if let Some(reason) = ended {
-            return Err(SessionError::Ended(session.id.clone(), reason));
-        }
-        let screen = Arc::new(
-            Screen::open_on_free_number(&self.pool, session.limits.screen_size, &self.paths)
-                .await?,
-        );
-        let ended = {
-            let mut state = self.state();
-            let reason = ended_reason(&state, &session.id);
-            if let Some(live) = state.live.get(&session.id) {
-                let open = OpenScreen {
-                    closing: false,
-                    session: Arc::clone(live),
-                    screen: Arc::clone(&screen),
-                };
-                state.screens.insert(screen.number, open);
-            }
-            reason
-        };
-        if let Some(reason) = ended {
-            // The session ended while its screen was opening: nobody may
-            // hold a screen of an ended session.
-            screen.close().await;
-            return Err(SessionError::Ended(session.id.clone(), reason));
-        }
-        session.set_screen(Arc::clone(&screen));
-        drop(opening);
-        self.changed();
-        Ok(screen)
-    }
-
     /// Tells the viewers' lists that something they show changed (a
     /// session started or stopped recording).
     pub fn touch_overview(&self) {
@@ -461,7 +395,7 @@ impl Sessions {
     }
 
     /// Wakes everyone waiting in [`Sessions::changes`].
-    fn changed(&self) {
+    pub(super) fn changed(&self) {
         self.changes
             .send_modify(|generation| *generation = generation.wrapping_add(1));
     }
@@ -496,115 +430,11 @@ impl Sessions {
         out.sort_by(|a, b| a.started_at.cmp(&b.started_at));
         out
     }
-
-    /// The live session on screen `number`, and that screen.
-    pub fn live_on_screen(&self, number: ScreenNumber) -> Option<(Arc<Session>, Arc<Screen>)> {
-        let state = self.state();
-        let open = state.screens.get(&number)?;
-        state
-            .live
-            .contains_key(&open.session.id)
-            .then(|| (Arc::clone(&open.session), Arc::clone(&open.screen)))
-    }
-
-    /// The live session whose screen is X display `:display`, and that
-    /// screen: the launcher's callers name their screen by `DISPLAY`.
-    pub fn screen_on_display(&self, display: u32) -> Option<(Arc<Session>, Arc<Screen>)> {
-        let state = self.state();
-        state
-            .screens
-            .values()
-            .find(|open| open.screen.display_number == display && !open.closing)
-            .filter(|open| state.live.contains_key(&open.session.id))
-            .map(|open| (Arc::clone(&open.session), Arc::clone(&open.screen)))
-    }
-
-    /// Counts a viewer on screen `number` until the returned guard drops;
-    /// `None` when no such screen is open.
-    pub fn watch_screen(self: &Arc<Self>, number: ScreenNumber) -> Option<Watching> {
-        let (session, screen) = {
-            let state = self.state();
-            let open = state.screens.get(&number).filter(|open| !open.closing)?;
-            open.session
-                .viewers
-                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            (Arc::clone(&open.session), Arc::clone(&open.screen))
-        };
-        self.changed();
-        let sessions = Arc::clone(self);
-        let (left_session, left_screen) = (Arc::clone(&session), Arc::clone(&screen));
-        Some(Watching::new(session, screen, move || {
-            sessions.viewer_left(&left_session, &left_screen)
-        }))
-    }
-
-    /// A viewer of `screen` left; closes the screen when it was the last
-    /// viewer of an ended session.
-    fn viewer_left(self: &Arc<Self>, session: &Arc<Session>, screen: &Screen) {
-        let Some(screen) = self.unwatch(session, screen) else {
-            return;
-        };
-        // Closing waits for the processes to exit, which a destructor cannot;
-        // without a runtime computerd is shutting down, and `end_all` closes
-        // every screen anyway.
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            let sessions = Arc::clone(self);
-            runtime.spawn(async move {
-                screen.close().await;
-                sessions.screen_closed(&screen);
-            });
-        }
-    }
-
-    /// A viewer of `screen` left. Returns the screen when it was the last
-    /// viewer of an ended session: the caller closes it.
-    fn unwatch(&self, session: &Arc<Session>, screen: &Screen) -> Option<Arc<Screen>> {
-        let closing = {
-            let mut state = self.state();
-            let left = session
-                .viewers
-                .fetch_sub(1, std::sync::atomic::Ordering::SeqCst)
-                - 1;
-            // Watching counted as activity; the idle timer starts afresh.
-            session.touch();
-            let ended = !state.live.contains_key(&session.id);
-            match state.screens.get_mut(&screen.number) {
-                Some(open)
-                    if left == 0
-                        && ended
-                        && !open.closing
-                        && Arc::ptr_eq(&open.session, session) =>
-                {
-                    open.closing = true;
-                    Some(Arc::clone(&open.screen))
-                }
-                _ => None,
-            }
-        };
-        self.changed();
-        closing
-    }
-
-    /// A lingering screen was closed by its last viewer: it leaves the list
-    /// now that its number is free.
-    fn screen_closed(&self, screen: &Arc<Screen>) {
-        {
-            let mut state = self.state();
-            if state
-                .screens
-                .get(&screen.number)
-                .is_some_and(|open| Arc::ptr_eq(&open.screen, screen))
-            {
-                state.screens.remove(&screen.number);
-            }
-        }
-        self.changed();
-    }
 }
 
 /// A spawned task of the registry did not finish: it panicked (the panic
 /// goes on) or the runtime is shutting down.
-fn join_failed(e: tokio::task::JoinError) -> SessionError {
+pub(super) fn join_failed(e: tokio::task::JoinError) -> SessionError {
     if e.is_panic() {
         std::panic::resume_unwind(e.into_panic());
     }
@@ -612,7 +442,7 @@ fn join_failed(e: tokio::task::JoinError) -> SessionError {
 }
 
 /// Why `id` is no longer live, or `None` while it is.
-fn ended_reason(state: &State, id: &SessionId) -> Option<EndReason> {
+pub(super) fn ended_reason(state: &State, id: &SessionId) -> Option<EndReason> {
     if state.live.contains_key(id) {
         return None;
     }
