@@ -66,7 +66,7 @@ pub(super) struct State {
 }
 
 /// An owner's last heartbeat and how long its sessions outlive it.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug)]
 struct Beat {
     at: Instant,
     /// As the owner's newest session asked, or computerd's default.
@@ -330,12 +330,15 @@ impl Sessions {
     /// Records a heartbeat; returns how many live sessions the owner has.
     pub fn heartbeat(&self, owner: &OwnerId) -> u32 {
         let mut state = self.state();
-        let window = self.config.heartbeat_grace;
-        let beat = state.heartbeats.entry(owner.clone()).or_insert(Beat {
-            at: Instant::now(),
-            window,
-        });
-        beat.at = Instant::now();
+        let at = Instant::now();
+        state
+            .heartbeats
+            .entry(owner.clone())
+            .and_modify(|beat| beat.at = at)
+            .or_insert(Beat {
+                at,
+                window: self.config.heartbeat_grace,
+            });
         state.live.values().filter(|s| &s.owner == owner).count() as u32
     }
 
@@ -373,11 +376,12 @@ impl Sessions {
             .live
             .values()
             .filter_map(|s| {
-                let beat = state.heartbeats.get(&s.owner).copied().unwrap_or(Beat {
-                    at: now,
-                    window: self.config.heartbeat_grace,
-                });
-                if now.saturating_duration_since(beat.at) > beat.window {
+                // An owner without a beat has none to lose yet.
+                let lost = state
+                    .heartbeats
+                    .get(&s.owner)
+                    .is_some_and(|beat| now.saturating_duration_since(beat.at) > beat.window);
+                if lost {
                     Some((s.id.clone(), EndReason::HeartbeatLost))
                 } else if s.idle_for(now) > s.limits.idle_timeout {
                     Some((s.id.clone(), EndReason::Idle))
@@ -505,22 +509,28 @@ pub(super) mod tests {
         }
     }
 
+    /// A new session of `owner` with `settings`.
+    fn request(owner: &str, settings: SessionSettings) -> CreateSessionRequest {
+        CreateSessionRequest {
+            title: format!("{owner}'s session"),
+            owner: OwnerId(owner.into()),
+            settings,
+            resume: None,
+        }
+    }
+
     /// Starts a session of `owner` that idles out after `idle_secs`.
     pub(in crate::sessions) fn start(
         sessions: &Sessions,
         owner: &str,
         idle_secs: u64,
     ) -> SessionId {
-        let req = CreateSessionRequest {
-            title: format!("{owner}'s session"),
-            owner: OwnerId(owner.into()),
-            settings: SessionSettings {
-                idle_timeout_secs: Some(idle_secs),
-                ..SessionSettings::default()
-            },
-            resume: None,
+        let settings = SessionSettings {
+            idle_timeout_secs: Some(idle_secs),
+            ..SessionSettings::default()
         };
-        sessions.create(req).expect("the session starts").id.clone()
+        let session = sessions.create(request(owner, settings));
+        session.expect("the session starts").id.clone()
     }
 
     const GRACE: Duration = Duration::from_secs(30);
@@ -597,16 +607,13 @@ pub(super) mod tests {
         owner: &str,
         window_secs: u64,
     ) -> Result<SessionId, SessionError> {
-        let req = CreateSessionRequest {
-            title: format!("{owner}'s session"),
-            owner: OwnerId(owner.into()),
-            settings: SessionSettings {
-                heartbeat_window_secs: Some(window_secs),
-                ..SessionSettings::default()
-            },
-            resume: None,
+        let settings = SessionSettings {
+            heartbeat_window_secs: Some(window_secs),
+            ..SessionSettings::default()
         };
-        sessions.create(req).map(|s| s.id.clone())
+        sessions
+            .create(request(owner, settings))
+            .map(|s| s.id.clone())
     }
 
     #[tokio::test(start_paused = true)]
