@@ -38,12 +38,20 @@ base=$!
 # One build of the dependencies serves everything, in the test profile
 # (`[profile.dev]`: dependencies optimised): the computerd the image holds
 # and the host that host/tests/release_build.rs drives come out of the same
-# cargo run as the tests after it. What those tests check hangs on the
+# dependencies as the tests after them. What those tests check hangs on the
 # build's `debug_assertions` cfg alone, so their host is this build with
 # that cfg off for the host crate; a release-profile build compiled every
 # dependency a second time (5m40s of a CI run on two cores). The shipped
 # build's own profile is the release workflow's.
-cargo build --locked -p computer-use-mcp -p computerd \
+# The same dependencies means the same features: a plain `cargo build` of
+# the two binaries resolves them without the dev-dependencies (tokio's
+# test-util, reqwest's blocking client, rmcp's client), and the test build
+# then compiled tokio and 85 other crates again (the test build took 223 s
+# after it, now 60 s; quiet machine). Naming test targets (`--test local`, of
+# both crates, which the tests need anyway) over the whole workspace makes
+# cargo resolve as the test build does; the image's computerd carries
+# those features, which add test helpers and no behaviour.
+cargo build --locked --workspace --test local \
     --config 'profile.dev.package.computer-use-mcp.debug-assertions=false'
 # Copies, which the test build below does not touch while the image build
 # reads one of them.
