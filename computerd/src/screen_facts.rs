@@ -1,50 +1,13 @@
 //! Facts about a screen that many modules need and that depend on nothing
-//! of the screen itself: its size, and the environment every process
-//! started on it gets. A leaf, so the browser, the launcher, the sessions
-//! and the settings can name them without importing `screens` or `config`.
+//! of the screen itself: the environment every process started on it gets
+//! (its size is `computer_protocol::ScreenSize`, which the host parses
+//! too). A leaf, so the browser, the launcher, the sessions and the
+//! settings can name them without importing `screens` or `config`.
 //!
 //! The environment is one list, so no place sets `DISPLAY` without the
 //! screen's session bus.
 
 use crate::a11y;
-use computer_protocol::limits::{SCREEN_SIDE_MAX, SCREEN_SIDE_MIN};
-
-/// A screen size in pixels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ScreenSize {
-    pub width: u32,
-    pub height: u32,
-}
-
-/// A screen size that is not `<width>x<height>` with sides in range; its
-/// text says what to give instead.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("use `<width>x<height>` with sides from {SCREEN_SIDE_MIN} to {SCREEN_SIDE_MAX}, such as `1280x800`")]
-pub struct BadScreenSize;
-
-impl ScreenSize {
-    /// Parses `<width>x<height>` with both sides from 320 to 7680.
-    pub fn parse(text: &str) -> Result<ScreenSize, BadScreenSize> {
-        let (w, h) = text.trim().split_once(['x', 'X']).ok_or(BadScreenSize)?;
-        let side = |s: &str| {
-            s.trim()
-                .parse::<u32>()
-                .ok()
-                .filter(|v| (SCREEN_SIDE_MIN..=SCREEN_SIDE_MAX).contains(v))
-                .ok_or(BadScreenSize)
-        };
-        Ok(ScreenSize {
-            width: side(w)?,
-            height: side(h)?,
-        })
-    }
-}
-
-impl std::fmt::Display for ScreenSize {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}x{}", self.width, self.height)
-    }
-}
 
 /// What makes a process belong to one screen. `Copy`, so the screen facts
 /// handed to the browser and the launcher carry it along.

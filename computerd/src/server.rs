@@ -118,9 +118,8 @@ pub async fn serve(
     );
     println!("viewer on http://{viewer_bound}");
     println!(
-        "viewer: http://127.0.0.1:{}/#key={}  (VNC password: {})",
-        config.port_base,
-        key.key,
+        "viewer: {}  (VNC password: {})",
+        computer_protocol::viewer_link(config.port_base, &key.key, None),
         computer_protocol::vnc_password(&key.key)
     );
     // An unused computer (COMPUTER_USE_IDLE_STOP) shuts down as SIGTERM

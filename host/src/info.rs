@@ -4,7 +4,7 @@
 
 use crate::docker::image::{inspect_image, pulls_missing_image};
 use crate::docker::{
-    binary_version, find_computer, resolve_endpoint, viewer_key, viewer_url, ComputerState, Dialer,
+    binary_version, find_computer, resolve_endpoint, viewer_key, ComputerState, Dialer,
     DockerEndpoint, DockerError, EndpointError, FoundComputer, ImageFacts,
 };
 use crate::serve::tenants::{read_tenants, TenantsError, TENANTS_VAR};
@@ -168,7 +168,7 @@ async fn look(
                 (Some(reach), Some(token)) => Some(
                     viewer_key(&found.name, &reach.api_url, token)
                         .await
-                        .map(|key| viewer_url(reach.port_base, &key)),
+                        .map(|key| computer_protocol::viewer_link(reach.port_base, &key, None)),
                 ),
                 _ => None,
             };

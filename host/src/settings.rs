@@ -9,10 +9,9 @@
 
 use crate::version::default_image;
 use computer_protocol::duration::{format_duration, parse_duration, DurationError};
-use computer_protocol::limits::{
-    HEARTBEAT_WINDOW_MAX_SECS, HEARTBEAT_WINDOW_MIN_SECS, SCREEN_SIDE_MAX, SCREEN_SIDE_MIN,
-};
+use computer_protocol::limits::{HEARTBEAT_WINDOW_MAX_SECS, HEARTBEAT_WINDOW_MIN_SECS};
 use computer_protocol::network::{self, NetworkPolicy};
+use computer_protocol::ScreenSize;
 use std::collections::HashMap;
 use std::fmt;
 use std::path::PathBuf;
@@ -173,19 +172,6 @@ impl ComputerSettings {
     /// The named volume that holds `/home/computer`.
     pub fn volume(&self) -> String {
         format!("{}-home", self.name)
-    }
-}
-
-/// A screen size in pixels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ScreenSize {
-    pub width: u32,
-    pub height: u32,
-}
-
-impl fmt::Display for ScreenSize {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}x{}", self.width, self.height)
     }
 }
 
@@ -499,25 +485,10 @@ fn port_base(value: &str) -> Result<u16, SettingsError> {
 }
 
 fn screen_size(value: &str) -> Result<ScreenSize, SettingsError> {
-    let err = || {
-        SettingsError {
+    ScreenSize::parse(value).map_err(|e| SettingsError {
         name: SCREEN_SIZE,
         value: value.to_string(),
-        expected: format!(
-            "use `<width>x<height>` with sides from {SCREEN_SIDE_MIN} to {SCREEN_SIDE_MAX}, such as `1280x800`"
-        ),
-    }
-    };
-    let (w, h) = value.split_once(['x', 'X']).ok_or_else(err)?;
-    let side = |s: &str| {
-        s.parse::<u32>()
-            .ok()
-            .filter(|v| (SCREEN_SIDE_MIN..=SCREEN_SIDE_MAX).contains(v))
-            .ok_or_else(err)
-    };
-    Ok(ScreenSize {
-        width: side(w)?,
-        height: side(h)?,
+        expected: e.to_string(),
     })
 }
 

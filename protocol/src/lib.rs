@@ -57,6 +57,7 @@ pub mod network;
 pub mod observe;
 pub mod paths;
 pub mod recording;
+pub mod screen_size;
 pub mod session;
 pub mod settle;
 pub mod shell;
@@ -83,6 +84,7 @@ pub use files::{
 pub use frame::{FrameOptions, FrameTransform, ImageFormat, ObserveRequest, Region};
 pub use ids::{FrameId, OwnerId, ScreenNumber, SessionId};
 pub use observe::{Cursor, Observation};
+pub use screen_size::{BadScreenSize, ScreenSize};
 pub use session::{
     no_such_session, ComputerInfo, CreateSessionRequest, CreateSessionResponse, EndReason,
     EndSessionResponse, Health, HeartbeatResponse, SessionInfo, SessionSettings, SessionsResponse,
@@ -98,8 +100,8 @@ pub use transfer::{
     TransferSource, TransferSummary, UploadRequest, UploadTarget,
 };
 pub use viewer::{
-    check_viewer_key, is_valid_viewer_key, vnc_password, FocusRequest, InvalidViewerKey,
-    ViewerCode, ViewerStatus,
+    check_viewer_key, code_link, is_valid_viewer_key, viewer_link, vnc_password, FocusRequest,
+    InvalidViewerKey, ViewerCode, ViewerStatus,
 };
 
 /// Version of the HTTP API; routes live under `/v1`.

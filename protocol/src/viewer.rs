@@ -55,6 +55,29 @@ pub const VIEWER_KEY_LEN: usize = 32;
 /// 8). Xvnc slows guesses of it on the native ports itself.
 pub const VNC_PASSWORD_LEN: usize = 8;
 
+/// The viewer's link on the computer's machine, where its port base is
+/// published on loopback: `http://127.0.0.1:<port_base>/#key=<key>`, with
+/// `&screen=<n>` to open one screen. The key rides in the fragment, which a
+/// browser never sends to a server or puts in a referrer. The one place
+/// this link is spelled: computerd prints it, the host hands it out.
+pub fn viewer_link(port_base: u16, key: &str, screen: Option<u8>) -> String {
+    fragment_link(port_base, "key", key, screen)
+}
+
+/// As [`viewer_link`], with a [`ViewerCode`] that opens the viewer once
+/// instead of the lasting key.
+pub fn code_link(port_base: u16, code: &str, screen: Option<u8>) -> String {
+    fragment_link(port_base, "code", code, screen)
+}
+
+fn fragment_link(port_base: u16, name: &str, value: &str, screen: Option<u8>) -> String {
+    let link = format!("http://127.0.0.1:{port_base}/#{name}={value}");
+    match screen {
+        Some(n) => format!("{link}&screen={n}"),
+        None => link,
+    }
+}
+
 /// The VNC password of viewer key `key` (its first 8 characters).
 pub fn vnc_password(key: &str) -> &str {
     key.get(..VNC_PASSWORD_LEN).unwrap_or(key)
@@ -139,6 +162,22 @@ mod tests {
         assert!(is_valid_proof_nonce(nonce));
         assert!(!is_valid_proof_nonce("0123"));
         assert!(!is_valid_proof_nonce(&"A".repeat(32)));
+    }
+
+    #[test]
+    fn links_carry_the_key_or_code_in_the_fragment() {
+        assert_eq!(
+            viewer_link(20900, KEY, None),
+            format!("http://127.0.0.1:20900/#key={KEY}")
+        );
+        assert_eq!(
+            viewer_link(20900, KEY, Some(3)),
+            format!("http://127.0.0.1:20900/#key={KEY}&screen=3")
+        );
+        assert_eq!(
+            code_link(20900, "c0de", Some(16)),
+            "http://127.0.0.1:20900/#code=c0de&screen=16"
+        );
     }
 
     #[test]

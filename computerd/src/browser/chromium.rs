@@ -4,7 +4,7 @@
 use super::cdp::{Cdp, CdpError};
 use crate::process::{one_line, Supervised};
 use crate::screen_facts::ScreenEnv;
-use crate::screen_facts::ScreenSize;
+use computer_protocol::ScreenSize;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};

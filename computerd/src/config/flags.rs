@@ -7,11 +7,11 @@
 //! and its file, the home folder, the shell timeout against its maximum)
 //! are checked after this, in [`super::Config`].
 
-use crate::screen_facts::{BadScreenSize, ScreenSize};
 use clap::builder::TypedValueParser;
 use clap::error::ErrorKind;
 use clap::{Arg, Command, CommandFactory, FromArgMatches, Parser};
 use computer_protocol::duration::{parse_duration, DurationError};
+use computer_protocol::{BadScreenSize, ScreenSize};
 use std::ffi::{OsStr, OsString};
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;

@@ -14,12 +14,12 @@
 //!   file holding it (read, then deleted), the home folder, the shell
 //!   timeout against its maximum. Also the variables kept from children
 //!   ([`daemon_variables`]). Screen sizes are parsed by
-//!   [`crate::screen_facts::ScreenSize`].
+//!   [`computer_protocol::ScreenSize`].
 
 mod flags;
 
-use crate::screen_facts::ScreenSize;
 use computer_protocol::duration::format_duration;
+use computer_protocol::ScreenSize;
 pub use flags::Flags;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -558,19 +558,5 @@ mod tests {
         assert!(names.contains(&"COMPUTERD_TOKEN"), "{names:?}");
         assert!(names.contains(&"COMPUTERD_LISTEN"), "{names:?}");
         assert!(!names.contains(&"COMPUTER_USE_PORT_BASE"), "{names:?}");
-    }
-
-    #[test]
-    fn screen_sizes() {
-        assert_eq!(
-            ScreenSize::parse("320x7680"),
-            Ok(ScreenSize {
-                width: 320,
-                height: 7680
-            })
-        );
-        assert!(ScreenSize::parse("7681x800").is_err());
-        assert!(ScreenSize::parse("1280").is_err());
-        assert!(ScreenSize::parse("axb").is_err());
     }
 }

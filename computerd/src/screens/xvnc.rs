@@ -3,7 +3,7 @@
 //! keeps its /tmp).
 
 use crate::screen_facts::ScreenEnv;
-use crate::screen_facts::ScreenSize;
+use computer_protocol::ScreenSize;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use tokio::process::Command;

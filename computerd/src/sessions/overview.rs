@@ -1,9 +1,9 @@
 //! What the viewer's sidebar shows of one session.
 
 use super::session::Session;
-use crate::screen_facts::ScreenSize;
 use crate::screens::Screen;
 use computer_protocol::ScreenNumber;
+use computer_protocol::ScreenSize;
 use std::sync::atomic::Ordering;
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,11 +5,11 @@ use super::overview::SessionOverview;
 use super::session::{Session, SessionLimits};
 use crate::config::Config;
 use crate::recording::Recordings;
-use crate::screen_facts::ScreenSize;
 use crate::screens::{Screen, ScreenError, ScreenPaths, ScreenPool};
 use computer_protocol::limits::{
     HEARTBEAT_WINDOW_MAX_SECS, HEARTBEAT_WINDOW_MIN_SECS, TITLE_MAX_CHARS,
 };
+use computer_protocol::ScreenSize;
 use computer_protocol::{
     Coded, CreateSessionRequest, EndReason, ErrorCode, InvalidInput, OwnerId, ScreenNumber,
     SessionId, SessionInfo,

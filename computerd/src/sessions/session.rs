@@ -3,8 +3,8 @@
 use crate::handoff::Hold;
 use crate::memory::OomWatermark;
 use crate::recording::{Recorder, RecorderSlot};
-use crate::screen_facts::ScreenSize;
 use crate::screens::Screen;
+use computer_protocol::ScreenSize;
 use computer_protocol::{OwnerId, SessionId};
 use parking_lot::Mutex;
 use std::path::PathBuf;

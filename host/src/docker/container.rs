@@ -133,13 +133,8 @@ impl Computer {
     pub fn viewer_url(&self) -> Option<String> {
         self.viewer_key
             .as_deref()
-            .map(|key| viewer_url(self.port_base, key))
+            .map(|key| computer_protocol::viewer_link(self.port_base, key, None))
     }
-}
-
-/// The viewer link for a computer on `port_base`.
-pub fn viewer_url(port_base: u16, key: &str) -> String {
-    format!("http://{}:{port_base}/#key={key}", ports::LOOPBACK)
 }
 
 /// Makes sure the computer runs and its computerd answers, creating,

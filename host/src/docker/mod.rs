@@ -41,7 +41,7 @@ mod ssh_share;
 pub mod tls;
 pub mod tunnel;
 
-pub use container::{ensure_computer, viewer_url, Computer, Startup};
+pub use container::{ensure_computer, Computer, Startup};
 pub use dialer::{Dialer, Reach, Way};
 pub use endpoint::{resolve_endpoint, DockerEndpoint, Transport};
 pub use engine::{Engine, EngineFacts, EngineQueryError};

@@ -12,13 +12,13 @@ use super::report::{secs, Outcome, Report};
 use super::{timed, viewer, vnc, Budget};
 use crate::client::{ClientError, ComputerdClient};
 use crate::docker::{ensure_computer, ComputerState};
-use crate::settings::ScreenSize;
 use base64::Engine as _;
 use computer_protocol::endpoints::{
     CreateSession, EndOwnerSessions, EndSession, Heartbeat, ListSessions, NoBody, Observe,
     OpenPath, Shell,
 };
 use computer_protocol::textview::{TextViewOptions, TreeSource, View};
+use computer_protocol::ScreenSize;
 use computer_protocol::{
     CreateSessionRequest, Observation, ObserveRequest, OpenPathRequest, OwnerId, ScreenNumber,
     SessionId, SessionSettings, ShellRequest, ShellResult, TextNode,

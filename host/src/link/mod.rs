@@ -372,7 +372,7 @@ impl Link {
         moved.origin = found.origin.clone();
         moved.boot_id = info.boot_id;
         moved.viewer_key = info.viewer_key;
-        moved.viewer_url = crate::docker::viewer_url(moved.port_base, &moved.viewer_key);
+        moved.viewer_url = computer_protocol::viewer_link(moved.port_base, &moved.viewer_key, None);
         Ok(self.set_connection(moved))
     }
 }

@@ -17,7 +17,7 @@ pub mod vnc_password;
 use crate::client::{ClientError, ComputerdClient};
 use crate::settings::OpenMode;
 use computer_protocol::endpoints::{FocusViewer, GetViewer, IssueViewerCode, NoBody};
-use computer_protocol::{FocusRequest, InvalidViewerKey, ScreenNumber};
+use computer_protocol::{code_link, viewer_link, FocusRequest, InvalidViewerKey, ScreenNumber};
 use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
@@ -235,21 +235,4 @@ async fn open_handoff_tab(
         handback.handoff_id
     );
     Ok(())
-}
-
-/// `http://127.0.0.1:<base>/#code=<code>`, with `&screen=<n>`: a link that
-/// opens the viewer once (see [`IssueViewerCode`]).
-pub fn code_link(port_base: u16, code: &str, screen: Option<u8>) -> String {
-    match screen {
-        Some(n) => format!("http://127.0.0.1:{port_base}/#code={code}&screen={n}"),
-        None => format!("http://127.0.0.1:{port_base}/#code={code}"),
-    }
-}
-
-/// `http://127.0.0.1:<base>/#key=<key>`, with `&screen=<n>` to open one screen.
-pub fn viewer_link(port_base: u16, key: &str, screen: Option<u8>) -> String {
-    match screen {
-        Some(n) => format!("http://127.0.0.1:{port_base}/#key={key}&screen={n}"),
-        None => format!("http://127.0.0.1:{port_base}/#key={key}"),
-    }
 }

@@ -104,8 +104,11 @@ impl ComputerUseServer {
         };
         self.agent().keep_handback(&a.session_id, handback.clone());
         let conn = self.reach(&a.session_id).await?;
-        let viewer_url =
-            crate::open::viewer_link(conn.port_base, &conn.viewer_key, Some(started.screen.0));
+        let viewer_url = computer_protocol::viewer_link(
+            conn.port_base,
+            &conn.viewer_key,
+            Some(started.screen.0),
+        );
         let target = crate::open::Target {
             client: conn.client.clone(),
             port_base: conn.port_base,

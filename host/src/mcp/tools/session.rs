@@ -90,10 +90,7 @@ impl ComputerUseServer {
             )
             .await
             .map_err(AgentError::Computer)?;
-        let viewer_url = format!(
-            "http://127.0.0.1:{}/#key={}",
-            started.port_base, info.viewer_key
-        );
+        let viewer_url = computer_protocol::viewer_link(started.port_base, &info.viewer_key, None);
         let conn = host.set_connection(crate::link::Connection {
             client: started.client.clone(),
             viewer_url,
