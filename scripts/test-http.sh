@@ -6,13 +6,20 @@
 # the workspace pass (stdio).
 #
 # Left out: mcp_http and mcp_http_trust, HTTP only and already in the
-# workspace pass; mcp_browser, mcp_devtools and mcp_textview, whose tools
-# (open_path, launch_app, shell, computer_observe's text view) answer
-# through the same code whatever the transport, which the modules kept here
-# cover over HTTP with the same kinds of answers (text, structured content,
-# images, errors), while what HTTP changes (sessions per client, progress,
+# workspace pass; mcp_browser, mcp_devtools, mcp_textview and mcp_open,
+# whose tools (open_path, launch_app, shell, computer_observe's text view,
+# the viewer opener, which decides in the host whatever the transport)
+# answer through the same code, which the modules kept here cover over
+# HTTP with the same kinds of answers (text, structured content, images,
+# errors), while what HTTP changes (sessions per client, progress,
 # cancelling, the end of a session with its client) is in mcp_session,
-# mcp_transfer, mcp_handoff, faults and mcp_http; faults_dockerd, which
+# mcp_transfer, mcp_handoff, faults and mcp_http. Of mcp_evidence, the two
+# tests whose package is delivered as the session ends with its client or
+# its server; its other tests are about the recording and its review,
+# which no transport touches. Of docker_hardening, the proxy test (the
+# server's own HTTP requests meet the proxy variables); its other tests
+# look at the container, made by the same code over either transport.
+# faults_dockerd, which
 # restarts the Docker engine and tests no transport; release_build, which
 # checks the release binary's stdio start; mcp_apps, about what the image
 # opens for open_path and launch_app; cli, doctor and typescript_sdk, which
@@ -29,14 +36,22 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-http_modules=(mcp_session mcp_open mcp_transfer mcp_evidence mcp_handoff faults docker_hardening)
+http_modules=(mcp_session mcp_transfer mcp_handoff faults
+    mcp_evidence::ending_the_session_delivers_the_package
+    mcp_evidence::a_host_killed_mid_recording_still_gets_its_package
+    docker_hardening::a_proxy_in_the_environment_sees_nothing_and_the_tools_still_work)
 
 [ "${1:-}" = "--" ] && shift
 
 engine=$(bash scripts/test-binaries.sh engine)
+# A module's tests (`mcp_session::`), or one test named in full.
+filters=()
+for module in "${http_modules[@]}"; do
+    if [[ $module == *::* ]]; then filters+=("$module"); else filters+=("$module::"); fi
+done
 echo "test-http: ${http_modules[*]} over HTTP ($engine)"
-if ! (cd host && COMPUTER_USE_TEST_TRANSPORT=http bash ../scripts/test-runner.sh "$engine" "${http_modules[@]/%/::}" "$@"); then
+if ! (cd host && COMPUTER_USE_TEST_TRANSPORT=http bash ../scripts/test-runner.sh "$engine" "${filters[@]}" "$@"); then
     echo "test-http: failed over HTTP (the failures are listed above)" >&2
     exit 1
 fi
-echo "test-http: all ${#http_modules[@]} modules passed over HTTP"
+echo "test-http: passed over HTTP: ${http_modules[*]}"

@@ -31,6 +31,17 @@ export CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUSTFLAGS="-C link-arg=-fuse-ld=mol
 failed=()
 python3 scripts/import-circles.py || failed+=("the import-circle check")
 mkdir -p target
+# The release checks only compile: for two other targets, and the packages.
+# They run at idle priority (SCHED_IDLE: only on CPU time nothing else
+# wants), in a target directory of their own so that neither side waits on
+# the other's build lock, from the start: the build leaves a core idle
+# while it links or compiles one last crate, the fast loop waits on timers
+# and the tests on their computers. Started after the images, they ran
+# about 50 s past the last test pass; at normal priority they would hold
+# up the first test by a third of the run.
+(CARGO_TARGET_DIR=$PWD/target/release-check chrt --idle 0 \
+    nice -n 19 bash scripts/release-check.sh) > target/release-check.log 2>&1 &
+checks=$!
 # The base image (debootstrap: downloads and unpacking) builds while the
 # dependencies compile.
 bash scripts/build-base-image.sh > target/base-image.log 2>&1 &
@@ -89,14 +100,6 @@ if ! wait "$images"; then
 fi
 phase "the images are built and loaded"
 
-# The release checks only compile: for two other targets, and the packages.
-# They run at idle priority (SCHED_IDLE: the CPU the tests leave unused),
-# in a target directory of their own so that neither side waits on the
-# other's build lock. Two cores would otherwise spend a third of the run on
-# them before the first test.
-(CARGO_TARGET_DIR=$PWD/target/release-check chrt --idle 0 \
-    nice -n 19 bash scripts/release-check.sh) > target/release-check.log 2>&1 &
-checks=$!
 
 # Every test binary runs through scripts/test-runner.sh, which has libtest
 # print each test's time; the passes' output is also kept in
@@ -109,7 +112,7 @@ passes=target/test-passes.log
 # took 324 s side by side four at a time against about 470 s two at a time.
 # A test therefore never assumes a quiet machine: it waits on what it
 # needs (a still screen, a file written, a window loaded), never a fixed
-# time for Chromium or a screen to get there. The release checks below use
+# time for Chromium or a screen to get there. The release checks (above) use
 # what is left. The remote pass stays at two (scripts/test-remote.sh says
 # why).
 threads=${TEST_THREADS:-4}
