@@ -145,18 +145,14 @@ impl Agent {
     }
 
     /// The recording of session `id`, when it records.
-    pub fn recording(&self, id: &str) -> Option<Arc<HostRecording>> {
-        self.recordings_map()
-            .get(&SessionId(id.to_string()))
-            .cloned()
+    pub fn recording(&self, id: &SessionId) -> Option<Arc<HostRecording>> {
+        self.recordings_map().get(id).cloned()
     }
 
     /// Keeps the hand-back code of session `id`'s handoff, for
     /// [`Agent::handed_back_by_person`].
-    pub fn keep_handback(&self, id: &str, handback: Handback) {
-        self.handbacks
-            .lock()
-            .insert(SessionId(id.to_string()), handback);
+    pub fn keep_handback(&self, id: &SessionId, handback: Handback) {
+        self.handbacks.lock().insert(id.clone(), handback);
     }
 
     /// Whether `presented`, the code the computer says the person's page
@@ -164,34 +160,33 @@ impl Agent {
     /// code is forgotten either way: a hold ends once.
     pub fn handed_back_by_person(
         &self,
-        id: &str,
+        id: &SessionId,
         handoff_id: &str,
         presented: Option<&str>,
     ) -> bool {
-        let kept = self.handbacks.lock().remove(&SessionId(id.to_string()));
+        let kept = self.handbacks.lock().remove(id);
         handback_matches(kept.as_ref(), handoff_id, presented)
     }
 
     /// Forgets session `id`'s hand-back code (its hold was cancelled or
     /// expired).
-    pub fn forget_handback(&self, id: &str) {
-        self.handbacks.lock().remove(&SessionId(id.to_string()));
+    pub fn forget_handback(&self, id: &SessionId) {
+        self.handbacks.lock().remove(id);
     }
 
     /// Session `id` records from now on; false when it already did.
-    pub fn start_recording(&self, id: &str, recording: HostRecording) -> bool {
+    pub fn start_recording(&self, id: &SessionId, recording: HostRecording) -> bool {
         let mut map = self.recordings_map();
-        let id = SessionId(id.to_string());
-        if map.contains_key(&id) {
+        if map.contains_key(id) {
             return false;
         }
-        map.insert(id, Arc::new(recording));
+        map.insert(id.clone(), Arc::new(recording));
         true
     }
 
     /// Session `id` stops recording; its queue is handed back to drain.
-    pub fn stop_recording(&self, id: &str) -> Option<Arc<HostRecording>> {
-        self.recordings_map().remove(&SessionId(id.to_string()))
+    pub fn stop_recording(&self, id: &SessionId) -> Option<Arc<HostRecording>> {
+        self.recordings_map().remove(id)
     }
 
     fn recordings_map(
@@ -233,29 +228,28 @@ impl Agent {
     /// The connection for a tool call on session `id`: confirmed with Docker
     /// (see [`CONFIRMED_FOR`]), and refused for a session this agent did not
     /// start or made before the computer restarted.
-    pub async fn reach(&self, id: &str) -> Result<Arc<Connection>, AgentError> {
-        let conn = self.link.confirmed(id, CONFIRMED_FOR).await?;
+    pub async fn reach(&self, id: &SessionId) -> Result<Arc<Connection>, AgentError> {
+        let conn = self.link.confirmed(id.as_str(), CONFIRMED_FOR).await?;
         self.started_in_this_boot(id, &conn)?;
         Ok(conn)
     }
 
     /// Where session `id` was made, when this process made it.
-    fn made(&self, id: &str) -> Option<Made> {
-        self.sessions
-            .lock()
-            .get(&SessionId(id.to_string()))
-            .cloned()
+    fn made(&self, id: &SessionId) -> Option<Made> {
+        self.sessions.lock().get(id).cloned()
     }
 
     /// Refuses session `id` unless this agent started it under the boot
     /// `conn` reaches. Several agents share one computerd token; a session
     /// another agent started is, to this one, a session that does not
     /// exist (computerd's own words), so no agent can drive or end another's.
-    fn started_in_this_boot(&self, id: &str, conn: &Connection) -> Result<(), SessionRefused> {
+    fn started_in_this_boot(
+        &self,
+        id: &SessionId,
+        conn: &Connection,
+    ) -> Result<(), SessionRefused> {
         match self.made(id) {
-            None => Err(SessionRefused::NoSuchSession {
-                id: SessionId(id.to_string()),
-            }),
+            None => Err(SessionRefused::NoSuchSession { id: id.clone() }),
             Some(made) if made.boot_id != conn.boot_id => Err(restarted(id, &made, conn)),
             Some(_) => Ok(()),
         }
@@ -272,8 +266,8 @@ impl Agent {
 
     /// Called after a successful observe or act: the first time for a
     /// session, opens the viewer on its screen in the background.
-    pub fn announce_screen(&self, id: &str) {
-        let sid = SessionId(id.to_string());
+    pub fn announce_screen(&self, id: &SessionId) {
+        let sid = id.clone();
         let first = self.announced.lock().insert(sid.clone());
         let Some(conn) = self.link.connection() else {
             return;
@@ -310,7 +304,7 @@ impl Agent {
     /// [`Agent::explain`]).
     pub async fn answer<T>(
         &self,
-        id: &str,
+        id: &SessionId,
         result: Result<T, ClientError>,
     ) -> Result<T, AgentError> {
         match result {
@@ -323,7 +317,7 @@ impl Agent {
     /// reach computerd asks Docker why (stopped, removed, restarted on
     /// another port); an unknown session that this process started under an
     /// earlier computerd boot ended because the computer restarted.
-    pub async fn explain(&self, id: &str, error: ClientError) -> AgentError {
+    pub async fn explain(&self, id: &SessionId, error: ClientError) -> AgentError {
         match &error {
             ClientError::Unreachable { .. } => self.explain_unreachable(id, error).await,
             ClientError::Api(e) if e.code == ErrorCode::UnknownSession => self
@@ -335,10 +329,10 @@ impl Agent {
     }
 
     /// `error` is the call's [`ClientError::Unreachable`].
-    async fn explain_unreachable(&self, id: &str, error: ClientError) -> AgentError {
+    async fn explain_unreachable(&self, id: &SessionId, error: ClientError) -> AgentError {
         let settle_by = Instant::now() + SETTLE_FOR;
         loop {
-            let conn = match self.link.confirmed(id, Duration::ZERO).await {
+            let conn = match self.link.confirmed(id.as_str(), Duration::ZERO).await {
                 Ok(conn) => conn,
                 Err(why) => return why.into(),
             };
@@ -358,11 +352,15 @@ impl Agent {
     /// `Some(error)` when session `id` was made here under an earlier
     /// computerd boot; the boot is read again, since a restart can keep the
     /// same port.
-    async fn explain_unknown(&self, id: &str) -> Option<AgentError> {
+    async fn explain_unknown(&self, id: &SessionId) -> Option<AgentError> {
         let made = self.made(id)?;
         // Asked of Docker now, not within CONFIRMED_FOR: a restore keeps the
         // API's port, so only Docker tells that the container was replaced.
-        let conn = self.link.confirmed(id, Duration::ZERO).await.ok()?;
+        let conn = self
+            .link
+            .confirmed(id.as_str(), Duration::ZERO)
+            .await
+            .ok()?;
         let info = crate::link::computer_info(&conn.client).await.ok()?;
         (info.boot_id != made.boot_id).then(|| restarted(id, &made, &conn).into())
     }
@@ -370,7 +368,7 @@ impl Agent {
 
 /// Session `id`, `made` under an earlier boot of the computer `conn`
 /// reaches: restarted, or replaced by a restore or a reset.
-fn restarted(id: &str, made: &Made, conn: &Connection) -> SessionRefused {
+fn restarted(id: &SessionId, made: &Made, conn: &Connection) -> SessionRefused {
     match &conn.origin {
         Some(origin) if made.container_id != conn.container_id => SessionRefused::Restored {
             id: id.to_string(),
@@ -447,7 +445,7 @@ mod tests {
 
     #[test]
     fn another_agents_session_is_one_that_does_not_exist() {
-        let id = SessionId("0b8a3c1e-5f2d-4e7a-9c61-2d4f8e9a7b30".into());
+        let id = SessionId::parse("0b8a3c1e-5f2d-4e7a-9c61-2d4f8e9a7b30").unwrap();
         let e = AgentError::from(SessionRefused::NoSuchSession { id: id.clone() });
         assert_eq!(e.to_string(), computer_protocol::no_such_session(&id));
     }

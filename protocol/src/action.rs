@@ -114,19 +114,65 @@ pub enum Action {
     Focus { target: String },
 }
 
-impl Action {
-    /// The tag, as the agent wrote it.
-    pub fn kind(&self) -> &'static str {
+/// Which kind of [`Action`] an outcome is about: its `type` tag. An enum on
+/// the wire too, so an answer can only name a kind of action that exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum ActionKind {
+    Click,
+    Move,
+    Down,
+    Up,
+    Type,
+    Key,
+    Scroll,
+    Wait,
+    Focus,
+}
+
+impl ActionKind {
+    /// The tag, as the agent writes it.
+    pub fn as_str(self) -> &'static str {
         match self {
-            Action::Click { .. } => "click",
-            Action::Move { .. } => "move",
-            Action::Down { .. } => "down",
-            Action::Up { .. } => "up",
-            Action::Type { .. } => "type",
-            Action::Key { .. } => "key",
-            Action::Scroll { .. } => "scroll",
-            Action::Wait { .. } => "wait",
-            Action::Focus { .. } => "focus",
+            ActionKind::Click => "click",
+            ActionKind::Move => "move",
+            ActionKind::Down => "down",
+            ActionKind::Up => "up",
+            ActionKind::Type => "type",
+            ActionKind::Key => "key",
+            ActionKind::Scroll => "scroll",
+            ActionKind::Wait => "wait",
+            ActionKind::Focus => "focus",
+        }
+    }
+
+    /// Input an agent expects the screen to answer: pointer, scroll, key
+    /// and typing. A wait or a focus is not.
+    pub fn is_input(self) -> bool {
+        !matches!(self, ActionKind::Wait | ActionKind::Focus)
+    }
+}
+
+impl std::fmt::Display for ActionKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl Action {
+    /// Its kind: the tag, as the agent wrote it.
+    pub fn kind(&self) -> ActionKind {
+        match self {
+            Action::Click { .. } => ActionKind::Click,
+            Action::Move { .. } => ActionKind::Move,
+            Action::Down { .. } => ActionKind::Down,
+            Action::Up { .. } => ActionKind::Up,
+            Action::Type { .. } => ActionKind::Type,
+            Action::Key { .. } => ActionKind::Key,
+            Action::Scroll { .. } => ActionKind::Scroll,
+            Action::Wait { .. } => ActionKind::Wait,
+            Action::Focus { .. } => ActionKind::Focus,
         }
     }
 
@@ -377,7 +423,7 @@ impl ActRequest {
 pub struct ActionOutcome {
     pub index: usize,
     #[serde(rename = "type")]
-    pub kind: String,
+    pub kind: ActionKind,
     pub ok: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -413,6 +459,28 @@ mod tests {
 
     fn batch(json: &str) -> ActRequest {
         serde_json::from_str(json).expect("valid batch")
+    }
+
+    #[test]
+    fn an_outcome_names_its_action_by_the_tag_the_agent_wrote() {
+        let req = batch(
+            r#"{"actions":[{"type":"click","x":1,"y":2},{"type":"move","x":1,"y":2},{"type":"down"},{"type":"up"},{"type":"type","text":"a"},{"type":"key","key":"a"},{"type":"scroll","direction":"up"},{"type":"wait","ms":1},{"type":"focus","target":"x"}]}"#,
+        );
+        for action in &req.actions {
+            let tag = serde_json::to_value(action).unwrap()["type"].clone();
+            assert_eq!(serde_json::to_value(action.kind()).unwrap(), tag);
+            assert_eq!(action.kind().to_string(), tag.as_str().unwrap());
+        }
+        // A computer can only name a kind of action that exists.
+        let outcome = |kind: &str| {
+            serde_json::from_value::<ActionOutcome>(
+                serde_json::json!({"index": 0, "type": kind, "ok": true}),
+            )
+        };
+        assert_eq!(outcome("scroll").unwrap().kind, ActionKind::Scroll);
+        assert!(outcome(&"K".repeat(100_000)).is_err());
+        assert!(!ActionKind::Wait.is_input() && !ActionKind::Focus.is_input());
+        assert!(ActionKind::Type.is_input() && ActionKind::Click.is_input());
     }
 
     #[test]

@@ -46,7 +46,7 @@ impl PathKey for () {
 /// Routes of one session: `{id}` in the pattern.
 impl PathKey for SessionId {
     fn fill(&self, pattern: &str) -> String {
-        pattern.replace("{id}", &self.0)
+        pattern.replace("{id}", self.as_str())
     }
 }
 
@@ -202,7 +202,7 @@ mod tests {
 
     #[test]
     fn keys_fill_their_patterns() {
-        let id = SessionId("0b8a3c1e-5f2d-4e7a-9c61-2d4f8e9a7b30".into());
+        let id = SessionId::parse("0b8a3c1e-5f2d-4e7a-9c61-2d4f8e9a7b30").unwrap();
         assert_eq!(
             Act::path(&id),
             "/v1/sessions/0b8a3c1e-5f2d-4e7a-9c61-2d4f8e9a7b30/act"

@@ -68,7 +68,9 @@ pub mod viewer;
 #[cfg(feature = "archive")]
 pub mod archive;
 
-pub use action::{ActRequest, ActResponse, Action, ActionOutcome, Button, ScrollDirection, Settle};
+pub use action::{
+    ActRequest, ActResponse, Action, ActionKind, ActionOutcome, Button, ScrollDirection, Settle,
+};
 pub use apps::{
     ClipboardRequest, LaunchAppRequest, LauncherRequest, OpenPathRequest, OpenSettle,
     OpenedResponse, RunRequest,
@@ -82,7 +84,7 @@ pub use files::{
     SetCwdRequest, SetCwdResponse, WriteFileRequest, WriteFileResponse,
 };
 pub use frame::{FrameOptions, FrameTransform, ImageFormat, ObserveRequest, Region};
-pub use ids::{FrameId, OwnerId, ScreenNumber, SessionId};
+pub use ids::{BadSessionId, FrameId, OwnerId, ScreenNumber, SessionId};
 pub use observe::{Cursor, Observation};
 pub use screen_size::{BadScreenSize, ScreenSize};
 pub use session::{

@@ -19,7 +19,8 @@ pub struct CreateSessionRequest {
     pub settings: SessionSettings,
     /// The id to start the session under: the host's own session, carried
     /// over a restore of the computer, whose computerd is new and knows no
-    /// sessions. Refused when this computerd has used it.
+    /// sessions. Refused when this computerd has used it (and, as every
+    /// session id, when it is no UUID).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resume: Option<SessionId>,
 }
@@ -38,27 +39,8 @@ impl CreateSessionRequest {
                 "`title` has {chars} characters: the limit is {TITLE_MAX_CHARS}; shorten it"
             )));
         }
-        if let Some(id) = &self.resume {
-            if uuid_shaped(&id.0).is_none() {
-                return Err(InvalidInput(format!(
-                    "`resume` is `{}`: it must be a session id this computer's host had (a UUID)",
-                    id.0.chars().take(64).collect::<String>()
-                )));
-            }
-        }
         Ok(())
     }
-}
-
-/// `Some(())` for the 8-4-4-4-12 lower-case hex form computerd gives ids in.
-fn uuid_shaped(text: &str) -> Option<()> {
-    let groups: Vec<&str> = text.split('-').collect();
-    let lengths = groups.iter().map(|g| g.len()).collect::<Vec<_>>();
-    let hex = groups.iter().all(|g| {
-        g.bytes()
-            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-    });
-    (lengths == [8, 4, 4, 4, 12] && hex).then_some(())
 }
 
 /// Per-session settings. Every field is optional on the wire.

@@ -27,7 +27,8 @@ pub async fn count_call(
         .iter()
         .flat_map(RawPathParams::iter)
         .find(|(name, _)| *name == "id")
-        .and_then(|(_, raw)| app.sessions.get(&SessionId(raw.to_string())).ok());
+        .and_then(|(_, raw)| SessionId::parse(raw).ok())
+        .and_then(|id| app.sessions.get(&id).ok());
     let _call = session.as_ref().map(|s| s.call_started());
     if let Some(session) = session {
         request.extensions_mut().insert(Found(session));

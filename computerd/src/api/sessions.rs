@@ -2,12 +2,13 @@
 
 use super::error::ApiError;
 use super::json::ApiJson;
+use super::live::SessionPath;
 use super::AppState;
 use axum::extract::{Path, State};
 use axum::Json;
 use computer_protocol::{
     ComputerInfo, CreateSessionRequest, CreateSessionResponse, EndReason, EndSessionResponse,
-    HeartbeatResponse, OwnerId, SessionId, SessionsResponse,
+    HeartbeatResponse, OwnerId, SessionsResponse,
 };
 
 pub async fn computer_info(State(app): State<AppState>) -> Json<ComputerInfo> {
@@ -33,7 +34,7 @@ pub async fn list(State(app): State<AppState>) -> Json<SessionsResponse> {
 
 pub async fn end(
     State(app): State<AppState>,
-    Path(id): Path<SessionId>,
+    SessionPath(id): SessionPath,
 ) -> Result<Json<EndSessionResponse>, ApiError> {
     let screen = app.sessions.end(&id, EndReason::EndedByAgent).await?;
     Ok(Json(EndSessionResponse {

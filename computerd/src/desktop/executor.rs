@@ -198,7 +198,7 @@ fn run_on_x<H: Hands>(
 fn outcome(index: usize, action: &Action, result: Result<(), ActionError>) -> ActionOutcome {
     ActionOutcome {
         index,
-        kind: action.kind().to_string(),
+        kind: action.kind(),
         ok: result.is_ok(),
         error: result.err().map(|e| hide_secret(index, action, e)),
         at: action.point().map(|(x, y)| ScreenPoint { x, y }),
@@ -238,6 +238,7 @@ fn check_coordinates<H: Hands>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use computer_protocol::ActionKind;
     use parking_lot::Mutex;
     use serde_json::json;
 
@@ -248,7 +249,7 @@ mod tests {
         /// Titles `focus` finds.
         windows: Vec<&'static str>,
         /// `perform` fails on this kind of action.
-        refuse: Option<&'static str>,
+        refuse: Option<ActionKind>,
     }
 
     impl Hands for FakeHands {
@@ -397,7 +398,7 @@ mod tests {
     #[tokio::test]
     async fn an_input_failure_ends_the_batch_and_a_secret_is_not_shown() {
         let screen = FakeScreen::default();
-        screen.hands.lock().refuse = Some("type");
+        screen.hands.lock().refuse = Some(ActionKind::Type);
         let secret = Action::Type {
             text: "hunter2".into(),
             secret: true,
@@ -424,7 +425,7 @@ mod tests {
         )
         .await;
         assert!(outcomes.iter().all(|o| o.ok) && outcomes.len() == 3);
-        assert_eq!(outcomes[1].kind, "wait");
+        assert_eq!(outcomes[1].kind, ActionKind::Wait);
         assert!(started.elapsed() >= Duration::from_millis(700));
         assert_eq!(*screen.jobs.lock(), 2);
     }

@@ -27,7 +27,7 @@ pub use rebinding::REBINDING_WAIT_MAX;
 
 use crate::display::Display;
 use chord::ChordError;
-use computer_protocol::Action;
+use computer_protocol::{Action, ActionKind};
 use keyboard::Keyboard;
 use keymap::Keymap;
 use x11rb::connection::RequestConnection;
@@ -68,7 +68,7 @@ pub enum InputError {
         keycodes: usize,
     },
     #[error("`{kind}` is not an input action: the caller runs it")]
-    NotInput { kind: &'static str },
+    NotInput { kind: ActionKind },
     #[error("input on display :{display} failed: the X request was refused or the connection broke ({source}); if Xvnc is gone, end the session and start a new one")]
     Request {
         display: u32,

@@ -38,7 +38,7 @@ mod tests {
         match sessions.get(id) {
             Ok(_) => None,
             Err(SessionError::Ended(_, reason)) => Some(reason),
-            Err(e) => panic!("session `{}` neither live nor ended: {e}", id.0),
+            Err(e) => panic!("session `{id}` neither live nor ended: {e}"),
         }
     }
 

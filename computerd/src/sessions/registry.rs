@@ -11,8 +11,8 @@ use computer_protocol::limits::{
 };
 use computer_protocol::ScreenSize;
 use computer_protocol::{
-    Coded, CreateSessionRequest, EndReason, ErrorCode, InvalidInput, OwnerId, ScreenNumber,
-    SessionId, SessionInfo,
+    BadSessionId, Coded, CreateSessionRequest, EndReason, ErrorCode, InvalidInput, OwnerId,
+    ScreenNumber, SessionId, SessionInfo,
 };
 use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
@@ -32,6 +32,9 @@ pub enum SessionError {
     InvalidInput(#[from] InvalidInput),
     #[error("{}", computer_protocol::no_such_session(.0))]
     Unknown(SessionId),
+    /// A path's `{id}` that is no session id: no session has it.
+    #[error(transparent)]
+    NotAnId(#[from] BadSessionId),
     #[error("{}", .1.explain(.0))]
     Ended(SessionId, EndReason),
     #[error(transparent)]
@@ -42,7 +45,7 @@ impl Coded for SessionError {
     fn code(&self) -> ErrorCode {
         match self {
             SessionError::InvalidInput(_) => ErrorCode::InvalidInput,
-            SessionError::Unknown(_) => ErrorCode::UnknownSession,
+            SessionError::Unknown(_) | SessionError::NotAnId(_) => ErrorCode::UnknownSession,
             SessionError::Ended(..) => ErrorCode::SessionEnded,
             SessionError::Screen(e) => e.code(),
         }
@@ -128,7 +131,7 @@ impl Sessions {
         let id = req
             .resume
             .clone()
-            .unwrap_or_else(|| SessionId(uuid::Uuid::new_v4().to_string()));
+            .unwrap_or_else(SessionId::new_random);
         let started_at = crate::clock::now_rfc3339();
         let session = Arc::new(Session::new(
             id.clone(),
@@ -142,7 +145,7 @@ impl Sessions {
         if state.live.contains_key(&id) || state.ended.contains_key(&id) {
             return Err(SessionError::InvalidInput(InvalidInput(format!(
                 "`resume` is `{}`, a session this computer has already had: resume only a session of a computer that was restored or reset",
-                id.0
+                id
             ))));
         }
         let beat = Beat {
@@ -551,19 +554,22 @@ pub(super) mod tests {
             title: "resumed".into(),
             owner: OwnerId("host-a".into()),
             settings: SessionSettings::default(),
-            resume: Some(SessionId(resume.into())),
+            resume: Some(SessionId::parse(resume).unwrap()),
         };
         let id = "0f8e2a4c-1b3d-4e5f-9a7b-123456789abc";
         let resumed = t.sessions.create(request(id)).expect("resumed");
-        assert_eq!(resumed.id.0, id);
+        assert_eq!(resumed.id.as_str(), id);
         let refused = |req| match t.sessions.create(req) {
             Ok(_) => panic!("the session should be refused"),
             Err(e) => e,
         };
         let again = refused(request(id));
         assert!(again.to_string().contains("already had"), "{again}");
-        let bad = refused(request("../x"));
-        assert!(bad.to_string().contains("`resume`"), "{bad}");
+        let bad = serde_json::from_value::<CreateSessionRequest>(serde_json::json!({
+            "title": "resumed", "owner": "host-a", "resume": "../x"
+        }))
+        .unwrap_err();
+        assert!(bad.to_string().contains("is not a session id"), "{bad}");
     }
 
     #[tokio::test(start_paused = true)]

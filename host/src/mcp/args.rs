@@ -4,7 +4,9 @@
 
 use super::action_shape::{bad_field, ActionShape};
 use computer_protocol::limits::ACTIONS_MAX;
-use computer_protocol::{Action, ImageFormat, Region, Settle, TimeoutArg, TransferDirection, View};
+use computer_protocol::{
+    Action, ImageFormat, Region, SessionId, Settle, TimeoutArg, TransferDirection, View,
+};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -19,8 +21,8 @@ pub struct StartComputerArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SessionArgs {
-    #[serde(deserialize_with = "session_id")]
-    pub session_id: String,
+    #[schemars(with = "String")]
+    pub session_id: SessionId,
 }
 
 fn default_true() -> bool {
@@ -30,8 +32,8 @@ fn default_true() -> bool {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ActArgs {
-    #[serde(deserialize_with = "session_id")]
-    pub session_id: String,
+    #[schemars(with = "String")]
+    pub session_id: SessionId,
     /// In order; the first failure stops the batch. click / move / down / up (drags): `button` (default left) at x,y (down and up move first only when given). scroll: `steps` toward `direction`, at x,y if given. type: `text`. key: `key`. wait: `ms`. focus: raise the window whose class or title contains `target`, or start that app. A double click is two clicks.
     #[schemars(with = "Vec<ActionShape>", length(min = 1, max = ACTIONS_MAX))]
     pub actions: Vec<Action>,
@@ -71,8 +73,8 @@ pub struct ActArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ObserveArgs {
-    #[serde(deserialize_with = "session_id")]
-    pub session_id: String,
+    #[schemars(with = "String")]
+    pub session_id: SessionId,
     /// Zoom: only this part of the screen (screen px), at up to full resolution.
     #[serde(default)]
     pub region: Option<Region>,
@@ -108,8 +110,8 @@ pub struct ObserveArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ShellArgs {
-    #[serde(deserialize_with = "session_id")]
-    pub session_id: String,
+    #[schemars(with = "String")]
+    pub session_id: SessionId,
     /// A bash command line.
     pub command: String,
     /// Seconds, or `90s`, `2m`, `1h`. Default COMPUTER_USE_SHELL_TIMEOUT (120 s), at most COMPUTER_USE_SHELL_TIMEOUT_MAX (600 s). On timeout all it started is killed; output so far is kept.
@@ -120,8 +122,8 @@ pub struct ShellArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OpenPathArgs {
-    #[serde(deserialize_with = "session_id")]
-    pub session_id: String,
+    #[schemars(with = "String")]
+    pub session_id: SessionId,
     /// An http(s) URL, or a path on the computer (absolute, `~/...`, or relative to the working folder).
     pub target: String,
     /// `quiet`: once still for quiet_ms (at most settle_ms).
@@ -151,8 +153,8 @@ pub struct OpenPathArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LaunchAppArgs {
-    #[serde(deserialize_with = "session_id")]
-    pub session_id: String,
+    #[schemars(with = "String")]
+    pub session_id: SessionId,
     /// `browser`, `terminal`, an installed application (a .desktop entry id such as `libreoffice-writer`, or its name), or a program on PATH.
     pub app: String,
     /// A URL or file to open in the app (the browser opens a new tab).
@@ -185,8 +187,8 @@ pub struct LaunchAppArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SetCwdArgs {
-    #[serde(deserialize_with = "session_id")]
-    pub session_id: String,
+    #[schemars(with = "String")]
+    pub session_id: SessionId,
     /// A folder: absolute, `~` for home, or relative to the current working folder.
     pub path: String,
 }
@@ -194,8 +196,8 @@ pub struct SetCwdArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListFilesArgs {
-    #[serde(deserialize_with = "session_id")]
-    pub session_id: String,
+    #[schemars(with = "String")]
+    pub session_id: SessionId,
     /// The folder to list (default: the working folder); `~` is home.
     #[serde(default)]
     pub path: Option<String>,
@@ -204,8 +206,8 @@ pub struct ListFilesArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadFileArgs {
-    #[serde(deserialize_with = "session_id")]
-    pub session_id: String,
+    #[schemars(with = "String")]
+    pub session_id: SessionId,
     /// The file: absolute, `~/...`, or relative to the working folder.
     pub path: String,
     /// First line to read, counting from 1.
@@ -219,8 +221,8 @@ pub struct ReadFileArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WriteFileArgs {
-    #[serde(deserialize_with = "session_id")]
-    pub session_id: String,
+    #[schemars(with = "String")]
+    pub session_id: SessionId,
     /// The file to replace or create; missing folders are created.
     pub path: String,
     /// The whole new content, UTF-8 text up to 10 MB.
@@ -230,8 +232,8 @@ pub struct WriteFileArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TransferArgs {
-    #[serde(deserialize_with = "session_id")]
-    pub session_id: String,
+    #[schemars(with = "String")]
+    pub session_id: SessionId,
     // The tool's description says which way each goes.
     pub direction: TransferDirection,
     /// On the machine running this MCP server: absolute, `~/...`, or relative to its working folder.
@@ -246,8 +248,8 @@ pub struct TransferArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StartRecordingArgs {
-    #[serde(deserialize_with = "session_id")]
-    pub session_id: String,
+    #[schemars(with = "String")]
+    pub session_id: SessionId,
     /// What the task is, 1 to 80 characters; it names the package folder.
     pub task: String,
 }
@@ -255,8 +257,8 @@ pub struct StartRecordingArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecordingNoteArgs {
-    #[serde(deserialize_with = "session_id")]
-    pub session_id: String,
+    #[schemars(with = "String")]
+    pub session_id: SessionId,
     /// The note, 1 to 2000 characters: what you checked, found or concluded.
     pub text: String,
 }
@@ -264,8 +266,8 @@ pub struct RecordingNoteArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StopRecordingArgs {
-    #[serde(deserialize_with = "session_id")]
-    pub session_id: String,
+    #[schemars(with = "String")]
+    pub session_id: SessionId,
     /// Where on this server's machine: an existing folder gets the package inside as `<task>-<UTC time>/`, a new path names it. Default `computer-use-evidence/<task>-<UTC time>/` in the server's working folder (over HTTP, relative to COMPUTER_USE_TRANSFER_ROOT).
     #[serde(default)]
     pub host_path: Option<String>,
@@ -274,8 +276,8 @@ pub struct StopRecordingArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NetworkLogArgs {
-    #[serde(deserialize_with = "session_id")]
-    pub session_id: String,
+    #[schemars(with = "String")]
+    pub session_id: SessionId,
     #[serde(default)]
     pub denied_only: bool,
     #[serde(default)]
@@ -286,8 +288,8 @@ pub struct NetworkLogArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SaveSnapshotArgs {
-    #[serde(deserialize_with = "session_id")]
-    pub session_id: String,
+    #[schemars(with = "String")]
+    pub session_id: SessionId,
     /// 1 to 64 of a-z 0-9 . _ -
     pub name: String,
     /// Up to 500 characters.
@@ -298,16 +300,16 @@ pub struct SaveSnapshotArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SnapshotArgs {
-    #[serde(deserialize_with = "session_id")]
-    pub session_id: String,
+    #[schemars(with = "String")]
+    pub session_id: SessionId,
     pub name: String,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RestoreSnapshotArgs {
-    #[serde(deserialize_with = "session_id")]
-    pub session_id: String,
+    #[schemars(with = "String")]
+    pub session_id: SessionId,
     pub name: String,
     /// End the computer's other live sessions (else refused while any is).
     #[serde(default)]
@@ -317,8 +319,8 @@ pub struct RestoreSnapshotArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ResetComputerArgs {
-    #[serde(deserialize_with = "session_id")]
-    pub session_id: String,
+    #[schemars(with = "String")]
+    pub session_id: SessionId,
     /// End the computer's other live sessions (else refused while any is).
     #[serde(default)]
     pub end_other_sessions: bool,
@@ -327,8 +329,8 @@ pub struct ResetComputerArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HandoffArgs {
-    #[serde(deserialize_with = "session_id")]
-    pub session_id: String,
+    #[schemars(with = "String")]
+    pub session_id: SessionId,
     /// What the person should do, 1 to 500 characters.
     pub reason: String,
     /// What the screen should show when they are done, up to 500 characters.
@@ -339,8 +341,8 @@ pub struct HandoffArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitHandoffArgs {
-    #[serde(deserialize_with = "session_id")]
-    pub session_id: String,
+    #[schemars(with = "String")]
+    pub session_id: SessionId,
     /// Seconds to wait at most (default 30).
     #[serde(default)]
     #[schemars(range(min = 1, max = 45))]
@@ -356,23 +358,6 @@ pub struct WaitHandoffArgs {
     #[serde(default)]
     #[schemars(range(min = 1, max = 100))]
     pub quality: Option<u8>,
-}
-
-/// A session id as computerd makes them: a UUID in its hyphenated form.
-/// Checked before any request, because the id becomes part of a URL path
-/// where `../` or `?` would reach other routes.
-fn session_id<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
-    let text = String::deserialize(deserializer)?;
-    if text.len() == 36 && uuid::Uuid::try_parse(&text).is_ok() {
-        return Ok(text);
-    }
-    let mut shown: String = text.chars().take(40).collect();
-    if shown.len() < text.len() {
-        shown.push('…');
-    }
-    Err(serde::de::Error::custom(format!(
-        "{shown:?} is not a session id: use the session_id that start_computer returned (a UUID such as 0b8a3c1e-5f2d-4e7a-9c61-2d4f8e9a7b30)"
-    )))
 }
 
 /// A tool's arguments that do not fit its schema, naming the field at
@@ -554,7 +539,7 @@ mod tests {
         }));
         assert!(e.starts_with("`session_id`:"), "{e}");
         let a = parse::<SessionArgs>(args(json!({ "session_id": SID }))).unwrap();
-        assert_eq!(a.session_id, SID);
+        assert_eq!(a.session_id.as_str(), SID);
     }
 
     #[test]
@@ -569,7 +554,7 @@ mod tests {
             "{e}"
         );
         let good: Args<SessionArgs> = serde_json::from_value(json!({"session_id": SID})).unwrap();
-        assert_eq!(good.read().unwrap().session_id, SID);
+        assert_eq!(good.read().unwrap().session_id.as_str(), SID);
         assert_eq!(
             rmcp::handler::server::common::schema_for_type::<Args<ShellArgs>>(),
             rmcp::handler::server::common::schema_for_type::<ShellArgs>()

@@ -98,9 +98,8 @@ pub fn bound_observation(
     Ok(notes)
 }
 
-/// Holds an action outcome's words and error to their caps.
+/// Holds an action outcome's error to its cap (its kind is an enum).
 pub fn bound_outcome(outcome: &mut ActionOutcome) {
-    cut_text(&mut outcome.kind, WORD_MAX_CHARS);
     cut_option(&mut outcome.error, NOTE_MAX_CHARS);
 }
 

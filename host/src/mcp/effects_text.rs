@@ -4,10 +4,6 @@
 
 use computer_protocol::{ActionEffect, ActionOutcome};
 
-/// The actions whose "nothing changed" is worth a line: input an agent
-/// expects an answer to. Waits and focus say nothing.
-const INPUT: [&str; 7] = ["click", "move", "down", "up", "scroll", "key", "type"];
-
 /// The lines for a batch's effects (empty when there is nothing to tell),
 /// each ending with a newline.
 pub fn effect_lines(outcomes: &[ActionOutcome], effects: &[ActionEffect]) -> String {
@@ -24,7 +20,9 @@ pub fn effect_lines(outcomes: &[ActionOutcome], effects: &[ActionEffect]) -> Str
             None => format!("the {}", outcome.kind),
         };
         let subject = format!("Action {} ({what})", effect.index);
-        if effect.changed == Some(false) && INPUT.contains(&outcome.kind.as_str()) {
+        // "Nothing changed" is worth a line after input an agent expects an
+        // answer to; waits and focus say nothing.
+        if effect.changed == Some(false) && outcome.kind.is_input() {
             lines.push_str(&format!(
                 "{subject} changed nothing on screen in {} ms.\n",
                 effect.watched_ms
@@ -69,11 +67,12 @@ mod tests {
     use super::*;
     use computer_protocol::handoff::PageFacts;
     use computer_protocol::recording::ScreenPoint;
+    use computer_protocol::ActionKind;
 
-    fn outcome(index: usize, kind: &str, at: Option<(i32, i32)>) -> ActionOutcome {
+    fn outcome(index: usize, kind: ActionKind, at: Option<(i32, i32)>) -> ActionOutcome {
         ActionOutcome {
             index,
-            kind: kind.into(),
+            kind,
             ok: true,
             error: None,
             at: at.map(|(x, y)| ScreenPoint { x, y }),
@@ -83,8 +82,8 @@ mod tests {
     #[test]
     fn a_click_that_changed_nothing_gets_one_line() {
         let outcomes = [
-            outcome(0, "click", Some((412, 300))),
-            outcome(1, "wait", None),
+            outcome(0, ActionKind::Click, Some((412, 300))),
+            outcome(1, ActionKind::Wait, None),
         ];
         let effects = [
             ActionEffect {
@@ -106,7 +105,10 @@ mod tests {
 
     #[test]
     fn windows_focus_and_page_are_told_and_mere_pixels_are_not() {
-        let outcomes = [outcome(0, "click", Some((5, 6))), outcome(1, "key", None)];
+        let outcomes = [
+            outcome(0, ActionKind::Click, Some((5, 6))),
+            outcome(1, ActionKind::Key, None),
+        ];
         let effects = [
             ActionEffect {
                 index: 0,
@@ -135,7 +137,7 @@ mod tests {
 
     #[test]
     fn a_popup_that_showed_is_told_with_where_it_is() {
-        let outcomes = [outcome(0, "click", Some((300, 300)))];
+        let outcomes = [outcome(0, ActionKind::Click, Some((300, 300)))];
         let effects = [ActionEffect {
             index: 0,
             watched_ms: 200,

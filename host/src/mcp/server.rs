@@ -171,7 +171,7 @@ impl ComputerUseServer {
     /// `still_running` says what a timeout after `deadline` leaves behind.
     pub(super) async fn session_call<E: Endpoint<Key = SessionId>>(
         &self,
-        id: &str,
+        id: &SessionId,
         body: &E::Request,
         deadline: Duration,
         still_running: &'static str,
@@ -179,20 +179,20 @@ impl ComputerUseServer {
         let conn = self.reach(id).await?;
         let answered = conn
             .client
-            .send::<E>(&SessionId(id.to_string()), body, deadline, still_running)
+            .send::<E>(id, body, deadline, still_running)
             .await;
         self.answer(id, answered).await
     }
 
     /// The connection for a call on session `id`, see [`Agent::reach`].
-    pub(super) async fn reach(&self, id: &str) -> Result<Arc<Connection>, ToolError> {
+    pub(super) async fn reach(&self, id: &SessionId) -> Result<Arc<Connection>, ToolError> {
         Ok(self.agent().reach(id).await?)
     }
 
     /// A computerd answer for the agent, see [`Agent::answer`].
     pub(super) async fn answer<T>(
         &self,
-        id: &str,
+        id: &SessionId,
         result: Result<T, crate::client::ClientError>,
     ) -> Result<T, ToolError> {
         self.agent()
@@ -297,8 +297,8 @@ impl ComputerUseServer {
         if NOT_RECORDED.contains(&name) {
             return None;
         }
-        let id = arguments?.get("session_id")?.as_str()?;
-        self.agent().recording(id)
+        let id = SessionId::parse(arguments?.get("session_id")?.as_str()?).ok()?;
+        self.agent().recording(&id)
     }
 }
 

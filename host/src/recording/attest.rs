@@ -448,7 +448,8 @@ mod tests {
             format: WALKTHROUGH_FORMAT.into(),
             recording_id: RecordingId("r".into()),
             task: "t".into(),
-            session_id: computer_protocol::SessionId("s".into()),
+            session_id: computer_protocol::SessionId::parse("0b8a3c1e-5f2d-4e7a-9c61-2d4f8e9a7b30")
+                .unwrap(),
             session_title: "t".into(),
             started_at: "a".into(),
             ended_at: "b".into(),

@@ -70,7 +70,7 @@ async fn run_transfer(
 ) -> Result<transfer::TransferReport, TransferError> {
     transfer::run(
         &client(url),
-        &SessionId(SESSION.into()),
+        &SessionId::parse(SESSION).unwrap(),
         req,
         &transfer::HostFiles::Anywhere,
         Arc::new(Progress::default()),
@@ -200,7 +200,7 @@ async fn an_endless_answer_stops_at_the_limit() {
 
     let e = client
         .send::<Observe>(
-            &SessionId(SESSION.into()),
+            &SessionId::parse(SESSION).unwrap(),
             &ObserveRequest::default(),
             deadline,
             "nothing",
@@ -292,7 +292,7 @@ async fn redirects_are_not_followed() {
     let url = stub(router).await;
     let e = client(url)
         .send::<Observe>(
-            &SessionId(SESSION.into()),
+            &SessionId::parse(SESSION).unwrap(),
             &ObserveRequest::default(),
             Duration::from_secs(3),
             "nothing",

@@ -82,7 +82,7 @@ pub fn recordings_in_progress(listed: RecordingsResponse) -> Vec<String> {
 
 /// A live session named for a refusal: `ID ("title")`.
 pub fn session_named(id: &SessionId, title: &str) -> String {
-    format!("{} (\"{title}\")", id.0)
+    format!("{id} (\"{title}\")")
 }
 
 /// A computer put back.

@@ -401,7 +401,7 @@ impl ComputerUseServer {
     /// Calls an opening route and shows what opened with the screenshot.
     async fn opened<E: Endpoint<Key = SessionId, Response = OpenedResponse>>(
         &self,
-        session_id: &str,
+        session_id: &SessionId,
         req: &E::Request,
         settling: Settling,
     ) -> ToolResult {
@@ -508,7 +508,7 @@ mod tests {
         let r = ActResponse {
             outcomes: vec![ActionOutcome {
                 index: 0,
-                kind: "K".repeat(100_000),
+                kind: computer_protocol::ActionKind::Click,
                 ok: false,
                 error: Some("E".repeat(100_000)),
                 at: None,

@@ -43,7 +43,7 @@ impl ComputerUseServer {
     /// Calls file route `E` of session `session_id`.
     async fn file_call<E: Endpoint<Key = SessionId>>(
         &self,
-        session_id: &str,
+        session_id: &SessionId,
         body: &E::Request,
     ) -> Result<E::Response, ToolError> {
         self.session_call::<E>(session_id, body, FILE_DEADLINE, NOTHING_RUNS)

@@ -14,7 +14,7 @@ use computer_protocol::handoff::{
     ScreenChanges, HANDBACK_CODE_CHARS, HOLD_DEFAULT_SECS, WAIT_DEFAULT_SECS, WAIT_MAX_SECS,
 };
 use computer_protocol::recording::StepRecord;
-use computer_protocol::{InvalidInput, Observation, ObserveRequest};
+use computer_protocol::{InvalidInput, Observation, ObserveRequest, SessionId};
 use rand::distr::{Alphanumeric, SampleString};
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
@@ -255,7 +255,7 @@ impl ComputerUseServer {
 impl ComputerUseServer {
     /// A recording keeps the hold as one step: its reason, how long, the
     /// note; no frames (the person's screen is not the agent's to record).
-    fn record_hold(&self, id: &str, status: &HandoffStatus) {
+    fn record_hold(&self, id: &SessionId, status: &HandoffStatus) {
         let Some(recording) = self.agent().recording(id) else {
             return;
         };

@@ -88,7 +88,7 @@ impl ComputerUseServer {
         let log = SentLog::of(&conn.container, &started.recording_id).map_err(state_unusable)?;
         let host = HostRecording::new(
             conn.client.clone(),
-            SessionId(a.session_id.clone()),
+            a.session_id.clone(),
             started.recording_id.clone(),
             request.task.clone(),
             started.started_at.clone(),
@@ -190,7 +190,7 @@ impl ComputerUseServer {
     /// builds its package in the computer and copies it to `folder`.
     pub(crate) async fn finish_recording(
         &self,
-        id: &str,
+        id: &SessionId,
         folder: &std::path::Path,
     ) -> Result<Delivered, ToolError> {
         let Some(open) = self.agent().stop_recording(id) else {
@@ -204,7 +204,7 @@ impl ComputerUseServer {
         let host_files = &self.agent().tenant().files;
         deliver(
             &conn.client,
-            &SessionId(id.to_string()),
+            id,
             &package,
             folder,
             host_files,

@@ -117,7 +117,7 @@ impl ComputerUseServer {
     /// package to the default folder. When that fails the session still
     /// ends: computerd closes the recording, whose package stays in the
     /// computer for `review --fetch`.
-    async fn end_recording(&self, id: &str) -> (Option<Delivered>, Option<String>) {
+    async fn end_recording(&self, id: &SessionId) -> (Option<Delivered>, Option<String>) {
         let Some(open) = self.agent().recording(id) else {
             return (None, None);
         };

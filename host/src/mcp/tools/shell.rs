@@ -7,7 +7,7 @@ use crate::mcp::result::structured;
 use crate::mcp::ComputerUseServer;
 use crate::settings::{format_size, MEMORY};
 use computer_protocol::endpoints::Shell;
-use computer_protocol::{SessionId, ShellRequest, ShellResult};
+use computer_protocol::{ShellRequest, ShellResult};
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::service::RequestContext;
@@ -54,7 +54,7 @@ impl ComputerUseServer {
             command: a.command,
             timeout: a.timeout,
         };
-        let session = SessionId(a.session_id.clone());
+        let session = a.session_id.clone();
         let running = conn.client.send::<Shell>(
             &session,
             &req,

@@ -76,7 +76,10 @@ fn ms(d: Duration) -> u64 {
 
 impl ComputerUseServer {
     /// The engine and the name of the computer session `id` is on.
-    async fn snapshot_engine(&self, id: &str) -> Result<(bollard::Docker, String), ToolError> {
+    async fn snapshot_engine(
+        &self,
+        id: &SessionId,
+    ) -> Result<(bollard::Docker, String), ToolError> {
         let conn = self.reach(id).await?;
         Ok((conn.dialer.docker().clone(), conn.container.clone()))
     }
@@ -86,7 +89,7 @@ impl ComputerUseServer {
     /// id and observes its fresh screen.
     async fn put_back(
         &self,
-        id: &str,
+        id: &SessionId,
         name: Option<SnapshotName>,
         end_other_sessions: bool,
         context: &RequestContext<RoleServer>,
@@ -104,7 +107,7 @@ impl ComputerUseServer {
             .send::<ListSessions>(&(), &NoBody {}, API_DEADLINE, "nothing was changed")
             .await;
         let listed = self.answer(id, listed).await?;
-        let me = SessionId(id.to_string());
+        let me = id.clone();
         let title = listed
             .sessions
             .iter()
@@ -168,7 +171,7 @@ impl ComputerUseServer {
                 return Err(match self.connect_session(title, Some(me.clone())).await {
                     Ok(_) => SnapshotError::Resumed {
                         error: Box::new(error),
-                        session: me.0,
+                        session: me.to_string(),
                     },
                     Err(_) => error,
                 }
@@ -178,7 +181,7 @@ impl ComputerUseServer {
         let (_conn, created) = self.connect_session(title, Some(me.clone())).await?;
         let observation = self
             .session_call::<Observe>(
-                &created.session_id.0,
+                &created.session_id,
                 &ObserveRequest::default(),
                 API_DEADLINE,
                 "nothing keeps running; observe again",
@@ -189,13 +192,13 @@ impl ComputerUseServer {
             Target::Reset => "The computer was reset: the image, an empty home".to_string(),
         };
         let same = if created.session_id == me {
-            format!("your session {} goes on", me.0)
+            format!("your session {me} goes on")
         } else {
             // An older computerd, from the snapshot's image version, gives
             // a new id.
             format!(
                 "your session goes on as {} (the snapshot's computer gave a new id)",
-                created.session_id.0
+                created.session_id
             )
         };
         let ended = if others.is_empty() {

@@ -7,7 +7,6 @@ use crate::mcp::ComputerUseServer;
 use crate::settings::process_env;
 use crate::transfer::{self, StallLimit, TransferError, TransferReport, TransferRequest};
 use computer_protocol::archive::{human_bytes, Progress};
-use computer_protocol::SessionId;
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
@@ -46,7 +45,7 @@ impl ComputerUseServer {
             return Err(TransferError::NoRoot.into());
         }
         let conn = self.reach(&a.session_id).await?;
-        let session = SessionId(a.session_id.clone());
+        let session = a.session_id.clone();
         let req = TransferRequest {
             direction: a.direction,
             host_path: a.host_path,
