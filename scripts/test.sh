@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite: installs what the tests need (scripts/test-setup.sh),
 # builds the computerd the image holds and the host binary that
-# host/tests/release_build.rs drives,
+# host/tests/engine/release_build.rs drives,
 # then runs every test of the workspace against those real parts, the MCP
 # tests a second time over Streamable HTTP (scripts/test-http.sh) and a third
 # time against a remote engine over TLS and ssh (scripts/test-remote.sh).
@@ -48,7 +48,7 @@ bash scripts/build-base-image.sh > target/base-image.log 2>&1 &
 base=$!
 # One build of the dependencies serves everything, in the test profile
 # (`[profile.dev]`: dependencies optimised): the computerd the image holds
-# and the host that host/tests/release_build.rs drives come out of the same
+# and the host that host/tests/engine/release_build.rs drives come out of the same
 # dependencies as the tests after them. What those tests check hangs on the
 # build's `debug_assertions` cfg alone, so their host is this build with
 # that cfg off for the host crate; a release-profile build compiled every

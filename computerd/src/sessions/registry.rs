@@ -128,10 +128,7 @@ impl Sessions {
         req.validate()?;
         let limits = self.limits_for(&req)?;
         let window = self.heartbeat_window_for(&req)?;
-        let id = req
-            .resume
-            .clone()
-            .unwrap_or_else(SessionId::new_random);
+        let id = req.resume.clone().unwrap_or_else(SessionId::new_random);
         let started_at = crate::clock::now_rfc3339();
         let session = Arc::new(Session::new(
             id.clone(),

@@ -6,9 +6,10 @@
 //! `scripts/test-remote.sh` select the modules they rerun by that prefix.
 //!
 //! Tests that must not share a process or an engine with these stay in
-//! binaries of their own: `faults_dockerd` (it restarts the engine),
-//! `hostile_proxy` (it sets proxy variables for the whole process) and
-//! `release_build` (it needs the release binary `scripts/test.sh` builds).
+//! binaries of their own: `faults_dockerd` (it restarts the engine) and
+//! `hostile_proxy` (it sets proxy variables for the whole process).
+//! `release_build` drives the release binary that `scripts/test.sh` builds,
+//! and fails naming the command that builds it when it is missing.
 //!
 //! Run one module: `cargo test -p computer-use-mcp --test engine mcp_session::`.
 
@@ -34,6 +35,7 @@ mod mcp_session;
 mod mcp_textview;
 mod mcp_transfer;
 mod network;
+mod release_build;
 mod remote_engine;
 mod snapshots;
 mod typescript_sdk;

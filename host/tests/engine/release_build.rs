@@ -14,14 +14,12 @@
 //! every dependency. The other MCP tests run against a release binary with
 //! `COMPUTER_USE_TEST_HOST_BIN=target/release/computer-use-mcp`.
 
-mod support;
-
+use crate::support::docker::{exists, image, require_docker, TestComputer};
+use crate::support::mcp::{call, is_error, ok, text, Client};
 use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::SystemTime;
-use support::docker::{exists, image, require_docker, TestComputer};
-use support::mcp::{call, is_error, ok, text, Client};
 
 /// What the release binary pulls: `ghcr.io/<owner>/computer-use-mcp:<version>`.
 const RELEASE_IMAGE: &str = concat!(
