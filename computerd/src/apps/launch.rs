@@ -213,9 +213,15 @@ impl Launcher {
         };
         let load = browser.open(uri, PAGE_WAIT).await?;
         x(display, |d| Ok(focus_window(d, BROWSER_CLASS)?)).await?;
-        let summary = if load.loaded {
+        let summary = if load.loaded && load.painted {
             format!(
                 "Opened {uri} in the browser on screen {} ({how}); the page loaded in {} ms.",
+                on.screen.number,
+                started.elapsed().as_millis()
+            )
+        } else if load.loaded {
+            format!(
+                "Opened {uri} in the browser on screen {} ({how}); the page loaded, but the browser had not drawn it after {} ms, so this screenshot may show the screen before it: observe again to see it.",
                 on.screen.number,
                 started.elapsed().as_millis()
             )
