@@ -9,6 +9,7 @@
 use super::flat::FlatNode;
 use crate::browser::{Cdp, CdpError};
 use computer_protocol::{Bounds, NodeState, WindowEntry};
+use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
 
@@ -203,12 +204,85 @@ async fn read_tree(
         // to click rather than guess.
         None => HashMap::new(),
     };
-    let nodes: Vec<Value> = tree
-        .get("nodes")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    Ok(flatten(&nodes, &boxes, limit))
+    Ok(flatten(&ax_nodes(tree), &boxes, limit))
+}
+
+/// One node of DevTools' `Accessibility.getFullAXTree`: the fields the
+/// view reads.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AxNode {
+    node_id: String,
+    #[serde(default)]
+    parent_id: Option<String>,
+    #[serde(default)]
+    ignored: bool,
+    #[serde(default)]
+    role: Option<AxValue>,
+    #[serde(default)]
+    name: Option<AxValue>,
+    #[serde(default)]
+    value: Option<AxValue>,
+    #[serde(default)]
+    properties: Vec<AxProperty>,
+    #[serde(default)]
+    child_ids: Vec<String>,
+    #[serde(default, rename = "backendDOMNodeId")]
+    backend_dom_node_id: Option<i64>,
+}
+
+/// DevTools' `AXValue`: a typed value, of which the view reads the value.
+#[derive(Debug, Deserialize)]
+struct AxValue {
+    #[serde(default)]
+    value: Option<Value>,
+}
+
+#[derive(Debug, Deserialize)]
+struct AxProperty {
+    name: String,
+    value: AxValue,
+}
+
+impl AxNode {
+    fn role(&self) -> &str {
+        text_of(&self.role)
+    }
+
+    fn name(&self) -> &str {
+        text_of(&self.name)
+    }
+
+    /// The value of its property `name` (`focused`, `hidden`, ...).
+    fn property(&self, name: &str) -> Option<&Value> {
+        self.properties
+            .iter()
+            .find(|p| p.name == name)
+            .and_then(|p| p.value.value.as_ref())
+    }
+}
+
+/// A string `AXValue`'s text, `""` when there is none.
+fn text_of(value: &Option<AxValue>) -> &str {
+    value
+        .as_ref()
+        .and_then(|v| v.value.as_ref())
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+/// The nodes of a `getFullAXTree` answer, in its order, as far as the walk
+/// can reach (see [`flatten`]); a node DevTools describes in a shape this
+/// does not read is left out, not the whole tree.
+fn ax_nodes(mut tree: Value) -> Vec<AxNode> {
+    let Some(Value::Array(nodes)) = tree.get_mut("nodes").map(Value::take) else {
+        return Vec::new();
+    };
+    nodes
+        .into_iter()
+        .take(2 * VISITS_MAX)
+        .filter_map(|node| serde_json::from_value(node).ok())
+        .collect()
 }
 
 /// Where the page's viewport sits on the screen, and its scale.
@@ -327,7 +401,7 @@ const VISITS_MAX: usize = 50_000;
 /// subtree is done.
 enum Step<'a> {
     Enter {
-        node: &'a Value,
+        node: &'a AxNode,
         depth: usize,
         parent_name: &'a str,
     },
@@ -340,21 +414,17 @@ enum Step<'a> {
 /// The kept nodes in pre-order, at most `limit`. The walk keeps its own
 /// stack (a page nests as deep as it likes, the thread's stack does not
 /// grow), visits each node id once and stops after [`VISITS_MAX`] nodes.
-fn flatten(nodes: &[Value], boxes: &HashMap<i64, Bounds>, limit: usize) -> Vec<FlatNode> {
+fn flatten(nodes: &[AxNode], boxes: &HashMap<i64, Bounds>, limit: usize) -> Vec<FlatNode> {
     // DevTools lists the nodes in tree order; the walk reaches no further
     // than its visit budget, so an answer's tail past twice that stays
     // unindexed.
     let indexed = &nodes[..nodes.len().min(2 * VISITS_MAX)];
-    let mut by_id: HashMap<&str, &Value> = HashMap::with_capacity(indexed.len());
-    by_id.extend(
-        indexed
-            .iter()
-            .filter_map(|n| n.get("nodeId").and_then(Value::as_str).map(|id| (id, n))),
-    );
+    let mut by_id: HashMap<&str, &AxNode> = HashMap::with_capacity(indexed.len());
+    by_id.extend(indexed.iter().map(|n| (n.node_id.as_str(), n)));
     let mut out = Vec::new();
     let Some(root) = indexed
         .iter()
-        .find(|n| n.get("parentId").is_none())
+        .find(|n| n.parent_id.is_none())
         .or(nodes.first())
     else {
         return out;
@@ -388,33 +458,30 @@ fn flatten(nodes: &[Value], boxes: &HashMap<i64, Bounds>, limit: usize) -> Vec<F
             continue;
         }
         visits += 1;
-        if let Some(id) = node.get("nodeId").and_then(Value::as_str) {
-            if !visited.insert(id) {
-                continue;
-            }
-        }
-        if property(node, "hidden") == Some(&Value::Bool(true)) {
+        if !visited.insert(node.node_id.as_str()) {
             continue;
         }
-        let role = str_at(node, "/role/value");
-        let name = str_at(node, "/name/value");
-        let ignored = node
-            .get("ignored")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
-        let keep = !ignored
+        if node.property("hidden") == Some(&Value::Bool(true)) {
+            continue;
+        }
+        let role = node.role();
+        let name = node.name();
+        let keep = !node.ignored
             && role != "InlineTextBox"
             && role != "LineBreak"
             && !(WRAPPER_ROLES.contains(&role) && name.is_empty())
             && !(role == "StaticText" && (name.trim().is_empty() || name == parent_name));
         if keep {
-            let value = node.pointer("/value/value").map(|v| match v {
-                Value::String(s) => s.clone(),
-                other => other.to_string(),
-            });
+            let value = node
+                .value
+                .as_ref()
+                .and_then(|v| v.value.as_ref())
+                .map(|v| match v {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                });
             let bounds = node
-                .get("backendDOMNodeId")
-                .and_then(Value::as_i64)
+                .backend_dom_node_id
                 .and_then(|id| boxes.get(&id))
                 .copied();
             stack.push(Step::Leave {
@@ -436,12 +503,10 @@ fn flatten(nodes: &[Value], boxes: &HashMap<i64, Bounds>, limit: usize) -> Vec<F
         }
         let child_depth = if keep { depth + 1 } else { depth };
         let child_parent_name = if keep { name } else { parent_name };
-        let children: Vec<&Value> = node
-            .get("childIds")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(|id| id.as_str().and_then(|id| by_id.get(id)).copied())
+        let children: Vec<&AxNode> = node
+            .child_ids
+            .iter()
+            .filter_map(|id| by_id.get(id.as_str()).copied())
             .collect();
         // Reversed, so the first child is entered first.
         stack.extend(children.into_iter().rev().map(|child| Step::Enter {
@@ -453,21 +518,8 @@ fn flatten(nodes: &[Value], boxes: &HashMap<i64, Bounds>, limit: usize) -> Vec<F
     out
 }
 
-/// The string at `pointer` in `node`, `""` when there is none.
-fn str_at<'a>(node: &'a Value, pointer: &str) -> &'a str {
-    node.pointer(pointer).and_then(Value::as_str).unwrap_or("")
-}
-
-fn property<'a>(node: &'a Value, name: &str) -> Option<&'a Value> {
-    node.get("properties")
-        .and_then(Value::as_array)?
-        .iter()
-        .find(|p| p.get("name").and_then(Value::as_str) == Some(name))
-        .and_then(|p| p.pointer("/value/value"))
-}
-
-fn states(node: &Value) -> Vec<NodeState> {
-    let on = |name: &str| match property(node, name) {
+fn states(node: &AxNode) -> Vec<NodeState> {
+    let on = |name: &str| match node.property(name) {
         Some(Value::Bool(b)) => *b,
         Some(Value::String(s)) => s != "false",
         _ => false,
@@ -566,7 +618,7 @@ mod tests {
             {"nodeId": "7", "parentId": "2", "role": {"value": "textbox"}, "name": {"value": ""}, "value": {"value": "abc"}, "childIds": [],
              "properties": [{"name": "editable", "value": {"value": "plaintext"}}]}
         ]);
-        let nodes = nodes.as_array().unwrap().clone();
+        let nodes = ax_nodes(json!({ "nodes": nodes }));
         let boxes = HashMap::from([(
             3,
             Bounds {
@@ -598,7 +650,7 @@ mod tests {
 
     /// A page of 200 000 nested `div`s (a script builds them in a loop):
     /// each is one more level of `generic` in the tree.
-    fn nested_generics(levels: usize) -> Vec<Value> {
+    fn nested_generics(levels: usize) -> Vec<AxNode> {
         (0..levels)
             .map(|i| {
                 let children = if i + 1 < levels {
@@ -620,7 +672,7 @@ mod tests {
                 if i > 0 {
                     node["parentId"] = json!((i - 1).to_string());
                 }
-                node
+                serde_json::from_value(node).unwrap()
             })
             .collect()
     }
@@ -654,9 +706,22 @@ mod tests {
             {"nodeId": "1", "role": {"value": "RootWebArea"}, "name": {"value": "P"}, "childIds": ["2", "2"]},
             {"nodeId": "2", "parentId": "1", "role": {"value": "button"}, "name": {"value": "Go"}, "childIds": ["1"]}
         ]);
-        let flat = flatten(nodes.as_array().unwrap(), &HashMap::new(), 100);
+        let flat = flatten(&ax_nodes(json!({ "nodes": nodes })), &HashMap::new(), 100);
         let names: Vec<&str> = flat.iter().map(|n| n.name.as_str()).collect();
         assert_eq!(names, ["P", "Go"]);
+    }
+
+    #[test]
+    fn a_node_in_a_shape_not_read_is_left_out_not_the_tree() {
+        let nodes = ax_nodes(json!({ "nodes": [
+            {"nodeId": "1", "role": {"value": "RootWebArea"}, "name": {"value": "P"}, "childIds": ["2", "3"]},
+            {"nodeId": "2", "parentId": "1", "role": {"value": "button"}, "name": {"value": "Bad"}, "childIds": "3"},
+            {"nodeId": "3", "parentId": "1", "role": {"value": "button"}, "name": {"value": "Go"}}
+        ]}));
+        let flat = flatten(&nodes, &HashMap::new(), 100);
+        let names: Vec<&str> = flat.iter().map(|n| n.name.as_str()).collect();
+        assert_eq!(names, ["P", "Go"]);
+        assert!(ax_nodes(json!({ "nodes": "none" })).is_empty());
     }
 
     #[test]
