@@ -14,10 +14,10 @@
 //! `Authorization` header from a page needs a CORS preflight this listener
 //! never grants.
 
-use crate::api::auth::bearer_is;
-use crate::api::ApiError;
 use crate::apps::{Launcher, OnScreen};
+use crate::bearer::bearer_is;
 use crate::browser::BrowserScreen;
+use crate::http_error::ApiError;
 use crate::screens::Screen;
 use crate::sessions::{Session, Sessions};
 use axum::extract::State;
@@ -55,7 +55,7 @@ pub fn router(app: Arc<LauncherApp>) -> Router {
         .route(endpoints::LAUNCH, post(launch))
         .route(endpoints::CLIPBOARD, post(clipboard))
         .route(endpoints::RUN, post(run))
-        .fallback(crate::api::not_found)
+        .fallback(crate::http_error::not_found)
         .with_state(app)
 }
 
@@ -108,7 +108,7 @@ async fn clipboard(
     })?;
     let display = display_number(&req.display)?;
     let (session, screen) = screen_on(&app, display)?;
-    crate::api::refuse_held(&session)?;
+    session.check_free()?;
     crate::apps::clipboard::put(screen.env(), &req.path)
         .await
         .map_err(|e| ApiError::invalid(e.to_string()))?;
@@ -148,7 +148,7 @@ async fn run(
         )));
     }
     let (session, screen) = screen_on(&app, display)?;
-    crate::api::refuse_held(&session)?;
+    session.check_free()?;
     let on = OnScreen {
         screen: BrowserScreen::of(&screen),
         cwd: session.cwd(),

@@ -8,8 +8,10 @@
 //! - [`server`]: wires everything together and serves until shutdown;
 //!   [`http_server`] serves each listener with a deadline for request heads.
 //! - [`api`]: HTTP routes; each extracts input, calls one subsystem, maps
-//!   its error. With [`viewer`]'s `http` part, [`launcher`] and
-//!   [`http_server`], the only code that knows axum.
+//!   its error through [`http_error`]. With [`viewer`]'s `http` part,
+//!   [`launcher`], [`http_server`], [`http_error`] and [`bearer`] (the
+//!   token check the API and the launcher share), the only code that knows
+//!   axum.
 //! - [`sessions`]: live sessions, their working folders and screens, ended
 //!   sessions' reasons, heartbeats and the idle/heartbeat reaper.
 //! - [`screens`]: screen numbers 1..16, each an Xvnc display plus Fluxbox;
@@ -36,7 +38,9 @@
 //!   [`textview`] reads a screen as text (windows, accessibility trees) and
 //!   turns the refs of its nodes into points.
 //! - [`shell`]: `bash -lc` with deadlines that kill everything a command
-//!   started (through `sudo -n kill` for what runs as root);
+//!   started (through `sudo -n kill` for what runs as root); [`jobs`] runs
+//!   a session's commands and transfers, stopped when it ends or a person
+//!   takes its screen;
 //!   [`truncate`] keeps long output's head and tail.
 //! - [`files`]: working folder, list, read, write.
 //! - [`transfer`]: `file_transfer`'s checks, uploads and downloads as tar
@@ -50,6 +54,8 @@
 //!   that the agent's shell gets.
 //! - [`handoff`]: a person holding a session's screen at its agent's
 //!   request; screen calls are refused until they hand it back.
+//!   [`handoff_desk`] makes, waits for and cancels those holds for a
+//!   session, stopping what the session runs beside the person.
 //! - [`recording`]: recordings of what agents did, written inside the
 //!   computer as they happen, and the walkthrough packages they become;
 //!   fed frames by [`desktop`] and steps by the host.
@@ -61,6 +67,8 @@
 //! - [`netguard`]: `computerd net-guard`, the computer's network guard,
 //!   run in a container of its own that holds the computer's firewall;
 //!   computerd only asks it for the denials during a call.
+//! - [`blocking`]: blocking work off the async threads, its panic carried
+//!   on in the caller.
 //! - [`process`]: supervised children, reaped as soon as they exit, killed
 //!   when dropped unstopped, with the tail of their stderr kept for errors.
 //!
@@ -76,11 +84,14 @@
 //! and `input` at the bottom; then
 //! `screens`; then `browser` and `devtools`; then `textview`, `recording`,
 //! `handoff` and `apps`; then `sessions`, which holds each session's slots
-//! for recordings and holds; then `desktop`; `api` on top.
+//! for recordings and holds; then `desktop`, `jobs` and
+//! `handoff_desk`; `api` on top.
 
 pub mod a11y;
 pub mod api;
 pub mod apps;
+pub mod bearer;
+pub mod blocking;
 pub mod browser;
 pub mod capture;
 pub mod clock;
@@ -90,8 +101,11 @@ pub mod devtools;
 pub mod display;
 pub mod files;
 pub mod handoff;
+pub mod handoff_desk;
+pub mod http_error;
 pub mod http_server;
 pub mod input;
+pub mod jobs;
 pub mod launcher;
 pub mod memory;
 pub mod netguard;

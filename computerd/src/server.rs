@@ -7,6 +7,7 @@ use crate::browser::{run_cookie_sync, BrowserSettings, Browsers};
 use crate::config::Config;
 use crate::desktop::Desktop;
 use crate::devtools::{run_idle_stop, DevTools};
+use crate::handoff_desk::HandoffDesk;
 use crate::launcher::{self, LauncherApp};
 use crate::recording::Recordings;
 use crate::screens::{Companion, ScreenPaths};
@@ -88,6 +89,11 @@ pub async fn serve(
         info,
         viewer: Arc::clone(&hub),
         launcher: Arc::clone(&apps),
+        handoffs: Arc::new(HandoffDesk::new(
+            Arc::clone(&sessions),
+            Arc::clone(&browsers),
+            Arc::clone(&devtools),
+        )),
         devtools,
         desktop: Arc::new(Desktop::new(
             Arc::clone(&sessions),

@@ -42,6 +42,7 @@
 //! - [`state`]: the host's own folder (the key that signs recordings, the
 //!   log of steps it sent), out of every computer's reach.
 //! - [`clock`]: the wall clock in RFC 3339, for labels and steps.
+//! - [`blocking`]: file and archive work off the async threads.
 //! - [`error_chain`]: an error and its causes on one line, for every
 //!   message that carries a lower layer's error.
 //! - [`child_env`]: what every process the host starts must not inherit
@@ -52,6 +53,7 @@
 //! and back as text, structured content and images.
 
 pub mod agent;
+pub mod blocking;
 pub mod child_env;
 pub mod client;
 pub mod clock;

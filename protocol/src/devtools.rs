@@ -2,6 +2,7 @@
 //! MCP tools for a screen's browser, bridged so the agent calls them
 //! through `shell` with `mcpc`.
 
+use crate::error::InvalidInput;
 use serde::{Deserialize, Serialize};
 
 /// `start_chrome_devtools`: the host's `COMPUTER_USE_DEVTOOLS_IDLE`.
@@ -10,6 +11,19 @@ use serde::{Deserialize, Serialize};
 pub struct DevToolsStartRequest {
     /// The bridge stops by itself after this many seconds without calls.
     pub idle_secs: u64,
+}
+
+impl DevToolsStartRequest {
+    /// Refuses a bridge that would stop before its first call.
+    pub fn validate(&self) -> Result<(), InvalidInput> {
+        if self.idle_secs == 0 {
+            return Err(InvalidInput(
+                "`idle_secs` is 0: the bridge needs at least 1 second without calls before it stops"
+                    .to_string(),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// One tool the bridge offers.

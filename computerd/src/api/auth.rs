@@ -1,25 +1,12 @@
 //! The bearer token check in front of every `/v1` route.
 
-use super::error::ApiError;
 use super::AppState;
+use crate::bearer::bearer_is;
+use crate::http_error::ApiError;
 use axum::extract::{Request, State};
-use axum::http::header::AUTHORIZATION;
-use axum::http::HeaderMap;
 use axum::middleware::Next;
 use axum::response::Response;
 use computer_protocol::ErrorCode;
-use subtle::ConstantTimeEq;
-
-/// True when `headers` carry `Authorization: Bearer <token>`. Compared in
-/// constant time, so a token cannot be guessed byte by byte from timing.
-pub fn bearer_is(headers: &HeaderMap, token: &str) -> bool {
-    let given = headers
-        .get(AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "))
-        .unwrap_or("");
-    given.as_bytes().ct_eq(token.as_bytes()).into()
-}
 
 pub async fn require_token(
     State(app): State<AppState>,

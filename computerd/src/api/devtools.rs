@@ -1,10 +1,10 @@
 //! Routes that start and stop the DevTools bridge of a session's screen.
 
-use super::error::ApiError;
 use super::json::ApiJson;
-use super::live::Live;
+use super::live::Free;
 use super::AppState;
 use crate::browser::BrowserScreen;
+use crate::http_error::ApiError;
 use axum::extract::State;
 use axum::Json;
 use computer_protocol::{DevToolsStartRequest, DevToolsStarted, DevToolsStopped};
@@ -12,32 +12,23 @@ use std::time::Duration;
 
 pub async fn start(
     State(app): State<AppState>,
-    Live(session): Live,
+    Free(session): Free,
     ApiJson(req): ApiJson<DevToolsStartRequest>,
 ) -> Result<Json<DevToolsStarted>, ApiError> {
-    if req.idle_secs == 0 {
-        return Err(ApiError::invalid(
-            "`idle_secs` is 0: the bridge needs at least 1 second without calls before it stops",
-        ));
-    }
-    super::handoff::refuse_held(&session)?;
+    req.validate()?;
     let screen = app.sessions.screen_of(&session).await?;
+    let idle = Duration::from_secs(req.idle_secs);
+    let browsers = &app.launcher.browsers;
     let started = app
         .devtools
-        .start(
-            BrowserScreen::of(&screen),
-            &app.launcher.browsers,
-            Duration::from_secs(req.idle_secs),
-        )
-        .await?;
-    Ok(Json(started))
+        .start(BrowserScreen::of(&screen), browsers, idle);
+    Ok(Json(started.await?))
 }
 
 pub async fn stop(
     State(app): State<AppState>,
-    Live(session): Live,
+    Free(session): Free,
 ) -> Result<Json<DevToolsStopped>, ApiError> {
-    super::handoff::refuse_held(&session)?;
     let stopped = match session.current_screen() {
         Some(screen) => app.devtools.stop(screen.number).await,
         None => DevToolsStopped {

@@ -1,11 +1,11 @@
 //! Routes for the working folder and the file tools. File work is blocking
 //! and runs off the async threads.
 
-use super::error::ApiError;
 use super::json::ApiJson;
-use super::live::Live;
+use super::live::Free;
 use super::AppState;
 use crate::files::{self, FilesError};
+use crate::http_error::ApiError;
 use crate::sessions::Session;
 use axum::extract::State;
 use axum::Json;
@@ -23,18 +23,15 @@ async fn with_paths<T: Send + 'static>(
     f: impl FnOnce(PathBuf, PathBuf) -> Result<T, FilesError> + Send + 'static,
 ) -> Result<T, ApiError> {
     let (home, cwd) = (app.config.home.clone(), session.cwd());
-    let result = tokio::task::spawn_blocking(move || f(home, cwd))
-        .await
-        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+    let result = crate::blocking::run(move || f(home, cwd)).await;
     Ok(result?)
 }
 
 pub async fn set_cwd(
     State(app): State<AppState>,
-    Live(session): Live,
+    Free(session): Free,
     ApiJson(req): ApiJson<SetCwdRequest>,
 ) -> Result<Json<SetCwdResponse>, ApiError> {
-    super::handoff::refuse_held(&session)?;
     let path = with_paths(&app, &session, move |home, cwd| {
         files::set_cwd(&home, &cwd, &req.path)
     })
@@ -47,10 +44,9 @@ pub async fn set_cwd(
 
 pub async fn list(
     State(app): State<AppState>,
-    Live(session): Live,
+    Free(session): Free,
     ApiJson(req): ApiJson<ListFilesRequest>,
 ) -> Result<Json<ListFilesResponse>, ApiError> {
-    super::handoff::refuse_held(&session)?;
     let listing = with_paths(&app, &session, move |home, cwd| {
         files::list(&home, &cwd, req.path.as_deref())
     })
@@ -60,10 +56,9 @@ pub async fn list(
 
 pub async fn read(
     State(app): State<AppState>,
-    Live(session): Live,
+    Free(session): Free,
     ApiJson(req): ApiJson<ReadFileRequest>,
 ) -> Result<Json<ReadFileResponse>, ApiError> {
-    super::handoff::refuse_held(&session)?;
     let read = with_paths(&app, &session, move |home, cwd| {
         files::read(&home, &cwd, &req)
     })
@@ -73,10 +68,9 @@ pub async fn read(
 
 pub async fn write(
     State(app): State<AppState>,
-    Live(session): Live,
+    Free(session): Free,
     ApiJson(req): ApiJson<WriteFileRequest>,
 ) -> Result<Json<WriteFileResponse>, ApiError> {
-    super::handoff::refuse_held(&session)?;
     let written = with_paths(&app, &session, move |home, cwd| {
         files::write(&home, &cwd, &req)
     })

@@ -2,7 +2,7 @@
 //! wrong and where (`actions[2].x: invalid type`), instead of axum's plain
 //! text.
 
-use super::error::ApiError;
+use crate::http_error::ApiError;
 use axum::extract::rejection::JsonRejection;
 use axum::extract::{FromRequest, Request};
 use serde::de::DeserializeOwned;

@@ -1,15 +1,15 @@
 //! The HTTP API: each route extracts and checks its input, calls one
-//! subsystem, and maps the subsystem's error to the wire error in
-//! [`error`]. A route on a session takes it as [`live::Live`], which
-//! [`activity`] looked up once for the whole call. Nothing below this
-//! module knows about HTTP.
+//! subsystem, and maps the subsystem's error to the wire error through
+//! [`crate::http_error`]. A route on a session takes it as [`live::Live`]
+//! (or [`live::Free`], which also refuses while a person holds the
+//! screen), which [`activity`] looked up once for the whole call. Nothing
+//! below this module knows about HTTP routes.
 
 mod activity;
 mod apps;
 pub(crate) mod auth;
 mod desktop;
 mod devtools;
-mod error;
 mod files;
 mod handoff;
 mod json;
@@ -25,6 +25,7 @@ use crate::browser::Browsers;
 use crate::config::Config;
 use crate::desktop::Desktop;
 use crate::devtools::DevTools;
+use crate::handoff_desk::HandoffDesk;
 use crate::recording::Recordings;
 use crate::sessions::Sessions;
 use crate::viewer::ViewerHub;
@@ -34,9 +35,6 @@ use axum::Router;
 use computer_protocol::endpoints::{self as ep, Endpoint, Method};
 use computer_protocol::{ComputerInfo, Health};
 use std::sync::Arc;
-
-pub use error::{not_found, ApiError};
-pub use handoff::refuse_held;
 
 /// What every route can reach.
 pub struct App {
@@ -55,6 +53,8 @@ pub struct App {
     pub browsers: Arc<Browsers>,
     /// Every recording kept in the computer.
     pub recordings: Arc<Recordings>,
+    /// Handing screens to people and taking them back.
+    pub handoffs: Arc<HandoffDesk>,
 }
 
 pub type AppState = Arc<App>;
@@ -105,8 +105,8 @@ pub fn router(app: AppState) -> Router {
     ));
     mount::<ep::GetHealth, _, _>(Router::new(), health)
         .merge(v1)
-        .fallback(error::not_found)
-        .method_not_allowed_fallback(error::method_not_allowed)
+        .fallback(crate::http_error::not_found)
+        .method_not_allowed_fallback(crate::http_error::method_not_allowed)
         // write_file takes up to 10 MB of text; JSON escaping can double it.
         // Transfer uploads stream their body and are not limited by this.
         .layer(axum::extract::DefaultBodyLimit::max(24 * 1024 * 1024))

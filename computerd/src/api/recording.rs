@@ -1,10 +1,10 @@
 //! Routes for recordings: start, steps and stop on a session; the list and
 //! packages of every recording kept in the computer.
 
-use super::error::ApiError;
 use super::json::ApiJson;
 use super::live::Live;
 use super::AppState;
+use crate::http_error::ApiError;
 use axum::extract::{Path, State};
 use axum::Json;
 use computer_protocol::endpoints::NoBody;

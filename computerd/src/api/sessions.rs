@@ -1,9 +1,9 @@
 //! Routes for sessions, heartbeats and the computer's identity.
 
-use super::error::ApiError;
 use super::json::ApiJson;
 use super::live::SessionPath;
 use super::AppState;
+use crate::http_error::ApiError;
 use axum::extract::{Path, State};
 use axum::Json;
 use computer_protocol::{

@@ -2,9 +2,9 @@
 //! (to decide whether to open a tab), switching them to a screen, and a
 //! one-time code for a link it opens.
 
-use super::error::ApiError;
 use super::json::ApiJson;
 use super::AppState;
+use crate::http_error::ApiError;
 use axum::extract::State;
 use axum::Json;
 use computer_protocol::limits::SCREENS_MAX;

@@ -346,7 +346,7 @@ async fn x<T: Send + 'static>(
     display: u32,
     f: impl FnOnce(&Display) -> Result<T, LaunchError> + Send + 'static,
 ) -> Result<T, LaunchError> {
-    tokio::task::spawn_blocking(move || {
+    crate::blocking::run(move || {
         let connection = Display::connect_once(display).map_err(|e| LaunchError::Screen {
             display,
             reason: e.to_string(),
@@ -354,5 +354,4 @@ async fn x<T: Send + 'static>(
         f(&connection)
     })
     .await
-    .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
 }

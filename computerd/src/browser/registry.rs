@@ -212,9 +212,7 @@ impl Browsers {
         let dir = user_data_dir(&self.settings.home, screen.number.0);
         let profile = {
             let (template, dir) = (Arc::clone(&self.template), dir.clone());
-            tokio::task::spawn_blocking(move || template.clone_to(&dir))
-                .await
-                .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
+            crate::blocking::run(move || template.clone_to(&dir)).await
         }
         .map_err(|source| BrowserError::Profile {
             screen: screen.number,

@@ -6,6 +6,8 @@
 //! - [`Desktop`]: the entry point the API calls, holding each session's
 //!   [`DesktopState`] (`state`: frames shown, refs, repeated batches).
 //! - `observe`: a screenshot, shaped and checked against the last one shown.
+//! - `open`: `open_path` and `launch_app` through the launcher, then the
+//!   screenshot once the screen settled.
 //! - `act`: a batch, from request to result: frame and ref coordinates, the
 //!   unchanged-batch rule (`repeats`), the settle and the screenshot after;
 //!   `executor` runs the actions themselves, `effects` watches what each one
@@ -15,15 +17,17 @@ mod act;
 pub mod effects;
 pub mod executor;
 mod observe;
+mod open;
 mod quiet;
 mod repeats;
 mod state;
 
 pub use effects::EffectsWatch;
+pub use open::Opening;
 pub use quiet::settle;
 pub use state::{DesktopState, DesktopStates};
 
-use crate::apps::Launcher;
+use crate::apps::{LaunchError, Launcher};
 use crate::browser::Browsers;
 use crate::capture::CaptureError;
 use crate::display::XFault;
@@ -32,7 +36,8 @@ use crate::screens::ScreenError;
 use crate::sessions::{Session, SessionError, Sessions};
 use crate::textview::TextViewError;
 use computer_protocol::{
-    ActRequest, ActResponse, Coded, ErrorCode, InvalidInput, Observation, ObserveRequest,
+    ActRequest, ActResponse, Coded, ErrorCode, FrameOptions, InvalidInput, Observation,
+    ObserveRequest, OpenedResponse, Settling,
 };
 use std::sync::Arc;
 
@@ -52,6 +57,8 @@ pub enum DesktopError {
     InvalidInput(#[from] InvalidInput),
     #[error("the screen is not reacting: this is the 4th identical batch in a row that left it unchanged; observe the screen and try another approach")]
     NotReacting,
+    #[error(transparent)]
+    Launch(#[from] LaunchError),
 }
 
 impl From<TextViewError> for DesktopError {
@@ -74,6 +81,7 @@ impl Coded for DesktopError {
             }
             DesktopError::InvalidInput(_) => ErrorCode::InvalidInput,
             DesktopError::NotReacting => ErrorCode::NotReacting,
+            DesktopError::Launch(e) => e.code(),
         }
     }
 }
@@ -110,6 +118,25 @@ impl Desktop {
     ) -> Result<Observation, DesktopError> {
         let state = self.states.of(session);
         observe::observe(&self.sessions, &self.browsers, session, &state, req).await
+    }
+
+    /// `open_path` or `launch_app` on the session's screen, then the
+    /// screenshot `frame` asks for once the screen settled as `settling`
+    /// says.
+    pub async fn open(
+        &self,
+        session: &Arc<Session>,
+        opening: Opening<'_>,
+        frame: FrameOptions,
+        settling: Settling,
+    ) -> Result<OpenedResponse, DesktopError> {
+        let parts = open::OpenParts {
+            sessions: &self.sessions,
+            browsers: &self.browsers,
+            launcher: &self.launcher,
+        };
+        let state = self.states.of(session);
+        open::open(parts, session, &state, opening, frame, settling).await
     }
 
     /// `computer_act` on the session's screen.

@@ -42,9 +42,7 @@ pub async fn settle(
             let quiet = Duration::from_millis(settling.quiet_ms);
             // On a connection of its own, not the X thread: a settle
             // must not hold back the screen's other work.
-            let settled = tokio::task::spawn_blocking(move || wait_quiet(number, quiet, longest))
-                .await
-                .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))?;
+            let settled = crate::blocking::run(move || wait_quiet(number, quiet, longest)).await?;
             Ok((settled.quiet, settled.waited))
         }
     }

@@ -8,6 +8,7 @@
 //! screen, and the last viewer of an ended session closing it). `session`
 //! is one session's own state; `reaper` and `unused` are the timers.
 
+mod error;
 mod overview;
 mod reaper;
 mod registry;
@@ -17,9 +18,10 @@ mod unused;
 mod viewers;
 mod watching;
 
+pub use error::SessionError;
 pub use overview::{HeldOverview, SessionOverview};
 pub use reaper::run_reaper;
-pub use registry::{SessionError, Sessions};
+pub use registry::Sessions;
 pub use session::{ActivityGuard, CallGuard, Session, SessionLimits};
 pub use unused::run_unused_stop;
 pub use watching::Watching;

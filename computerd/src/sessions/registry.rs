@@ -1,6 +1,7 @@
 //! The registry of live sessions, the reasons ended ones ended, and the
 //! owners' heartbeats.
 
+use super::error::SessionError;
 use super::overview::SessionOverview;
 use super::session::{Session, SessionLimits};
 use crate::config::Config;
@@ -11,8 +12,7 @@ use computer_protocol::limits::{
 };
 use computer_protocol::ScreenSize;
 use computer_protocol::{
-    BadSessionId, Coded, CreateSessionRequest, EndReason, ErrorCode, InvalidInput, OwnerId,
-    ScreenNumber, SessionId, SessionInfo,
+    CreateSessionRequest, EndReason, InvalidInput, OwnerId, ScreenNumber, SessionId, SessionInfo,
 };
 use parking_lot::Mutex;
 use std::collections::{HashMap, VecDeque};
@@ -25,32 +25,6 @@ use tokio::time::Instant;
 
 /// Ended sessions remembered for their end reason; older ones are forgotten.
 const ENDED_REMEMBERED: usize = 10_000;
-
-#[derive(Debug, thiserror::Error)]
-pub enum SessionError {
-    #[error(transparent)]
-    InvalidInput(#[from] InvalidInput),
-    #[error("{}", computer_protocol::no_such_session(.0))]
-    Unknown(SessionId),
-    /// A path's `{id}` that is no session id: no session has it.
-    #[error(transparent)]
-    NotAnId(#[from] BadSessionId),
-    #[error("{}", .1.explain(.0))]
-    Ended(SessionId, EndReason),
-    #[error(transparent)]
-    Screen(#[from] ScreenError),
-}
-
-impl Coded for SessionError {
-    fn code(&self) -> ErrorCode {
-        match self {
-            SessionError::InvalidInput(_) => ErrorCode::InvalidInput,
-            SessionError::Unknown(_) | SessionError::NotAnId(_) => ErrorCode::UnknownSession,
-            SessionError::Ended(..) => ErrorCode::SessionEnded,
-            SessionError::Screen(e) => e.code(),
-        }
-    }
-}
 
 #[derive(Default)]
 pub(super) struct State {
@@ -220,6 +194,18 @@ impl Sessions {
 
     /// The live session `id`, counting the call as activity; otherwise why
     /// there is none.
+    /// Why `session`'s command or transfer was stopped: its session ended,
+    /// or a person took its screen.
+    pub fn why_stopped(&self, session: &Session) -> SessionError {
+        if let Err(ended) = self.get(&session.id) {
+            return ended;
+        }
+        match session.held_message() {
+            Some(message) => SessionError::StoppedByHold(message),
+            None => SessionError::Unknown(session.id.clone()),
+        }
+    }
+
     pub fn get(&self, id: &SessionId) -> Result<Arc<Session>, SessionError> {
         let state = self.state();
         match state.live.get(id) {

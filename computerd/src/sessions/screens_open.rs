@@ -1,7 +1,8 @@
 //! The sessions' screens: each opens on its session's first use and is
 //! found again by its number or its X display.
 
-use super::registry::{ended_reason, join_failed, OpenScreen, SessionError, Sessions};
+use super::error::SessionError;
+use super::registry::{ended_reason, join_failed, OpenScreen, Sessions};
 use super::session::Session;
 use crate::screens::Screen;
 use computer_protocol::ScreenNumber;

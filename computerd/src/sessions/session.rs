@@ -1,5 +1,6 @@
 //! One live session.
 
+use super::error::SessionError;
 use crate::handoff::Hold;
 use crate::memory::OomWatermark;
 use crate::recording::{Recorder, RecorderSlot};
@@ -116,6 +117,14 @@ impl Session {
     pub fn held_message(&self) -> Option<String> {
         let hold = self.hold()?;
         hold.is_held().then(|| crate::handoff::held_message(&hold))
+    }
+
+    /// Refuses the agent while a person holds the session's screen.
+    pub fn check_free(&self) -> Result<(), SessionError> {
+        match self.held_message() {
+            Some(message) => Err(SessionError::Held(message)),
+            None => Ok(()),
+        }
     }
 
     /// The open recording, if the session records.

@@ -91,10 +91,7 @@ impl ProcessTree {
         let Some(family) = self.family.take() else {
             return 0;
         };
-        match tokio::task::spawn_blocking(move || family.kill()).await {
-            Ok(survivors) => survivors,
-            Err(e) => std::panic::resume_unwind(e.into_panic()),
-        }
+        crate::blocking::run(move || family.kill()).await
     }
 }
 

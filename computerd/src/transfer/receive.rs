@@ -32,9 +32,7 @@ where
     S: Stream<Item = Result<Bytes, E>> + Send + Unpin + 'static,
     E: Display,
 {
-    let checked = tokio::task::spawn_blocking(move || upload_target(&home, &cwd, &req))
-        .await
-        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+    let checked = crate::blocking::run(move || upload_target(&home, &cwd, &req)).await;
     let target = match checked {
         Ok(target) => target,
         Err(e) => {
@@ -57,9 +55,7 @@ where
         // temporary file.
         () = ended.cancelled() => None,
     };
-    let result = job
-        .await
-        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+    let result = crate::blocking::join(job).await;
     match (result, pumped) {
         (_, None) => {
             drain_later(body);

@@ -378,11 +378,10 @@ mod tests {
     #[tokio::test]
     async fn a_panic_on_a_blocking_thread_is_caught_too() {
         let run = async {
-            tokio::task::spawn_blocking(|| -> Result<CallToolResponse, ErrorData> {
+            crate::blocking::run(|| -> Result<CallToolResponse, ErrorData> {
                 panic!("unpacking blew up")
             })
             .await
-            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
         };
         let result = guard("file_transfer", run, pending()).await;
         assert!(

@@ -40,7 +40,7 @@ pub(super) async fn from_computer(
             ends_with_separator(typed),
             job.req.overwrite,
         );
-        tokio::task::spawn_blocking(move || {
+        crate::blocking::run(move || {
             plan_at(
                 &located,
                 &Destination {
@@ -54,8 +54,7 @@ pub(super) async fn from_computer(
                 },
             )
         })
-        .await
-        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))?
+        .await?
     };
 
     let route = TransferDownload::path(job.session);
@@ -116,9 +115,7 @@ pub(super) async fn from_computer(
     let pumped = pump(job, response, feeder, room.as_ref().map(|r| r.left())).await;
     // Dropping the feeder (above, on any failure) has made the unpacking
     // stop and remove its temporary file; its result says how far it got.
-    let unpacked = unpacking
-        .await
-        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+    let unpacked = crate::blocking::join(unpacking).await;
     match (pumped, unpacked) {
         (Ok(()), Ok(summary)) => Ok((source.path, summary)),
         (Err(Pumped::QuotaReached), _) => Err(TransferError::QuotaReached {

@@ -152,9 +152,8 @@ impl Root {
             return Ok(None);
         };
         let path = self.path.clone();
-        let used = tokio::task::spawn_blocking(move || super::quota::used_beneath(&path))
+        let used = crate::blocking::run(move || super::quota::used_beneath(&path))
             .await
-            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
             .map_err(|e| TransferError::RootUnreadable {
                 path: ".".to_string(),
                 root: self.path.display().to_string(),

@@ -23,9 +23,7 @@ pub(super) async fn to_computer(job: &Job<'_>) -> Result<(String, TransferSummar
     let located = Arc::new(located);
     let described = {
         let (located, source) = (Arc::clone(&located), source.clone());
-        tokio::task::spawn_blocking(move || describe_source_at(&located, &source, "host_path"))
-            .await
-            .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))?
+        crate::blocking::run(move || describe_source_at(&located, &source, "host_path")).await?
     };
     let (name, kind) = described;
     let upload = UploadRequest {
@@ -80,10 +78,7 @@ pub(super) async fn to_computer(job: &Job<'_>) -> Result<(String, TransferSummar
             // The body broke off: the host's side failing is the better
             // explanation, then the session having ended.
             stop.cancel();
-            if let Err(packed) = packing
-                .await
-                .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))
-            {
+            if let Err(packed) = crate::blocking::join(packing).await {
                 if !matches!(packed, ArchiveError::Unsent { .. }) {
                     return Err(packed.into());
                 }
@@ -116,9 +111,7 @@ pub(super) async fn to_computer(job: &Job<'_>) -> Result<(String, TransferSummar
         }
         Err(e) => return Err(e.into()),
     };
-    packing
-        .await
-        .unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()))?;
+    crate::blocking::join(packing).await?;
     Ok((source.display().to_string(), summary))
 }
 
