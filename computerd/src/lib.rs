@@ -48,7 +48,8 @@
 //! - [`viewer`]: the page people open to watch and take over screens, its
 //!   live session list, and the WebSocket bridge to each screen's Xvnc, on
 //!   a listener of its own; guarded by `Host`, `Origin` and the key.
-//! - [`viewer_key`]: the 8-character key that is also the VNC password.
+//! - [`viewer_key`]: the viewer key, kept in home (its first 8 characters
+//!   are the VNC password), and the password file Xvnc reads.
 //! - [`x_auth`]: the X cookies: the desktop's, which every Xvnc starts with
 //!   and computerd's connections carry, and the untrusted one per screen
 //!   that the agent's shell gets.

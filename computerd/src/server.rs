@@ -109,7 +109,7 @@ pub async fn serve(
         launcher: apps,
     });
     let viewer = Arc::new(ViewerApp {
-        guard: Guard::for_viewer(config.port_base, viewer_bound, key.key.clone()),
+        guard: Guard::for_viewer(config.port_base, viewer_bound, key.key.expose().to_string()),
         sessions: Arc::clone(&sessions),
         browsers: Arc::clone(&browsers),
         hub,
@@ -125,8 +125,8 @@ pub async fn serve(
     println!("viewer on http://{viewer_bound}");
     println!(
         "viewer: {}  (VNC password: {})",
-        computer_protocol::viewer_link(config.port_base, &key.key, None),
-        computer_protocol::vnc_password(&key.key)
+        computer_protocol::viewer_link(config.port_base, key.key.expose(), None),
+        computer_protocol::vnc_password(key.key.expose())
     );
     // An unused computer (COMPUTER_USE_IDLE_STOP) shuts down as SIGTERM
     // would have it: sessions end, browsers save, and the container stops.

@@ -33,21 +33,12 @@ pub enum ViewerKeyError {
     Vncpasswd(String),
 }
 
-/// The key and the VncAuth password file Xvnc reads.
-#[derive(Clone)]
+/// The key (hidden from `Debug` by its type) and the VncAuth password
+/// file Xvnc reads.
+#[derive(Clone, Debug)]
 pub struct ViewerKey {
-    pub key: String,
+    pub key: computer_protocol::ViewerKey,
     pub vnc_password_file: PathBuf,
-}
-
-/// Leaves the key out, so that no log line or panic message shows it.
-impl std::fmt::Debug for ViewerKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ViewerKey")
-            .field("key", &"(hidden)")
-            .field("vnc_password_file", &self.vnc_password_file)
-            .finish()
-    }
 }
 
 /// Folder in home for computerd's own state.
@@ -87,7 +78,7 @@ impl ViewerKey {
         let vnc_password_file = dir.join("vncpasswd");
         write_vnc_password(vnc_password(&key), &vnc_password_file)?;
         Ok(ViewerKey {
-            key,
+            key: computer_protocol::ViewerKey::new(key),
             vnc_password_file,
         })
     }
@@ -177,7 +168,7 @@ mod tests {
             std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
         }
         let key = ViewerKey::load_or_create(home.path()).unwrap();
-        assert_eq!(key.key, old_key);
+        assert_eq!(key.key.expose(), old_key);
         assert_eq!(mode_of(&dir.join("viewer-key")), 0o600);
         assert_eq!(mode_of(&key.vnc_password_file), 0o600);
 
@@ -195,8 +186,8 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("viewer-key"), "ab3d5fgh\n").unwrap();
         let key = ViewerKey::load_or_create(home.path()).unwrap();
-        assert!(is_valid(&key.key), "{}", key.key.len());
-        assert_eq!(vnc_password(&key.key), "ab3d5fgh");
+        assert!(is_valid(key.key.expose()), "{}", key.key.expose().len());
+        assert_eq!(vnc_password(key.key.expose()), "ab3d5fgh");
         let again = ViewerKey::load_or_create(home.path()).unwrap();
         assert_eq!(again.key, key.key, "kept from then on");
     }

@@ -3,10 +3,9 @@
 //! running, so the agent is never left waiting on a hung call.
 
 use computer_protocol::endpoints::Endpoint;
-use computer_protocol::{ErrorCode, WireError};
+use computer_protocol::{ErrorCode, Token, WireError};
 use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
-use std::fmt;
 use std::time::Duration;
 
 const MIB: usize = 1024 * 1024;
@@ -56,24 +55,13 @@ impl ClientError {
 }
 
 /// A computerd at a base URL with its token.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct ComputerdClient {
     base_url: String,
-    token: String,
+    token: Token,
     /// Container name, for error messages that point at its logs.
     container: String,
     http: reqwest::Client,
-}
-
-/// Leaves the token out, so that no log line or panic message shows it.
-impl fmt::Debug for ComputerdClient {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ComputerdClient")
-            .field("base_url", &self.base_url)
-            .field("token", &"<redacted>")
-            .field("container", &self.container)
-            .finish_non_exhaustive()
-    }
 }
 
 /// How long an idle connection to computerd is kept for the next call.
@@ -90,7 +78,7 @@ pub fn loopback_http() -> reqwest::ClientBuilder {
 }
 
 impl ComputerdClient {
-    pub fn new(base_url: String, token: String, container: String) -> ComputerdClient {
+    pub fn new(base_url: String, token: Token, container: String) -> ComputerdClient {
         let http = loopback_http()
             .connect_timeout(Duration::from_secs(5))
             // Idle keep-alive connections make repeated calls fast.
@@ -125,7 +113,7 @@ impl ComputerdClient {
                 method_of::<E>(),
                 format!("{}{}", self.base_url, E::path(key)),
             )
-            .bearer_auth(&self.token)
+            .bearer_auth(self.token.expose())
     }
 
     /// The wire error of a response that is not a success, reading at most
@@ -224,7 +212,7 @@ impl ComputerdClient {
         let mut request = self
             .http
             .request(method_of::<E>(), &url)
-            .bearer_auth(&self.token)
+            .bearer_auth(self.token.expose())
             .timeout(deadline);
         if E::METHOD == computer_protocol::endpoints::Method::Post {
             request = request.json(body);
@@ -414,11 +402,11 @@ mod tests {
     fn debug_leaves_the_token_out() {
         let client = ComputerdClient::new(
             "http://127.0.0.1:9".into(),
-            "secret-token-123".into(),
+            Token::new("secret-token-123"),
             "computer-use".into(),
         );
         let shown = format!("{client:?}");
         assert!(!shown.contains("secret-token-123"), "{shown}");
-        assert!(shown.contains("redacted"), "{shown}");
+        assert!(shown.contains("Token(hidden)"), "{shown}");
     }
 }

@@ -168,7 +168,9 @@ async fn look(
                 (Some(reach), Some(token)) => Some(
                     viewer_key(&found.name, &reach.api_url, token)
                         .await
-                        .map(|key| computer_protocol::viewer_link(reach.port_base, &key, None)),
+                        .map(|key| {
+                            computer_protocol::viewer_link(reach.port_base, key.expose(), None)
+                        }),
                 ),
                 _ => None,
             };

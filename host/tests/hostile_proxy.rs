@@ -6,6 +6,7 @@
 use axum::routing::get;
 use axum::Router;
 use computer_protocol::endpoints::{Endpoint, GetViewer, NoBody};
+use computer_protocol::Token;
 use computer_use_mcp::client::ComputerdClient;
 use serde_json::json;
 use std::time::Duration;
@@ -30,7 +31,7 @@ async fn the_computer_is_called_directly_whatever_the_proxy_settings() {
     );
     tokio::spawn(async move { axum::serve(listener, router).await });
 
-    let client = ComputerdClient::new(url.clone(), "secret-token".into(), "cu-stub".into());
+    let client = ComputerdClient::new(url.clone(), Token::new("secret-token"), "cu-stub".into());
     let answer = client
         .send::<GetViewer>(&(), &NoBody {}, Duration::from_secs(3), "nothing")
         .await;
@@ -42,7 +43,7 @@ async fn the_computer_is_called_directly_whatever_the_proxy_settings() {
     assert_eq!(answer.unwrap().pages, 7);
 
     // The Docker side's probe too.
-    let e = computer_use_mcp::docker::viewer_key("cu-stub", &url, "secret-token")
+    let e = computer_use_mcp::docker::viewer_key("cu-stub", &url, &Token::new("secret-token"))
         .await
         .unwrap_err();
     assert!(

@@ -152,34 +152,15 @@ pub struct Health {
 }
 
 /// `GET /v1/computer`.
-#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ComputerInfo {
     pub version: String,
     /// Changes whenever computerd starts; lets the host tell "the computer
     /// restarted" from "unknown session".
     pub boot_id: String,
     /// The viewer key, also the VNC password.
-    pub viewer_key: String,
+    pub viewer_key: crate::secret::ViewerKey,
     pub home: String,
-}
-
-/// Every field but the viewer key, so that no log line or panic message
-/// shows it.
-impl std::fmt::Debug for ComputerInfo {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let ComputerInfo {
-            version,
-            boot_id,
-            viewer_key: _,
-            home,
-        } = self;
-        f.debug_struct("ComputerInfo")
-            .field("version", version)
-            .field("boot_id", boot_id)
-            .field("viewer_key", &"(hidden)")
-            .field("home", home)
-            .finish()
-    }
 }
 
 #[cfg(test)]
@@ -191,7 +172,7 @@ mod tests {
         let info = ComputerInfo {
             version: "0.4.0".into(),
             boot_id: "boot-1".into(),
-            viewer_key: "k3y-0123456789".into(),
+            viewer_key: crate::secret::ViewerKey::new("k3y-0123456789"),
             home: "/home/user".into(),
         };
         let shown = format!("{info:?}");

@@ -32,9 +32,9 @@ use crate::settings::ComputerSettings;
 use bollard::models::{ContainerStateStatusEnum, VolumeCreateRequest};
 use bollard::query_parameters::{CreateContainerOptionsBuilder, RemoveContainerOptionsBuilder};
 use bollard::Docker;
+use computer_protocol::{Token, ViewerKey};
 use rand::distr::{Alphanumeric, SampleString};
 use std::cmp::Ordering;
-use std::fmt;
 use std::path::Path;
 use std::time::Duration;
 
@@ -69,7 +69,7 @@ pub enum Startup {
 
 /// A running computer whose computerd answered its health probe. `Debug`
 /// leaves the token out, so no log line or panic message can carry it.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct Computer {
     /// Container name.
     pub name: String,
@@ -92,48 +92,24 @@ pub struct Computer {
     /// computerd's API, `http://127.0.0.1:<port>`, from the dialer.
     pub api_url: String,
     /// Bearer token of the API.
-    pub token: String,
+    pub token: Token,
     /// The viewer's port on this machine's 127.0.0.1; VNC of screen N is
     /// on `port_base + N`.
     pub port_base: u16,
     /// How its ports are reached, for finding its API again later.
     pub dialer: Dialer,
     /// The viewer key (also the VNC password), when computerd gave it.
-    pub viewer_key: Option<String>,
+    pub viewer_key: Option<ViewerKey>,
     /// Its `computer-use.origin` label (made by a restore or a reset).
     pub origin: Option<String>,
-}
-
-impl fmt::Debug for Computer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Computer")
-            .field("name", &self.name)
-            .field("id", &self.id)
-            .field("started_at", &self.started_at)
-            .field("image", &self.image)
-            .field("image_version", &self.image_version)
-            .field("state", &self.state)
-            .field("startup", &self.startup)
-            .field("upgrade_pending", &self.upgrade_pending)
-            .field("api_url", &self.api_url)
-            .field("token", &"<redacted>")
-            .field("port_base", &self.port_base)
-            .field("dialer", &self.dialer)
-            .field(
-                "viewer_key",
-                &self.viewer_key.as_ref().map(|_| "<redacted>"),
-            )
-            .field("origin", &self.origin)
-            .finish()
-    }
 }
 
 impl Computer {
     /// `http://127.0.0.1:<base>/#key=<key>`, once the key is known.
     pub fn viewer_url(&self) -> Option<String> {
         self.viewer_key
-            .as_deref()
-            .map(|key| computer_protocol::viewer_link(self.port_base, key, None))
+            .as_ref()
+            .map(|key| computer_protocol::viewer_link(self.port_base, key.expose(), None))
     }
 }
 
@@ -529,7 +505,7 @@ async fn create_and_start(docker: &Docker, plan: &Creation<'_>) -> Result<Option
     let Some(guard_id) = guard::create_owner(docker, &owner).await? else {
         return Ok(None);
     };
-    let token = Alphanumeric.sample_string(&mut rand::rng(), TOKEN_CHARS);
+    let token = Token::new(Alphanumeric.sample_string(&mut rand::rng(), TOKEN_CHARS));
     let creation = Call::new(
         format!("creating the container `{name}` from `{}`", plan.image),
         left_behind,
@@ -726,7 +702,7 @@ mod tests {
             startup: Startup::Created,
             upgrade_pending: false,
             api_url: "http://127.0.0.1:1".into(),
-            token: "secret-token-0123456789".into(),
+            token: Token::new("secret-token-0123456789"),
             port_base: 20900,
             dialer: Dialer::new(
                 &crate::docker::resolve_endpoint(&Default::default()).unwrap(),
@@ -734,7 +710,7 @@ mod tests {
                     .unwrap(),
                 crate::settings::TunnelMode::Auto,
             ),
-            viewer_key: Some("ab3d5fghjkmnpqrstuvwxyz23456789a".into()),
+            viewer_key: Some(ViewerKey::new("ab3d5fghjkmnpqrstuvwxyz23456789a")),
             origin: None,
         };
         let found = FoundComputer {
@@ -745,7 +721,7 @@ mod tests {
             exit_code: None,
             image: "computer-use-mcp:dev".into(),
             version: None,
-            token: Some("secret-token-0123456789".into()),
+            token: Some(Token::new("secret-token-0123456789")),
             port_base: Some(20900),
             started_at: None,
             api_port: Some(1),
@@ -756,7 +732,7 @@ mod tests {
         for text in [format!("{computer:?}"), format!("{found:?}")] {
             assert!(!text.contains("secret-token"), "{text}");
             assert!(!text.contains("ab3d5fgh"), "{text}");
-            assert!(text.contains("<redacted>"), "{text}");
+            assert!(text.contains("Token(hidden)"), "{text}");
         }
     }
 }

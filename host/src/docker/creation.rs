@@ -7,6 +7,7 @@ use super::found::{HOME, ORIGIN_LABEL, TOKEN_VAR};
 use super::image::{binary_version, ImageFacts, VERSION_LABEL};
 use super::limits;
 use bollard::models::{ContainerCreateBody, HostConfig, Mount, MountType};
+use computer_protocol::Token;
 
 /// Chromium keeps its renderers' memory in /dev/shm; Docker's 64 MB default
 /// crashes tabs.
@@ -47,12 +48,12 @@ impl Creation<'_> {
     /// `guard_id`, which publishes its ports and carries its hosts file.
     pub(super) fn body(
         &self,
-        token: &str,
+        token: &Token,
         resources: &limits::Resources,
         guard_id: &str,
     ) -> ContainerCreateBody {
         let mut env = vec![
-            format!("{TOKEN_VAR}={token}"),
+            format!("{TOKEN_VAR}={}", token.expose()),
             format!("COMPUTER_USE_PORT_BASE={}", self.port_base),
             "LANG=en_US.UTF-8".to_string(),
             "LC_ALL=en_US.UTF-8".to_string(),

@@ -16,6 +16,7 @@ use super::image::{is_older_than_binary, VERSION_LABEL};
 use super::ports;
 use bollard::models::{ContainerInspectResponse, ContainerStateStatusEnum};
 use bollard::Docker;
+use computer_protocol::Token;
 use std::fmt;
 use std::time::Duration;
 
@@ -58,7 +59,7 @@ impl fmt::Display for ComputerState {
 
 /// What Docker says about an existing computer container. Reading it changes
 /// nothing. `Debug` leaves the token out.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FoundComputer {
     pub id: String,
     pub name: String,
@@ -72,7 +73,7 @@ pub struct FoundComputer {
     pub version: Option<String>,
     /// The API token from its environment; `None` for a container this
     /// program did not make.
-    pub token: Option<String>,
+    pub token: Option<Token>,
     /// First host port, from its configured bindings (known while stopped).
     pub port_base: Option<u16>,
     /// Host port of the API; known only while it runs.
@@ -112,27 +113,6 @@ impl Namespace {
     /// The owner's container id from a `HostConfig.NetworkMode`.
     fn owner_id(network_mode: Option<&str>) -> Option<&str> {
         network_mode?.strip_prefix("container:")
-    }
-}
-
-impl fmt::Debug for FoundComputer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("FoundComputer")
-            .field("id", &self.id)
-            .field("name", &self.name)
-            .field("state", &self.state)
-            .field("status", &self.status)
-            .field("exit_code", &self.exit_code)
-            .field("image", &self.image)
-            .field("version", &self.version)
-            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
-            .field("port_base", &self.port_base)
-            .field("api_port", &self.api_port)
-            .field("started_at", &self.started_at)
-            .field("volume", &self.volume)
-            .field("namespace", &self.namespace)
-            .field("origin", &self.origin)
-            .finish()
     }
 }
 
@@ -219,7 +199,7 @@ impl FoundComputer {
         let token = config.env.as_ref().and_then(|env| {
             env.iter()
                 .find_map(|e| e.strip_prefix(TOKEN_VAR)?.strip_prefix('='))
-                .map(str::to_string)
+                .map(Token::new)
         });
         let volume = inspect.mounts.as_ref().and_then(|mounts| {
             mounts

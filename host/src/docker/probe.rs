@@ -9,7 +9,7 @@ use crate::client::{loopback_http, read_limited, Limited};
 use crate::error_chain::describe;
 use bollard::Docker;
 use computer_protocol::endpoints::{Endpoint, GetComputer, GetHealth};
-use computer_protocol::{check_viewer_key, ComputerInfo};
+use computer_protocol::{check_viewer_key, ComputerInfo, Token, ViewerKey};
 use std::time::{Duration, Instant};
 
 /// Between health polls; computerd usually answers within a few polls.
@@ -87,11 +87,11 @@ pub(crate) async fn wait_healthy(
 /// computer's viewer (another MCP server's tunnel to it): it must answer a
 /// fresh nonce with [`computer_protocol::viewer::viewer_proof`] under `key`.
 /// Anything else would be given the key by the person's browser.
-pub async fn prove_viewer(name: &str, port: u16, key: &str) -> Result<(), DockerError> {
+pub async fn prove_viewer(name: &str, port: u16, key: &ViewerKey) -> Result<(), DockerError> {
     let nonce: String = (0..16)
         .map(|_| format!("{:02x}", rand::random::<u8>()))
         .collect();
-    let expected = computer_protocol::viewer::viewer_proof(key, &nonce);
+    let expected = computer_protocol::viewer::viewer_proof(key.expose(), &nonce);
     let url = format!("http://127.0.0.1:{port}/api/proof?nonce={nonce}");
     let held = |answer: String| DockerError::ViewerPortHeld {
         name: name.to_string(),
@@ -120,7 +120,11 @@ pub async fn prove_viewer(name: &str, port: u16, key: &str) -> Result<(), Docker
 }
 
 /// The viewer key computerd keeps in home (also the VNC password).
-pub async fn viewer_key(name: &str, api_url: &str, token: &str) -> Result<String, DockerError> {
+pub async fn viewer_key(
+    name: &str,
+    api_url: &str,
+    token: &Token,
+) -> Result<ViewerKey, DockerError> {
     let url = format!("{api_url}{}", GetComputer::PATH);
     let failed = |reason: String| DockerError::ViewerKey {
         name: name.to_string(),
@@ -129,7 +133,7 @@ pub async fn viewer_key(name: &str, api_url: &str, token: &str) -> Result<String
     };
     let answer = client()
         .get(&url)
-        .bearer_auth(token)
+        .bearer_auth(token.expose())
         .timeout(VIEWER_KEY_DEADLINE)
         .send()
         .await
@@ -146,6 +150,6 @@ pub async fn viewer_key(name: &str, api_url: &str, token: &str) -> Result<String
         })?;
     let info: ComputerInfo = serde_json::from_slice(&body)
         .map_err(|e| failed(format!("its answer is not JSON: {e}")))?;
-    check_viewer_key(&info.viewer_key)?;
+    check_viewer_key(info.viewer_key.expose())?;
     Ok(info.viewer_key)
 }

@@ -20,7 +20,7 @@ pub enum Recheck {
     /// (new id).
     Moved {
         api_url: String,
-        token: String,
+        token: computer_protocol::Token,
         container_id: String,
         started_at: Option<String>,
     },

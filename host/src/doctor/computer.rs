@@ -27,7 +27,7 @@ pub(crate) struct Running {
     pub client: ComputerdClient,
     pub port_base: u16,
     /// The viewer key, also the VNC password.
-    pub key: String,
+    pub key: computer_protocol::ViewerKey,
 }
 
 /// What the computer checks found: its container, if any, and a way to

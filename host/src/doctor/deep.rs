@@ -302,7 +302,7 @@ async fn on_screen(spare: &Spare, budget: &Budget, report: &mut Report) {
     })
     .await;
     report.add("accessibility", o);
-    let (base, key) = (spare.running.port_base, spare.running.key.as_str());
+    let (base, key) = (spare.running.port_base, spare.running.key.expose());
     let (o, _) = timed::<()>(budget, VIEWER_DEADLINE, &logs, async {
         (viewer::page(base, key, TITLE, spare.screen).await, None)
     })

@@ -35,11 +35,11 @@ const NEW_PORT_DEADLINE: Duration = Duration::from_secs(5);
 /// waits for the same lock).
 const TUNNEL_CHECK_WAIT: Duration = Duration::from_secs(2);
 
-/// A computer this process reached through `start_computer`.
-#[derive(Clone)]
+/// A computer this process reached through `start_computer`. Its token
+/// and viewer key are hidden from `Debug` by their types.
+#[derive(Clone, Debug)]
 pub struct Connection {
     pub client: ComputerdClient,
-    pub viewer_url: String,
     pub container: String,
     pub image: String,
     pub state: String,
@@ -53,7 +53,7 @@ pub struct Connection {
     /// The Windows VNC viewer for `vnc` mode.
     pub vnc_viewer: Option<std::path::PathBuf>,
     pub port_base: u16,
-    pub viewer_key: String,
+    pub viewer_key: computer_protocol::ViewerKey,
     /// How the computer's ports are reached, with the engine it runs on,
     /// for checking where its API is.
     pub dialer: crate::docker::Dialer,
@@ -71,52 +71,16 @@ pub struct Connection {
     pub origin: Option<String>,
 }
 
-/// Every field but the viewer key and the link that carries it, so that no
-/// log line or panic message shows them. The fields are taken apart by
-/// name: a new one must be placed here.
-impl std::fmt::Debug for Connection {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let Connection {
-            client,
-            viewer_url: _,
-            container,
-            image,
-            state,
-            boot_id,
-            shell_timeout_max,
-            open,
-            vnc_viewer,
-            port_base,
-            viewer_key: _,
-            dialer,
-            container_id,
-            started_at,
-            network,
-            origin,
-        } = self;
-        f.debug_struct("Connection")
-            .field("client", client)
-            .field("viewer_url", &"(hidden: it carries the key)")
-            .field("container", container)
-            .field("image", image)
-            .field("state", state)
-            .field("boot_id", boot_id)
-            .field("shell_timeout_max", shell_timeout_max)
-            .field("open", open)
-            .field("vnc_viewer", vnc_viewer)
-            .field("port_base", port_base)
-            .field("viewer_key", &"(hidden)")
-            .field("dialer", dialer)
-            .field("container_id", container_id)
-            .field("started_at", started_at)
-            .field("network", network)
-            .field("origin", origin)
-            .finish()
+/// Why a call on a session cannot go to the computer this process is
+/// linked to; each says what became of the session and what to call next.
+impl Connection {
+    /// The viewer's link: it carries the key, so it is made when shown,
+    /// never kept where `Debug` could print it.
+    pub fn viewer_url(&self) -> String {
+        computer_protocol::viewer_link(self.port_base, self.viewer_key.expose(), None)
     }
 }
 
-/// Why a call on a session cannot go to the computer this process is
-/// linked to; each says what became of the session and what to call next.
 #[derive(Debug, thiserror::Error)]
 pub enum LinkError {
     /// `start_computer` has not run in this process.
@@ -321,7 +285,7 @@ impl Link {
         id: &str,
         old: &Connection,
         api_url: String,
-        token: String,
+        token: computer_protocol::Token,
         (container_id, started_at): (String, Option<String>),
     ) -> Result<Arc<Connection>, LinkError> {
         tracing::info!(
@@ -372,7 +336,6 @@ impl Link {
         moved.origin = found.origin.clone();
         moved.boot_id = info.boot_id;
         moved.viewer_key = info.viewer_key;
-        moved.viewer_url = computer_protocol::viewer_link(moved.port_base, &moved.viewer_key, None);
         Ok(self.set_connection(moved))
     }
 }

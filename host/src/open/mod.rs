@@ -26,22 +26,11 @@ const ONE_TAB_WINDOW: Duration = Duration::from_secs(10);
 const VIEWER_DEADLINE: Duration = Duration::from_secs(5);
 
 /// What the opener needs to reach the computer and the person.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct Target {
     pub client: ComputerdClient,
     pub port_base: u16,
-    pub key: String,
-}
-
-/// Leaves the viewer key out, so that no log line shows it.
-impl std::fmt::Debug for Target {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Target")
-            .field("client", &self.client)
-            .field("port_base", &self.port_base)
-            .field("key", &"(hidden)")
-            .finish()
-    }
+    pub key: computer_protocol::ViewerKey,
 }
 
 /// Why no viewer opened for a screen; only logged, never a tool's error.
@@ -103,7 +92,7 @@ impl Opener {
             tracing::warn!(
                 "handoff {} on screen {screen}: nothing opens a viewer (COMPUTER_USE_OPEN=none); the person hands back from this link only: {}",
                 handback.handoff_id,
-                handback.link_with_key(target.port_base, &target.key, screen)
+                handback.link_with_key(target.port_base, target.key.expose(), screen)
             );
             return;
         }
@@ -112,7 +101,7 @@ impl Opener {
                 tracing::warn!(
                     "could not open the viewer for handoff {} on screen {screen} ({e}); the person hands back from this link only: {}",
                     handback.handoff_id,
-                    handback.link_with_key(target.port_base, &target.key, screen)
+                    handback.link_with_key(target.port_base, target.key.expose(), screen)
                 );
             }
         });
@@ -127,11 +116,11 @@ impl Opener {
     ) -> Result<(), OpenViewerError> {
         // Checked where it arrived too; the key goes into a link or a
         // command line here, so check it once more.
-        computer_protocol::check_viewer_key(&target.key)?;
+        computer_protocol::check_viewer_key(target.key.expose())?;
         if mode == OpenMode::Vnc {
             match vnc::open(
                 target.port_base + u16::from(screen),
-                &target.key,
+                target.key.expose(),
                 vnc_viewer,
             ) {
                 Ok(()) => return Ok(()),
@@ -222,7 +211,7 @@ async fn open_handoff_tab(
     screen: u8,
     handback: &Handback,
 ) -> Result<(), OpenViewerError> {
-    computer_protocol::check_viewer_key(&target.key)?;
+    computer_protocol::check_viewer_key(target.key.expose())?;
     let code = target
         .client
         .send::<IssueViewerCode>(&(), &NoBody {}, VIEWER_DEADLINE, "nothing")

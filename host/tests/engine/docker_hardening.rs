@@ -131,7 +131,7 @@ async fn another_container_cannot_connect_and_this_machine_needs_the_token_and_t
     let http = reqwest::Client::new();
     let created: Value = http
         .post(format!("{}/v1/sessions", c.api_url))
-        .bearer_auth(&c.token)
+        .bearer_auth(c.token.expose())
         .json(&json!({"title": "neighbour", "owner": "test-neighbour"}))
         .send()
         .await
@@ -142,7 +142,7 @@ async fn another_container_cannot_connect_and_this_machine_needs_the_token_and_t
     let sid = created["session_id"].as_str().expect("session_id");
     let observed = http
         .post(format!("{}/v1/sessions/{sid}/observe", c.api_url))
-        .bearer_auth(&c.token)
+        .bearer_auth(c.token.expose())
         .json(&json!({}))
         .timeout(Duration::from_secs(60))
         .send()

@@ -46,6 +46,7 @@ async fn reports_missing_stopped_and_running_with_the_viewer_link() {
     let endpoint = resolve_endpoint(&env).unwrap();
     let computer = ensure_computer(&settings, &endpoint).await.unwrap();
     let key = computer.viewer_key.clone().unwrap();
+    let key = key.expose();
 
     let info = gather_from(&env).await;
     let text = info.to_string();

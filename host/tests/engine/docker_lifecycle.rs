@@ -73,7 +73,8 @@ async fn creates_a_computer_from_nothing() {
     assert_eq!(c.image, image());
     assert_eq!(c.port_base, t.port_base);
     assert!(!c.upgrade_pending);
-    assert!(c.token.len() >= 32 && c.token.chars().all(|ch| ch.is_ascii_alphanumeric()));
+    let token = c.token.expose();
+    assert!(token.len() >= 32 && token.chars().all(|ch| ch.is_ascii_alphanumeric()));
 
     let i = inspect(&t.name);
     assert_eq!(i["Id"].as_str().unwrap(), c.id);
@@ -118,7 +119,7 @@ async fn creates_a_computer_from_nothing() {
 
     let env = env_of(&i);
     assert!(
-        env.contains(&format!("COMPUTERD_TOKEN={}", c.token)),
+        env.contains(&format!("COMPUTERD_TOKEN={}", c.token.expose())),
         "{env:?}"
     );
     assert!(
@@ -143,6 +144,7 @@ async fn creates_a_computer_from_nothing() {
 
     assert_eq!(health(&c.api_url).await["status"], "ok");
     let key = c.viewer_key.clone().expect("computerd gave its viewer key");
+    let key = key.expose();
     assert_eq!(key.len(), 32);
     assert_eq!(
         c.viewer_url(),
@@ -192,7 +194,7 @@ async fn recreates_a_stopped_older_computer_keeping_home_and_ports() {
     assert_eq!(running.startup, Startup::AlreadyRunning);
     assert_eq!(running.id, old_id);
     assert!(running.upgrade_pending);
-    assert_eq!(running.token, old_token);
+    assert_eq!(running.token.expose(), old_token);
     docker(&[
         "exec",
         &t.name,

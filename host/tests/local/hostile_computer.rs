@@ -11,7 +11,7 @@ use axum::Router;
 use bytes::Bytes;
 use computer_protocol::archive::{pack, Progress};
 use computer_protocol::endpoints::{GetComputer, NoBody, Observe};
-use computer_protocol::{ItemKind, ObserveRequest, SessionId, TransferDirection};
+use computer_protocol::{ItemKind, ObserveRequest, SessionId, Token, TransferDirection};
 use computer_use_mcp::client::ComputerdClient;
 use computer_use_mcp::transfer::{self, StallLimit, TransferError, TransferRequest};
 use futures::StreamExt;
@@ -31,7 +31,7 @@ async fn stub(router: Router) -> String {
 }
 
 fn client(url: String) -> ComputerdClient {
-    ComputerdClient::new(url, "secret-token".into(), "cu-stub".into())
+    ComputerdClient::new(url, Token::new("secret-token"), "cu-stub".into())
 }
 
 /// A 200 answer whose body never ends.
@@ -319,7 +319,7 @@ async fn an_invalid_viewer_key_is_refused() {
             }),
         );
         let url = stub(router).await;
-        let e = computer_use_mcp::docker::viewer_key("cu-stub", &url, "secret-token")
+        let e = computer_use_mcp::docker::viewer_key("cu-stub", &url, &Token::new("secret-token"))
             .await
             .expect_err(key)
             .to_string();

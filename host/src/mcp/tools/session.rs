@@ -80,7 +80,7 @@ impl ComputerUseServer {
             .map_err(AgentError::Computer)?;
         // The key goes into links and command lines (the browser opener, the
         // VNC viewer); a tampered computer must not choose what they run.
-        check_viewer_key(&info.viewer_key).map_err(RefusedAnswer::ViewerKey)?;
+        check_viewer_key(info.viewer_key.expose()).map_err(RefusedAnswer::ViewerKey)?;
         let created = client
             .send::<CreateSession>(
                 &(),
@@ -90,10 +90,8 @@ impl ComputerUseServer {
             )
             .await
             .map_err(AgentError::Computer)?;
-        let viewer_url = computer_protocol::viewer_link(started.port_base, &info.viewer_key, None);
         let conn = host.set_connection(crate::link::Connection {
             client: started.client.clone(),
-            viewer_url,
             container: started.container.clone(),
             image: started.image.clone(),
             state: started.state.clone(),
@@ -168,7 +166,7 @@ impl ComputerUseServer {
         let a = args.read()?;
         let _one_at_a_time = self.agent().link().starting.lock().await;
         let (conn, created) = self.connect_session(a.title, None).await?;
-        let viewer_url = conn.viewer_url.clone();
+        let viewer_url = conn.viewer_url();
         let text = format!(
             "Session {} started on computer `{}` ({}). Working folder: {}. A person can watch at {}. Call computer_observe to open this session's screen.",
             created.session_id, conn.container, conn.state, created.cwd, viewer_url
