@@ -125,7 +125,7 @@ pub async fn serve(
     println!("viewer on http://{viewer_bound}");
     println!(
         "viewer: {}  (VNC password: {})",
-        computer_protocol::viewer_link(config.port_base, key.key.expose(), None),
+        computer_protocol::viewer_link(config.port_base, &key.key, None),
         computer_protocol::vnc_password(key.key.expose())
     );
     // An unused computer (COMPUTER_USE_IDLE_STOP) shuts down as SIGTERM

@@ -168,9 +168,7 @@ async fn look(
                 (Some(reach), Some(token)) => Some(
                     viewer_key(&found.name, &reach.api_url, token)
                         .await
-                        .map(|key| {
-                            computer_protocol::viewer_link(reach.port_base, key.expose(), None)
-                        }),
+                        .map(|key| computer_protocol::viewer_link(reach.port_base, &key, None)),
                 ),
                 _ => None,
             };

@@ -2,6 +2,7 @@
 //! asking them to show a screen that just opened.
 
 use crate::ids::ScreenNumber;
+use crate::secret::ViewerKey;
 use serde::{Deserialize, Serialize};
 
 /// `GET /v1/viewer`, and the answer of `POST /v1/viewer/focus`.
@@ -60,8 +61,8 @@ pub const VNC_PASSWORD_LEN: usize = 8;
 /// `&screen=<n>` to open one screen. The key rides in the fragment, which a
 /// browser never sends to a server or puts in a referrer. The one place
 /// this link is spelled: computerd prints it, the host hands it out.
-pub fn viewer_link(port_base: u16, key: &str, screen: Option<u8>) -> String {
-    fragment_link(port_base, "key", key, screen)
+pub fn viewer_link(port_base: u16, key: &ViewerKey, screen: Option<u8>) -> String {
+    fragment_link(port_base, "key", key.expose(), screen)
 }
 
 /// As [`viewer_link`], with a [`ViewerCode`] that opens the viewer once
@@ -167,11 +168,11 @@ mod tests {
     #[test]
     fn links_carry_the_key_or_code_in_the_fragment() {
         assert_eq!(
-            viewer_link(20900, KEY, None),
+            viewer_link(20900, &ViewerKey::new(KEY), None),
             format!("http://127.0.0.1:20900/#key={KEY}")
         );
         assert_eq!(
-            viewer_link(20900, KEY, Some(3)),
+            viewer_link(20900, &ViewerKey::new(KEY), Some(3)),
             format!("http://127.0.0.1:20900/#key={KEY}&screen=3")
         );
         assert_eq!(

@@ -109,7 +109,7 @@ impl Computer {
     pub fn viewer_url(&self) -> Option<String> {
         self.viewer_key
             .as_ref()
-            .map(|key| computer_protocol::viewer_link(self.port_base, key.expose(), None))
+            .map(|key| computer_protocol::viewer_link(self.port_base, key, None))
     }
 }
 

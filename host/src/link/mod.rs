@@ -77,7 +77,7 @@ impl Connection {
     /// The viewer's link: it carries the key, so it is made when shown,
     /// never kept where `Debug` could print it.
     pub fn viewer_url(&self) -> String {
-        computer_protocol::viewer_link(self.port_base, self.viewer_key.expose(), None)
+        computer_protocol::viewer_link(self.port_base, &self.viewer_key, None)
     }
 }
 

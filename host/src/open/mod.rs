@@ -17,7 +17,9 @@ pub mod vnc_password;
 use crate::client::{ClientError, ComputerdClient};
 use crate::settings::OpenMode;
 use computer_protocol::endpoints::{FocusViewer, GetViewer, IssueViewerCode, NoBody};
-use computer_protocol::{code_link, viewer_link, FocusRequest, InvalidViewerKey, ScreenNumber};
+use computer_protocol::{
+    code_link, viewer_link, FocusRequest, InvalidViewerKey, ScreenNumber, ViewerKey,
+};
 use parking_lot::Mutex;
 use std::time::{Duration, Instant};
 
@@ -92,7 +94,7 @@ impl Opener {
             tracing::warn!(
                 "handoff {} on screen {screen}: nothing opens a viewer (COMPUTER_USE_OPEN=none); the person hands back from this link only: {}",
                 handback.handoff_id,
-                handback.link_with_key(target.port_base, target.key.expose(), screen)
+                handback.link_with_key(target.port_base, &target.key, screen)
             );
             return;
         }
@@ -101,7 +103,7 @@ impl Opener {
                 tracing::warn!(
                     "could not open the viewer for handoff {} on screen {screen} ({e}); the person hands back from this link only: {}",
                     handback.handoff_id,
-                    handback.link_with_key(target.port_base, target.key.expose(), screen)
+                    handback.link_with_key(target.port_base, &target.key, screen)
                 );
             }
         });
@@ -199,7 +201,7 @@ impl Handback {
 
     /// The person's link with the viewer key itself (for stderr, where no
     /// one-time code is needed).
-    fn link_with_key(&self, port_base: u16, key: &str, screen: u8) -> String {
+    fn link_with_key(&self, port_base: u16, key: &ViewerKey, screen: u8) -> String {
         viewer_link(port_base, key, Some(screen)) + &self.fragment()
     }
 }

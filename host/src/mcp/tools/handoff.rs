@@ -106,7 +106,7 @@ impl ComputerUseServer {
         let conn = self.reach(&a.session_id).await?;
         let viewer_url = computer_protocol::viewer_link(
             conn.port_base,
-            conn.viewer_key.expose(),
+            &conn.viewer_key,
             Some(started.screen.0),
         );
         let target = crate::open::Target {
