@@ -4,38 +4,25 @@
 use super::json::ApiJson;
 use super::live::Free;
 use super::AppState;
-use crate::files::{self, FilesError};
+use crate::files;
 use crate::http_error::ApiError;
-use crate::sessions::Session;
 use axum::extract::State;
 use axum::Json;
 use computer_protocol::{
     ListFilesRequest, ListFilesResponse, ReadFileRequest, ReadFileResponse, SetCwdRequest,
     SetCwdResponse, WriteFileRequest, WriteFileResponse,
 };
-use std::path::PathBuf;
-use std::sync::Arc;
-
-/// Runs `f` with the session's home and working folder on a blocking thread.
-async fn with_paths<T: Send + 'static>(
-    app: &AppState,
-    session: &Arc<Session>,
-    f: impl FnOnce(PathBuf, PathBuf) -> Result<T, FilesError> + Send + 'static,
-) -> Result<T, ApiError> {
-    let (home, cwd) = (app.config.home.clone(), session.cwd());
-    let result = crate::blocking::run(move || f(home, cwd)).await;
-    Ok(result?)
-}
 
 pub async fn set_cwd(
     State(app): State<AppState>,
     Free(session): Free,
     ApiJson(req): ApiJson<SetCwdRequest>,
 ) -> Result<Json<SetCwdResponse>, ApiError> {
-    let path = with_paths(&app, &session, move |home, cwd| {
-        files::set_cwd(&home, &cwd, &req.path)
-    })
-    .await?;
+    let path = session
+        .in_folders(&app.config.home, move |home, cwd| {
+            files::set_cwd(&home, &cwd, &req.path)
+        })
+        .await?;
     session.set_cwd(path.clone());
     Ok(Json(SetCwdResponse {
         path: path.display().to_string(),
@@ -47,10 +34,11 @@ pub async fn list(
     Free(session): Free,
     ApiJson(req): ApiJson<ListFilesRequest>,
 ) -> Result<Json<ListFilesResponse>, ApiError> {
-    let listing = with_paths(&app, &session, move |home, cwd| {
-        files::list(&home, &cwd, req.path.as_deref())
-    })
-    .await?;
+    let listing = session
+        .in_folders(&app.config.home, move |home, cwd| {
+            files::list(&home, &cwd, req.path.as_deref())
+        })
+        .await?;
     Ok(Json(listing))
 }
 
@@ -59,10 +47,11 @@ pub async fn read(
     Free(session): Free,
     ApiJson(req): ApiJson<ReadFileRequest>,
 ) -> Result<Json<ReadFileResponse>, ApiError> {
-    let read = with_paths(&app, &session, move |home, cwd| {
-        files::read(&home, &cwd, &req)
-    })
-    .await?;
+    let read = session
+        .in_folders(&app.config.home, move |home, cwd| {
+            files::read(&home, &cwd, &req)
+        })
+        .await?;
     Ok(Json(read))
 }
 
@@ -71,9 +60,10 @@ pub async fn write(
     Free(session): Free,
     ApiJson(req): ApiJson<WriteFileRequest>,
 ) -> Result<Json<WriteFileResponse>, ApiError> {
-    let written = with_paths(&app, &session, move |home, cwd| {
-        files::write(&home, &cwd, &req)
-    })
-    .await?;
+    let written = session
+        .in_folders(&app.config.home, move |home, cwd| {
+            files::write(&home, &cwd, &req)
+        })
+        .await?;
     Ok(Json(written))
 }

@@ -10,7 +10,7 @@ use computer_protocol::{
     SourceRequest, TransferSource, TransferSummary, UploadRequest, UploadTarget,
 };
 use futures::{Stream, StreamExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 /// Where an upload of `req` would land, and whether something is there.
@@ -19,10 +19,11 @@ pub async fn check_upload(
     session: &Arc<Session>,
     req: UploadRequest,
 ) -> Result<UploadTarget, JobError> {
-    Ok(with_paths(home, session, move |home, cwd| {
-        transfer::check_upload(&home, &cwd, &req)
-    })
-    .await?)
+    Ok(session
+        .in_folders(home, move |home, cwd| {
+            transfer::check_upload(&home, &cwd, &req)
+        })
+        .await?)
 }
 
 /// What a download of `req` would send.
@@ -31,10 +32,9 @@ pub async fn describe_source(
     session: &Arc<Session>,
     req: SourceRequest,
 ) -> Result<TransferSource, JobError> {
-    let (_, source) = with_paths(home, session, move |home, cwd| {
-        transfer::describe(&home, &cwd, &req)
-    })
-    .await?;
+    let (_, source) = session
+        .in_folders(home, move |home, cwd| transfer::describe(&home, &cwd, &req))
+        .await?;
     Ok(source)
 }
 
@@ -71,10 +71,9 @@ pub async fn download(
     session: &Arc<Session>,
     req: SourceRequest,
 ) -> Result<impl Stream<Item = std::io::Result<Bytes>> + Send + 'static, JobError> {
-    let (path, source) = with_paths(home, session, move |home, cwd| {
-        transfer::describe(&home, &cwd, &req)
-    })
-    .await?;
+    let (path, source) = session
+        .in_folders(home, move |home, cwd| transfer::describe(&home, &cwd, &req))
+        .await?;
     let running = session.command_started(&format!("from_computer {}", path.display()));
     // A hold that began since the caller's check missed this transfer.
     session.check_free()?;
@@ -84,17 +83,6 @@ pub async fn download(
             chunk
         }),
     )
-}
-
-/// Runs blocking filesystem work with the home and the session's working
-/// folder.
-async fn with_paths<T: Send + 'static>(
-    home: &Path,
-    session: &Arc<Session>,
-    f: impl FnOnce(PathBuf, PathBuf) -> Result<T, TransferError> + Send + 'static,
-) -> Result<T, TransferError> {
-    let (home, cwd) = (home.to_path_buf(), session.cwd());
-    crate::blocking::run(move || f(home, cwd)).await
 }
 
 /// A transfer that stopped because its session ended, or a person took its

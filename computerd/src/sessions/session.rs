@@ -8,7 +8,7 @@ use crate::screens::Screen;
 use computer_protocol::ScreenSize;
 use computer_protocol::{OwnerId, SessionId};
 use parking_lot::Mutex;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -139,6 +139,17 @@ impl Session {
 
     pub fn cwd(&self) -> PathBuf {
         self.cwd.lock().clone()
+    }
+
+    /// Runs blocking file work `f` off the async threads, given `home` and
+    /// the session's working folder as it is now.
+    pub async fn in_folders<T: Send + 'static>(
+        &self,
+        home: &Path,
+        f: impl FnOnce(PathBuf, PathBuf) -> T + Send + 'static,
+    ) -> T {
+        let (home, cwd) = (home.to_path_buf(), self.cwd());
+        crate::blocking::run(move || f(home, cwd)).await
     }
 
     pub fn set_cwd(&self, path: PathBuf) {
