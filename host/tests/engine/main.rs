@@ -5,9 +5,8 @@
 //! (`mcp_session::...`), so `scripts/test-http.sh` and
 //! `scripts/test-remote.sh` select the modules they rerun by that prefix.
 //!
-//! Tests that must not share a process or an engine with these stay in
-//! binaries of their own: `faults_dockerd` (it restarts the engine) and
-//! `hostile_proxy` (it sets proxy variables for the whole process).
+//! The one test that must not share an engine with these has a binary of
+//! its own: `faults_dockerd` (it restarts the engine).
 //! `release_build` drives the release binary that `scripts/test.sh` builds,
 //! and fails naming the command that builds it when it is missing.
 //!

@@ -7,3 +7,4 @@ mod support;
 
 mod cli;
 mod hostile_computer;
+mod proxy_settings;

@@ -1,7 +1,8 @@
 //! Finding 2: computerd's client never goes through `HTTP_PROXY` or
-//! `ALL_PROXY`, which would see the token and everything sent. Its own
-//! test binary, because the proxy variables it sets apply to the whole
-//! process.
+//! `ALL_PROXY`, which would see the token and everything sent. Proxy
+//! variables apply to a whole process, and the other tests of this binary
+//! run beside this one, so the check runs in a child process of this test
+//! binary that alone has them.
 
 use axum::routing::get;
 use axum::Router;
@@ -11,8 +12,42 @@ use computer_use_mcp::client::ComputerdClient;
 use serde_json::json;
 use std::time::Duration;
 
-#[tokio::test]
-async fn the_computer_is_called_directly_whatever_the_proxy_settings() {
+/// Set in the child process that runs the check; its value is the proxy.
+const CHILD: &str = "COMPUTER_USE_TEST_PROXY_CHILD";
+
+#[test]
+fn the_computer_is_called_directly_whatever_the_proxy_settings() {
+    if std::env::var_os(CHILD).is_some() {
+        return tokio::runtime::Runtime::new()
+            .expect("a runtime")
+            .block_on(check_with_proxy_settings());
+    }
+    // This test alone, in a process of its own with the proxy variables.
+    let name = "proxy_settings::the_computer_is_called_directly_whatever_the_proxy_settings";
+    let out = std::process::Command::new(std::env::current_exe().expect("the test binary"))
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env(CHILD, "1")
+        .output()
+        .expect("the test binary runs again");
+    let shown = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.status.success(),
+        "the check in its own process failed:\n{shown}"
+    );
+    // A filter that matched nothing would pass too.
+    assert!(
+        shown.contains("1 passed"),
+        "the child ran no test:\n{shown}"
+    );
+}
+
+/// The check itself, in the child process: every proxy variable points at
+/// a listener, and neither the client nor the viewer key probe connects to it.
+async fn check_with_proxy_settings() {
     let proxy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     proxy.set_nonblocking(true).unwrap();
     let proxy_url = format!("http://{}", proxy.local_addr().unwrap());
