@@ -36,7 +36,7 @@ pub struct EffectsWatch {
     wm_menus: Option<Arc<WmMenus>>,
     active: Option<Window>,
     /// Title of each window of the client list, as last read.
-    windows: HashMap<Window, String>,
+    windows: Titles,
     /// The action changes are credited to now, and since when.
     current: Option<(ActionEffect, Instant)>,
     done: Vec<ActionEffect>,
@@ -291,11 +291,11 @@ fn read_focus_and_clients(
     Ok((active, clients))
 }
 
+/// Each window's title.
+type Titles = HashMap<Window, String>;
+
 /// The titles of `windows` (empty for one without).
-fn read_titles(
-    conn: &WatchConnection,
-    windows: &[Window],
-) -> Result<HashMap<Window, String>, ReplyError> {
+fn read_titles(conn: &WatchConnection, windows: &[Window]) -> Result<Titles, ReplyError> {
     windows
         .iter()
         .map(|&w| {
