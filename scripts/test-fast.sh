@@ -34,6 +34,8 @@ unset DISPLAY DOCKER_CONTEXT
 # suite and its build is reused: each crate's unit tests and the local tier
 # of each crate (`--test local` names all three): the protocol's archive
 # engine and wire fixtures, computerd's settings as the binary reads them,
-# files, shell and the files under `image/`, and the host's.
-cargo test --locked --workspace --lib --test local -- "$@"
+# files, shell and the files under `image/`, and the host's. test-support
+# has no tests of its own (its checks are in protocol's local tier), and
+# `--lib` would name it anyway.
+cargo test --locked --workspace --exclude test-support --lib --test local -- "$@"
 echo "test-fast: passed without Docker or X"

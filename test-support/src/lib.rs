@@ -1,6 +1,8 @@
 //! Helpers the workspace's tests share, so that each suite waits, refuses to
 //! skip, and builds and compares trees of files the same way. A
 //! dev-dependency of `protocol`, `computerd` and `host`; never published.
+//! Its own checks are in protocol's fast tier
+//! (`protocol/tests/local/helpers.rs`).
 //!
 //! # Layout
 //! - [`wait`]: wait on a concrete condition with a deadline, never a bare

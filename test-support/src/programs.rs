@@ -43,23 +43,3 @@ pub fn require_playwright() -> PathBuf {
     );
     dir
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_program_on_path_is_found_where_it_is() {
-        let sh = require_program("sh", "apt-get install dash");
-        assert!(sh.is_absolute() && sh.ends_with("sh"), "{}", sh.display());
-        require_programs(&[("sh", "dash")]);
-    }
-
-    #[test]
-    #[should_panic(
-        expected = "`no-such-program-3f1c` is not installed; run `apt-get install no-such-package` (or `bash scripts/install-test-deps.sh`)"
-    )]
-    fn a_missing_program_fails_with_its_install_command() {
-        require_programs(&[("no-such-program-3f1c", "no-such-package")]);
-    }
-}
