@@ -12,7 +12,7 @@ use computer_use_mcp::client::ComputerdClient;
 use serde_json::json;
 use std::time::Duration;
 
-/// Set in the child process that runs the check; its value is the proxy.
+/// Set (to `1`) in the child process, which runs the check itself.
 const CHILD: &str = "COMPUTER_USE_TEST_PROXY_CHILD";
 
 #[test]
