@@ -3,7 +3,9 @@
 # or Ubuntu machine: Xvnc, Fluxbox, xterm, Chromium, a Docker engine, the
 # debian:trixie base image, the computer-use-mcp:dev image, noVNC and
 # Playwright, and the release checks' tools (actionlint, zizmor, the Windows
-# and macOS Rust targets). Safe to re-run: each step does only what is missing.
+# and macOS Rust targets). It first removes what an earlier, interrupted run
+# left (scripts/sweep-test-leftovers.sh). Safe to re-run: each step does only
+# what is missing.
 #
 # Usage: scripts/test-setup.sh [--without-images | --images-only]
 # scripts/test.sh runs the two halves apart, so that the images build while
@@ -21,6 +23,7 @@ if [ "$part" != --images-only ]; then
     bash scripts/install-test-deps.sh
     bash scripts/install-release-tools.sh
     bash scripts/ensure-docker.sh
+    bash scripts/sweep-test-leftovers.sh
 fi
 if [ "$part" != --without-images ]; then
     # Behind a proxy that re-signs https, the image build must trust the

@@ -14,7 +14,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 started=$SECONDS
-phase() { printf 'test: %s (at %dm%02ds)\n' "$1" $(((SECONDS - started) / 60)) $(((SECONDS - started) % 60)) >&2; }
+# Each phase says the free disk too: a run needs about 8 GB (the target
+# folder, the computer image, the containers), and a full disk fails far
+# from its cause.
+phase() {
+    printf 'test: %s (at %dm%02ds, %s free on disk)\n' "$1" $(((SECONDS - started) / 60)) \
+        $(((SECONDS - started) % 60)) "$(df -h --output=avail . | tail -n 1 | tr -d ' ')" >&2
+}
 
 bash scripts/test-setup.sh --without-images
 phase "setup done"
