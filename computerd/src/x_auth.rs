@@ -23,6 +23,7 @@
 //! until then (the library inside a test program) X servers start without
 //! `-auth` and connections carry no cookie.
 
+use computer_protocol::Hidden;
 use std::io::{self, IoSlice, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
@@ -59,20 +60,12 @@ pub enum XAuthError {
     Refused { display: u32, reason: String },
 }
 
-/// The desktop cookie and where the cookie files are.
+/// The desktop cookie and where the cookie files are. The cookie is
+/// [`Hidden`] from logs and panic messages.
+#[derive(Debug)]
 pub struct XAuth {
-    cookie: [u8; COOKIE_LEN],
+    cookie: Hidden<[u8; COOKIE_LEN]>,
     folder: PathBuf,
-}
-
-/// Leaves the cookie out of logs and panic messages.
-impl std::fmt::Debug for XAuth {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("XAuth")
-            .field("cookie", &"(hidden)")
-            .field("folder", &self.folder)
-            .finish()
-    }
 }
 
 /// Makes the desktop cookie, writes its file (mode 0600) in `folder`, and
@@ -83,12 +76,12 @@ pub fn install(folder: &Path) -> Result<&'static XAuth, XAuthError> {
         return Ok(installed);
     }
     let auth = XAuth {
-        cookie: rand::random(),
+        cookie: Hidden::new(rand::random()),
         folder: folder.to_path_buf(),
     };
     let entry = XauthEntry {
         display: None,
-        data: auth.cookie.to_vec(),
+        data: auth.cookie.expose().to_vec(),
     };
     write_private(&auth.desktop_file(), &entry.encode())?;
     Ok(INSTALLED.get_or_init(|| auth))
@@ -113,7 +106,7 @@ impl XAuth {
 
     /// The desktop cookie, for computerd's own connections.
     pub fn cookie(&self) -> &[u8] {
-        &self.cookie
+        self.cookie.expose()
     }
 
     /// Asks display `:number`'s X server, over a connection with the

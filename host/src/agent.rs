@@ -404,18 +404,19 @@ impl Drop for Agent {
 /// kept, another handoff's code or no code at all never match.
 fn handback_matches(kept: Option<&Handback>, handoff_id: &str, presented: Option<&str>) -> bool {
     matches!((kept, presented), (Some(kept), Some(presented))
-        if kept.handoff_id == handoff_id && kept.code == presented)
+        if kept.handoff_id == handoff_id && kept.code.expose() == presented)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use computer_protocol::Hidden;
 
     #[test]
     fn only_the_kept_code_of_the_same_handoff_hands_back() {
         let kept = Handback {
             handoff_id: "handoff-1".into(),
-            code: "c0de".into(),
+            code: Hidden::new("c0de".into()),
         };
         assert!(handback_matches(Some(&kept), "handoff-1", Some("c0de")));
         assert!(!handback_matches(Some(&kept), "handoff-1", Some("c0dE")));

@@ -8,7 +8,8 @@
 //! - [`error`]: the one wire error `{code, message}` every failing route returns.
 //! - [`duration`]: the `90`, `90s`, `2m`, `1h` duration forms used by timeouts.
 //! - [`limits`]: the numeric limits of the tool contract, in one place.
-//! - [`secret`]: the API token and the viewer key, hidden from `Debug`.
+//! - [`secret`]: the API token, the viewer key and other secrets, hidden from
+//!   `Debug`.
 //! - [`session`]: creating, listing, ending sessions, heartbeats, health.
 //! - [`observe`]: the screenshot payload shared by observe and act.
 //! - [`frame`]: a screenshot's bound, format and region, and the transform
@@ -89,7 +90,7 @@ pub use frame::{FrameOptions, FrameTransform, ImageFormat, ObserveRequest, Regio
 pub use ids::{BadSessionId, FrameId, OwnerId, ScreenNumber, SessionId};
 pub use observe::{Cursor, Observation};
 pub use screen_size::{BadScreenSize, ScreenSize};
-pub use secret::{Token, ViewerKey};
+pub use secret::{Hidden, Token, ViewerKey};
 pub use session::{
     no_such_session, ComputerInfo, CreateSessionRequest, CreateSessionResponse, EndReason,
     EndSessionResponse, Health, HeartbeatResponse, SessionInfo, SessionSettings, SessionsResponse,

@@ -1,8 +1,11 @@
-//! Values that open the computer: computerd's API token and the viewer key
-//! (also the VNC password). Their `Debug` says only that they are hidden,
-//! so a struct holding one derives `Debug` and still shows it in no log
-//! line or panic message; their text is read with `expose`, where it is
-//! sent. On the wire they are plain strings.
+//! Values that open something: computerd's API token and the viewer key
+//! (also the VNC password), and [`Hidden`] for every other secret (a
+//! cookie's value, a hand-back code, the X cookie, a tenant's token). Their
+//! `Debug` says only that they are hidden, so a struct holding one derives
+//! `Debug` and still shows it in no log line or panic message; no
+//! hand-written `Debug` has to remember to leave a field out. Their value is
+//! read with `expose`, where it is sent. On the wire they are what they
+//! hold.
 
 use serde::{Deserialize, Serialize};
 
@@ -42,6 +45,35 @@ macro_rules! secret {
 secret!(Token);
 secret!(ViewerKey);
 
+/// Any other secret value: a cookie's value, a hand-back code, a bearer
+/// token of the HTTP server's, the X cookie's bytes.
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Hidden<T>(T);
+
+impl<T> Hidden<T> {
+    pub fn new(value: T) -> Hidden<T> {
+        Hidden(value)
+    }
+
+    /// The secret itself, for the request, header or file it goes in.
+    pub fn expose(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T> From<T> for Hidden<T> {
+    fn from(value: T) -> Hidden<T> {
+        Hidden(value)
+    }
+}
+
+impl<T> std::fmt::Debug for Hidden<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("(hidden)")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -60,5 +92,8 @@ mod tests {
         );
         let back: Token = serde_json::from_str("\"t0ken\"").unwrap();
         assert_eq!(back.expose(), "t0ken");
+        let value = Hidden::new(String::from("s3ssion"));
+        assert_eq!(format!("{:?}", [&value]), "[(hidden)]");
+        assert_eq!(serde_json::to_string(&value).unwrap(), "\"s3ssion\"");
     }
 }

@@ -2,7 +2,7 @@
 //! asking them to show a screen that just opened.
 
 use crate::ids::ScreenNumber;
-use crate::secret::ViewerKey;
+use crate::secret::{Hidden, ViewerKey};
 use serde::{Deserialize, Serialize};
 
 /// `GET /v1/viewer`, and the answer of `POST /v1/viewer/focus`.
@@ -24,20 +24,12 @@ pub struct FocusRequest {
 /// `POST /v1/viewer/code`: a one-time code the host puts in the link it
 /// opens (`#code=`), so the key itself is in no command line. The viewer
 /// page trades it for the key once, within [`VIEWER_CODE_TTL_SECS`].
-#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// Until used, the code opens the viewer: it is [`Hidden`].
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ViewerCode {
     /// Made like a viewer key: [`VIEWER_KEY_LEN`] characters of
     /// [`VIEWER_KEY_ALPHABET`].
-    pub code: String,
-}
-
-/// Leaves the code out: until used, it opens the viewer.
-impl std::fmt::Debug for ViewerCode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ViewerCode")
-            .field("code", &"(hidden)")
-            .finish()
-    }
+    pub code: Hidden<String>,
 }
 
 /// How long a [`ViewerCode`] may wait for the page to use it.

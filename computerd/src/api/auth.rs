@@ -13,7 +13,7 @@ pub async fn require_token(
     request: Request,
     next: Next,
 ) -> Result<Response, ApiError> {
-    if bearer_is(request.headers(), &app.config.token) {
+    if bearer_is(request.headers(), app.config.token.expose()) {
         Ok(next.run(request).await)
     } else {
         Err(ApiError::new(

@@ -37,6 +37,6 @@ pub async fn focus(
 /// `POST /v1/viewer/code`.
 pub async fn code(State(app): State<AppState>) -> Json<ViewerCode> {
     Json(ViewerCode {
-        code: app.viewer.codes.issue(),
+        code: app.viewer.codes.issue().into(),
     })
 }

@@ -2,22 +2,21 @@
 //! and writes it (`Network.CookieParam`), its identity ([`CookieKey`]), and
 //! which differences count as a change.
 //!
-//! A cookie's value is a login: [`Cookie`]'s `Debug` hides it, so a cookie can
-//! be logged without leaking it.
+//! A cookie's value is a login: it is [`Hidden`], so a cookie can be logged
+//! without leaking it.
 
-use std::fmt;
-
+use computer_protocol::Hidden;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// A cookie as `Storage.getCookies` returns it. Fields CDP adds that we do not
 /// need to recreate the cookie elsewhere (`size`, `sameParty`, ...) are dropped
 /// on reading; unknown fields are ignored so a newer Chromium still parses.
-#[derive(Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Cookie {
     pub name: String,
-    pub value: String,
+    pub value: Hidden<String>,
     /// `.example.com` for a domain cookie, `example.com` for a host-only one;
     /// `Storage.setCookies` makes the same distinction, so it round-trips.
     pub domain: String,
@@ -120,7 +119,7 @@ impl Cookie {
     pub fn to_param(&self) -> Value {
         let mut param = Map::new();
         param.insert("name".into(), self.name.clone().into());
-        param.insert("value".into(), self.value.clone().into());
+        param.insert("value".into(), self.value.expose().clone().into());
         param.insert("domain".into(), self.domain.clone().into());
         param.insert("path".into(), self.path.clone().into());
         param.insert("secure".into(), self.secure.into());
@@ -162,25 +161,6 @@ impl Cookie {
     }
 }
 
-/// Written by hand so a cookie's value never reaches a log.
-impl fmt::Debug for Cookie {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Cookie")
-            .field("name", &self.name)
-            .field("value", &"<redacted>")
-            .field("domain", &self.domain)
-            .field("path", &self.path)
-            .field("expires", &self.expires)
-            .field("http_only", &self.http_only)
-            .field("secure", &self.secure)
-            .field("session", &self.session)
-            .field("same_site", &self.same_site)
-            .field("partition_key", &self.partition_key)
-            .field("partition_key_opaque", &self.partition_key_opaque)
-            .finish_non_exhaustive()
-    }
-}
-
 /// JSON with object keys sorted at every level, whatever order CDP sent them
 /// in (and whether or not serde_json preserves insertion order).
 fn canonical_json(value: &Value) -> String {
@@ -211,7 +191,7 @@ pub(crate) mod tests {
     pub(crate) fn cookie(name: &str, value: &str) -> Cookie {
         Cookie {
             name: name.into(),
-            value: value.into(),
+            value: Hidden::new(value.into()),
             domain: ".example.com".into(),
             path: "/".into(),
             expires: 2_000_000_000.25,
@@ -285,7 +265,7 @@ pub(crate) mod tests {
         assert!(written.same_content(&read_back));
 
         let changes: [fn(&mut Cookie); 6] = [
-            |c| c.value = "other".into(),
+            |c| c.value = Hidden::new("other".into()),
             |c| c.expires += 3600.0,
             |c| c.secure = false,
             |c| c.http_only = false,
@@ -367,6 +347,6 @@ pub(crate) mod tests {
         let c = cookie("sid", "s3cr3t-login-token");
         let shown = format!("{c:?} {c:#?}");
         assert!(!shown.contains("s3cr3t"), "{shown}");
-        assert!(shown.contains("sid") && shown.contains("<redacted>"));
+        assert!(shown.contains("sid") && shown.contains("(hidden)"));
     }
 }

@@ -24,6 +24,7 @@ use std::io::{self, Write};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+use computer_protocol::Hidden;
 use serde::{Deserialize, Serialize};
 
 use super::cookie::{Cookie, CookieKey};
@@ -286,7 +287,7 @@ impl Jar {
         }
         let tombstone = JarEntry {
             cookie: Cookie {
-                value: String::new(),
+                value: Hidden::default(),
                 ..cookie.clone()
             },
             changed_at_ms: now_ms,
@@ -558,7 +559,7 @@ fn site_of(cookie: &Cookie) -> String {
 /// What an entry costs: the bytes of its name, value, domain and path.
 fn entry_bytes(entry: &JarEntry) -> usize {
     let cookie = &entry.cookie;
-    cookie.name.len() + cookie.value.len() + cookie.domain.len() + cookie.path.len()
+    cookie.name.len() + cookie.value.expose().len() + cookie.domain.len() + cookie.path.len()
 }
 
 /// The file's shape: `{"version":1,"cookies":[...]}`.
@@ -742,7 +743,12 @@ mod tests {
         assert_eq!(param["value"], "", "a deletion carries no value");
         assert!(jar.get(&sid.key()).unwrap().deleted);
         assert!(
-            jar.get(&sid.key()).unwrap().cookie.value.is_empty(),
+            jar.get(&sid.key())
+                .unwrap()
+                .cookie
+                .value
+                .expose()
+                .is_empty(),
             "tombstone keeps no login"
         );
 

@@ -19,7 +19,7 @@
 mod flags;
 
 use computer_protocol::duration::format_duration;
-use computer_protocol::ScreenSize;
+use computer_protocol::{ScreenSize, Token};
 pub use flags::Flags;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -49,15 +49,16 @@ pub enum ConfigError {
     Flags(#[from] clap::Error),
 }
 
-/// Everything computerd needs to know at start.
-#[derive(Clone)]
+/// Everything computerd needs to know at start. Its token is a [`Token`],
+/// whose `Debug` hides it, so a log line or panic message may show a config.
+#[derive(Clone, Debug)]
 pub struct Config {
     /// Where the API listens; `127.0.0.1:7070` natively, `0.0.0.0:7070` in
     /// the container (the Dockerfile sets it), `127.0.0.1:0` in tests (the
     /// bound address is printed).
     pub listen: SocketAddr,
     /// The bearer token every API call but `/health` must carry.
-    pub token: String,
+    pub token: Token,
     /// The computer user's home: `~` in paths, where the viewer key lives,
     /// and the first working folder of every session.
     pub home: PathBuf,
@@ -95,51 +96,6 @@ pub struct Config {
     /// Where the launcher for the screens' menus and `xdg-open` listens;
     /// loopback only, since only programs on the computer use it.
     pub launcher_listen: SocketAddr,
-}
-
-/// Every field but the token, so that no log line or panic message shows
-/// it. The fields are taken apart by name: a new one must be placed here.
-impl std::fmt::Debug for Config {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let Config {
-            listen,
-            token: _,
-            home,
-            display_base,
-            rfb_port_base,
-            rfb_interface,
-            port_base,
-            viewer_listen,
-            viewer_dir,
-            screen_size,
-            idle_timeout,
-            shell_timeout,
-            shell_timeout_max,
-            heartbeat_grace,
-            fluxbox_dir,
-            devtools_port_base,
-            launcher_listen,
-        } = self;
-        f.debug_struct("Config")
-            .field("listen", listen)
-            .field("token", &"(hidden)")
-            .field("home", home)
-            .field("display_base", display_base)
-            .field("rfb_port_base", rfb_port_base)
-            .field("rfb_interface", rfb_interface)
-            .field("port_base", port_base)
-            .field("viewer_listen", viewer_listen)
-            .field("viewer_dir", viewer_dir)
-            .field("screen_size", screen_size)
-            .field("idle_timeout", idle_timeout)
-            .field("shell_timeout", shell_timeout)
-            .field("shell_timeout_max", shell_timeout_max)
-            .field("heartbeat_grace", heartbeat_grace)
-            .field("fluxbox_dir", fluxbox_dir)
-            .field("devtools_port_base", devtools_port_base)
-            .field("launcher_listen", launcher_listen)
-            .finish()
-    }
 }
 
 /// computerd's own variables (`COMPUTERD_*`): the token, and addresses no
@@ -219,7 +175,7 @@ impl Config {
                     expected: "use 16 or more characters without spaces".into(),
                 })
             }
-            Some(t) => t,
+            Some(t) => Token::new(t),
         };
         let home = match flags.home.or(user_home) {
             Some(h) if h.is_absolute() => h,
@@ -511,7 +467,7 @@ mod tests {
     fn debug_output_leaves_the_token_out() {
         let shown = format!("{:?}", config(&[]).unwrap());
         assert!(!shown.contains(TOKEN), "{shown}");
-        assert!(shown.contains("token: \"(hidden)\""), "{shown}");
+        assert!(shown.contains("token: Token(hidden)"), "{shown}");
         assert!(shown.contains("display_base: 0"), "{shown}");
     }
 
@@ -539,7 +495,7 @@ mod tests {
             )
         };
         let c = only_file().unwrap();
-        assert_eq!(c.token, "0123456789abcdef0123");
+        assert_eq!(c.token.expose(), "0123456789abcdef0123");
         assert!(!file.exists(), "the token file is deleted once read");
         let e = only_file().unwrap_err().to_string();
         assert!(

@@ -18,7 +18,7 @@ use crate::client::{ClientError, ComputerdClient};
 use crate::settings::OpenMode;
 use computer_protocol::endpoints::{FocusViewer, GetViewer, IssueViewerCode, NoBody};
 use computer_protocol::{
-    code_link, viewer_link, FocusRequest, InvalidViewerKey, ScreenNumber, ViewerKey,
+    code_link, viewer_link, FocusRequest, Hidden, InvalidViewerKey, ScreenNumber, ViewerKey,
 };
 use parking_lot::Mutex;
 use std::time::{Duration, Instant};
@@ -168,35 +168,34 @@ impl Opener {
             .client
             .send::<IssueViewerCode>(&(), &NoBody {}, VIEWER_DEADLINE, "nothing")
             .await?;
-        computer_protocol::check_viewer_key(&code.code)?;
-        browser::open_url(&code_link(target.port_base, &code.code, Some(screen)))?;
+        computer_protocol::check_viewer_key(code.code.expose())?;
+        browser::open_url(&code_link(
+            target.port_base,
+            code.code.expose(),
+            Some(screen),
+        ))?;
         tracing::debug!("screen {screen}: opened a browser tab on it");
         Ok(())
     }
 }
 
-/// A handoff's hand-back code, for the person's link only.
-#[derive(Clone)]
+/// A handoff's hand-back code, for the person's link only; [`Hidden`] so
+/// that no log line shows it by accident.
+#[derive(Clone, Debug)]
 pub struct Handback {
     pub handoff_id: String,
-    pub code: String,
-}
-
-/// Leaves the code out, so that no log line shows it by accident.
-impl std::fmt::Debug for Handback {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Handback")
-            .field("handoff_id", &self.handoff_id)
-            .field("code", &"(hidden)")
-            .finish()
-    }
+    pub code: Hidden<String>,
 }
 
 impl Handback {
     /// `&handoff=<id>&handback=<code>`, the part of the link the viewer
     /// page keeps for Hand back.
     fn fragment(&self) -> String {
-        format!("&handoff={}&handback={}", self.handoff_id, self.code)
+        format!(
+            "&handoff={}&handback={}",
+            self.handoff_id,
+            self.code.expose()
+        )
     }
 
     /// The person's link with the viewer key itself (for stderr, where no
@@ -218,8 +217,8 @@ async fn open_handoff_tab(
         .client
         .send::<IssueViewerCode>(&(), &NoBody {}, VIEWER_DEADLINE, "nothing")
         .await?;
-    computer_protocol::check_viewer_key(&code.code)?;
-    let link = code_link(target.port_base, &code.code, Some(screen)) + &handback.fragment();
+    computer_protocol::check_viewer_key(code.code.expose())?;
+    let link = code_link(target.port_base, code.code.expose(), Some(screen)) + &handback.fragment();
     browser::open_url(&link)?;
     tracing::debug!(
         "handoff {}: opened a tab on screen {screen}",

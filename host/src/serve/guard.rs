@@ -6,6 +6,7 @@
 
 use crate::settings::HTTP_TOKEN;
 use axum::http::{header, HeaderMap, StatusCode};
+use computer_protocol::Hidden;
 use subtle::ConstantTimeEq;
 
 /// Extra allowed `Origin`s, comma-separated.
@@ -25,11 +26,11 @@ pub enum GuardError {
 }
 
 /// The checks every HTTP request passes before it reaches MCP.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct Guard {
     /// The bearer tokens that pass, one per tenant in tenant order (one
     /// alone without tenants).
-    tokens: Vec<Vec<u8>>,
+    tokens: Vec<Hidden<String>>,
     origins: Vec<String>,
     hosts: Vec<HostName>,
 }
@@ -84,12 +85,20 @@ impl Guard {
         if chars < TOKEN_MIN_CHARS {
             return Err(GuardError::ShortToken(chars));
         }
-        Ok(Guard::for_tokens(vec![token.to_string()], origins, hosts))
+        Ok(Guard::for_tokens(
+            vec![Hidden::new(token.to_string())],
+            origins,
+            hosts,
+        ))
     }
 
     /// One token per tenant, already checked by the tenants file's reader;
     /// [`Guard::check`] answers with the index of the one that passed.
-    pub fn for_tokens(tokens: Vec<String>, origins: Option<&str>, hosts: Vec<String>) -> Guard {
+    pub fn for_tokens(
+        tokens: Vec<Hidden<String>>,
+        origins: Option<&str>,
+        hosts: Vec<String>,
+    ) -> Guard {
         let origins = origins
             .unwrap_or("")
             .split(',')
@@ -97,7 +106,7 @@ impl Guard {
             .filter(|o| !o.is_empty())
             .collect();
         Guard {
-            tokens: tokens.into_iter().map(String::into_bytes).collect(),
+            tokens,
             origins,
             hosts: hosts.iter().filter_map(|h| HostName::parse(h)).collect(),
         }
@@ -139,7 +148,7 @@ impl Guard {
         // says nothing about which one came close.
         let mut matched = None;
         for (index, token) in self.tokens.iter().enumerate() {
-            if bool::from(given.ct_eq(token)) {
+            if bool::from(given.ct_eq(token.expose().as_bytes())) {
                 matched = Some(index);
             }
         }
@@ -147,16 +156,6 @@ impl Guard {
             StatusCode::UNAUTHORIZED,
             "unauthorized: send `Authorization: Bearer <token>`",
         ))
-    }
-}
-
-impl std::fmt::Debug for Guard {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Guard")
-            .field("tokens", &self.tokens.len())
-            .field("origins", &self.origins)
-            .field("hosts", &self.hosts)
-            .finish()
     }
 }
 
@@ -271,7 +270,11 @@ mod tests {
     fn each_tenant_token_passes_as_its_own_index() {
         let a = "a".repeat(32);
         let b = "b".repeat(40);
-        let g = Guard::for_tokens(vec![a.clone(), b.clone()], None, vec!["127.0.0.1:1".into()]);
+        let g = Guard::for_tokens(
+            vec![Hidden::new(a.clone()), Hidden::new(b.clone())],
+            None,
+            vec!["127.0.0.1:1".into()],
+        );
         for (token, index) in [(&a, 0), (&b, 1)] {
             let h = headers(&[
                 (header::HOST, "127.0.0.1:1"),

@@ -26,6 +26,7 @@ use crate::tenant::Tenant;
 use crate::transfer::{HostFiles, TRANSFER_ROOT_VAR};
 use axum::extract::{Extension, Request, State};
 use axum::response::{IntoResponse, Response};
+use computer_protocol::Hidden;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use std::net::SocketAddr;
@@ -110,7 +111,7 @@ pub async fn serve(options: HttpOptions) -> anyhow::Result<()> {
     }
     let origins = std::env::var(ORIGINS_VAR).ok();
     // Checked before binding: bad access settings must not leave a port open.
-    let (tokens, tenants) = access_from_env()?;
+    let Access { tokens, tenants } = access_from_env()?;
     let listed_hosts = listed_hosts(std::env::var(HOSTS_VAR).ok().as_deref())?;
     if options.addr.ip().is_unspecified() && listed_hosts.is_empty() {
         anyhow::bail!("`--http {}` listens on every address, so no `Host` a client sends can be checked against it: set `{HOSTS_VAR}` to the names clients reach this server under, comma-separated (for example `mcp.example.com,192.168.1.5:{}`), or listen on one address", options.addr, options.addr.port());
@@ -170,8 +171,14 @@ pub async fn serve(options: HttpOptions) -> anyhow::Result<()> {
 }
 
 /// The tokens that pass and the tenant each one belongs to, in the same
-/// order: [`HTTP_TOKEN`] alone for one computer, or [`TENANTS_VAR`]'s file.
-fn access_from_env() -> anyhow::Result<(Vec<String>, Vec<Arc<Tenant>>)> {
+/// order.
+struct Access {
+    tokens: Vec<Hidden<String>>,
+    tenants: Vec<Arc<Tenant>>,
+}
+
+/// [`HTTP_TOKEN`] alone for one computer, or [`TENANTS_VAR`]'s file.
+fn access_from_env() -> anyhow::Result<Access> {
     let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
     let quota = crate::transfer::quota_from_env(&crate::settings::process_env())?;
     let files = HostFiles::for_http(var(TRANSFER_ROOT_VAR).as_deref())?.with_quota(quota);
@@ -195,13 +202,16 @@ fn access_from_env() -> anyhow::Result<(Vec<String>, Vec<Arc<Tenant>>)> {
                 ));
                 tokens.push(entry.token);
             }
-            Ok((tokens, tenants))
+            Ok(Access { tokens, tenants })
         }
         (token, None) => {
             // Checks the token's presence and length.
             Guard::new(token.as_deref(), None, vec![])?;
-            let token = token.unwrap_or_default();
-            Ok((vec![token], vec![Tenant::new(None, files, None, 1)]))
+            let token = Hidden::new(token.unwrap_or_default());
+            Ok(Access {
+                tokens: vec![token],
+                tenants: vec![Tenant::new(None, files, None, 1)],
+            })
         }
     }
 }

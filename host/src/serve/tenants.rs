@@ -12,6 +12,7 @@
 use super::guard::TOKEN_MIN_CHARS;
 use crate::settings::{network_policy, Env};
 use computer_protocol::network::{self, NetworkPolicy};
+use computer_protocol::Hidden;
 use std::path::Path;
 
 /// The settings a tenant's line may give it, each as the server's
@@ -37,10 +38,10 @@ pub const TENANTS_VAR: &str = "COMPUTER_USE_HTTP_TENANTS";
 pub const NAME_MAX_CHARS: usize = 32;
 
 /// One line of the file.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TenantEntry {
     pub name: String,
-    pub token: String,
+    pub token: Hidden<String>,
     /// The line of the file, for errors found later.
     pub line: usize,
     /// `VARIABLE=VALUE` fields, each variable one of [`NETWORK_VARIABLES`].
@@ -53,7 +54,9 @@ impl TenantEntry {
     /// The key this tenant's home must carry: the one the line names, or
     /// its token's.
     pub fn home_key(&self) -> String {
-        self.home.clone().unwrap_or_else(|| home_key(&self.token))
+        self.home
+            .clone()
+            .unwrap_or_else(|| home_key(self.token.expose()))
     }
 }
 
@@ -65,16 +68,6 @@ pub fn home_key(token: &str) -> String {
     let mut key = computer_protocol::handoff::handback_digest(token);
     key.truncate(HOME_KEY_CHARS);
     key
-}
-
-impl std::fmt::Debug for TenantEntry {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TenantEntry")
-            .field("name", &self.name)
-            .field("line", &self.line)
-            .field("network", &self.network)
-            .finish_non_exhaustive()
-    }
 }
 
 impl TenantEntry {
@@ -216,14 +209,14 @@ pub fn parse_tenants(path: &str, text: &str) -> Result<Vec<TenantEntry>, Tenants
         if tenants.iter().any(|t| t.name == name) {
             return Err(bad(format!("the name `{name}` is already used above")));
         }
-        if tenants.iter().any(|t| t.token == token) {
+        if tenants.iter().any(|t| t.token.expose() == token) {
             return Err(bad(format!(
                 "the token of `{name}` is already another tenant's"
             )));
         }
         tenants.push(TenantEntry {
             name: name.to_string(),
-            token: token.to_string(),
+            token: Hidden::new(token.to_string()),
             line: index + 1,
             network,
             home,
@@ -261,7 +254,7 @@ mod tests {
         let tenants = parse_tenants("t", &text).unwrap();
         let names: Vec<_> = tenants.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["alice", "bob-2"]);
-        assert_eq!(tenants[1].token, B);
+        assert_eq!(tenants[1].token.expose(), B);
         // Tokens never show in debug output.
         assert!(!format!("{tenants:?}").contains(A));
     }

@@ -100,7 +100,7 @@ impl ComputerUseServer {
             .await?;
         let handback = crate::open::Handback {
             handoff_id: started.handoff_id.clone(),
-            code,
+            code: code.into(),
         };
         self.agent().keep_handback(&a.session_id, handback.clone());
         let conn = self.reach(&a.session_id).await?;
