@@ -11,8 +11,7 @@ use crate::link::{Connection, Link, LinkError, CONFIRMED_FOR};
 use crate::open::Handback;
 use crate::recording::HostRecording;
 use crate::tenant::Tenant;
-use computer_protocol::endpoints::{ListSessions, NoBody};
-use computer_protocol::{ErrorCode, OwnerId, SessionId};
+use computer_protocol::{ErrorCode, OwnerId, ScreenNumber, SessionId};
 use parking_lot::Mutex;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -264,11 +263,11 @@ impl Agent {
         self.sessions.lock().insert(id, made);
     }
 
-    /// Called after a successful observe or act: the first time for a
-    /// session, opens the viewer on its screen in the background.
-    pub fn announce_screen(&self, id: &SessionId) {
-        let sid = id.clone();
-        let first = self.announced.lock().insert(sid.clone());
+    /// Called after a successful observe or act, with the screen its answer
+    /// names: the first time for a session, opens the viewer on that screen
+    /// in the background.
+    pub fn announce_screen(&self, id: &SessionId, screen: ScreenNumber) {
+        let first = self.announced.lock().insert(id.clone());
         let Some(conn) = self.link.connection() else {
             return;
         };
@@ -279,25 +278,14 @@ impl Agent {
             tracing::debug!(target: "computer_use_mcp::open", "session {id}: `COMPUTER_USE_OPEN` is `none`, so no viewer opens");
             return;
         }
-        let opener = Arc::clone(&self.link.opener);
-        tokio::spawn(async move {
-            let listed = conn
-                .client
-                .send::<ListSessions>(&(), &NoBody {}, Duration::from_secs(5), "nothing")
-                .await;
-            let screen = listed
-                .ok()
-                .and_then(|l| l.sessions.into_iter().find(|s| s.session_id == sid))
-                .and_then(|s| s.screen);
-            if let Some(screen) = screen {
-                let target = crate::open::Target {
-                    client: conn.client.clone(),
-                    port_base: conn.port_base,
-                    key: conn.viewer_key.clone(),
-                };
-                opener.screen_opened(conn.open, target, screen.0, conn.vnc_viewer.clone());
-            }
-        });
+        let target = crate::open::Target {
+            client: conn.client.clone(),
+            port_base: conn.port_base,
+            key: conn.viewer_key.clone(),
+        };
+        self.link
+            .opener
+            .screen_opened(conn.open, target, screen.0, conn.vnc_viewer.clone());
     }
 
     /// A call's result for the agent, its error explained (see

@@ -316,7 +316,7 @@ mod tests {
     use computer_protocol::textview::TREE_DEPTH_MAX;
     use computer_protocol::{
         ActResponse, Bounds, Cursor, FrameId, ImageFormat, NodeState, Observation, Region,
-        TextNode, TextView, TreeSource,
+        ScreenNumber, TextNode, TextView, TreeSource,
     };
 
     /// The deepest text view computerd sends: a chain of nodes nested
@@ -343,9 +343,11 @@ mod tests {
             });
         }
         ActResponse {
+            screen: ScreenNumber(1),
             outcomes: vec![],
             requested: 0,
             observation: Some(Observation {
+                screen: ScreenNumber(1),
                 frame_id: FrameId(1),
                 captured_at: String::new(),
                 width: 10,

@@ -435,6 +435,9 @@ pub struct ActionOutcome {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ActResponse {
+    /// The session's screen the actions ran on, also without an
+    /// observation.
+    pub screen: crate::ScreenNumber,
     pub outcomes: Vec<ActionOutcome>,
     /// Actions in the batch; more than `outcomes` when one failed.
     pub requested: usize,

@@ -1,7 +1,7 @@
 //! The screenshot payload of `computer_observe`, also returned by `computer_act`.
 
 use crate::frame::{ImageFormat, Region};
-use crate::ids::FrameId;
+use crate::ids::{FrameId, ScreenNumber};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -14,6 +14,8 @@ pub struct Cursor {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Observation {
+    /// The session's screen, the one the viewer link names.
+    pub screen: ScreenNumber,
     pub frame_id: FrameId,
     /// RFC 3339, UTC.
     pub captured_at: String,

@@ -122,6 +122,7 @@ pub async fn act(
         None
     };
     Ok(ActResponse {
+        screen: screen.number,
         outcomes,
         requested,
         observation,

@@ -59,7 +59,7 @@ async fn describe_screen(
     state: &Arc<DesktopState>,
     screen: &Screen,
 ) -> Result<Observation, DesktopError> {
-    let state = Arc::clone(state);
+    let (state, number) = (Arc::clone(state), screen.number);
     screen
         .with_x(move |x| {
             let display = &x.display;
@@ -80,6 +80,7 @@ async fn describe_screen(
                 },
             );
             Ok(Observation {
+                screen: number,
                 frame_id: FrameId(frame_id),
                 captured_at: now_rfc3339(),
                 width: whole.width,
@@ -196,6 +197,7 @@ pub async fn capture_observation(
                 (Some(encoded), shaped.bytes.len())
             };
             let observation = Observation {
+                screen: number,
                 frame_id: FrameId(frame_id),
                 captured_at,
                 width,

@@ -300,16 +300,21 @@ impl Daemon {
 
     /// Opens the session's screen (its first observe) and returns its number.
     pub async fn open_screen(&self, session: &str) -> u8 {
-        self.ok(&format!("/v1/sessions/{session}/observe"), json!({}))
+        let observed = self
+            .ok(&format!("/v1/sessions/{session}/observe"), json!({}))
             .await;
         let (_, list) = self.call("GET", "/v1/sessions", None).await;
-        list["sessions"]
+        let listed = list["sessions"]
             .as_array()
             .expect("sessions")
             .iter()
             .find(|s| s["session_id"] == session)
             .and_then(|s| s["screen"].as_u64())
-            .expect("the observed session has a screen") as u8
+            .expect("the observed session has a screen");
+        // The observation names the same screen, which the host opens the
+        // viewer on without asking for the list.
+        assert_eq!(observed["screen"], listed, "{observed}");
+        listed as u8
     }
 
     /// Sends a request with the real token; returns status and JSON body.

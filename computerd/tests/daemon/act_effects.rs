@@ -58,7 +58,7 @@ async fn a_click_on_the_bare_desktop_changed_nothing() {
     let d = Daemon::start().await;
     let sid = d.create_session("effects desktop").await;
     // The screen is handed out once its desktop is drawn.
-    d.open_screen(&sid).await;
+    let screen = d.open_screen(&sid).await;
     let r = act(
         &d,
         &sid,
@@ -79,6 +79,9 @@ async fn a_click_on_the_bare_desktop_changed_nothing() {
         json!({"actions": [{"type": "click", "x": 600, "y": 300}, {"type": "click", "x": 610, "y": 300}, {"type": "wait", "ms": 150}], "observe": false}),
     )
     .await;
+    // Without an observation the answer still names the screen.
+    assert!(r.get("observation").is_none());
+    assert_eq!(r["screen"], screen);
     let list = effects(&r).as_array().unwrap();
     assert_eq!(list.len(), 3, "{}", effects(&r));
     assert!(list[0].get("changed").is_none(), "{}", effects(&r));

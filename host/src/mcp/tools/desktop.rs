@@ -210,7 +210,7 @@ impl ComputerUseServer {
         let o = self
             .session_call::<endpoints::Observe>(&a.session_id, &req, OBSERVE_DEADLINE, NOTHING_RUNS)
             .await?;
-        self.agent().announce_screen(&a.session_id);
+        self.agent().announce_screen(&a.session_id, o.screen);
         observation_result(String::new(), o, &text, |o| o)
     }
 
@@ -262,7 +262,7 @@ impl ComputerUseServer {
             "some actions may have run; observe the screen to see where things stand",
         );
         let r = reporting(&context, "computer_act still running", acting).await?;
-        self.agent().announce_screen(&a.session_id);
+        self.agent().announce_screen(&a.session_id, r.screen);
         act_result(r)
     }
 
@@ -409,7 +409,8 @@ impl ComputerUseServer {
         let r = self
             .session_call::<E>(session_id, req, deadline, OPEN_MAY_RUN)
             .await?;
-        self.agent().announce_screen(session_id);
+        self.agent()
+            .announce_screen(session_id, r.observation.screen);
         opened_result(r)
     }
 }
@@ -436,7 +437,7 @@ fn opened_result(mut r: OpenedResponse) -> Result<CallToolResult, ToolError> {
 mod tests {
     use super::*;
     use computer_protocol::textview::TEXT_VIEW_MAX_CHARS;
-    use computer_protocol::{Cursor, Region, TextNode, TextView, View};
+    use computer_protocol::{Cursor, Region, ScreenNumber, TextNode, TextView, View};
 
     fn observation(nodes: usize, name_len: usize) -> Observation {
         let node = |i: usize| TextNode {
@@ -450,6 +451,7 @@ mod tests {
             children: vec![],
         };
         Observation {
+            screen: ScreenNumber(1),
             frame_id: FrameId(1),
             captured_at: String::new(),
             width: 10,
@@ -506,6 +508,7 @@ mod tests {
         o.reduced = Some("R".repeat(100_000));
         o.captured_at = "C".repeat(100_000);
         let r = ActResponse {
+            screen: ScreenNumber(1),
             outcomes: vec![ActionOutcome {
                 index: 0,
                 kind: computer_protocol::ActionKind::Click,
