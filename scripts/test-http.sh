@@ -27,10 +27,11 @@
 # docker_remote and remote_engine, about the Docker engine's transport and
 # the tunnel, which scripts/test-remote.sh covers.
 #
-# The binary is the workspace pass's own (scripts/test-binaries.sh), run
-# once with one filter per module (`mcp_session::`), so its tests fill both
-# test threads across modules, through scripts/test-runner.sh (each test's
-# time); it runs from its package's folder, as `cargo test` runs it.
+# The binary is the workspace pass's own (`--workspace --test engine`
+# resolves features as the workspace pass does, so cargo builds nothing
+# again), run once with one filter per module (`mcp_session::`), so its
+# tests fill the test threads across modules, through
+# scripts/test-runner.sh (each test's time).
 #
 # Usage: scripts/test-http.sh [-- test harness options]
 set -euo pipefail
@@ -43,14 +44,15 @@ http_modules=(mcp_session mcp_transfer mcp_handoff faults
 
 [ "${1:-}" = "--" ] && shift
 
-engine=$(bash scripts/test-binaries.sh engine)
+# shellcheck source=scripts/engine-tests.sh
+. scripts/engine-tests.sh
 # A module's tests (`mcp_session::`), or one test named in full.
 filters=()
 for module in "${http_modules[@]}"; do
     if [[ $module == *::* ]]; then filters+=("$module"); else filters+=("$module::"); fi
 done
-echo "test-http: ${http_modules[*]} over HTTP ($engine)"
-if ! (cd host && COMPUTER_USE_TEST_TRANSPORT=http bash ../scripts/test-runner.sh "$engine" "${filters[@]}" "$@"); then
+echo "test-http: ${http_modules[*]} over HTTP"
+if ! COMPUTER_USE_TEST_TRANSPORT=http engine_tests "${filters[@]}" "$@"; then
     echo "test-http: failed over HTTP (the failures are listed above)" >&2
     exit 1
 fi

@@ -6,7 +6,7 @@
 # tunnel. The viewer and VNC through the tunnel, and the engine dropping
 # mid-call, are host/tests/engine/remote_engine.rs's (part of the workspace
 # pass). scripts/test.sh runs it after the workspace pass, whose engine-tier
-# binary this reruns one module at a time (scripts/test-binaries.sh),
+# binary this reruns one module at a time (scripts/engine-tests.sh),
 # through scripts/test-runner.sh (each test's time).
 #
 # Usage: scripts/test-remote.sh [-- test harness options]
@@ -34,7 +34,8 @@ bash scripts/remote-engine.sh up
 env_lines=$(bash scripts/remote-engine.sh env)
 tls=$(grep -v '^SSH_' <<<"$env_lines" | tr '\n' ' ')
 ssh="DOCKER_HOST=$(sed -n 's/^SSH_DOCKER_HOST=//p' <<<"$env_lines")"
-engine=$(bash scripts/test-binaries.sh engine)
+# shellcheck source=scripts/engine-tests.sh
+. scripts/engine-tests.sh
 failed=()
 for way in tls ssh; do
     if [ "$way" = tls ]; then
@@ -51,8 +52,8 @@ for way in tls ssh; do
         # A module's tests (`mcp_session::`), or one test named in full.
         if [[ $module == *::* ]]; then filter=$module; else filter="$module::"; fi
         # shellcheck disable=SC2086 # the variables are NAME=value words
-        if ! (cd host && env -u DOCKER_HOST -u DOCKER_CONTEXT -u DOCKER_TLS_VERIFY \
-            -u DOCKER_CERT_PATH $vars bash ../scripts/test-runner.sh "$engine" "$filter" "$@"); then
+        if ! (unset DOCKER_HOST DOCKER_CONTEXT DOCKER_TLS_VERIFY DOCKER_CERT_PATH \
+            && export $vars && engine_tests "$filter" "$@"); then
             failed+=("$module over $way")
         fi
     done
