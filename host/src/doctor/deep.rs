@@ -223,7 +223,7 @@ async fn open(
         Err(e) => return (Outcome::err(e.to_string(), fix), None),
     };
     let id = created.session_id;
-    if let Err(e) = client
+    match client
         .send::<Observe>(
             &id,
             &ObserveRequest::default(),
@@ -232,37 +232,16 @@ async fn open(
         )
         .await
     {
-        return (
-            Outcome::err(e.to_string(), fix),
-            Some((id, ScreenNumber(0))),
-        );
-    }
-    let listed = match client
-        .send::<ListSessions>(&(), &NoBody {}, SCREEN_DEADLINE, "nothing")
-        .await
-    {
-        Ok(list) => list.sessions,
-        Err(e) => {
-            return (
-                Outcome::err(e.to_string(), fix),
-                Some((id, ScreenNumber(0))),
-            )
-        }
-    };
-    match listed
-        .iter()
-        .find(|s| s.session_id == id)
-        .and_then(|s| s.screen)
-    {
-        Some(screen) => (
+        // The observation names the screen the session opened.
+        Ok(observed) => (
             Outcome::ok(format!(
-                "session `{id}` of `{}` (no agent's) on screen {screen}",
-                owner.0
+                "session `{id}` of `{}` (no agent's) on screen {}",
+                owner.0, observed.screen
             )),
-            Some((id, screen)),
+            Some((id, observed.screen)),
         ),
-        None => (
-            Outcome::err(format!("session `{id}` got no screen"), fix),
+        Err(e) => (
+            Outcome::err(e.to_string(), fix),
             Some((id, ScreenNumber(0))),
         ),
     }
