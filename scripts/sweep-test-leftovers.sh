@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
 # Removes what earlier runs of the test suite left in the Docker engines of
 # this machine: a run that was killed (a CI time limit, Ctrl-C) never ran
-# its tests' clean-up, and a rebuilt dev image leaves the one before it
-# untagged. On a machine that keeps its engine between runs, as CI machines
-# may, each run's leftovers stayed on its disk for the next: one CI run
-# failed with "no space left on device".
+# its tests' clean-up. On a machine that keeps its engine between runs, as
+# CI machines may, each run's leftovers stayed on its disk for the next: one
+# CI run failed with "no space left on device".
 #
 # Only what the suite itself makes goes, by name or label, never a user's
 # computer:
 #  - containers and volumes named `cu-test-*` (host/tests/support/docker.rs
 #    names every test computer so; its network guard and snapshot copies
 #    carry the same prefix);
-#  - snapshot images tagged `computer-use-snapshot:cu-test-*`;
-#  - untagged images labelled `computer-use.version` (the computer image)
-#    that no container uses.
+#  - snapshot images tagged `computer-use-snapshot:cu-test-*`.
+# The computer images a rebuild or a reload left untagged are pruned where
+# that happens (scripts/build-image.sh, scripts/remote-engine.sh), once
+# the containers here that used them are gone.
 # The local engine always; the remote-engine tests' engine
 # (scripts/remote-engine.sh) when it runs.
 #
@@ -45,8 +45,6 @@ sweep() {
         # shellcheck disable=SC2086
         docker "$@" rmi -f $snapshots >/dev/null
     fi
-    docker "$@" image prune --force --filter label=computer-use.version \
-        | sed -n "s/^Total reclaimed space: \(.*[^0]B\)$/sweep-test-leftovers: $where: untagged computer images: \1 freed/p" >&2
 }
 
 sweep "this machine's engine"
