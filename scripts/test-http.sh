@@ -3,7 +3,7 @@
 # (host/tests/engine/) rerun with COMPUTER_USE_TEST_TRANSPORT=http, so each
 # test starts `computer-use-mcp serve --http 127.0.0.1:0` and drives it with
 # rmcp's HTTP client instead of a stdio child. scripts/test.sh runs it after
-# the workspace pass (stdio).
+# the workspace pass (stdio), beside the remote pass (scripts/test-remote.sh).
 #
 # Left out: mcp_http and mcp_http_trust, HTTP only and already in the
 # workspace pass; mcp_browser, mcp_devtools, mcp_textview and mcp_open,

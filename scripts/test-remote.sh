@@ -5,9 +5,11 @@
 # publishes is out of reach from here, so every call goes through the
 # tunnel. The viewer and VNC through the tunnel, and the engine dropping
 # mid-call, are host/tests/engine/remote_engine.rs's (part of the workspace
-# pass). scripts/test.sh runs it after the workspace pass, whose engine-tier
-# binary this reruns one module at a time (scripts/engine-tests.sh),
-# through scripts/test-runner.sh (each test's time).
+# pass). scripts/test.sh runs it after the workspace pass, beside the HTTP
+# pass (scripts/test-http.sh), whose computers are on this machine's engine;
+# it reruns the workspace pass's engine-tier binary one module at a time
+# (scripts/engine-tests.sh), through scripts/test-runner.sh (each test's
+# time).
 #
 # Usage: scripts/test-remote.sh [-- test harness options]
 set -euo pipefail

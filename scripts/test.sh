@@ -2,9 +2,10 @@
 # The whole test suite: installs what the tests need (scripts/test-setup.sh),
 # builds the computerd the image holds and the host binary that
 # host/tests/engine/release_build.rs drives,
-# then runs every test of the workspace against those real parts, the MCP
-# tests a second time over Streamable HTTP (scripts/test-http.sh) and a third
-# time against a remote engine over TLS and ssh (scripts/test-remote.sh).
+# then runs every test of the workspace against those real parts, then, side
+# by side, the MCP tests a second time over Streamable HTTP
+# (scripts/test-http.sh) and a third time against a remote engine over TLS
+# and ssh (scripts/test-remote.sh).
 # The release checks (workflow lint, Windows and macOS builds, crate
 # packages) run beside the tests.
 #
@@ -127,13 +128,27 @@ echo "test: pass workspace" | tee -a "$passes"
 cargo test --workspace --test '*' --no-fail-fast -- --test-threads="$threads" 2>&1 \
     | tee -a "$passes" || failed+=("the workspace tests")
 phase "workspace tests done"
-echo "test: pass http" | tee -a "$passes"
-bash scripts/test-http.sh -- --test-threads="$threads" 2>&1 | tee -a "$passes" \
-    || failed+=("the tests over HTTP")
+# The HTTP and remote passes run side by side: each spends most of its
+# time waiting (a handoff's long wait, a stopped computer's deadline, the
+# remote engine's tunnels), and they share no engine: the HTTP pass's
+# computers are this machine's, the remote pass's the remote engine's.
+# One after the other they took about 3m30s of a run. Each keeps its
+# output in a log of its own, printed whole once it ends, so the two never
+# interleave.
+http_log=target/test-pass-http.log
+remote_log=target/test-pass-remote.log
+(echo "test: pass http" && bash scripts/test-http.sh -- --test-threads="$threads") \
+    > "$http_log" 2>&1 &
+http=$!
+(echo "test: pass remote" \
+    && bash scripts/test-remote.sh -- --test-threads="${REMOTE_TEST_THREADS:-2}") \
+    > "$remote_log" 2>&1 &
+remote=$!
+wait "$http" || failed+=("the tests over HTTP")
+tee -a "$passes" < "$http_log"
 phase "HTTP pass done"
-echo "test: pass remote" | tee -a "$passes"
-bash scripts/test-remote.sh -- --test-threads="${REMOTE_TEST_THREADS:-2}" 2>&1 | tee -a "$passes" \
-    || failed+=("the tests on the remote engine")
+wait "$remote" || failed+=("the tests on the remote engine")
+tee -a "$passes" < "$remote_log"
 phase "remote pass done"
 
 if wait "$checks"; then
