@@ -181,63 +181,49 @@ impl Chromium {
 
 /// The browser's DevTools WebSocket address, once Chromium listens:
 /// `GET /json/version` on its port names it. (Chromium writes
-/// `DevToolsActivePort` only for a port it picked itself.) A plain
-/// HTTP/1.1 request (Chromium refuses 1.0): the answer is one small JSON object.
+/// `DevToolsActivePort` only for a port it picked itself.) HTTP/1.1, which
+/// Chromium asks for; the answer is one small JSON object, read up to
+/// [`VERSION_ANSWER_MAX`].
 async fn devtools_url(port: u16) -> Option<String> {
-    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let ask = async {
-        let mut tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
+        let tcp = tokio::net::TcpStream::connect(("127.0.0.1", port))
             .await
             .ok()?;
-        let request = format!("GET /json/version HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n");
-        tcp.write_all(request.as_bytes()).await.ok()?;
-        // Chromium keeps the connection open after answering, so the read
-        // ends once the body its Content-Length announces is in.
-        let mut answer = Vec::new();
-        let mut chunk = [0u8; 4096];
-        while answer.len() < 64 * 1024 {
-            let read = tcp.read(&mut chunk).await.ok()?;
-            if read == 0 {
-                break;
-            }
-            answer.extend_from_slice(&chunk[..read]);
-            if is_complete(&answer) {
-                break;
-            }
-        }
-        Some(answer)
+        let (mut sender, connection) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(tcp))
+                .await
+                .ok()?;
+        // Chromium keeps the connection open after answering; it ends with
+        // this task, once the body is in.
+        let connection = tokio::spawn(connection);
+        let request = hyper::Request::get("/json/version")
+            .header(hyper::header::HOST, format!("127.0.0.1:{port}"))
+            .body(http_body_util::Empty::<bytes::Bytes>::new())
+            .ok()?;
+        let answer = sender.send_request(request).await.ok()?;
+        let status = answer.status();
+        let body = http_body_util::Limited::new(answer.into_body(), VERSION_ANSWER_MAX);
+        let body = http_body_util::BodyExt::collect(body)
+            .await
+            .ok()?
+            .to_bytes();
+        connection.abort();
+        (status == hyper::StatusCode::OK).then_some(body)
     };
-    let answer = tokio::time::timeout(Duration::from_secs(2), ask)
+    let body = tokio::time::timeout(Duration::from_secs(2), ask)
         .await
         .ok()??;
-    websocket_of(&answer, port)
+    websocket_of(&body, port)
 }
 
-/// True once `answer` holds its head and the whole body it announces.
-fn is_complete(answer: &[u8]) -> bool {
-    let Ok(text) = std::str::from_utf8(answer) else {
-        return false;
-    };
-    let Some((head, body)) = text.split_once("\r\n\r\n") else {
-        return false;
-    };
-    head.lines()
-        .filter_map(|line| line.split_once(':'))
-        .find(|(name, _)| name.trim().eq_ignore_ascii_case("content-length"))
-        .and_then(|(_, value)| value.trim().parse::<usize>().ok())
-        .is_some_and(|length| body.len() >= length)
-}
+/// The most of a `/json/version` answer read: it is a few hundred bytes.
+const VERSION_ANSWER_MAX: usize = 64 * 1024;
 
-/// The browser's WebSocket address from a `/json/version` answer. Only
-/// its path is taken: Chromium builds the host part from the request's
-/// `Host`, and the socket to use is the port asked anyway.
-fn websocket_of(answer: &[u8], port: u16) -> Option<String> {
-    let text = std::str::from_utf8(answer).ok()?;
-    let (head, body) = text.split_once("\r\n\r\n")?;
-    if !head.starts_with("HTTP/1.1 200") && !head.starts_with("HTTP/1.0 200") {
-        return None;
-    }
-    let version: serde_json::Value = serde_json::from_str(body).ok()?;
+/// The browser's WebSocket address from a `/json/version` body. Only its
+/// path is taken: Chromium builds the host part from the request's `Host`,
+/// and the socket to use is the port asked anyway.
+fn websocket_of(body: &[u8], port: u16) -> Option<String> {
+    let version: serde_json::Value = serde_json::from_slice(body).ok()?;
     let url = version.get("webSocketDebuggerUrl")?.as_str()?;
     let path = &url[url.find("/devtools/browser/")?..];
     let id = path.trim_start_matches("/devtools/browser/");
@@ -269,27 +255,21 @@ mod tests {
 
     #[test]
     fn reads_the_devtools_address_from_json_version() {
-        let answer =
-            |body: &str| format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{body}");
-        let good = answer(
-            r#"{"Browser": "Chrome/156", "webSocketDebuggerUrl": "ws://127.0.0.1:9223/devtools/browser/abc-123"}"#,
-        );
+        let good = r#"{"Browser": "Chrome/156", "webSocketDebuggerUrl": "ws://127.0.0.1:9223/devtools/browser/abc-123"}"#;
         assert_eq!(
             websocket_of(good.as_bytes(), 9223).as_deref(),
             Some("ws://127.0.0.1:9223/devtools/browser/abc-123")
         );
         // Only the path is taken; the socket is always the port asked.
-        let elsewhere = answer(r#"{"webSocketDebuggerUrl": "ws://10.0.0.9/devtools/browser/x-1"}"#);
+        let elsewhere = r#"{"webSocketDebuggerUrl": "ws://10.0.0.9/devtools/browser/x-1"}"#;
         assert_eq!(
             websocket_of(elsewhere.as_bytes(), 9223).as_deref(),
             Some("ws://127.0.0.1:9223/devtools/browser/x-1")
         );
-        let odd = answer(r#"{"webSocketDebuggerUrl": "ws://127.0.0.1/devtools/browser/a?b=c"}"#);
+        let odd = r#"{"webSocketDebuggerUrl": "ws://127.0.0.1/devtools/browser/a?b=c"}"#;
         assert_eq!(websocket_of(odd.as_bytes(), 9223), None);
-        assert_eq!(
-            websocket_of(b"HTTP/1.1 404 Not Found\r\n\r\n{}", 9223),
-            None
-        );
+        assert_eq!(websocket_of(b"{}", 9223), None);
+        assert_eq!(websocket_of(b"not json", 9223), None);
     }
 
     #[test]
