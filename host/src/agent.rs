@@ -285,7 +285,7 @@ impl Agent {
         };
         self.link
             .opener
-            .screen_opened(conn.open, target, screen.0, conn.vnc_viewer.clone());
+            .screen_opened(conn.open, target, screen, conn.vnc_viewer.clone());
     }
 
     /// A call's result for the agent, its error explained (see

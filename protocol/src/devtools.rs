@@ -42,7 +42,7 @@ pub struct DevToolsTool {
 #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DevToolsStarted {
     /// The screen number N; the bridge is `@cdt-N`.
-    pub screen: u8,
+    pub screen: crate::ScreenNumber,
     /// `@cdt-N`, the name `mcpc` takes.
     pub bridge: String,
     /// `started`, `already running` or `restarted`.

@@ -171,7 +171,7 @@ impl DevTools {
         self.bridges.lock().insert(number, bridge);
         tracing::info!(screen = %number, state, "DevTools bridge ready");
         Ok(DevToolsStarted {
-            screen: number.0,
+            screen: number,
             bridge: name,
             state: state.to_string(),
             devtools_port: browser.devtools_port(),

@@ -63,9 +63,10 @@ impl Opener {
         self: &std::sync::Arc<Self>,
         mode: OpenMode,
         target: Target,
-        screen: u8,
+        screen: ScreenNumber,
         vnc_viewer: Option<std::path::PathBuf>,
     ) {
+        let screen = screen.0;
         if mode == OpenMode::None {
             return;
         }

@@ -7,7 +7,7 @@ use crate::mcp::result::structured;
 use crate::mcp::ComputerUseServer;
 use crate::settings::{process_env, DevtoolsSettings};
 use computer_protocol::endpoints::{DevToolsStart, DevToolsStop, NoBody};
-use computer_protocol::{DevToolsStartRequest, DevToolsStarted, DevToolsStopped, ScreenNumber};
+use computer_protocol::{DevToolsStartRequest, DevToolsStarted, DevToolsStopped};
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
@@ -50,8 +50,7 @@ impl ComputerUseServer {
                 "the browser or the bridge may still be starting; call start_chrome_devtools again",
             )
             .await?;
-        self.agent()
-            .announce_screen(&a.session_id, ScreenNumber(started.screen));
+        self.agent().announce_screen(&a.session_id, started.screen);
         Ok(structured(instructions(&started), &started))
     }
 
