@@ -11,6 +11,52 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
 
+/// The screenshot fields an agent may give a tool that returns a frame, as
+/// it gave them.
+#[derive(Debug, Clone, Copy)]
+pub struct FrameRequest {
+    pub max_side: Option<u32>,
+    pub format: Option<ImageFormat>,
+    pub quality: Option<u8>,
+}
+
+/// Declares a tool's arguments followed by the screenshot fields
+/// (`max_side`, `format`, `quality`) of every tool that returns a frame, and
+/// `frame()` to read them. A macro, because serde's `flatten` does not work
+/// with `deny_unknown_fields`, which names a mistyped field to the agent.
+/// (`settle`, `settle_ms` and `quiet_ms` are written out in each acting
+/// tool: their defaults and descriptions differ.)
+macro_rules! with_frame {
+    ($(#[$meta:meta])* pub struct $name:ident { $($fields:tt)* }) => {
+        $(#[$meta])*
+        pub struct $name {
+            $($fields)*
+            /// Longest side in px (default 1568; about 1.15 megapixels at most).
+            #[serde(default)]
+            #[schemars(range(min = 256, max = 7680))]
+            pub max_side: Option<u32>,
+            /// Default png.
+            #[serde(default)]
+            pub format: Option<ImageFormat>,
+            /// JPEG quality (default 80).
+            #[serde(default)]
+            #[schemars(range(min = 1, max = 100))]
+            pub quality: Option<u8>,
+        }
+
+        impl $name {
+            /// The screenshot fields, for `frame_options`.
+            pub fn frame(&self) -> FrameRequest {
+                FrameRequest {
+                    max_side: self.max_side,
+                    format: self.format,
+                    quality: self.quality,
+                }
+            }
+        }
+    };
+}
+
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StartComputerArgs {
@@ -29,6 +75,7 @@ fn default_true() -> bool {
     true
 }
 
+with_frame! {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ActArgs {
@@ -54,22 +101,10 @@ pub struct ActArgs {
     /// One of the last 16 screenshots: x/y are then its pixels.
     #[serde(default)]
     pub frame_id: Option<u64>,
-    /// Longest side in px (default 1568; about 1.15 megapixels at most).
-    #[serde(default)]
-    #[schemars(range(min = 256, max = 7680))]
-    pub max_side: Option<u32>,
-    /// Default png.
-    #[serde(default)]
-    pub format: Option<ImageFormat>,
-    /// JPEG quality (default 80).
-    #[serde(default)]
-    #[schemars(range(min = 1, max = 100))]
-    pub quality: Option<u8>,
+}
 }
 
-// `max_side`, `format` and `quality` stand in each tool that returns a
-// screenshot (and `settle`, `settle_ms`, `quiet_ms` in each acting tool): serde's `flatten` cannot share them, as it does not work with
-// `deny_unknown_fields`, which names a mistyped field to the agent.
+with_frame! {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ObserveArgs {
@@ -91,20 +126,10 @@ pub struct ObserveArgs {
     /// Text view: a cut view's cursor, for its next nodes.
     #[serde(default)]
     pub cursor: Option<String>,
-    /// Longest side in px (default 1568; about 1.15 megapixels at most).
-    #[serde(default)]
-    #[schemars(range(min = 256, max = 7680))]
-    pub max_side: Option<u32>,
-    /// Default png.
-    #[serde(default)]
-    pub format: Option<ImageFormat>,
-    /// JPEG quality (default 80).
-    #[serde(default)]
-    #[schemars(range(min = 1, max = 100))]
-    pub quality: Option<u8>,
     /// Return the image even when the screen is unchanged.
     #[serde(default)]
     pub force: bool,
+}
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -119,6 +144,7 @@ pub struct ShellArgs {
     pub timeout: Option<TimeoutArg>,
 }
 
+with_frame! {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OpenPathArgs {
@@ -137,19 +163,10 @@ pub struct OpenPathArgs {
     #[serde(default)]
     #[schemars(range(min = 50, max = 2000))]
     pub quiet_ms: Option<u64>,
-    /// Longest side in px (default 1568; about 1.15 megapixels at most).
-    #[serde(default)]
-    #[schemars(range(min = 256, max = 7680))]
-    pub max_side: Option<u32>,
-    /// Default png.
-    #[serde(default)]
-    pub format: Option<ImageFormat>,
-    /// JPEG quality (default 80).
-    #[serde(default)]
-    #[schemars(range(min = 1, max = 100))]
-    pub quality: Option<u8>,
+}
 }
 
+with_frame! {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LaunchAppArgs {
@@ -171,17 +188,7 @@ pub struct LaunchAppArgs {
     #[serde(default)]
     #[schemars(range(min = 50, max = 2000))]
     pub quiet_ms: Option<u64>,
-    /// Longest side in px (default 1568; about 1.15 megapixels at most).
-    #[serde(default)]
-    #[schemars(range(min = 256, max = 7680))]
-    pub max_side: Option<u32>,
-    /// Default png.
-    #[serde(default)]
-    pub format: Option<ImageFormat>,
-    /// JPEG quality (default 80).
-    #[serde(default)]
-    #[schemars(range(min = 1, max = 100))]
-    pub quality: Option<u8>,
+}
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -358,6 +365,19 @@ pub struct WaitHandoffArgs {
     #[serde(default)]
     #[schemars(range(min = 1, max = 100))]
     pub quality: Option<u8>,
+}
+
+// Written out rather than `with_frame!`: its `max_side` says which
+// screenshot it sizes.
+impl WaitHandoffArgs {
+    /// The screenshot fields, for `frame_options`.
+    pub fn frame(&self) -> FrameRequest {
+        FrameRequest {
+            max_side: self.max_side,
+            format: self.format,
+            quality: self.quality,
+        }
+    }
 }
 
 /// A tool's arguments that do not fit its schema, naming the field at

@@ -1,7 +1,7 @@
 //! computer_observe, computer_act, open_path and launch_app.
 
 use super::ToolResult;
-use crate::mcp::args::{ActArgs, Args, LaunchAppArgs, ObserveArgs, OpenPathArgs};
+use crate::mcp::args::{ActArgs, Args, FrameRequest, LaunchAppArgs, ObserveArgs, OpenPathArgs};
 use crate::mcp::bounds::{
     bound_effect, bound_observation, bound_outcome, cut_text, RefusedAnswer, NOTE_MAX_CHARS,
 };
@@ -14,8 +14,8 @@ use computer_protocol::endpoints::{self, Endpoint};
 use computer_protocol::limits::{ACTIONS_MAX, SETTLE_DEFAULT_MS};
 use computer_protocol::{
     ActRequest, ActResponse, Action, ActionEffect, ActionOutcome, FrameId, FrameOptions,
-    ImageFormat, LaunchAppRequest, Observation, ObserveRequest, OpenPathRequest, OpenSettle,
-    OpenedResponse, SessionId, Settling, TextViewOptions, View,
+    LaunchAppRequest, Observation, ObserveRequest, OpenPathRequest, OpenSettle, OpenedResponse,
+    SessionId, Settling, TextViewOptions, View,
 };
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
@@ -148,11 +148,12 @@ pub fn observation_result<P: Serialize>(
 
 /// The frame an agent asked for; without `max_side` the host's defaults
 /// bound both its longest side and its pixel count.
-pub(crate) fn frame_options(
-    max_side: Option<u32>,
-    format: Option<ImageFormat>,
-    quality: Option<u8>,
-) -> Result<FrameOptions, ToolError> {
+pub(crate) fn frame_options(request: FrameRequest) -> Result<FrameOptions, ToolError> {
+    let FrameRequest {
+        max_side,
+        format,
+        quality,
+    } = request;
     let options = match max_side {
         Some(side) => FrameOptions {
             max_side: Some(side),
@@ -194,6 +195,7 @@ impl ComputerUseServer {
         Parameters(args): Parameters<Args<ObserveArgs>>,
     ) -> ToolResult {
         let a = args.read()?;
+        let frame_request = a.frame();
         let text = TextViewOptions {
             view: a.view,
             window: a.window,
@@ -201,8 +203,9 @@ impl ComputerUseServer {
             cursor: a.cursor,
         };
         text.validate()?;
+        let frame = frame_options(frame_request)?;
         let req = ObserveRequest {
-            frame: frame_options(a.max_side, a.format, a.quality)?,
+            frame,
             region: a.region,
             text: text.clone(),
             force: a.force,
@@ -234,12 +237,13 @@ impl ComputerUseServer {
     ) -> ToolResult {
         let a = args.read()?;
         let settling = Settling::resolve(a.settle, a.settle_ms, a.quiet_ms, SETTLE_DEFAULT_MS);
+        let frame = frame_options(a.frame())?;
         let req = ActRequest {
             actions: a.actions,
             observe: a.observe,
             settle_ms: settling.settle_ms,
             frame_id: a.frame_id.map(FrameId),
-            frame: frame_options(a.max_side, a.format, a.quality)?,
+            frame,
             settle: settling.settle,
             quiet_ms: settling.quiet_ms,
         };
@@ -281,9 +285,10 @@ impl ComputerUseServer {
     )]
     async fn open_path(&self, Parameters(args): Parameters<Args<OpenPathArgs>>) -> ToolResult {
         let a = args.read()?;
+        let frame = frame_options(a.frame())?;
         let req = OpenPathRequest {
             target: a.target,
-            frame: frame_options(a.max_side, a.format, a.quality)?,
+            frame,
             settling: OpenSettle {
                 settle: a.settle,
                 settle_ms: a.settle_ms,
@@ -311,10 +316,11 @@ impl ComputerUseServer {
     )]
     async fn launch_app(&self, Parameters(args): Parameters<Args<LaunchAppArgs>>) -> ToolResult {
         let a = args.read()?;
+        let frame = frame_options(a.frame())?;
         let req = LaunchAppRequest {
             app: a.app,
             uri: a.uri,
-            frame: frame_options(a.max_side, a.format, a.quality)?,
+            frame,
             settling: OpenSettle {
                 settle: a.settle,
                 settle_ms: a.settle_ms,
@@ -468,7 +474,7 @@ mod tests {
                 width: 10,
                 height: 10,
             },
-            format: ImageFormat::Png,
+            format: computer_protocol::ImageFormat::Png,
             bytes: 0,
             reduced: None,
             image_base64: None,

@@ -165,7 +165,7 @@ impl ComputerUseServer {
                 "`timeout` is {secs}: wait 1 to {WAIT_MAX_SECS} seconds, then call wait_handoff again"
             ))));
         }
-        let frame = frame_options(a.max_side, a.format, a.quality)?;
+        let frame = frame_options(a.frame())?;
         let request = HandoffWaitRequest {
             wait_ms: secs * 1000,
         };
