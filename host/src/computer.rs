@@ -1,39 +1,20 @@
 //! `start_computer`'s first half: read the settings the spec says it reads,
-//! make sure the computer runs (Docker), and hand back a computerd client
-//! with the session defaults to pass on.
+//! make sure the computer runs (Docker), ask its computerd who it is, and
+//! hand back the one description of a running computer this process keeps
+//! (a [`Connection`]), with the session defaults to pass on.
 
-use crate::client::ComputerdClient;
+use crate::client::{ClientError, ComputerdClient};
 use crate::docker::slots::choose_port_base;
 use crate::docker::{ensure_computer, find_computer, resolve_endpoint, DockerError, EndpointError};
-use crate::settings::{process_env, OpenMode, Settings, SettingsError};
+use crate::link::Connection;
+use crate::settings::{process_env, Settings, SettingsError};
 use crate::tenant::Tenant;
-use computer_protocol::SessionSettings;
+use computer_protocol::endpoints::{GetComputer, NoBody};
+use computer_protocol::{check_viewer_key, InvalidViewerKey};
 use std::time::Duration;
 
-/// A running, healthy computer.
-#[derive(Debug, Clone)]
-pub struct Started {
-    pub client: ComputerdClient,
-    pub container: String,
-    pub image: String,
-    /// `created`, `started`, `recreated` or `running`.
-    pub state: String,
-    pub port_base: u16,
-    pub session_settings: SessionSettings,
-    /// Longest shell timeout, for the host's own call deadlines.
-    pub shell_timeout_max: Duration,
-    pub open: OpenMode,
-    pub vnc_viewer: Option<std::path::PathBuf>,
-    /// How its ports are reached, with the engine it runs on, for checking
-    /// later where its API is.
-    pub dialer: crate::docker::Dialer,
-    pub container_id: String,
-    pub started_at: Option<String>,
-    /// The network policy its guard holds, put in force again if it restarts.
-    pub network: computer_protocol::network::NetworkPolicy,
-    /// What a restore or a reset made it from (its `computer-use.origin`).
-    pub origin: Option<String>,
-}
+/// How long computerd gets to say who it is once Docker says it runs.
+const COMPUTER_INFO_DEADLINE: Duration = Duration::from_secs(30);
 
 /// Why the computer could not be started; each names the variable or the
 /// Docker problem and the fix, for the agent.
@@ -51,6 +32,20 @@ pub enum StartError {
     /// The template a new computer was to start from (`COMPUTER_USE_TEMPLATE`).
     #[error(transparent)]
     Template(Box<crate::docker::snapshot::SnapshotError>),
+    /// computerd did not say who it is (`GET /v1/computer`).
+    #[error(transparent)]
+    Computerd(Box<ClientError>),
+    /// computerd named a viewer key that is not one: the key goes into
+    /// links and command lines (the browser opener, the VNC viewer), and a
+    /// tampered computer must not choose what they run.
+    #[error(transparent)]
+    ViewerKey(#[from] InvalidViewerKey),
+}
+
+impl From<ClientError> for StartError {
+    fn from(e: ClientError) -> StartError {
+        StartError::Computerd(Box::new(e))
+    }
 }
 
 impl From<DockerError> for StartError {
@@ -88,9 +83,10 @@ fn read(tenant: &Tenant) -> Result<(Settings, crate::docker::DockerEndpoint), St
     Ok((settings, resolve_endpoint(&env)?))
 }
 
-/// Reads the settings and makes sure `tenant`'s computer runs. Errors are
-/// for the agent: they name the variable or the Docker problem and the fix.
-pub async fn start(tenant: &Tenant) -> Result<Started, StartError> {
+/// Reads the settings, makes sure `tenant`'s computer runs and asks its
+/// computerd who it is. Errors are for the agent: they name the variable
+/// or the Docker problem and the fix.
+pub async fn start(tenant: &Tenant) -> Result<Connection, StartError> {
     let (settings, endpoint) = read(tenant)?;
     let docker = endpoint.connect().await?;
     let mut wanted = tenant.computer(&settings.computer);
@@ -124,20 +120,32 @@ pub async fn start(tenant: &Tenant) -> Result<Started, StartError> {
         crate::docker::Startup::Recreated { .. } => "recreated",
         crate::docker::Startup::AlreadyRunning => "running",
     };
-    Ok(Started {
-        client: ComputerdClient::new(
-            computer.api_url.clone(),
-            computer.token.clone(),
-            computer.name.clone(),
-        ),
+    let client = ComputerdClient::new(
+        computer.api_url.clone(),
+        computer.token.clone(),
+        computer.name.clone(),
+    );
+    let info = client
+        .send::<GetComputer>(
+            &(),
+            &NoBody {},
+            COMPUTER_INFO_DEADLINE,
+            "nothing keeps running",
+        )
+        .await?;
+    check_viewer_key(info.viewer_key.expose())?;
+    Ok(Connection {
+        client,
         container: computer.name.clone(),
         image: computer.image.clone(),
         state: state.to_string(),
-        port_base: computer.port_base,
+        boot_id: info.boot_id,
         session_settings: settings.session.to_wire(),
         shell_timeout_max: settings.session.shell_timeout_max,
         open: settings.open,
         vnc_viewer: settings.vnc_viewer.clone(),
+        port_base: computer.port_base,
+        viewer_key: info.viewer_key,
         dialer: computer.dialer.clone(),
         container_id: computer.id.clone(),
         started_at: computer.started_at.clone(),

@@ -35,8 +35,9 @@ const NEW_PORT_DEADLINE: Duration = Duration::from_secs(5);
 /// waits for the same lock).
 const TUNNEL_CHECK_WAIT: Duration = Duration::from_secs(2);
 
-/// A computer this process reached through `start_computer`. Its token
-/// and viewer key are hidden from `Debug` by their types.
+/// A computer this process reached through `start_computer`
+/// ([`crate::computer::start`] makes it). Its token and viewer key are
+/// hidden from `Debug` by their types.
 #[derive(Clone, Debug)]
 pub struct Connection {
     pub client: ComputerdClient,
@@ -45,6 +46,9 @@ pub struct Connection {
     pub state: String,
     /// computerd's boot id when this process connected.
     pub boot_id: String,
+    /// The session settings `start_computer` read, sent with each new
+    /// session.
+    pub session_settings: computer_protocol::SessionSettings,
     /// Longest shell timeout of the settings read by start_computer; the
     /// host's deadline for a shell call without its own timeout.
     pub shell_timeout_max: std::time::Duration,

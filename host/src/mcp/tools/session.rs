@@ -3,15 +3,12 @@
 use super::ToolResult;
 use crate::agent::AgentError;
 use crate::mcp::args::{Args, SessionArgs, StartComputerArgs};
-use crate::mcp::bounds::RefusedAnswer;
 use crate::mcp::result::structured;
 use crate::mcp::tools::recording::delivered_text;
 use crate::mcp::{ComputerUseServer, ToolError};
 use crate::recording::{destination, folder_name, Delivered, RecordingError};
-use computer_protocol::endpoints::{CreateSession, EndSession, GetComputer, NoBody};
-use computer_protocol::{
-    check_viewer_key, CreateSessionRequest, CreateSessionResponse, ScreenNumber, SessionId,
-};
+use computer_protocol::endpoints::{CreateSession, EndSession, NoBody};
+use computer_protocol::{CreateSessionRequest, CreateSessionResponse, ScreenNumber, SessionId};
 use rmcp::handler::server::tool::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
@@ -64,24 +61,16 @@ impl ComputerUseServer {
         ToolError,
     > {
         let host = self.agent();
-        let started = crate::computer::start(host.tenant()).await?;
-        let settings = started.session_settings.clone();
+        let computer = crate::computer::start(host.tenant()).await?;
         let request = CreateSessionRequest {
             title,
             owner: host.owner.clone(),
-            settings,
+            settings: computer.session_settings.clone(),
             resume,
         };
         request.validate()?;
-        let client = &started.client;
-        let info = client
-            .send::<GetComputer>(&(), &NoBody {}, API_DEADLINE, "nothing keeps running")
-            .await
-            .map_err(AgentError::Computer)?;
-        // The key goes into links and command lines (the browser opener, the
-        // VNC viewer); a tampered computer must not choose what they run.
-        check_viewer_key(info.viewer_key.expose()).map_err(RefusedAnswer::ViewerKey)?;
-        let created = client
+        let created = computer
+            .client
             .send::<CreateSession>(
                 &(),
                 &request,
@@ -90,23 +79,7 @@ impl ComputerUseServer {
             )
             .await
             .map_err(AgentError::Computer)?;
-        let conn = host.set_connection(crate::link::Connection {
-            client: started.client.clone(),
-            container: started.container.clone(),
-            image: started.image.clone(),
-            state: started.state.clone(),
-            boot_id: info.boot_id.clone(),
-            shell_timeout_max: started.shell_timeout_max,
-            open: started.open,
-            vnc_viewer: started.vnc_viewer.clone(),
-            port_base: started.port_base,
-            viewer_key: info.viewer_key.clone(),
-            dialer: started.dialer.clone(),
-            container_id: started.container_id.clone(),
-            started_at: started.started_at.clone(),
-            network: started.network.clone(),
-            origin: started.origin.clone(),
-        });
+        let conn = host.set_connection(computer);
         host.remember(created.session_id.clone(), &conn);
         Ok((conn, created))
     }
