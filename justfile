@@ -52,6 +52,10 @@ bench:
 bench-transfer:
     bash scripts/bench-transfer.sh
 
+# A screenshot after a one-character change, beside computer-use-linux 0.7.36 on the same screen.
+bench-peer:
+    bash scripts/bench-peer.sh
+
 # save_snapshot, restore, reset and 4 forks on a busy computer, beside docker commit + a volume copy.
 bench-snapshot *ARGS:
     bash scripts/bench-snapshot.sh {{ARGS}}

@@ -22,6 +22,7 @@ downloads=${DOWNLOADS:-3}
 bytes=${BYTES:-1073741824}
 link_rate=${LINK_RATE:-1gbit}
 image=${COMPUTER_USE_IMAGE:-computer-use-mcp:dev}
+[ -n "${COMPUTER_USE_IMAGE:-}" ] || bash scripts/bench-image.sh
 direct=cu-bench-direct
 guarded=cu-bench-guarded
 

@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-docker.sh
-docker image inspect computer-use-mcp:dev >/dev/null 2>&1 || bash scripts/build-image.sh
+bash scripts/bench-image.sh
 bash scripts/remote-engine.sh up
 env_lines=$(bash scripts/remote-engine.sh env)
 tls=$(grep -v '^SSH_' <<<"$env_lines" | tr '\n' ' ')

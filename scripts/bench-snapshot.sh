@@ -4,12 +4,12 @@
 # restore_snapshot to its first and to a drawn frame, reset_computer, and
 # four computers forked at once from a snapshot (COMPUTER_USE_TEMPLATE), on
 # a busy computer of its own (see host/examples/snapshot_bench.rs).
-# Uses the computer-use-mcp:dev image; rebuild it first (`just image`)
-# after changing computerd. Options pass through: --runs N (3), --image TAG.
+# Builds the computer-use-mcp:dev image with a release computerd first
+# (scripts/bench-image.sh). Options pass through: --runs N (3), --image TAG.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-docker.sh
-docker image inspect computer-use-mcp:dev >/dev/null 2>&1 || bash scripts/build-image.sh
+bash scripts/bench-image.sh
 cargo build --release --locked -p computer-use-mcp --bin computer-use-mcp --example snapshot_bench
 target_dir="${CARGO_TARGET_DIR:-target}"
 "$target_dir/release/examples/snapshot_bench" "$@"
