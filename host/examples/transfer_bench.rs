@@ -9,7 +9,7 @@
 //! through `/proc/<pid>/clear_refs`; `docker cp`'s from its rusage.
 //!
 //! Options: `--runs N` (3), `--dir PATH` (a scratch folder, default under
-//! the system temp folder; needs about 5 GiB free), `--keep-data`, and
+//! the system temp folder; needs about 2 GiB plus 4 GiB a run free), `--keep-data`, and
 //! `--image TAG` (default `computer-use-mcp:dev`), `--only one|many` to
 //! measure one case.
 
@@ -75,6 +75,13 @@ fn docker(args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// Writes out every file's dirty data, the computer's home volume's too
+/// (it lives on this machine's disk).
+fn sync() {
+    let status = Command::new("sync").status().expect("sync runs");
+    assert!(status.success(), "sync failed");
 }
 
 /// Runs a command to its end; its wall time and peak RSS in bytes.
@@ -285,43 +292,59 @@ async fn main() {
         for run in 0..o.runs {
             // Alternate which goes first, so neither always meets a warmer cache.
             let ours_first = run % 2 == 0;
+            // Each run copies into folders of its own, and nothing is deleted
+            // until the case ends: ext4 skips inodes deleted in the last
+            // minute when it allocates, so a copy made right after deleting
+            // the last one pays for scanning past 20 000 of them, and which
+            // tool meets that depends on the order, not on the tool.
+            let (mcp_in, cp_in) = (
+                format!("/home/computer/bench/mcp/run{run}"),
+                format!("/home/computer/bench/cp/run{run}"),
+            );
             root_sh(&format!(
-                "rm -rf /home/computer/bench/mcp/{item} /home/computer/bench/cp/{item}"
+                "mkdir -p {mcp_in} {cp_in} && chown computer: {mcp_in} {cp_in}"
             ));
             for ours in [ours_first, !ours_first] {
+                // The last copy's data written out first, so its writeback
+                // does not take this one's CPU.
+                sync();
                 if ours {
                     reset_hwm(pid);
                     let t = Instant::now();
                     transfer(&client, json!({"session_id": sid, "direction": "to_computer",
-                        "host_path": data.join(item).display().to_string(), "computer_path": "/home/computer/bench/mcp"})).await;
+                        "host_path": data.join(item).display().to_string(), "computer_path": mcp_in})).await;
                     up.ours.push(t.elapsed());
                     up.ours_rss = up.ours_rss.max(vm_hwm(pid));
                 } else {
                     let (took, rss) = timed(Command::new("docker").args([
                         "cp",
                         &data.join(item).display().to_string(),
-                        &format!("{name}:/home/computer/bench/cp/"),
+                        &format!("{name}:{cp_in}/"),
                     ]));
                     up.cp.push(took);
                     up.cp_rss = up.cp_rss.max(rss);
                 }
             }
-            let _ = fs::remove_dir_all(&out);
-            fs::create_dir_all(out.join("mcp")).unwrap();
-            fs::create_dir_all(out.join("cp")).unwrap();
+            let (mcp_out, cp_out) = (
+                out.join(format!("run{run}/mcp")),
+                out.join(format!("run{run}/cp")),
+            );
+            fs::create_dir_all(&mcp_out).unwrap();
+            fs::create_dir_all(&cp_out).unwrap();
             for ours in [ours_first, !ours_first] {
+                sync();
                 if ours {
                     reset_hwm(pid);
                     let t = Instant::now();
                     transfer(&client, json!({"session_id": sid, "direction": "from_computer",
-                        "host_path": out.join("mcp").display().to_string(), "computer_path": format!("/home/computer/bench/mcp/{item}")})).await;
+                        "host_path": mcp_out.display().to_string(), "computer_path": format!("{mcp_in}/{item}")})).await;
                     down.ours.push(t.elapsed());
                     down.ours_rss = down.ours_rss.max(vm_hwm(pid));
                 } else {
                     let (took, rss) = timed(Command::new("docker").args([
                         "cp",
-                        &format!("{name}:/home/computer/bench/cp/{item}"),
-                        &out.join("cp").display().to_string(),
+                        &format!("{name}:{cp_in}/{item}"),
+                        &cp_out.display().to_string(),
                     ]));
                     down.cp.push(took);
                     down.cp_rss = down.cp_rss.max(rss);
@@ -329,6 +352,8 @@ async fn main() {
             }
             eprintln!("bench: {item} run {} of {} done", run + 1, o.runs);
         }
+        root_sh("rm -rf /home/computer/bench/mcp/* /home/computer/bench/cp/*");
+        let _ = fs::remove_dir_all(&out);
         rows.push(up);
         rows.push(down);
     }
