@@ -73,6 +73,61 @@ fn a_folder_round_trips_with_modes_symlinks_and_empty_folders() {
     assert!(temp_files(dst.path()).is_empty());
 }
 
+/// The packer writes a file's contents past tar's own copy, with the
+/// padding by hand: sizes at and around a tar block and a pipe chunk round
+/// trip byte for byte, and the tar crate reads the archive as well.
+#[test]
+fn files_of_every_size_around_blocks_and_chunks_round_trip() {
+    use tree::Item::File;
+    let chunk = computer_protocol::archive::pipe::CHUNK_BYTES;
+    let sizes = [
+        0,
+        1,
+        511,
+        512,
+        513,
+        1024,
+        chunk - 1,
+        chunk,
+        chunk + 1,
+        3 * chunk + 7,
+    ];
+    let contents: Vec<(String, Vec<u8>)> = sizes
+        .iter()
+        .map(|&n| {
+            let bytes = (0..n).map(|i| (i * 7 + n) as u8).collect();
+            (format!("f{n}"), bytes)
+        })
+        .collect();
+    let src = tempfile::tempdir().unwrap();
+    let root = src.path().join("sizes");
+    let items: Vec<tree::Item> = contents
+        .iter()
+        .map(|(name, bytes)| File(name, bytes.as_slice()))
+        .collect();
+    build(&root, &items);
+    let bytes = packed(&root, ItemKind::Folder);
+
+    let mut read_back = 0;
+    for entry in tar::Archive::new(&bytes[..]).entries().unwrap() {
+        let mut entry = entry.unwrap();
+        let path = entry.path().unwrap().into_owned();
+        if let Some((_, expected)) = contents.iter().find(|(name, _)| path.ends_with(name)) {
+            let mut data = Vec::new();
+            std::io::Read::read_to_end(&mut entry, &mut data).unwrap();
+            assert_eq!(&data, expected, "{}", path.display());
+            read_back += 1;
+        }
+    }
+    assert_eq!(read_back, sizes.len());
+
+    let dst = tempfile::tempdir().unwrap();
+    let t = target(dst.path(), "sizes", ItemKind::Folder, false).unwrap();
+    let summary = unpacked(&bytes, &t).unwrap();
+    assert_eq!(summary.files, sizes.len() as u64);
+    assert_eq!(manifest(&dst.path().join("sizes")), manifest(&root));
+}
+
 #[test]
 fn a_file_lands_inside_an_existing_folder_or_under_a_new_name() {
     let src = tempfile::tempdir().unwrap();
