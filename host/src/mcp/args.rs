@@ -28,10 +28,18 @@ pub struct FrameRequest {
 /// tool: their defaults and descriptions differ.)
 macro_rules! with_frame {
     ($(#[$meta:meta])* pub struct $name:ident { $($fields:tt)* }) => {
+        with_frame! {
+            max_side_doc = " Longest side in px (default 1568; about 1.15 megapixels at most).";
+            $(#[$meta])* pub struct $name { $($fields)* }
+        }
+    };
+    // `max_side_doc`: for a tool whose screenshot is not its main answer,
+    // the doc of `max_side` says which screenshot it sizes.
+    (max_side_doc = $doc:literal; $(#[$meta:meta])* pub struct $name:ident { $($fields:tt)* }) => {
         $(#[$meta])*
         pub struct $name {
             $($fields)*
-            /// Longest side in px (default 1568; about 1.15 megapixels at most).
+            #[doc = $doc]
             #[serde(default)]
             #[schemars(range(min = 256, max = 7680))]
             pub max_side: Option<u32>,
@@ -345,6 +353,8 @@ pub struct HandoffArgs {
     pub expected: Option<String>,
 }
 
+with_frame! {
+max_side_doc = " Longest side of the screenshot taken once the screen is back, in px (default as computer_observe).";
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WaitHandoffArgs {
@@ -354,30 +364,7 @@ pub struct WaitHandoffArgs {
     #[serde(default)]
     #[schemars(range(min = 1, max = 45))]
     pub timeout: Option<u64>,
-    /// Longest side of the screenshot taken once the screen is back, in px (default as computer_observe).
-    #[serde(default)]
-    #[schemars(range(min = 256, max = 7680))]
-    pub max_side: Option<u32>,
-    /// Default png.
-    #[serde(default)]
-    pub format: Option<ImageFormat>,
-    /// JPEG quality (default 80).
-    #[serde(default)]
-    #[schemars(range(min = 1, max = 100))]
-    pub quality: Option<u8>,
 }
-
-// Written out rather than `with_frame!`: its `max_side` says which
-// screenshot it sizes.
-impl WaitHandoffArgs {
-    /// The screenshot fields, for `frame_options`.
-    pub fn frame(&self) -> FrameRequest {
-        FrameRequest {
-            max_side: self.max_side,
-            format: self.format,
-            quality: self.quality,
-        }
-    }
 }
 
 /// A tool's arguments that do not fit its schema, naming the field at
