@@ -6,5 +6,7 @@
 mod xvnc;
 
 mod a11y;
+mod capture;
+mod input;
 mod popups;
-mod x11_input_capture;
+mod test_window;
