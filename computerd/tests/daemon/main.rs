@@ -14,6 +14,7 @@ mod api_screens;
 mod api_sessions;
 mod api_shell_files;
 mod browser;
+mod browser_open;
 mod frames;
 mod hardening;
 mod recording;
