@@ -5,18 +5,18 @@
 # rmcp's HTTP client instead of a stdio child. scripts/test.sh runs it after
 # the workspace pass (stdio), beside the remote pass (scripts/test-remote.sh).
 #
-# Left out: mcp_http and mcp_http_trust, HTTP only and already in the
-# workspace pass; mcp_browser, mcp_devtools, mcp_textview and mcp_open,
+# Left out: mcp_http, mcp_http_trust and mcp_http_tenants, HTTP only and
+# already in the workspace pass; mcp_browser, mcp_devtools, mcp_textview and mcp_open,
 # whose tools (open_path, launch_app, shell, computer_observe's text view,
 # the viewer opener, which decides in the host whatever the transport)
 # answer through the same code, which the modules kept here cover over
 # HTTP with the same kinds of answers (text, structured content, images,
 # errors), while what HTTP changes (sessions per client, progress,
 # cancelling, the end of a session with its client) is in mcp_session,
-# mcp_transfer, mcp_handoff, faults and mcp_http. Of mcp_evidence, the two
-# tests whose package is delivered as the session ends with its client or
-# its server; its other tests are about the recording and its review,
-# which no transport touches. Of docker_hardening, the proxy test (the
+# mcp_transfer, mcp_handoff, faults and mcp_http. Of mcp_evidence_delivery,
+# the two tests whose package is delivered as the session ends with its
+# client or its server; its other tests (what is kept, a full recording)
+# and mcp_evidence's (the recording and its review) no transport touches. Of docker_hardening, the proxy test (the
 # server's own HTTP requests meet the proxy variables); its other tests
 # look at the container, made by the same code over either transport.
 # faults_dockerd, which
@@ -38,8 +38,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 http_modules=(mcp_session mcp_transfer mcp_handoff faults
-    mcp_evidence::ending_the_session_delivers_the_package
-    mcp_evidence::a_host_killed_mid_recording_still_gets_its_package
+    mcp_evidence_delivery::ending_the_session_delivers_the_package
+    mcp_evidence_delivery::a_host_killed_mid_recording_still_gets_its_package
     docker_hardening::a_proxy_in_the_environment_sees_nothing_and_the_tools_still_work)
 
 [ "${1:-}" = "--" ] && shift
