@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end benchmark through MCP against the real container, beside
-# `docker exec` baselines (see host/examples/mcp_bench.rs). Runs the image
+# `docker exec` baselines (see host/examples/mcp_bench/). Runs the image
 # named by COMPUTER_USE_IMAGE, else builds computer-use-mcp:dev with a
 # release computerd first (scripts/bench-image.sh).
 set -euo pipefail
