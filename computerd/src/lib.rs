@@ -88,6 +88,10 @@
 //! for recordings and holds; then `desktop`, `jobs` and
 //! `handoff_desk`; `api` on top.
 
+// What runs never unwraps: a failure is an error its caller can tell
+// about. Unit tests may (clippy.toml).
+#![deny(clippy::unwrap_used)]
+
 pub mod a11y;
 pub mod api;
 pub mod apps;

@@ -1,6 +1,10 @@
 //! computerd's entry point: read the settings, log to stderr, serve until
 //! SIGTERM or Ctrl+C.
 
+// What runs never unwraps: a failure is an error its caller can tell
+// about. Unit tests may (clippy.toml).
+#![deny(clippy::unwrap_used)]
+
 use computerd::config::{Config, ConfigError};
 use tokio::signal::unix::{signal, SignalKind};
 

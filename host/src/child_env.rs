@@ -32,7 +32,8 @@ impl WithoutHostSecrets for tokio::process::Command {
     }
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use super::*;
 

@@ -52,6 +52,10 @@
 //! `client` (one typed call per `computer_protocol::endpoints` route) → computerd,
 //! and back as text, structured content and images.
 
+// What runs never unwraps: a failure is an error its caller can tell
+// about. Unit tests may (clippy.toml).
+#![deny(clippy::unwrap_used)]
+
 pub mod agent;
 pub mod blocking;
 pub mod child_env;

@@ -3,6 +3,10 @@
 //! computer's state; `doctor` checks what the computer needs; `snapshot`
 //! and `reset` save, restore and throw away the computer's files. Logs go to stderr: stdout carries MCP frames.
 
+// What runs never unwraps: a failure is an error its caller can tell
+// about. Unit tests may (clippy.toml).
+#![deny(clippy::unwrap_used)]
+
 use computer_use_mcp::serve;
 use serve::http::HttpOptions;
 

@@ -43,6 +43,10 @@
 //! With the `schema` feature every request type also derives
 //! `schemars::JsonSchema`, so the host can publish them as MCP tool inputs.
 
+// What runs never unwraps: a failure is an error its caller can tell
+// about. Unit tests may (clippy.toml).
+#![deny(clippy::unwrap_used)]
+
 pub mod action;
 pub mod apps;
 pub mod devtools;

@@ -259,10 +259,11 @@ enum End {
 /// it did. Anything malformed ends the reading of that buffer.
 fn parse(mut buffer: &[u8]) -> (Vec<Event>, Option<End>) {
     let mut events = Vec::new();
-    while buffer.len() >= NLMSG_HEADER {
-        let length = u32::from_ne_bytes(buffer[0..4].try_into().unwrap()) as usize;
-        let kind = u16::from_ne_bytes(buffer[4..6].try_into().unwrap());
-        let flags = u16::from_ne_bytes(buffer[6..8].try_into().unwrap());
+    // The header's length, type and flags, in the host's byte order.
+    while let Some(&[l0, l1, l2, l3, k0, k1, f0, f1, ..]) = buffer.get(..NLMSG_HEADER) {
+        let length = u32::from_ne_bytes([l0, l1, l2, l3]) as usize;
+        let kind = u16::from_ne_bytes([k0, k1]);
+        let flags = u16::from_ne_bytes([f0, f1]);
         if length < NLMSG_HEADER || length > buffer.len() {
             break;
         }
@@ -270,9 +271,10 @@ fn parse(mut buffer: &[u8]) -> (Vec<Event>, Option<End>) {
         match kind {
             NLMSG_DONE => return (events, Some(End::Done)),
             NLMSG_ERROR => {
-                let code = body
-                    .get(..4)
-                    .map_or(0, |b| i32::from_ne_bytes(b.try_into().unwrap()));
+                let code = match body {
+                    &[c0, c1, c2, c3, ..] => i32::from_ne_bytes([c0, c1, c2, c3]),
+                    _ => 0,
+                };
                 if code != 0 {
                     return (events, Some(End::Error(-code)));
                 }

@@ -434,7 +434,8 @@ fn open_to_other_writers(_: &std::fs::Metadata) -> Option<u32> {
     None
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;

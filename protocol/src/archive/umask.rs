@@ -53,7 +53,8 @@ fn from_probe_folder() -> Option<u32> {
     Some(!mode.ok()? & 0o777)
 }
 
-#[cfg(all(test, unix))]
+#[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use super::*;
 
