@@ -10,6 +10,13 @@
 //! Uses its own computer (`cu-bench-http`, port base 23950) and removes it
 //! at the end.
 
+// Each bench uses part of the shared file.
+#[allow(dead_code)]
+#[path = "support/bench.rs"]
+mod bench;
+
+use bench::median;
+
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -25,11 +32,6 @@ const TOKEN: &str = "bench-token-0123456789abcdef0123456789";
 const ROUNDS: usize = 30;
 
 type Client = RunningService<RoleClient, ()>;
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).expect("no NaN"));
-    v[v.len() / 2]
-}
 
 fn host_command(host: &std::path::Path) -> tokio::process::Command {
     let mut cmd = tokio::process::Command::new(host);

@@ -14,6 +14,11 @@
 //! Uses its own computer (`COMPUTER_USE_NAME=cu-peer-bench`, port base
 //! 24100) and removes it at the end. Argument: the peer's binary.
 
+#[path = "support/bench.rs"]
+mod bench;
+
+use bench::{docker_ok, median};
+
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
@@ -29,25 +34,6 @@ const WARM_UP: usize = 3;
 const PEER_IN_COMPUTER: &str = "/usr/local/bin/computer-use-linux";
 
 type Client = RunningService<RoleClient, ()>;
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).expect("no NaN"));
-    v[v.len() / 2]
-}
-
-fn docker(args: &[&str]) -> String {
-    let out = Command::new("docker")
-        .args(args)
-        .output()
-        .expect("docker runs");
-    assert!(
-        out.status.success(),
-        "`docker {}` failed: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 fn remove_computer() {
     let _ = Command::new("docker")
@@ -118,7 +104,7 @@ async fn main() {
     let (display, user) = (display.to_string(), user.to_string());
     // The shell's own X cookie is untrusted and may not read pixels; the
     // peer gets the desktop's, as a program of the person's desktop has.
-    let xauthority = docker(&[
+    let xauthority = docker_ok(&[
         "exec",
         NAME,
         "sh",
@@ -135,7 +121,7 @@ async fn main() {
         json!({"session_id": sid, "command": "setsid nohup xterm -geometry 100x30+40+40 >/dev/null 2>&1 &"}),
     )
     .await;
-    docker(&["cp", &peer, &format!("{NAME}:{PEER_IN_COMPUTER}")]);
+    docker_ok(&["cp", &peer, &format!("{NAME}:{PEER_IN_COMPUTER}")]);
 
     let mut peer_cmd = tokio::process::Command::new("docker");
     peer_cmd.args([

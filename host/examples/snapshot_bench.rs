@@ -24,6 +24,13 @@
 //! Options: `--runs N` (3): rounds, each row a median over them;
 //! `--image TAG` (default `computer-use-mcp:dev`).
 
+// Each bench uses part of the shared file.
+#[allow(dead_code)]
+#[path = "support/bench.rs"]
+mod bench;
+
+use bench::docker_ok;
+
 use base64::Engine;
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::RunningService;
@@ -71,22 +78,6 @@ fn options() -> Options {
         }
     }
     o
-}
-
-/// Runs docker; its trimmed stdout, or a panic naming what failed.
-fn docker(args: &[&str]) -> String {
-    let out = Command::new("docker")
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .expect("docker runs");
-    assert!(
-        out.status.success(),
-        "`docker {}` failed: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stderr).trim()
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 /// Runs docker for cleaning up, where "no such thing" is the usual answer.
@@ -313,16 +304,16 @@ fn baseline(o: &Options, round: usize) -> Duration {
     let volume = format!("{NAME}-baseline-{round}");
     let home = format!("{NAME}-home");
     let started = Instant::now();
-    docker(&["commit", NAME, &image]);
+    docker_ok(&["commit", NAME, &image]);
     // Labelled as the computer's, so the cleanup finds it after a crash.
-    docker(&[
+    docker_ok(&[
         "volume",
         "create",
         "--label",
         &format!("{SNAPSHOT_OF}={NAME}"),
         &volume,
     ]);
-    docker(&[
+    docker_ok(&[
         "run",
         "--rm",
         "--user",
@@ -341,8 +332,8 @@ fn baseline(o: &Options, round: usize) -> Duration {
         "cp -a /from/. /to/",
     ]);
     let took = started.elapsed();
-    docker(&["rmi", &image]);
-    docker(&["volume", "rm", &volume]);
+    docker_ok(&["rmi", &image]);
+    docker_ok(&["volume", "rm", &volume]);
     took
 }
 
@@ -461,7 +452,7 @@ fn row(label: &str, got: Option<f64>, base: Option<f64>, target_s: f64) {
 #[tokio::main]
 async fn main() {
     let o = options();
-    docker(&["image", "inspect", "--format", "{{.Id}}", &o.image]);
+    docker_ok(&["image", "inspect", "--format", "{{.Id}}", &o.image]);
     remove_everything();
     let _cleanup = Cleanup;
     let client = connect(&o, NAME, PORT_BASE, None).await;

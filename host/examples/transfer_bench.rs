@@ -13,6 +13,13 @@
 //! `--image TAG` (default `computer-use-mcp:dev`), `--only one|many` to
 //! measure one case.
 
+// Each bench uses part of the shared file.
+#[allow(dead_code)]
+#[path = "support/bench.rs"]
+mod bench;
+
+use bench::docker_ok;
+
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
@@ -61,20 +68,6 @@ fn options() -> Options {
         }
     }
     o
-}
-
-fn docker(args: &[&str]) -> String {
-    let out = Command::new("docker")
-        .args(args)
-        .output()
-        .expect("docker runs");
-    assert!(
-        out.status.success(),
-        "`docker {}` failed: {}",
-        args.join(" "),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 /// Writes out every file's dirty data, the computer's home volume's too
@@ -221,7 +214,7 @@ async fn main() {
         data.display()
     );
     make_data(&data);
-    docker(&["image", "inspect", &o.image]);
+    docker_ok(&["image", "inspect", &o.image]);
 
     let name = format!("cu-bench-{:08x}", rand::random::<u32>());
     let _computer = Computer(name.clone());
@@ -263,7 +256,7 @@ async fn main() {
         .unwrap_or_else(|| panic!("start_computer failed: {:?}", started.content))
         .to_string();
     let idle_rss = vm_hwm(pid);
-    let root_sh = |script: &str| docker(&["exec", "-u", "0", &name, "bash", "-c", script]);
+    let root_sh = |script: &str| docker_ok(&["exec", "-u", "0", &name, "bash", "-c", script]);
     root_sh("mkdir -p /home/computer/bench/mcp /home/computer/bench/cp && chown -R computer: /home/computer/bench");
 
     let mut rows = Vec::new();
@@ -358,7 +351,7 @@ async fn main() {
         rows.push(down);
     }
     let _ = client.cancel().await;
-    docker(&["rm", "-f", "-v", &name, &format!("{name}-network")]);
+    docker_ok(&["rm", "-f", "-v", &name, &format!("{name}-network")]);
     let _ = Command::new("docker")
         .args(["volume", "rm", "-f", &format!("{name}-home")])
         .output();

@@ -9,6 +9,13 @@
 //!
 //! Each computer is its own (`cu-tunnel-bench-*`) and is removed at the end.
 
+// Each bench uses part of the shared file.
+#[allow(dead_code)]
+#[path = "support/bench.rs"]
+mod bench;
+
+use bench::median;
+
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
@@ -35,11 +42,6 @@ struct Case {
     name: &'static str,
     port_base: u16,
     env: Vec<(String, String)>,
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
 }
 
 fn parse_env(var: &str) -> Vec<(String, String)> {

@@ -10,6 +10,13 @@
 //! DevTools bridge), `screen` (settling, changed frames, text views) and
 //! `recording` (what a recording costs).
 
+// Each bench uses part of the shared file.
+#[allow(dead_code)]
+#[path = "../support/bench.rs"]
+mod bench;
+
+use bench::median;
+
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::TokioChildProcess;
 use rmcp::ServiceExt;
@@ -26,11 +33,6 @@ use recording::{print_recording, recording_rows};
 use screen::{frame_rows, settle_rows, textview_rows};
 
 const NAME: &str = "cu-bench";
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).expect("no NaN"));
-    v[v.len() / 2]
-}
 
 fn docker(args: &[&str]) -> std::process::Output {
     Command::new("docker")
