@@ -6,17 +6,18 @@
 # the workspace pass (stdio), beside the remote pass (scripts/test-remote.sh).
 #
 # Left out: mcp_http, mcp_http_trust and mcp_http_tenants, HTTP only and
-# already in the workspace pass; mcp_browser, mcp_devtools, mcp_textview and mcp_open,
-# whose tools (open_path, launch_app, shell, computer_observe's text view,
-# the viewer opener, which decides in the host whatever the transport)
-# answer through the same code, which the modules kept here cover over
-# HTTP with the same kinds of answers (text, structured content, images,
-# errors), while what HTTP changes (sessions per client, progress,
-# cancelling, the end of a session with its client) is in mcp_session,
-# mcp_transfer, mcp_handoff, faults and mcp_http. Of mcp_evidence_delivery,
-# the two tests whose package is delivered as the session ends with its
-# client or its server; its other tests (what is kept, a full recording)
-# and mcp_evidence's (the recording and its review) no transport touches. Of docker_hardening, the proxy test (the
+# already in the workspace pass; mcp_browser, mcp_devtools, mcp_textview
+# and mcp_open, whose tools (open_path, launch_app, shell,
+# computer_observe's text view, the viewer opener, which decides in the
+# host whatever the transport) answer through the same code, which the
+# modules kept here cover over HTTP with the same kinds of answers (text,
+# structured content, images, errors), while what HTTP changes (sessions
+# per client, progress, cancelling, the end of a session with its client)
+# is in mcp_session, mcp_transfer, mcp_handoff, faults and mcp_http. Of
+# mcp_evidence_delivery, the two tests whose package is delivered as the
+# session ends with its client or its server; its other tests (what is
+# kept, a full recording) and mcp_evidence's (the recording and its
+# review) no transport touches. Of docker_hardening, the proxy test (the
 # server's own HTTP requests meet the proxy variables); its other tests
 # look at the container, made by the same code over either transport.
 # faults_dockerd, which
