@@ -10,6 +10,7 @@
 use base64::Engine;
 use computer_protocol::Action;
 use computerd::capture::{encode_png, Capturer};
+use computerd::desktop::effects::Finished;
 use computerd::desktop::EffectsWatch;
 use computerd::display::Display;
 use computerd::input::Input;
@@ -236,7 +237,11 @@ fn main() {
         for (index, action) in batch.iter().enumerate() {
             watch.before(index, action);
         }
-        let (effects, back) = watch.finish();
+        let Finished {
+            effects,
+            conn: back,
+            ..
+        } = watch.finish();
         assert_eq!(effects.len(), batch.len());
         watch_conn = Some(back);
     });

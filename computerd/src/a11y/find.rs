@@ -1,11 +1,13 @@
 //! Which accessible is the X window: the app is matched by the pid of its
 //! bus connection (`_NET_WM_PID` of the window), the window among the app's
 //! top-levels by its name (the window title), falling back to the app's
-//! first showing top-level; with no app of that pid, by title alone.
+//! first showing top-level; with no app of that pid, by title alone. A
+//! popup, which has no title, is matched by its extents instead.
 
 use super::WindowHint;
 use atspi::proxy::accessible::AccessibleProxy;
-use atspi::{ObjectRefOwned, State};
+use atspi::proxy::component::ComponentProxy;
+use atspi::{CoordType, ObjectRefOwned, State};
 use futures::future::join_all;
 use zbus::proxy::CacheProperties;
 
@@ -35,6 +37,17 @@ pub(crate) async fn accessible<'c>(
     conn: &'c zbus::Connection,
     object: &ObjectRefOwned,
 ) -> zbus::Result<AccessibleProxy<'c>> {
+    accessible_as(conn, object).await
+}
+
+/// [`proxy`] for the node `object` refers to.
+pub(crate) async fn accessible_as<'c, P>(
+    conn: &'c zbus::Connection,
+    object: &ObjectRefOwned,
+) -> zbus::Result<P>
+where
+    P: From<zbus::Proxy<'c>> + zbus::proxy::Defaults,
+{
     let Some(name) = object.name() else {
         return Err(zbus::Error::Failure(
             "a null accessible reference".to_string(),
@@ -118,6 +131,51 @@ pub(crate) async fn find_window(
         }
     }
     Ok(apps.iter().find_map(by_title))
+}
+
+/// The top-level accessible that is the popup `popup` (a menu, a combo's
+/// list): the one whose extents on screen are the popup window's, among
+/// the top-levels of the apps with the popup's pid (of every app when none
+/// has it). Toolkits give popups no title to match.
+pub(crate) async fn find_popup(
+    conn: &zbus::Connection,
+    popup: &WindowHint,
+) -> zbus::Result<Option<ObjectRefOwned>> {
+    let dbus = zbus::fdo::DBusProxy::builder(conn)
+        .cache_properties(CacheProperties::No)
+        .build()
+        .await?;
+    let refs = registered_apps(conn).await?;
+    let apps: Vec<App> = join_all(refs.iter().map(|app| read_app(conn, &dbus, app)))
+        .await
+        .into_iter()
+        .flatten()
+        .collect();
+    let of_pid = apps
+        .iter()
+        .any(|app| popup.pid.is_some() && app.pid == popup.pid);
+    let candidates = apps
+        .iter()
+        .filter(|app| !of_pid || app.pid == popup.pid)
+        .flat_map(|app| app.top_levels.iter());
+    let placed = join_all(candidates.map(|top| async move {
+        let component: ComponentProxy = accessible_as(conn, &top.object).await.ok()?;
+        let extents = component.get_extents(CoordType::Screen).await.ok()?;
+        covers_popup(extents, popup).then(|| top.object.clone())
+    }))
+    .await;
+    Ok(placed.into_iter().flatten().next())
+}
+
+/// True when a top-level's extents are the popup window's, give or take
+/// a toolkit's border pixel.
+fn covers_popup((x, y, width, height): (i32, i32, i32, i32), popup: &WindowHint) -> bool {
+    const SLACK: i64 = 2;
+    let near = |a: i64, b: i64| (a - b).abs() <= SLACK;
+    near(x.into(), popup.x.into())
+        && near(y.into(), popup.y.into())
+        && near(width.into(), popup.width.into())
+        && near(height.into(), popup.height.into())
 }
 
 fn found(app: &App, top: &TopLevel) -> Found {

@@ -10,6 +10,8 @@
 //! - [`walk`]: reads the accessible subtree of that top-level, many calls
 //!   at once, skipping hidden subtrees, within a read budget and
 //!   [`READ_DEPTH_MAX`] levels.
+//! - [`popup`]: a popup window's items (a menu's, a list's): its
+//!   top-level found by where it is, read, and cut to what can be clicked.
 //! - [`placement`]: moves the bounds to screen pixels when a toolkit gave
 //!   them relative to its window.
 //! - [`prune`]: drops empty nodes (their kept children move up), names
@@ -18,10 +20,12 @@
 mod bus;
 mod find;
 mod placement;
+mod popup;
 mod prune;
 mod walk;
 
 pub use bus::{session_bus_address_for, A11yBus, BUS_LAUNCHER};
+pub use popup::{read_popup_items, PopupRead};
 pub use walk::READ_DEPTH_MAX;
 
 use std::time::Duration;

@@ -6,6 +6,8 @@
 //! - [`chromium`]: one Chromium process, all its flags, its start until
 //!   DevTools answer and its clean close.
 //! - [`cdp`]: the DevTools client (one WebSocket per browser).
+//! - [`native_a11y`]: turns on Chromium's accessibility for its own
+//!   windows (not its pages) while one of its menus is read.
 //! - [`page`]: opening a page in a tab and waiting for it to load.
 //! - [`pages`]: the open pages' URLs and titles, kept current from
 //!   DevTools events, for what each `computer_act` action changed.
@@ -38,6 +40,7 @@ pub mod cookie;
 pub mod cookie_read;
 pub mod cookie_write;
 pub mod jar;
+pub mod native_a11y;
 pub mod page;
 pub mod pages;
 pub mod preferences;

@@ -10,6 +10,11 @@ use parking_lot::Mutex;
 use serde_json::Value;
 use std::collections::HashMap;
 
+/// The page [`super::native_a11y`] opens in a hidden tab while it reads a
+/// menu of the browser's; it is no page of the person's or the agent's, so
+/// the lists skip it.
+pub const SWITCH_PAGE: &str = "chrome://accessibility";
+
 #[derive(Debug, Default)]
 pub struct Pages {
     inner: Mutex<Known>,
@@ -62,6 +67,11 @@ impl Pages {
                 ) else {
                     return;
                 };
+                // The hidden tab that turns on native accessibility is no
+                // page of the person's or the agent's.
+                if url.starts_with(SWITCH_PAGE) {
+                    return;
+                }
                 let title = info.get("title").and_then(Value::as_str).unwrap_or("");
                 let page = PageFacts {
                     url: url.to_string(),

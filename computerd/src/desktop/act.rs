@@ -3,7 +3,7 @@
 //! it, the executor runs its actions (see `executor`), then the screen
 //! settles and is observed.
 
-use super::effects::EffectsWatch;
+use super::effects::{BarePopup, EffectsWatch, Finished};
 use super::executor::{execute, ActionError, BusClick, Hands, Steps, XSide};
 use super::observe::capture_observation;
 use super::quiet::settle;
@@ -12,17 +12,21 @@ use super::DesktopError;
 use crate::a11y::{self, A11yHandle};
 use crate::apps::{FocusError, Launcher, OnScreen};
 use crate::browser::pages::Pages;
-use crate::browser::{BrowserScreen, Browsers};
+use crate::browser::{Browser, BrowserScreen, Browsers};
 use crate::display::XFault;
 use crate::input::InputError;
 use crate::screens::{Screen, ScreenError, ScreenX, WatchConnection};
 use crate::sessions::{Session, Sessions};
-use crate::textview::{check_popups_shown, check_window_unmoved, resolve_ref, RefTarget};
+use crate::textview::{
+    check_popups_shown, check_window_unmoved, fill_popup_items, resolve_ref, RefTarget,
+    POPUP_ITEMS_DEADLINE,
+};
 use crate::windows::{focus_window, focus_window_id, WmMenus};
 use computer_protocol::limits::REPEAT_UNCHANGED_MAX;
 use computer_protocol::textview::TREE_DEADLINE_MS;
 use computer_protocol::{
     ActRequest, ActResponse, Action, ActionEffect, FrameTransform, InvalidInput, ObserveRequest,
+    PopupEntry,
 };
 use std::collections::HashMap;
 use std::future::Future;
@@ -97,8 +101,17 @@ pub async fn act(
     };
     let mut effects = match watch.take() {
         Some(watch) => {
-            let (effects, conn) = screen.with_x(move |_| finish_watch(watch)).await?;
-            screen.return_watch(conn);
+            let finished = screen.with_x(move |_| finish_watch(watch)).await?;
+            screen.return_watch(finished.conn);
+            let mut effects = finished.effects;
+            let browser = browsers.get(screen.number);
+            list_popup_items(
+                &screen,
+                browser.as_deref(),
+                &mut effects,
+                finished.bare_popups,
+            )
+            .await;
             effects
         }
         None => Vec::new(),
@@ -248,7 +261,39 @@ async fn settle_page_title(browsers: &Browsers, screen: &Screen, effects: &mut [
 /// How long the settled page's title may take to read.
 const PAGE_TITLE_DEADLINE: Duration = Duration::from_millis(250);
 
-fn finish_watch(watch: EffectsWatch) -> (Vec<ActionEffect>, WatchConnection) {
+/// The popups the batch opened that are still shown and whose toolkit
+/// lists their items over AT-SPI (Chromium's context menu) are named in
+/// their effects with those items, as the text view will list them.
+async fn list_popup_items(
+    screen: &Screen,
+    browser: Option<&Browser>,
+    effects: &mut [ActionEffect],
+    bare: Vec<BarePopup>,
+) {
+    if bare.is_empty() {
+        return;
+    }
+    let (told, mut popups): (Vec<(usize, String)>, Vec<PopupEntry>) = bare
+        .into_iter()
+        .map(|b| ((b.index, b.said), b.popup))
+        .unzip();
+    fill_popup_items(screen, browser, &mut popups, POPUP_ITEMS_DEADLINE).await;
+    for ((index, said), popup) in told.into_iter().zip(popups) {
+        if popup.items.is_empty() {
+            continue;
+        }
+        let named = effects
+            .iter_mut()
+            .filter(|e| e.index == index)
+            .flat_map(|e| e.popups_opened.iter_mut())
+            .find(|p| **p == said);
+        if let Some(named) = named {
+            *named = popup.describe();
+        }
+    }
+}
+
+fn finish_watch(watch: EffectsWatch) -> Finished {
     let started = Instant::now();
     let finished = watch.finish();
     tracing::debug!(

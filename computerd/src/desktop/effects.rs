@@ -13,7 +13,7 @@ use crate::browser::pages::Pages;
 use crate::display::XFault;
 use crate::screens::WatchConnection;
 use crate::windows::{window_title, PopupReader, WmMenus};
-use computer_protocol::{Action, ActionEffect, Region};
+use computer_protocol::{Action, ActionEffect, PopupEntry, Region};
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
@@ -40,6 +40,28 @@ pub struct EffectsWatch {
     /// The action changes are credited to now, and since when.
     current: Option<(ActionEffect, Instant)>,
     done: Vec<ActionEffect>,
+    /// Opened popups that nothing on the X side could list the items of.
+    bare_popups: Vec<BarePopup>,
+}
+
+/// A popup an action opened, named in its effect without items: its app's
+/// toolkit may list them over AT-SPI, which is read once the batch is
+/// done ([`crate::textview::fill_popup_items`]), off the X thread.
+#[derive(Debug)]
+pub struct BarePopup {
+    /// The action whose effect names it.
+    pub index: usize,
+    /// How the effect names it now.
+    pub said: String,
+    pub popup: PopupEntry,
+}
+
+/// What a finished watch hands back.
+pub struct Finished {
+    /// In action order.
+    pub effects: Vec<ActionEffect>,
+    pub bare_popups: Vec<BarePopup>,
+    pub conn: WatchConnection,
 }
 
 impl EffectsWatch {
@@ -72,6 +94,7 @@ impl EffectsWatch {
             windows,
             current: None,
             done: Vec::new(),
+            bare_popups: Vec::new(),
         })
     }
 
@@ -108,8 +131,8 @@ impl EffectsWatch {
     }
 
     /// Ends the watch once the screen settled: every event up to now is
-    /// read. Returns the effects in action order and the connection.
-    pub fn finish(mut self) -> (Vec<ActionEffect>, WatchConnection) {
+    /// read.
+    pub fn finish(mut self) -> Finished {
         // One round trip: every event sent before its answer is then here.
         let synced = self
             .conn
@@ -134,7 +157,11 @@ impl EffectsWatch {
         while let Ok(Some(_)) = c.poll_for_event() {}
         let mut effects = self.done;
         effects.sort_by_key(|e| e.index);
-        (effects, self.conn)
+        Finished {
+            effects,
+            bare_popups: self.bare_popups,
+            conn: self.conn,
+        }
     }
 
     /// Credits what was seen since the current action began to it.
@@ -152,7 +179,14 @@ impl EffectsWatch {
             let _ = self.read_window_changes(&mut effect);
         }
         if !seen.popups_mapped.is_empty() {
-            let _ = self.read_popups(&seen.popups_mapped, &mut effect);
+            if let Ok(bare) = self.read_popups(&seen.popups_mapped, &mut effect) {
+                self.bare_popups
+                    .extend(bare.into_iter().map(|popup| BarePopup {
+                        index: effect.index,
+                        said: popup.describe(),
+                        popup,
+                    }));
+            }
         }
         if let Some(pages) = &self.pages {
             let version = pages.version();
@@ -196,8 +230,13 @@ impl EffectsWatch {
         seen
     }
 
-    /// The popups among `mapped` that are still shown, described.
-    fn read_popups(&self, mapped: &[Window], effect: &mut ActionEffect) -> Result<(), ReplyError> {
+    /// The popups among `mapped` that are still shown, described; returns
+    /// those described without items.
+    fn read_popups(
+        &self,
+        mapped: &[Window],
+        effect: &mut ActionEffect,
+    ) -> Result<Vec<PopupEntry>, ReplyError> {
         let (c, root) = (&self.conn.display.conn, self.conn.display.root);
         let geometry = c.get_geometry(root)?.reply()?;
         let screen = (u32::from(geometry.width), u32::from(geometry.height));
@@ -205,6 +244,7 @@ impl EffectsWatch {
         // read just before.
         let clients: Vec<Window> = self.windows.keys().copied().collect();
         let reader = PopupReader::new(c, &self.conn.atoms, root, &clients)?;
+        let mut bare = Vec::new();
         for &window in mapped {
             if let Some(mut popup) = reader.describe(c, window, screen)? {
                 if let Some(menus) = &self.wm_menus {
@@ -212,9 +252,12 @@ impl EffectsWatch {
                     let _ = menus.fill_items(&self.conn.display, std::slice::from_mut(&mut popup));
                 }
                 effect.popups_opened.push(popup.describe());
+                if popup.items.is_empty() {
+                    bare.push(popup);
+                }
             }
         }
-        Ok(())
+        Ok(bare)
     }
 
     fn read_window_changes(&mut self, effect: &mut ActionEffect) -> Result<(), ReplyError> {

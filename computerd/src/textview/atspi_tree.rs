@@ -2,10 +2,15 @@
 //! bus ([`crate::a11y`]), as the text view's flat nodes.
 
 use super::flat::FlatNode;
-use crate::a11y::{read_tree, A11yError, A11yNode, A11yState, WindowHint, READ_DEPTH_MAX};
+use super::is_browser_app;
+use crate::a11y::{
+    read_popup_items, read_tree, A11yError, A11yNode, A11yState, PopupRead, WindowHint,
+    READ_DEPTH_MAX,
+};
+use crate::browser::{native_a11y, Browser};
 use crate::screens::Screen;
 use computer_protocol::textview::TREE_DEADLINE_MS;
-use computer_protocol::{Bounds, NodeState, TreeSource, WindowEntry};
+use computer_protocol::{Bounds, NodeState, PopupEntry, TextNode, TreeSource, WindowEntry};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -59,6 +64,89 @@ pub async fn window_tree(
         Err(e) => none(format!(
             "the accessibility tree of {what} could not be read: {e}"
         )),
+    }
+}
+
+/// Gives each popup that has no items yet the items its toolkit lists
+/// over AT-SPI: GTK's menus, and Chromium's own (its context menu), for
+/// which the browser's native accessibility is on during the read. A popup
+/// whose app lists nothing, or does not answer within `deadline`, keeps
+/// its name and place alone.
+pub async fn fill_popup_items(
+    screen: &Screen,
+    browser: Option<&Browser>,
+    popups: &mut [PopupEntry],
+    deadline: Duration,
+) {
+    let Ok(bus) = screen.a11y() else {
+        return;
+    };
+    let bare: Vec<&mut PopupEntry> = popups.iter_mut().filter(|p| p.items.is_empty()).collect();
+    let browser = browser.filter(|b| {
+        bare.iter()
+            .any(|p| is_browser_app(p.pid, &p.class, Some(b.pid())))
+    });
+    if bare.is_empty() {
+        return;
+    }
+    let read = async {
+        // Chromium's menu has its nodes by the time the switch is turned;
+        // a popup whose top-level stays empty (a page's `<select>` list,
+        // drawn by the page) is read once and not waited for.
+        let _native = match browser {
+            Some(browser) => native_a11y::turn_on(browser.cdp())
+                .await
+                .map_err(|e| tracing::debug!("Chromium's menus are read without their items: {e}"))
+                .ok(),
+            None => None,
+        };
+        let reads = bare.iter().map(|popup| {
+            let hint = popup_hint(popup);
+            async move { read_popup_items(bus, &hint, deadline).await }
+        });
+        let found = futures::future::join_all(reads).await;
+        for (popup, read) in bare.into_iter().zip(found) {
+            match read {
+                Ok(PopupRead::Items(items)) => {
+                    popup.items = items.into_iter().map(popup_item).collect();
+                }
+                Ok(PopupRead::Unbuilt | PopupRead::NoTopLevel) => {}
+                Err(e) => tracing::debug!(popup = popup.id, "the popup's items were not read: {e}"),
+            }
+        }
+    };
+    if tokio::time::timeout(deadline, read).await.is_err() {
+        tracing::debug!("the popups' items did not come within {deadline:?}");
+    }
+}
+
+fn popup_hint(popup: &PopupEntry) -> WindowHint {
+    WindowHint {
+        pid: popup.pid,
+        title: String::new(),
+        class: popup.class.clone(),
+        x: popup.x,
+        y: popup.y,
+        width: popup.width,
+        height: popup.height,
+    }
+}
+
+fn popup_item(node: A11yNode) -> TextNode {
+    TextNode {
+        node_ref: String::new(),
+        role: node.role,
+        name: node.name,
+        value: None,
+        states: node.states.into_iter().map(state).collect(),
+        bounds: node.bounds.map(|(x, y, width, height)| Bounds {
+            x,
+            y,
+            width,
+            height,
+        }),
+        depth: None,
+        children: Vec::new(),
     }
 }
 

@@ -24,6 +24,7 @@ mod dropdown;
 mod flat;
 mod page_tree;
 
+pub use atspi_tree::fill_popup_items;
 pub use flat::FlatNode;
 
 /// Why a text view, or a ref into one, cannot be had.
@@ -55,6 +56,10 @@ use std::time::Duration;
 
 /// Nodes kept of one tree; a cursor pages through them.
 const TREE_NODES_KEPT: usize = 4 * MAX_NODES_MAX;
+
+/// How long the popups' items may take to read over AT-SPI; a popup
+/// whose app is slower is listed without them.
+pub const POPUP_ITEMS_DEADLINE: Duration = Duration::from_millis(2000);
 
 /// One text view as the session keeps it.
 #[derive(Debug)]
@@ -128,6 +133,13 @@ pub async fn text_view(
             Ok::<_, XFault>((popups, list_windows(&x.display)?))
         })
         .await??;
+    atspi_tree::fill_popup_items(
+        screen,
+        browser.as_deref(),
+        &mut popups,
+        POPUP_ITEMS_DEADLINE,
+    )
+    .await;
     let target = pick(&listed, options.window.as_deref())?.cloned();
     let browser_pid = browser.as_ref().map(|b| b.pid());
     let (source, mut nodes, note) = match &target {

@@ -6,6 +6,7 @@ use crate::test_window::{TestWindow, LIMIT};
 use crate::xvnc::{Program, Xvnc};
 use computer_protocol::{Action, Button, ScrollDirection};
 use computerd::capture::cursor_position;
+use computerd::desktop::effects::Finished;
 use computerd::desktop::EffectsWatch;
 use computerd::display::Display;
 use computerd::input::keymap::Keymap;
@@ -653,7 +654,7 @@ fn the_watch_reports_every_action_batch_after_batch() {
     let mut conn = wait_until_blocking("three windows listed", LIMIT, || {
         let watch = EffectsWatch::begin(WatchConnection::open(xvnc.number).ok()?, None).ok()?;
         let listed = watch.window_count() >= 3;
-        let (_, conn) = watch.finish();
+        let conn = watch.finish().conn;
         listed.then_some(conn)
     });
     let actions: Vec<Action> = (0..24).map(|i| Action::move_to(i, i)).collect();
@@ -663,7 +664,11 @@ fn the_watch_reports_every_action_batch_after_batch() {
         for (index, action) in actions.iter().enumerate() {
             watch.before(index, action);
         }
-        let (effects, back) = watch.finish();
+        let Finished {
+            effects,
+            conn: back,
+            ..
+        } = watch.finish();
         assert_eq!(effects.len(), 24);
         conn = back;
     }

@@ -163,7 +163,7 @@ fn a_popup_shown_during_an_action_is_among_its_effects() {
         "Chromium",
     );
     watch.before(1, &Action::move_to(6, 6));
-    let (effects, _) = watch.finish();
+    let effects = watch.finish().effects;
     assert_eq!(
         effects[0].popups_opened,
         vec!["dropdown_menu of Chromium @ 100,80 200x60".to_string()]

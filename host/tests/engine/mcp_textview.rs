@@ -93,7 +93,8 @@ async fn menu_item(client: &Client, sid: &str, at: (i64, i64), app: &str, name: 
     let settling = json!({ "settle": "quiet", "quiet_ms": 500, "settle_ms": 5000 });
     let click = json!([{ "type": "click", "x": at.0, "y": at.1, "button": "right" }]);
     let r = act_with(client, sid, click, settling).await;
-    let quoted = format!("{name:?}");
+    // Chromium's items end with their shortcut: `"Reload Ctrl+R"`.
+    let quoted = format!("\"{name}");
     let of_app = format!("of {app}");
     assert!(
         r["effects"][0]["popups_opened"]
@@ -102,7 +103,7 @@ async fn menu_item(client: &Client, sid: &str, at: (i64, i64), app: &str, name: 
             .flatten()
             .filter_map(Value::as_str)
             .any(|p| p.contains(&of_app) && p.contains(&quoted)),
-        "the right click's effects name the menu {of_app} with {quoted}: {}",
+        "the right click's effects name the menu {of_app} with {quoted}…: {}",
         serde_json::to_string(&r["effects"]).unwrap()
     );
     let result = call(
@@ -122,8 +123,8 @@ async fn menu_item(client: &Client, sid: &str, at: (i64, i64), app: &str, name: 
             i["name"].as_str().is_some_and(|n| n.starts_with(name)) && i["bounds"].is_object()
         });
     let said = text(&result);
-    let item =
-        item.unwrap_or_else(|| panic!("the text view lists {quoted} in the menu {of_app}: {said}"));
+    let item = item
+        .unwrap_or_else(|| panic!("the text view lists {quoted}… in the menu {of_app}: {said}"));
     assert!(
         said.contains(&format!(
             "{} menu_item {:?}",
@@ -363,9 +364,9 @@ async fn a_page_in_the_browser_is_read_and_pressed_by_ref() {
 /// menu, a page's context menu and a `<select>`'s dropdown each show in
 /// the effects of the click that opened them and in the text view's
 /// popups, with where they are, so the next click can aim at them; the
-/// window manager's menus list their items with refs, and a click on one
-/// runs it; the open `<select>`'s options are placed in its dropdown, and
-/// a click on one's ref chooses it.
+/// window manager's menus and Chromium's context menu list their items
+/// with refs, and a click on one runs it; the open `<select>`'s options are
+/// placed in its dropdown, and a click on one's ref chooses it.
 #[tokio::test(flavor = "multi_thread")]
 async fn menus_and_dropdowns_show_as_popups_in_effects_and_the_text_view() {
     let computer = TestComputer::new();
@@ -555,6 +556,42 @@ async fn menus_and_dropdowns_show_as_popups_in_effects_and_the_text_view() {
         // Below the select, on the page's 300 px tall paragraph.
         json!([{ "type": "click", "x": 300, "y": 300, "button": "right" }]),
         "menu of Chromium @ 300,300",
+    )
+    .await;
+
+    // Chromium's context menu lists its items (over AT-SPI), and one
+    // clicked by ref runs: the page's source opens in a tab of its own,
+    // which Chromium titles with the file's name, not the page's title.
+    let source = menu_item(&client, &sid, (300, 300), "Chromium", "View page source").await;
+    let r = act(&client, &sid, json!([{ "type": "click", "ref": source }])).await;
+    assert!(
+        r["effects"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|e| e["page"]["url"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("view-source:"))),
+        "the click's effects name the source page: {}",
+        serde_json::to_string(&r["effects"]).unwrap()
+    );
+    view_until(
+        &client,
+        &sid,
+        "",
+        "the page's source, opened from the context menu",
+        Duration::from_secs(15),
+        |v| {
+            v["windows"]
+                .as_array()?
+                .iter()
+                .find(|w| {
+                    w["title"]
+                        .as_str()
+                        .is_some_and(|t| t.starts_with("choices.html"))
+                })
+                .cloned()
+        },
     )
     .await;
 }
