@@ -72,16 +72,16 @@ pub async fn window_tree(
 /// which the browser's native accessibility is on during the read. A popup
 /// whose app lists nothing, or does not answer within `deadline`, keeps
 /// its name and place alone.
-pub async fn fill_popup_items(
+pub async fn fill_popup_items<'p>(
     screen: &Screen,
     browser: Option<&Browser>,
-    popups: &mut [PopupEntry],
+    popups: impl IntoIterator<Item = &'p mut PopupEntry>,
     deadline: Duration,
 ) {
     let Ok(bus) = screen.a11y() else {
         return;
     };
-    let bare: Vec<&mut PopupEntry> = popups.iter_mut().filter(|p| p.items.is_empty()).collect();
+    let bare: Vec<&mut PopupEntry> = popups.into_iter().filter(|p| p.items.is_empty()).collect();
     let browser = browser.filter(|b| {
         bare.iter()
             .any(|p| is_browser_app(p.pid, &p.class, Some(b.pid())))

@@ -34,19 +34,7 @@ pub fn place_open_options(
     popups: &[PopupEntry],
     is_browser: impl Fn(&PopupEntry) -> bool,
 ) {
-    let Some(select) = nodes
-        .iter()
-        .position(|n| n.role == "combobox" && n.states.contains(&NodeState::Expanded))
-    else {
-        return;
-    };
-    let Some(anchor) = nodes[select].bounds else {
-        return;
-    };
-    let Some(popup) = popups
-        .iter()
-        .find(|p| is_browser(p) && opens_from(p, &anchor))
-    else {
+    let Some((select, popup)) = expanded_select_and_list(nodes, popups, is_browser) else {
         return;
     };
     let depth = nodes[select].depth;
@@ -85,6 +73,33 @@ pub fn place_open_options(
             height: bottom - top,
         });
     }
+}
+
+/// The X window id of the popup that is the page's open `<select>` list:
+/// its options come from the page, so nothing else need read it.
+pub fn open_select_list(
+    nodes: &[FlatNode],
+    popups: &[PopupEntry],
+    is_browser: impl Fn(&PopupEntry) -> bool,
+) -> Option<u32> {
+    expanded_select_and_list(nodes, popups, is_browser).map(|(_, popup)| popup.id)
+}
+
+/// The page's expanded select (its index in `nodes`) and the topmost of
+/// `popups` that is the browser's and opens from it.
+fn expanded_select_and_list<'p>(
+    nodes: &[FlatNode],
+    popups: &'p [PopupEntry],
+    is_browser: impl Fn(&PopupEntry) -> bool,
+) -> Option<(usize, &'p PopupEntry)> {
+    let select = nodes
+        .iter()
+        .position(|n| n.role == "combobox" && n.states.contains(&NodeState::Expanded))?;
+    let anchor = nodes[select].bounds?;
+    let popup = popups
+        .iter()
+        .find(|p| is_browser(p) && opens_from(p, &anchor))?;
+    Some((select, popup))
 }
 
 /// Whether `popup` hangs from `anchor`: its left edge at the select's, and
@@ -175,6 +190,22 @@ mod tests {
         // Nothing else moved.
         assert_eq!(nodes[4 + 2].role, "paragraph");
         assert_eq!(nodes[2].bounds, None);
+    }
+
+    #[test]
+    fn the_open_selects_list_is_named_by_its_window() {
+        let nodes = open_select(&["Apple", "Banana"]);
+        let list = popup(8, 121, 91, 64);
+        assert_eq!(
+            open_select_list(&nodes, std::slice::from_ref(&list), |_| true),
+            Some(1)
+        );
+        // Another app's popup there, or one elsewhere, is not the list.
+        assert_eq!(open_select_list(&nodes, &[list], |_| false), None);
+        assert_eq!(
+            open_select_list(&nodes, &[popup(300, 250, 347, 332)], |_| true),
+            None
+        );
     }
 
     #[test]

@@ -133,13 +133,6 @@ pub async fn text_view(
             Ok::<_, XFault>((popups, list_windows(&x.display)?))
         })
         .await??;
-    atspi_tree::fill_popup_items(
-        screen,
-        browser.as_deref(),
-        &mut popups,
-        POPUP_ITEMS_DEADLINE,
-    )
-    .await;
     let target = pick(&listed, options.window.as_deref())?.cloned();
     let browser_pid = browser.as_ref().map(|b| b.pid());
     let (source, mut nodes, note) = match &target {
@@ -148,13 +141,18 @@ pub async fn text_view(
             Vec::new(),
             Some("no window has the focus: name one with `window` (class or title)".to_string()),
         ),
-        Some(window) => read_tree(screen, browser, window).await,
+        Some(window) => read_tree(screen, browser.clone(), window).await,
     };
+    let of_browser = |popup: &PopupEntry| is_browser_app(popup.pid, &popup.class, browser_pid);
+    let mut select_list = None;
     if source == Some(TreeSource::Page) {
-        dropdown::place_open_options(&mut nodes, &popups, |popup| {
-            is_browser_app(popup.pid, &popup.class, browser_pid)
-        });
+        dropdown::place_open_options(&mut nodes, &popups, of_browser);
+        select_list = dropdown::open_select_list(&nodes, &popups, of_browser);
     }
+    // The open `<select>`'s options come from the page: its list is not
+    // read again over AT-SPI.
+    let unread = popups.iter_mut().filter(|p| Some(p.id) != select_list);
+    atspi_tree::fill_popup_items(screen, browser.as_deref(), unread, POPUP_ITEMS_DEADLINE).await;
     let key = flat::content_key(&popups, &listed, target.as_ref().map(|w| w.id), &nodes);
     let mut views = views.lock();
     if let Some(latest) = views.latest.clone().filter(|l| l.key == key) {
