@@ -1,6 +1,7 @@
 //! Which page a screen's Chromium shows: read over DevTools when the
 //! screen's active window is Chromium, for recordings and handoffs.
 
+use super::pages::SWITCH_PAGE;
 use super::registry::Browsers;
 use computer_protocol::recording::PageShown;
 use computer_protocol::ScreenNumber;
@@ -36,6 +37,8 @@ pub async fn shown_page(
         .as_array()?
         .iter()
         .filter(|t| t.get("type").and_then(|v| v.as_str()) == Some("page"))
+        // The hidden tab that reads a menu of the browser's is no page.
+        .filter(|t| !text_of(t, "url").starts_with(SWITCH_PAGE))
         .map(|t| PageShown {
             url: text_of(t, "url"),
             title: text_of(t, "title"),
