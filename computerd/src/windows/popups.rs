@@ -53,8 +53,6 @@ pub fn list_popups(display: &Display) -> Result<Vec<PopupEntry>, XFault> {
         }
         let atoms = display.atoms()?;
         let clients = client_list(conn, &atoms, display.root)?;
-        let frames = frames_of(display, &clients)?;
-        shown.retain(|w| !frames.contains(w));
         let reader = PopupReader::new(conn, &atoms, display.root, &clients)?;
         let mut popups = Vec::new();
         // query_tree lists bottom to top.
@@ -126,8 +124,11 @@ fn client_list(
 
 /// The root's children that hold one of `clients`: the window manager's
 /// frames. Without a window manager there are none.
-fn frames_of(display: &Display, clients: &[Window]) -> Result<Vec<Window>, ReplyError> {
-    let conn = &display.conn;
+fn frames_of(
+    conn: &RustConnection,
+    root: Window,
+    clients: &[Window],
+) -> Result<Vec<Window>, ReplyError> {
     let mut windows = clients.to_vec();
     let mut frames = Vec::new();
     // One round trip per level up; frames are a level or two deep.
@@ -142,7 +143,7 @@ fn frames_of(display: &Display, clients: &[Window]) -> Result<Vec<Window>, Reply
         windows = Vec::new();
         for (window, cookie) in cookies {
             let Ok(tree) = cookie.reply() else { continue };
-            if tree.parent == display.root {
+            if tree.parent == root {
                 frames.push(window);
             } else if tree.parent != x11rb::NONE {
                 windows.push(tree.parent);
@@ -159,8 +160,12 @@ fn frames_of(display: &Display, clients: &[Window]) -> Result<Vec<Window>, Reply
 /// names no class is its app's when its id falls in the range of a listed
 /// window (that window's class) or of the window manager's check window
 /// (its name): Chromium's menus and Fluxbox's own name neither.
+///
+/// The window manager's frames are override-redirect windows too (Fluxbox
+/// makes them so); one that holds a listed window is not a popup.
 pub struct PopupReader {
     window_type: Atom,
+    frames: Vec<Window>,
     pid: Atom,
     /// The bits of an id that number the window within its client.
     mask: u32,
@@ -169,8 +174,8 @@ pub struct PopupReader {
 }
 
 impl PopupReader {
-    /// Reads the classes of `clients` (the window manager's client list)
-    /// and the window manager's name.
+    /// Reads the classes and frames of `clients` (the window manager's
+    /// client list) and the window manager's name.
     pub fn new(
         conn: &RustConnection,
         atoms: &Atoms,
@@ -197,6 +202,7 @@ impl PopupReader {
         }
         Ok(PopupReader {
             window_type: intern(conn, b"_NET_WM_WINDOW_TYPE")?,
+            frames: frames_of(conn, root, clients)?,
             pid: intern(conn, b"_NET_WM_PID")?,
             mask,
             apps,
@@ -204,14 +210,17 @@ impl PopupReader {
     }
 
     /// One override-redirect window as a popup, or `None` when it is
-    /// gone, too small to be one, or off the `screen` (width, height). Its
-    /// class is its own, or its app's.
+    /// gone, too small to be one, off the `screen` (width, height) or a
+    /// listed window's frame. Its class is its own, or its app's.
     pub fn describe(
         &self,
         conn: &RustConnection,
         window: Window,
         screen: (u32, u32),
     ) -> Result<Option<PopupEntry>, ReplyError> {
+        if self.frames.contains(&window) {
+            return Ok(None);
+        }
         let Ok(geometry) = conn.get_geometry(window)?.reply() else {
             return Ok(None);
         };
