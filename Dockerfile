@@ -171,6 +171,16 @@ COPY image/etc/chromium-flags /etc/chromium.d/computer-use
 COPY image/chromium-policies/ /etc/chromium/policies/managed/
 # The viewer page around noVNC (computerd serves this folder).
 COPY image/viewer/ /usr/local/share/computer-use/viewer/
+# LibreOffice starts without its welcome and tip dialogs (see the file);
+# the version it must not call new is the one installed.
+COPY image/libreoffice/computer-use.xcd.in /tmp/computer-use.xcd.in
+RUN set -eu; \
+    registry=/usr/lib/libreoffice/share/registry; \
+    version=$(grep -A1 '<prop oor:name="ooSetupVersion">' "$registry/main.xcd" \
+        | sed -n 's|.*<value>\(.*\)</value>.*|\1|p'); \
+    test -n "$version"; \
+    sed "s/@VERSION@/$version/" /tmp/computer-use.xcd.in > "$registry/computer-use.xcd"; \
+    rm /tmp/computer-use.xcd.in
 
 # computerd last: it changes with every code change.
 ARG VERSION=0.0.0-dev
