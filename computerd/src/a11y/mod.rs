@@ -10,8 +10,9 @@
 //! - [`walk`]: reads the accessible subtree of that top-level, many calls
 //!   at once, skipping hidden subtrees, within a read budget and
 //!   [`READ_DEPTH_MAX`] levels.
-//! - [`popup`]: a popup window's items (a menu's, a list's): its
-//!   top-level found by where it is, read, and cut to what can be clicked.
+//! - [`popup`]: a popup window's items (a menu's, a list's): the
+//!   top-level found where it is, or its app's open menu, read, and cut
+//!   to what can be clicked.
 //! - [`placement`]: moves the bounds to screen pixels when a toolkit gave
 //!   them relative to its window.
 //! - [`prune`]: drops empty nodes (their kept children move up), names

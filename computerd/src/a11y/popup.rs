@@ -1,7 +1,7 @@
 //! A popup's items over AT-SPI: the menu or list an app shows in an
 //! override-redirect window, found among the app's top-levels by where it
-//! is ([`super::find`]), read ([`super::walk`]) and cut down to what can be
-//! clicked.
+//! is or as its menu bar's open menu ([`super::find`]), read
+//! ([`super::walk`]) and cut down to what can be clicked.
 
 use super::{find, prune, walk, A11yBus, A11yError, A11yNode, WindowHint};
 use std::time::Duration;
@@ -26,8 +26,8 @@ const ITEM_ROLES: &[&str] = &[
 /// What a popup's read found.
 #[derive(Debug)]
 pub enum PopupRead {
-    /// No app shows a top-level where the popup is: xterm's and the window
-    /// manager's menus, a page's `<select>` list.
+    /// No app shows a top-level or an open menu where the popup is:
+    /// xterm's and the window manager's menus, a page's `<select>` list.
     NoTopLevel,
     /// The top-level there has no nodes below it yet: Chromium's, until its
     /// native accessibility is on.
@@ -65,13 +65,7 @@ pub async fn read_popup_items(
 /// that holds them and items scrolled out of the popup are left out.
 fn clickable_items(nodes: Vec<A11yNode>, popup: &WindowHint) -> Vec<A11yNode> {
     let inside = |(x, y, width, height): (i32, i32, u32, u32)| {
-        let (cx, cy) = (
-            i64::from(x) + i64::from(width) / 2,
-            i64::from(y) + i64::from(height) / 2,
-        );
-        let (left, top) = (i64::from(popup.x), i64::from(popup.y));
-        (left..left + i64::from(popup.width)).contains(&cx)
-            && (top..top + i64::from(popup.height)).contains(&cy)
+        find::centre_inside(x, y, width.into(), height.into(), popup)
     };
     nodes
         .into_iter()

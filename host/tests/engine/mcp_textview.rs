@@ -1,7 +1,7 @@
 //! The text view through the real host binary, in the real image: a GTK
 //! dialog's field and buttons by name over the screen's own AT-SPI bus,
 //! typing into the field and pressing OK by ref; a LibreOffice Writer
-//! window's document area; a page's button and link from the screen's
+//! window's document area and its menu bar's menu, with items; a page's button and link from the screen's
 //! browser with a click by ref; two sessions' trees kept apart.
 
 use crate::support::docker::TestComputer;
@@ -87,12 +87,17 @@ async fn act_with(client: &Client, sid: &str, actions: Value, settling: Value) -
     r
 }
 
-/// Right-clicks at `at` and returns the ref of the item `name` of the menu
-/// of `app` that opened, which the click's effects name with its items.
-async fn menu_item(client: &Client, sid: &str, at: (i64, i64), app: &str, name: &str) -> Value {
+/// A right click at `x`, `y`.
+fn right_click(x: i64, y: i64) -> Value {
+    json!({ "type": "click", "x": x, "y": y, "button": "right" })
+}
+
+/// Makes the click `click` and returns the ref of the item `name` of the
+/// menu of `app` that opened, which the click's effects name with its
+/// items.
+async fn menu_item(client: &Client, sid: &str, click: Value, app: &str, name: &str) -> Value {
     let settling = json!({ "settle": "quiet", "quiet_ms": 500, "settle_ms": 5000 });
-    let click = json!([{ "type": "click", "x": at.0, "y": at.1, "button": "right" }]);
-    let r = act_with(client, sid, click, settling).await;
+    let r = act_with(client, sid, json!([click]), settling).await;
     // Chromium's items end with their shortcut: `"Reload Ctrl+R"`.
     let quoted = format!("\"{name}");
     let of_app = format!("of {app}");
@@ -103,7 +108,7 @@ async fn menu_item(client: &Client, sid: &str, at: (i64, i64), app: &str, name: 
             .flatten()
             .filter_map(Value::as_str)
             .any(|p| p.contains(&of_app) && p.contains(&quoted)),
-        "the right click's effects name the menu {of_app} with {quoted}…: {}",
+        "the click's effects name the menu {of_app} with {quoted}…: {}",
         serde_json::to_string(&r["effects"]).unwrap()
     );
     let result = call(
@@ -127,8 +132,9 @@ async fn menu_item(client: &Client, sid: &str, at: (i64, i64), app: &str, name: 
         .unwrap_or_else(|| panic!("the text view lists {quoted}… in the menu {of_app}: {said}"));
     assert!(
         said.contains(&format!(
-            "{} menu_item {:?}",
+            "{} {} {:?}",
             item["ref"].as_str().unwrap(),
+            item["role"].as_str().unwrap(),
             item["name"].as_str().unwrap()
         )),
         "the item is a line of the view's text: {said}"
@@ -277,7 +283,7 @@ async fn two_sessions_never_see_each_others_nodes() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_writer_window_lists_its_document_area() {
+async fn a_writer_window_lists_its_document_area_and_its_menus_items() {
     let computer = TestComputer::new();
     let (client, _) = connect(&computer, &[]).await;
     let sid = start(&client, "writer").await;
@@ -306,6 +312,44 @@ async fn a_writer_window_lists_its_document_area() {
         document["bounds"]["width"].as_u64().unwrap_or(0) > 100,
         "{document}"
     );
+
+    // The menu bar's Help menu opens in a popup of its own, whose items
+    // LibreOffice keeps under the window's menu bar, not in a top-level.
+    let help = find(&view, "menu", "Help").expect("the menu bar's Help menu");
+    let about = menu_item(
+        &client,
+        &sid,
+        json!({ "type": "click", "ref": help["ref"] }),
+        "Soffice",
+        "About LibreOffice",
+    )
+    .await;
+    let settling = json!({ "settle": "quiet", "quiet_ms": 500, "settle_ms": 5000 });
+    let r = act_with(
+        &client,
+        &sid,
+        json!([{ "type": "click", "ref": about }]),
+        settling,
+    )
+    .await;
+    // The dialog's frame is an override-redirect window of the window
+    // manager's, and no popup.
+    assert!(
+        r["effects"][0]["popups_opened"]
+            .as_array()
+            .is_none_or(|p| p.is_empty()),
+        "{}",
+        serde_json::to_string(&r["effects"]).unwrap()
+    );
+    view_until(
+        &client,
+        &sid,
+        "About LibreOffice",
+        "the About dialog",
+        Duration::from_secs(20),
+        |v| find(v, "dialog", "About LibreOffice"),
+    )
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -440,7 +484,7 @@ async fn menus_and_dropdowns_show_as_popups_in_effects_and_the_text_view() {
     // Fluxbox draws its menus' items itself: they are listed from its
     // menu files, each with a ref, in the effects and the text view, and
     // a click on one by ref runs it. The desktop menu opens a terminal...
-    let terminal = menu_item(&client, &sid, (900, 600), "Fluxbox", "Terminal").await;
+    let terminal = menu_item(&client, &sid, right_click(900, 600), "Fluxbox", "Terminal").await;
     act(&client, &sid, json!([{ "type": "click", "ref": terminal }])).await;
     let (_, xterm) = view_until(
         &client,
@@ -464,7 +508,14 @@ async fn menus_and_dropdowns_show_as_popups_in_effects_and_the_text_view() {
     // ...and its title bar's menu closes it.
     let at = |key: &str| xterm[key].as_i64().unwrap();
     let title_bar = (at("x") + at("width") / 2, at("y") - 8);
-    let close = menu_item(&client, &sid, title_bar, "Fluxbox", "Close").await;
+    let close = menu_item(
+        &client,
+        &sid,
+        right_click(title_bar.0, title_bar.1),
+        "Fluxbox",
+        "Close",
+    )
+    .await;
     act(&client, &sid, json!([{ "type": "click", "ref": close }])).await;
     view_until(
         &client,
@@ -562,7 +613,14 @@ async fn menus_and_dropdowns_show_as_popups_in_effects_and_the_text_view() {
     // Chromium's context menu lists its items (over AT-SPI), and one
     // clicked by ref runs: the page's source opens in a tab of its own,
     // which Chromium titles with the file's name, not the page's title.
-    let source = menu_item(&client, &sid, (300, 300), "Chromium", "View page source").await;
+    let source = menu_item(
+        &client,
+        &sid,
+        right_click(300, 300),
+        "Chromium",
+        "View page source",
+    )
+    .await;
     let r = act(&client, &sid, json!([{ "type": "click", "ref": source }])).await;
     assert!(
         r["effects"]
