@@ -94,8 +94,8 @@ pub struct A11yTree {
     pub truncated: bool,
     /// The application's accessible name (`zenity`, `soffice`).
     pub app: String,
-    /// False when the toolkit gave every node the same position (GTK 3.24
-    /// in the image reports 0,0 for all): bounds are then left out, and
+    /// False when the toolkit gave every node the same position (GTK 4,
+    /// zenity's in the image, reports 0,0 for all): bounds are then left out, and
     /// refs act through the nodes' own actions.
     pub positions_known: bool,
 }

@@ -69,10 +69,10 @@ pub async fn window_tree(
 
 /// Gives each popup that has no items yet the items its toolkit lists
 /// over AT-SPI with their places: Chromium's own menus (its context menu),
-/// for which the browser's native accessibility is on during the read. A
-/// popup whose app lists nothing, places nothing (GTK 3 puts every node at
-/// 0,0, so its menus are not found by where they are), or does not answer
-/// within `deadline`, keeps its name and place alone.
+/// for which the browser's native accessibility is on during the read, and
+/// LibreOffice's. A popup whose app lists nothing (GTK 4 lists no popover
+/// menu and places no node), or does not answer within `deadline`, keeps
+/// its name and place alone.
 pub async fn fill_popup_items<'p>(
     screen: &Screen,
     browser: Option<&Browser>,
