@@ -23,7 +23,7 @@ use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, oneshot};
 use tokio_tungstenite::tungstenite::Message;
 
@@ -150,6 +150,35 @@ impl Cdp {
         params: Value,
     ) -> Result<Value, CdpError> {
         self.send(Some(session_id), method, params).await
+    }
+
+    /// Evaluates `expression` in the page of `session_id` every 50 ms until
+    /// it is `true`, or until `deadline` after `started`; says which. While
+    /// a page loads or swaps documents an evaluation can fail or find what
+    /// it asks for missing: the next poll asks again.
+    pub async fn poll_until_true(
+        &self,
+        session_id: &str,
+        expression: &str,
+        started: Instant,
+        deadline: Duration,
+    ) -> bool {
+        while started.elapsed() < deadline {
+            let answer = self
+                .call_in(
+                    session_id,
+                    "Runtime.evaluate",
+                    json!({ "expression": expression, "returnByValue": true }),
+                )
+                .await;
+            if let Ok(answer) = answer {
+                if answer.pointer("/result/value") == Some(&Value::Bool(true)) {
+                    return true;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        false
     }
 
     /// Sends a browser-level command without waiting for its answer, which

@@ -73,22 +73,11 @@ async fn tick(cdp: &Cdp, target: &str) -> Result<(), NativeA11yError> {
         .get("sessionId")
         .and_then(Value::as_str)
         .ok_or(NativeA11yError::NoTab)?;
-    let started = Instant::now();
-    while started.elapsed() < SWITCH_DEADLINE {
-        let answer = cdp
-            .call_in(
-                session,
-                "Runtime.evaluate",
-                json!({ "expression": TICK_NATIVE, "returnByValue": true }),
-            )
-            .await;
-        // While the page loads the evaluation can fail or find no `chrome`.
-        if let Ok(answer) = answer {
-            if answer.pointer("/result/value") == Some(&Value::Bool(true)) {
-                return Ok(());
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
+    if cdp
+        .poll_until_true(session, TICK_NATIVE, Instant::now(), SWITCH_DEADLINE)
+        .await
+    {
+        return Ok(());
     }
     Err(NativeA11yError::NoSwitch {
         waited: SWITCH_DEADLINE,

@@ -104,24 +104,7 @@ async fn detach(cdp: &Cdp, session_id: &str) {
 /// error: the agent gets a screenshot of how far it got.
 async fn wait_loaded(cdp: &Cdp, session: &str, started: Instant, deadline: Duration) -> bool {
     let check = "document.readyState === 'complete' && location.href !== 'about:blank'";
-    while started.elapsed() < deadline {
-        let answer = cdp
-            .call_in(
-                session,
-                "Runtime.evaluate",
-                json!({ "expression": check, "returnByValue": true }),
-            )
-            .await;
-        // While a navigation swaps documents the evaluation can fail;
-        // the next poll asks the new one.
-        if let Ok(answer) = answer {
-            if answer.pointer("/result/value") == Some(&Value::Bool(true)) {
-                return true;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    false
+    cdp.poll_until_true(session, check, started, deadline).await
 }
 
 /// Waits until the loaded page is on the screen before the caller's
