@@ -132,6 +132,22 @@ pub fn unpack<R: Read>(
     }
 }
 
+/// Reads from `reader` until `buffer` is full or the data ends; the count
+/// read. The stream's pieces rarely match the buffer, and writing each as
+/// it comes tripled the writes of a big file.
+fn fill(reader: &mut impl Read, buffer: &mut [u8]) -> io::Result<usize> {
+    let mut filled = 0;
+    while filled < buffer.len() {
+        match reader.read(&mut buffer[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     File,
@@ -508,10 +524,9 @@ impl Unpacker<'_> {
         let expected = entry.size();
         let mut written = 0u64;
         loop {
-            let n = match entry.read(&mut self.buffer) {
+            let n = match fill(entry, &mut self.buffer) {
                 Ok(0) => break,
                 Ok(n) => n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(self.bad(format!("reading `{}`: {e}", path.display()))),
             };
             file.write_all(&self.buffer[..n])
