@@ -72,6 +72,8 @@
 //!   on in the caller.
 //! - [`process`]: supervised children, reaped as soon as they exit, killed
 //!   when dropped unstopped, with the tail of their stderr kept for errors.
+//! - [`heap`]: keeps the big buffers a transfer frees for the next ones,
+//!   instead of handing them back to the kernel.
 //!
 //! A request flows `api` → `sessions` (find the session, count activity) →
 //! one subsystem → back to `api` as JSON or a [`computer_protocol::WireError`].
@@ -107,6 +109,7 @@ pub mod display;
 pub mod files;
 pub mod handoff;
 pub mod handoff_desk;
+pub mod heap;
 pub mod http_error;
 pub mod http_server;
 pub mod input;

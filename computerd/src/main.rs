@@ -9,6 +9,7 @@ use computerd::config::{Config, ConfigError};
 use tokio::signal::unix::{signal, SignalKind};
 
 fn main() {
+    computerd::heap::keep_freed_buffers();
     let args: Vec<String> = std::env::args().skip(1).collect();
     // `relay` is the host's way in when the engine is remote; it runs as a
     // `docker exec` beside the daemon, never as the daemon.
