@@ -178,9 +178,9 @@ async fn open_menu_in(
     let mut budget = MENU_BAR_SEARCH_NODES_MAX;
     for _ in 0..MENU_BAR_DEPTH_MAX {
         let children = join_all(level.iter().map(|node| children_of(conn, node))).await;
-        let children: Vec<Node> = children.into_iter().flatten().collect();
+        let children: Vec<Child> = children.into_iter().flatten().collect();
         budget = budget.saturating_sub(children.len());
-        let (found, rest): (Vec<Node>, Vec<Node>) = children
+        let (found, rest): (Vec<Child>, Vec<Child>) = children
             .into_iter()
             .partition(|child| child.role == Role::MenuBar);
         bars.extend(found);
@@ -193,33 +193,39 @@ async fn open_menu_in(
             break;
         }
     }
-    let mut menus: Vec<ObjectRefOwned> = bars.into_iter().map(|bar| bar.object).collect();
+    let bars = join_all(bars.iter().map(|bar| children_of(conn, &bar.object))).await;
+    let mut open = open_menus(bars.into_iter().flatten());
+    let inside = |(x, y, width, height): (i32, i32, i32, i32)| {
+        centre_inside(x, y, width.into(), height.into(), popup)
+    };
     for _ in 0..SUBMENU_DEPTH_MAX {
-        let children = join_all(menus.iter().map(|menu| children_of(conn, menu))).await;
-        let open: Vec<Node> = children
-            .into_iter()
-            .flatten()
-            .filter(|child| child.role == Role::Menu && child.open)
-            .collect();
-        for menu in &open {
-            let items = children_of(conn, &menu.object).await;
-            let inside = |(x, y, width, height): (i32, i32, i32, i32)| {
-                centre_inside(x, y, width.into(), height.into(), popup)
-            };
+        let mut deeper = Vec::new();
+        for menu in open {
+            let items = children_of(conn, &menu).await;
             if items.iter().any(|item| item.extents.is_some_and(inside)) {
-                return Some(menu.object.clone());
+                return Some(menu);
             }
+            deeper.extend(open_menus(items));
         }
-        if open.is_empty() {
+        if deeper.is_empty() {
             return None;
         }
-        menus = open.into_iter().map(|menu| menu.object).collect();
+        open = deeper;
     }
     None
 }
 
+/// The menus among `children` that show their popup.
+fn open_menus(children: impl IntoIterator<Item = Child>) -> Vec<ObjectRefOwned> {
+    children
+        .into_iter()
+        .filter(|child| child.role == Role::Menu && child.open)
+        .map(|child| child.object)
+        .collect()
+}
+
 /// One child as the menu search needs it.
-struct Node {
+struct Child {
     object: ObjectRefOwned,
     role: Role,
     showing: bool,
@@ -229,7 +235,7 @@ struct Node {
 }
 
 /// The children of `node` that can be read, with role, state and place.
-async fn children_of(conn: &zbus::Connection, node: &ObjectRefOwned) -> Vec<Node> {
+async fn children_of(conn: &zbus::Connection, node: &ObjectRefOwned) -> Vec<Child> {
     let Ok(proxy) = accessible(conn, node).await else {
         return Vec::new();
     };
@@ -243,7 +249,7 @@ async fn children_of(conn: &zbus::Connection, node: &ObjectRefOwned) -> Vec<Node
                 let (role, state, extents) =
                     futures::join!(proxy.get_role(), proxy.get_state(), extents(conn, &child));
                 let state = state.ok()?;
-                Some(Node {
+                Some(Child {
                     role: role.ok()?,
                     showing: state.contains(State::Showing),
                     open: state.contains(State::Selected) || state.contains(State::Expanded),
