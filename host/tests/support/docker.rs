@@ -4,7 +4,7 @@
 //! ends.
 
 use computer_use_mcp::settings::{process_env, Env};
-use std::collections::HashSet;
+use std::fs::File;
 use std::net::{Ipv4Addr, TcpListener};
 use std::path::Path;
 use std::process::{Command, Output};
@@ -149,36 +149,62 @@ pub fn exists(name: &str) -> bool {
 }
 
 /// A first port whose block of 17 is free on 127.0.0.1 now and was handed to
-/// no other test of this binary.
+/// no other test run on this machine.
 pub fn free_port_base() -> u16 {
     free_port_blocks(1)
 }
 
 /// The first of `blocks` consecutive blocks of 17 ports, all free now and
-/// handed to no other test of this binary: room for a server's tenants,
-/// whose computers take the blocks after the base.
+/// handed to no other test run on this machine: room for a server's
+/// tenants, whose computers take the blocks after the base.
+///
+/// Each block is claimed with a lock on a file named after it, held until
+/// this process ends, because test binaries run side by side: CI's HTTP pass
+/// and its remote pass (whose hosts bind their tunnels' ports here) each
+/// probed a block free, and one's computer then found the other holding it.
+/// The kernel drops the locks of a process that dies, so none go stale.
 pub fn free_port_blocks(blocks: u16) -> u16 {
-    static GIVEN: Mutex<Option<HashSet<u16>>> = Mutex::new(None);
-    let mut given = GIVEN.lock().unwrap();
-    let given = given.get_or_insert_with(HashSet::new);
+    static CLAIMED: Mutex<Vec<File>> = Mutex::new(Vec::new());
+    let mut claimed = CLAIMED.lock().unwrap();
     let span = 17 * blocks;
     for _ in 0..200 {
         // Below Linux's ephemeral range (32768 on), where Docker's random API
         // ports and outgoing connections land.
-        let base = 20000 + (rand::random::<u16>() % 690) * 17;
-        // A block given to another test is not even probed: binding its
+        let base = 20000 + (rand::random::<u16>() % (690 - (blocks - 1))) * 17;
+        // A block claimed by another test is not even probed: binding its
         // ports to look would take them from under that test for a moment.
-        let clash = given.iter().any(|&g| g < base + span && base < g + 17);
-        if clash {
+        let Some(claims) = claim_blocks(base, blocks) else {
             continue;
-        }
+        };
         let free = (base..base + span).all(|p| TcpListener::bind((Ipv4Addr::LOCALHOST, p)).is_ok());
         if free {
-            given.extend((0..blocks).map(|k| base + 17 * k));
+            claimed.extend(claims);
             return base;
         }
     }
-    panic!("no {blocks} free blocks of 17 ports on 127.0.0.1 between 20000 and 31917");
+    panic!("no {blocks} free blocks of 17 ports on 127.0.0.1 between 20000 and 31729");
+}
+
+/// Locks the files of the `blocks` blocks from `base`, or none of them when
+/// another process (or this one) holds any.
+fn claim_blocks(base: u16, blocks: u16) -> Option<Vec<File>> {
+    let folder = std::env::temp_dir().join("computer-use-test-port-blocks");
+    std::fs::create_dir_all(&folder)
+        .unwrap_or_else(|e| panic!("cannot create {}: {e}", folder.display()));
+    (0..blocks)
+        .map(|k| {
+            let path = folder.join((base + 17 * k).to_string());
+            let file = File::options()
+                .create(true)
+                .truncate(false)
+                .write(true)
+                .open(&path)
+                .unwrap_or_else(|e| panic!("cannot open {}: {e}", path.display()));
+            // A lock is per open file, so this process's own claims refuse
+            // a second open of the same block too.
+            file.try_lock().ok().map(|()| file)
+        })
+        .collect()
 }
 
 /// A computer name of this test's own, and the guard that removes its
