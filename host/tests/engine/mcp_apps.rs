@@ -6,7 +6,7 @@
 //! through the launcher, each on the screen it was asked on; and the
 //! shell's text reaching its screen's clipboard through the launcher.
 
-use crate::support::docker::{desktop_x, TestComputer};
+use crate::support::docker::{desktop_x, shared_computer};
 use crate::support::mcp::{
     connect, ok, screen_number, shell_ok as shell, start_session as start, Client,
 };
@@ -52,12 +52,17 @@ async fn wait_window(client: &Client, sid: &str, want: &str, limit: Duration) ->
     }
 }
 
-/// The Chromium main processes (no `--type=` helpers) of the computer.
+/// The Chromium main processes (no `--type=` helpers) of the session's
+/// screen: the computer is shared, and other tests' screens run their own.
 async fn chromium_processes(client: &Client, sid: &str) -> Vec<String> {
+    let n = screen_number(client, sid).await;
     let r = shell(
         client,
         sid,
-        "ps -eo args= | grep -E '^/usr/lib/chromium/chromium ' | grep -v -e '--type=' || true",
+        &format!(
+            "ps -eo args= | grep -E '^/usr/lib/chromium/chromium .*/chromium/screen-{n} ' \\
+             | grep -v -e '--type=' || true"
+        ),
     )
     .await;
     r["stdout"]
@@ -70,8 +75,8 @@ async fn chromium_processes(client: &Client, sid: &str) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn files_and_folders_open_with_their_default_app_on_the_sessions_screen() {
-    let computer = TestComputer::new();
-    let (client, _) = connect(&computer, &[]).await;
+    let computer = shared_computer();
+    let (client, _) = connect(computer, &[]).await;
     let sid = start(&client, "default apps").await;
     // A PPM image: binary, and not a format Chromium shows, so xdg-open
     // picks its app (ImageMagick's `display`, from its desktop entry).
@@ -128,8 +133,8 @@ async fn files_and_folders_open_with_their_default_app_on_the_sessions_screen() 
 
 #[tokio::test(flavor = "multi_thread")]
 async fn xdg_open_in_a_shell_returns_and_lands_on_the_sessions_screen() {
-    let computer = TestComputer::new();
-    let (client, _) = connect(&computer, &[]).await;
+    let computer = shared_computer();
+    let (client, _) = connect(computer, &[]).await;
     let sid = start(&client, "xdg-open").await;
     // The screen opens with the first observation; the shell gets its DISPLAY.
     windows(&client, &sid).await;
@@ -202,8 +207,8 @@ g.putImageData(image, 0, 0);
 
 #[tokio::test(flavor = "multi_thread")]
 async fn open_path_of_a_noisy_page_answers_with_its_frame() {
-    let computer = TestComputer::new();
-    let (client, _) = connect(&computer, &[]).await;
+    let computer = shared_computer();
+    let (client, _) = connect(computer, &[]).await;
     let sid = start(&client, "noise").await;
     ok(
         &client,
@@ -233,8 +238,8 @@ async fn open_path_of_a_noisy_page_answers_with_its_frame() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn programs_on_path_open_on_the_sessions_screen_and_take_the_uri() {
-    let computer = TestComputer::new();
-    let (client, _) = connect(&computer, &[]).await;
+    let computer = shared_computer();
+    let (client, _) = connect(computer, &[]).await;
     let a = start(&client, "programs a").await;
     let b = start(&client, "programs b").await;
 
@@ -356,8 +361,8 @@ fn menu_row(menu: (i64, i64, i64, i64), row: i64) -> Value {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_desktop_menu_opens_a_terminal_and_the_browser_on_its_screen() {
-    let computer = TestComputer::new();
-    let (client, _) = connect(&computer, &[]).await;
+    let computer = shared_computer();
+    let (client, _) = connect(computer, &[]).await;
     let a = start(&client, "menu a").await;
     let b = start(&client, "menu b").await;
     // Screens open on first use: the agent's first look.
@@ -376,10 +381,14 @@ async fn the_desktop_menu_opens_a_terminal_and_the_browser_on_its_screen() {
     wait_window(&client, &a, "xterm", Duration::from_secs(20)).await;
     // The launcher's terminal (its font options), on a's display.
     let n = screen_number(&client, &a).await;
+    // Other tests' screens may run terminals of their own.
     let terminals = shell(
         &client,
         &a,
-        "for p in $(pgrep -x xterm); do tr '\\0' ' ' </proc/$p/cmdline; echo \" $(tr '\\0' '\\n' </proc/$p/environ | grep '^DISPLAY=')\"; done",
+        &format!(
+            "for p in $(pgrep -x xterm); do d=$(tr '\\0' '\\n' </proc/$p/environ | grep '^DISPLAY='); \\
+             [ \"$d\" = DISPLAY=:{n} ] && echo \"$(tr '\\0' ' ' </proc/$p/cmdline) $d\"; done; true"
+        ),
     )
     .await;
     let terminals = terminals["stdout"].as_str().unwrap().trim().to_string();
@@ -415,8 +424,8 @@ async fn the_desktop_menu_opens_a_terminal_and_the_browser_on_its_screen() {
 /// a file or from stdin; a paste in a desktop program then gets the text.
 #[tokio::test(flavor = "multi_thread")]
 async fn the_shell_puts_text_on_its_screens_clipboard_through_the_launcher() {
-    let computer = TestComputer::new();
-    let (client, _) = connect(&computer, &[]).await;
+    let computer = shared_computer();
+    let (client, _) = connect(computer, &[]).await;
     let sid = start(&client, "clipboard").await;
     windows(&client, &sid).await;
     let display = u64::from(screen_number(&client, &sid).await);

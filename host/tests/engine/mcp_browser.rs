@@ -4,7 +4,7 @@
 //! Chromium, `launch_app`, the uBlock Origin Lite policy, and `end_session`
 //! closing the browser.
 
-use crate::support::docker::TestComputer;
+use crate::support::docker::shared_computer;
 use crate::support::mcp::{
     call, connect, is_error, ok, screen_number, shell_ok as shell, start_session as start, text,
     write_files, Client,
@@ -19,8 +19,8 @@ async fn active_window(client: &Client, sid: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn each_session_gets_its_own_browser_and_loses_it_with_the_session() {
-    let computer = TestComputer::new();
-    let (client, _) = connect(&computer, &[]).await;
+    let computer = shared_computer();
+    let (client, _) = connect(computer, &[]).await;
     let a = start(&client, "browser a").await;
     let b = start(&client, "browser b").await;
     for sid in [&a, &b] {
@@ -97,8 +97,8 @@ async fn each_session_gets_its_own_browser_and_loses_it_with_the_session() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn pages_files_links_and_apps_open_on_the_sessions_screen() {
-    let computer = TestComputer::new();
-    let (client, _) = connect(&computer, &[]).await;
+    let computer = shared_computer();
+    let (client, _) = connect(computer, &[]).await;
     let sid = start(&client, "open things").await;
     write_files(
         &client,
@@ -163,11 +163,15 @@ async fn pages_files_links_and_apps_open_on_the_sessions_screen() {
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
     let n = screen_number(&client, &sid).await;
-    // Still one browser: the link went to it, not to a second Chromium.
+    // Still one browser on this screen (the computer is shared with other
+    // tests' screens): the link went to it, not to a second Chromium.
     let count = shell(
         &client,
         &sid,
-        "ps -eo args= | grep -- '--remote-debugging-port=' | grep -v -e '--type=' -e grep | wc -l",
+        &format!(
+            "ps -eo args= | grep -- '--remote-debugging-port={}' | grep -v -e '--type=' -e grep | wc -l",
+            9221 + u32::from(n)
+        ),
     )
     .await;
     assert_eq!(
@@ -282,8 +286,8 @@ ws.close();
 
 #[tokio::test(flavor = "multi_thread")]
 async fn chromium_applies_the_ublock_policy_and_asks_the_web_store_for_it() {
-    let computer = TestComputer::new();
-    let (client, _) = connect(&computer, &[]).await;
+    let computer = shared_computer();
+    let (client, _) = connect(computer, &[]).await;
     let sid = start(&client, "ublock").await;
     // This machine cannot reach the Chrome Web Store. To see Chromium ask
     // for the extension, its update host points at a listener in the

@@ -3,7 +3,7 @@
 //! sessions' bridges apart, the idle stop and its restart with the page
 //! kept, `stop_chrome_devtools`, `end_session`, and the shell-timeout rule.
 
-use crate::support::docker::TestComputer;
+use crate::support::docker::shared_computer;
 use crate::support::mcp::{
     call, connect, is_error, ok, screen_number, shell_ok as shell, start_session as start, text,
     write_files, Client,
@@ -34,8 +34,8 @@ async fn bridge_processes(client: &Client, sid: &str, bridge: &str) -> usize {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn devtools_tools_work_through_shell_and_the_bridge_stops_when_idle() {
-    let computer = TestComputer::new();
-    let (client, _) = connect(&computer, &[("COMPUTER_USE_DEVTOOLS_IDLE", "8s")]).await;
+    let computer = shared_computer();
+    let (client, _) = connect(computer, &[("COMPUTER_USE_DEVTOOLS_IDLE", "8s")]).await;
     let sid = start(&client, "devtools").await;
     write_files(
         &client,
@@ -210,8 +210,8 @@ async fn devtools_tools_work_through_shell_and_the_bridge_stops_when_idle() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn devtools_starts_the_browser_when_none_runs_with_statistics_and_crux_off() {
-    let computer = TestComputer::new();
-    let (client, _) = connect(&computer, &[]).await;
+    let computer = shared_computer();
+    let (client, _) = connect(computer, &[]).await;
     let sid = start(&client, "devtools first").await;
     // The screen opens on the agent's first look; no page is opened.
     ok(&client, "computer_observe", json!({ "session_id": sid })).await;
@@ -263,16 +263,19 @@ async fn devtools_starts_the_browser_when_none_runs_with_statistics_and_crux_off
         "{config}"
     );
     // And the server that runs has the variable (its command line is
-    // not readable: it renames its process to `chrome-devtools-mcp`).
+    // not readable: it renames its process to `chrome-devtools-mcp`). The
+    // computer is shared, so other tests' servers may run too: each must.
     let process = shell(
         &client,
         &sid,
-        "for p in $(pgrep -f '^chrome-devtools-mcp'); do tr '\\0' '\\n' </proc/$p/environ | grep -x CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS=1; done",
+        "for p in $(pgrep -f '^chrome-devtools-mcp'); do \\
+         if tr '\\0' '\\n' </proc/$p/environ | grep -qx CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS=1; \\
+         then echo with; else echo without; fi; done",
     )
     .await;
-    assert_eq!(
-        process["stdout"].as_str().unwrap().trim(),
-        "CHROME_DEVTOOLS_MCP_NO_USAGE_STATISTICS=1",
+    let found = process["stdout"].as_str().unwrap();
+    assert!(
+        found.contains("with") && !found.contains("without"),
         "{process}"
     );
     client.cancel().await.ok();
@@ -280,8 +283,8 @@ async fn devtools_starts_the_browser_when_none_runs_with_statistics_and_crux_off
 
 #[tokio::test(flavor = "multi_thread")]
 async fn two_sessions_have_bridges_of_their_own() {
-    let computer = TestComputer::new();
-    let (client, _) = connect(&computer, &[]).await;
+    let computer = shared_computer();
+    let (client, _) = connect(computer, &[]).await;
     let a = start(&client, "devtools a").await;
     let b = start(&client, "devtools b").await;
     for (sid, title) in [(&a, "page of a"), (&b, "page of b")] {
@@ -325,9 +328,9 @@ async fn two_sessions_have_bridges_of_their_own() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_shell_timeout_under_a_minute_is_refused_with_the_fix() {
-    let computer = TestComputer::new();
+    let computer = shared_computer();
     let (client, _) = connect(
-        &computer,
+        computer,
         &[
             ("COMPUTER_USE_SHELL_TIMEOUT_MAX", "30"),
             ("COMPUTER_USE_SHELL_TIMEOUT", "20"),

@@ -3,7 +3,7 @@
 //! computer, and the package opened from disk in real headless Chromium
 //! with the network off.
 
-use crate::support::docker::TestComputer;
+use crate::support::docker::{shared_computer, TestComputer};
 use crate::support::mcp::{
     call, connect, host_command, is_error, ok, refused, start_session, text,
 };
@@ -76,8 +76,8 @@ pub(crate) fn walkthrough(package: &Path) -> Value {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_recorded_task_becomes_a_package_that_opens_offline() {
-    let computer = TestComputer::new();
-    let (client, _) = connect(&computer, &[]).await;
+    let computer = shared_computer();
+    let (client, _) = connect(computer, &[]).await;
     let sid = start_session(&client, "evidence").await;
     let host_dir = tempfile::tempdir().unwrap();
 
@@ -244,7 +244,7 @@ async fn a_recorded_task_becomes_a_package_that_opens_offline() {
         let shown = String::from_utf8_lossy(&bytes);
         assert!(!shown.contains(SECRET), "{path} holds the secret text");
     }
-    let (code, out, err) = review(&computer, &[package.to_str().unwrap()]).await;
+    let (code, out, err) = review(computer, &[package.to_str().unwrap()]).await;
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("files match the manifest"), "{out}");
     open_offline(
@@ -263,7 +263,7 @@ async fn a_recorded_task_becomes_a_package_that_opens_offline() {
     let last = bytes.len() - 1;
     bytes[last] ^= 0xff;
     std::fs::write(&frame, bytes).unwrap();
-    let (code, out, err) = review(&computer, &[package.to_str().unwrap()]).await;
+    let (code, out, err) = review(computer, &[package.to_str().unwrap()]).await;
     assert_eq!(code, 1, "{out}{err}");
     let name = steps[4]["after"].as_str().unwrap();
     assert!(err.contains(&format!("changed: {name}")), "{err}");
@@ -289,8 +289,8 @@ async fn written(path: &Path) -> String {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn review_trusts_what_the_host_saw_not_what_the_computer_wrote() {
-    let computer = TestComputer::new();
-    let (client, _) = connect(&computer, &[]).await;
+    let computer = shared_computer();
+    let (client, _) = connect(computer, &[]).await;
     let sid = start_session(&client, "attested").await;
     let host_dir = tempfile::tempdir().unwrap();
     let record = |task: &'static str| {
@@ -353,7 +353,7 @@ async fn review_trusts_what_the_host_saw_not_what_the_computer_wrote() {
     .await;
     let honest = stop("honest").await;
     assert!(honest.join("host-attestation.json").is_file());
-    let (code, out, err) = review(&computer, &[honest.to_str().unwrap()]).await;
+    let (code, out, err) = review(computer, &[honest.to_str().unwrap()]).await;
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("attested: its 5 step(s)"), "{out}");
     let steps = walkthrough(&honest)["steps"].as_array().unwrap().clone();
@@ -389,7 +389,7 @@ async fn review_trusts_what_the_host_saw_not_what_the_computer_wrote() {
     .unwrap();
     std::fs::set_permissions(&stub, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let mut cmd = host_command(
-        &computer,
+        computer,
         &[
             ("COMPUTER_USE_OPEN", "browser"),
             ("BROWSER", stub.to_str().unwrap()),
@@ -413,10 +413,10 @@ async fn review_trusts_what_the_host_saw_not_what_the_computer_wrote() {
         host_dir.path().join("kept.json"),
     )
     .unwrap();
-    let (code, out, err) = review(&computer, &[odd.to_str().unwrap()]).await;
+    let (code, out, err) = review(computer, &[odd.to_str().unwrap()]).await;
     assert_eq!(code, 1, "{out}{err}");
     assert!(err.contains("carries no host attestation"), "{err}");
-    let (code, out, err) = review(&computer, &["--unattested", odd.to_str().unwrap()]).await;
+    let (code, out, err) = review(computer, &["--unattested", odd.to_str().unwrap()]).await;
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("UNATTESTED"), "{out}");
     // An attestation edited to match is not this server's signature.
@@ -428,7 +428,7 @@ async fn review_trusts_what_the_host_saw_not_what_the_computer_wrote() {
         serde_json::to_vec(&attestation).unwrap(),
     )
     .unwrap();
-    let (code, out, err) = review(&computer, &[odd.to_str().unwrap()]).await;
+    let (code, out, err) = review(computer, &[odd.to_str().unwrap()]).await;
     assert_eq!(code, 1, "{out}{err}");
     assert!(
         err.contains("does not verify with this server's key"),
@@ -467,7 +467,7 @@ async fn review_trusts_what_the_host_saw_not_what_the_computer_wrote() {
         .map(|s| s["tool"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(tools, ["shell", "shell"], "the journal edit did not happen");
-    let (code, out, err) = review(&computer, &[edited.to_str().unwrap()]).await;
+    let (code, out, err) = review(computer, &[edited.to_str().unwrap()]).await;
     assert_eq!(code, 1, "{out}{err}");
     assert!(
         err.contains("leaves out") && err.contains("the first `shell` at"),
@@ -477,8 +477,8 @@ async fn review_trusts_what_the_host_saw_not_what_the_computer_wrote() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn bad_recording_calls_are_clear_errors_and_write_nothing() {
-    let computer = TestComputer::new();
-    let (client, _) = connect(&computer, &[]).await;
+    let computer = shared_computer();
+    let (client, _) = connect(computer, &[]).await;
     let sid = start_session(&client, "bad evidence").await;
     let host_dir = tempfile::tempdir().unwrap();
     let a_file = host_dir.path().join("a-file");

@@ -2,7 +2,7 @@
 //! `COMPUTER_USE_TEST_TRANSPORT=http`), against a real Docker engine and the
 //! real image.
 
-use crate::support::docker::TestComputer;
+use crate::support::docker::{shared_computer, TestComputer};
 use crate::support::mcp::{
     call, connect, is_error, live_sessions, ok, shell_ok, start_session, text, wait_session_gone,
 };
@@ -204,8 +204,8 @@ async fn a_whole_session_through_mcp() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn bad_input_is_a_tool_error_naming_the_field() {
-    let computer = TestComputer::new();
-    let (client, _) = connect(&computer, &[]).await;
+    let computer = shared_computer();
+    let (client, _) = connect(computer, &[]).await;
     let r = call(&client, "start_computer", json!({"title": ""})).await;
     assert!(is_error(&r) && text(&r).contains("`title`"), "{}", text(&r));
     let r = call(&client, "start_computer", json!({"title": 5})).await;
@@ -280,18 +280,18 @@ async fn bad_input_is_a_tool_error_naming_the_field() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_client_going_away_ends_the_sessions_within_three_seconds() {
-    let computer = TestComputer::new();
-    let (client, _) = connect(&computer, &[]).await;
+    let computer = shared_computer();
+    let (client, _) = connect(computer, &[]).await;
     let (s, _) = ok(&client, "start_computer", json!({"title": "stdin close"})).await;
     let sid = s["session_id"].as_str().unwrap().to_string();
-    assert!(live_sessions(&computer)
+    assert!(live_sessions(computer)
         .await
         .iter()
         .any(|x| x["session_id"] == json!(sid)));
     // Cancelling the client closes the host's stdin (stdio), or deletes its
     // MCP session (HTTP).
     client.cancel().await.ok();
-    let took = wait_session_gone(&computer, &sid, Duration::from_secs(5)).await;
+    let took = wait_session_gone(computer, &sid, Duration::from_secs(5)).await;
     assert!(took <= Duration::from_secs(3), "took {took:?}");
 }
 
@@ -310,11 +310,11 @@ fn exited(pid: u32) -> bool {
 /// Sends `signal` to a host with a session on its screen; the host ends the
 /// session and exits within 3 s.
 async fn a_signal_ends_the_sessions_within_three_seconds(signal: i32) {
-    let computer = TestComputer::new();
-    let (client, pid) = connect(&computer, &[]).await;
+    let computer = shared_computer();
+    let (client, pid) = connect(computer, &[]).await;
     let sid = start_session(&client, "signalled").await;
     ok(&client, "computer_observe", json!({"session_id": sid})).await;
-    assert!(live_sessions(&computer)
+    assert!(live_sessions(computer)
         .await
         .iter()
         .any(|x| x["session_id"] == json!(sid)));
@@ -332,7 +332,7 @@ async fn a_signal_ends_the_sessions_within_three_seconds(signal: i32) {
     eprintln!("the host exited {took:?} after signal {signal}");
     // The host ended the session before it exited, not the heartbeat later.
     assert!(
-        !live_sessions(&computer)
+        !live_sessions(computer)
             .await
             .iter()
             .any(|x| x["session_id"] == json!(sid)),
@@ -353,15 +353,15 @@ async fn sigterm_ends_the_sessions_within_three_seconds() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_killed_host_loses_its_sessions_by_heartbeat_and_their_screens_are_freed() {
-    let computer = TestComputer::new();
+    let computer = shared_computer();
     // An 8 s window: the host beats every 2.7 s, so the session ends
     // between about 5 and 8.5 s after the kill.
-    let (client, pid) = connect(&computer, &[("COMPUTER_USE_HEARTBEAT_WINDOW", "8s")]).await;
+    let (client, pid) = connect(computer, &[("COMPUTER_USE_HEARTBEAT_WINDOW", "8s")]).await;
     let (s, _) = ok(&client, "start_computer", json!({"title": "killed host"})).await;
     let sid = s["session_id"].as_str().unwrap().to_string();
     // The first observe opens the session's screen.
     ok(&client, "computer_observe", json!({"session_id": sid})).await;
-    let screen = live_sessions(&computer)
+    let screen = live_sessions(computer)
         .await
         .into_iter()
         .find(|x| x["session_id"] == json!(sid))
@@ -376,7 +376,7 @@ async fn a_killed_host_loses_its_sessions_by_heartbeat_and_their_screens_are_fre
     );
     // SAFETY: killing the host process this test started.
     unsafe { libc::kill(pid as i32, libc::SIGKILL) };
-    let took = wait_session_gone(&computer, &sid, Duration::from_secs(20)).await;
+    let took = wait_session_gone(computer, &sid, Duration::from_secs(20)).await;
     assert!(
         took >= Duration::from_secs(4),
         "ended too early ({took:?}): heartbeats were not the cause"
@@ -407,8 +407,8 @@ async fn runs(client: &crate::support::mcp::Client, sid: &str, command: &str) ->
 
 #[tokio::test(flavor = "multi_thread")]
 async fn cancelling_a_shell_call_stops_its_command_and_the_session_carries_on() {
-    let computer = TestComputer::new();
-    let (client, _) = connect(&computer, &[]).await;
+    let computer = shared_computer();
+    let (client, _) = connect(computer, &[]).await;
     let sid = start_session(&client, "cancel shell").await;
     // A duration no other test uses, so the process is this call's.
     let command = "sleep 37";

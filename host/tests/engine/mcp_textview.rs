@@ -4,7 +4,7 @@
 //! window's document area and its menu bar's menu, with items; a page's button and link from the screen's
 //! browser with a click by ref; two sessions' trees kept apart.
 
-use crate::support::docker::TestComputer;
+use crate::support::docker::shared_computer;
 use crate::support::mcp::{
     call, connect, is_error, ok, shell_ok as shell, start_session as start, text, write_files,
     Client,
@@ -153,8 +153,8 @@ async fn zenity(client: &Client, sid: &str, title: &str, out: &str) {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_gtk_dialog_is_filled_and_confirmed_by_ref() {
-    let computer = TestComputer::new();
-    let (client, _) = connect(&computer, &[]).await;
+    let computer = shared_computer();
+    let (client, _) = connect(computer, &[]).await;
     let sid = start(&client, "gtk by ref").await;
     zenity(&client, &sid, "Probe", "/tmp/probe.out").await;
     let (view, (field, okay)) = view_until(
@@ -244,8 +244,8 @@ async fn a_gtk_dialog_is_filled_and_confirmed_by_ref() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn two_sessions_never_see_each_others_nodes() {
-    let computer = TestComputer::new();
-    let (client, _) = connect(&computer, &[]).await;
+    let computer = shared_computer();
+    let (client, _) = connect(computer, &[]).await;
     let a = start(&client, "tree a").await;
     let b = start(&client, "tree b").await;
     zenity(&client, &a, "Dialog of A", "/tmp/a.out").await;
@@ -284,8 +284,8 @@ async fn two_sessions_never_see_each_others_nodes() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_writer_window_lists_its_document_area_and_its_menus_items() {
-    let computer = TestComputer::new();
-    let (client, _) = connect(&computer, &[]).await;
+    let computer = shared_computer();
+    let (client, _) = connect(computer, &[]).await;
     let sid = start(&client, "writer").await;
     let launched = call(
         &client,
@@ -354,8 +354,8 @@ async fn a_writer_window_lists_its_document_area_and_its_menus_items() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_page_in_the_browser_is_read_and_pressed_by_ref() {
-    let computer = TestComputer::new();
-    let (client, _) = connect(&computer, &[]).await;
+    let computer = shared_computer();
+    let (client, _) = connect(computer, &[]).await;
     let sid = start(&client, "page by ref").await;
     write_files(
         &client,
@@ -413,8 +413,8 @@ async fn a_page_in_the_browser_is_read_and_pressed_by_ref() {
 /// placed in its dropdown, and a click on one's ref chooses it.
 #[tokio::test(flavor = "multi_thread")]
 async fn menus_and_dropdowns_show_as_popups_in_effects_and_the_text_view() {
-    let computer = TestComputer::new();
-    let (client, _) = connect(&computer, &[]).await;
+    let computer = shared_computer();
+    let (client, _) = connect(computer, &[]).await;
     let sid = start(&client, "popups").await;
     ok(&client, "computer_observe", json!({ "session_id": sid })).await;
 

@@ -362,8 +362,46 @@ impl TestComputer {
     }
 }
 
+/// The computer a test binary's tests share when their subject is a session,
+/// not the container's life: each such test opens sessions of its own on it,
+/// as agents share one computer in production, and none of them pays for
+/// making and removing a computer. The first test that asks makes it,
+/// before any other can race it to the name or its ports; it is removed
+/// when the binary exits (a killed run leaves it to
+/// `scripts/sweep-test-leftovers.sh`). Its home is shared too: a test's
+/// files there carry names of their own.
+pub fn shared_computer() -> &'static TestComputer {
+    SHARED.get_or_init(|| {
+        let computer = TestComputer::new();
+        super::mcp::start_computer_blocking(&computer);
+        // SAFETY: `remove_shared` is a plain function that touches only the
+        // initialized static and runs `docker` as a child.
+        let registered = unsafe { libc::atexit(remove_shared) };
+        assert_eq!(
+            registered, 0,
+            "atexit refused the shared computer's removal"
+        );
+        computer
+    })
+}
+
+static SHARED: OnceLock<TestComputer> = OnceLock::new();
+
+extern "C" fn remove_shared() {
+    if let Some(computer) = SHARED.get() {
+        computer.remove();
+    }
+}
+
 impl Drop for TestComputer {
     fn drop(&mut self) {
+        self.remove();
+    }
+}
+
+impl TestComputer {
+    /// Removes the container, its guard, its home and its snapshots.
+    fn remove(&self) {
         // Output ignored: either may already be gone.
         let _ = docker_output(&["rm", "-f", "-v", &self.name]);
         // Its network guard owns the computer's network and outlives it.

@@ -60,6 +60,48 @@ pub fn host_command(
     cmd
 }
 
+/// Starts `computer` (making it if need be) with one `start_computer` over
+/// stdio, from a thread that may not await, and ends that session by
+/// closing the host's input.
+pub fn start_computer_blocking(computer: &TestComputer) {
+    use std::io::{BufRead, BufReader, Write};
+    let mut host = host_command(computer, &[])
+        .into_std()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("computer-use-mcp starts");
+    let mut input = host.stdin.take().expect("piped stdin");
+    let mut output = BufReader::new(host.stdout.take().expect("piped stdout"));
+    let messages = [
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "shared-computer", "version": "1"}}}),
+        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "start_computer", "arguments": {"title": "the shared computer"}}}),
+    ];
+    for message in messages {
+        writeln!(input, "{message}").expect("the host reads its input");
+    }
+    let answer = loop {
+        let mut line = String::new();
+        let read = output.read_line(&mut line).expect("the host writes frames");
+        assert!(read > 0, "the host ended before start_computer answered");
+        let frame: Value = serde_json::from_str(&line).expect("a JSON-RPC frame");
+        if frame["id"] == 2 {
+            break frame;
+        }
+    };
+    assert!(
+        answer["result"]["isError"] != true && answer.get("error").is_none(),
+        "start_computer for the shared computer failed: {answer}"
+    );
+    drop(input);
+    host.wait().expect("the host exits once its input closes");
+}
+
 /// Starts the host binary for `computer` and connects a client to it, over
 /// the transport [`over_http`] picks. Returns the client and the host's pid.
 pub async fn connect(computer: &TestComputer, extra_env: &[(&str, &str)]) -> (Client, u32) {
