@@ -3,7 +3,7 @@
 //! Several clients share one host, each with its own sessions; a client
 //! that goes away ends only its own.
 
-use crate::support::docker::TestComputer;
+use crate::support::docker::{shared_computer, TestComputer};
 use crate::support::mcp::{
     call, host_command, http_client, is_error, live_sessions, ok, start_session, text,
     wait_session_gone, HttpHost, HTTP_TOKEN,
@@ -35,9 +35,9 @@ async fn raw_initialize(url: &str, headers: &[(&str, &str)]) -> reqwest::StatusC
 
 #[tokio::test(flavor = "multi_thread")]
 async fn requests_without_the_token_or_from_a_foreign_origin_or_host_are_refused() {
-    let computer = TestComputer::new();
+    let computer = shared_computer();
     let host = HttpHost::start(
-        &computer,
+        computer,
         &[
             ("COMPUTER_USE_HTTP_ORIGINS", "http://allowed.example:3000"),
             ("COMPUTER_USE_HTTP_HOSTS", "mcp.example, lan.example:1"),
@@ -198,17 +198,14 @@ async fn owner_of(computer: &TestComputer, session: &str) -> Value {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn two_clients_have_their_own_sessions_and_one_leaving_ends_only_its_own() {
-    let computer = TestComputer::new();
-    let host = HttpHost::start(&computer, &[(HEARTBEAT_WINDOW, SHORT_WINDOW)]).await;
+    let computer = shared_computer();
+    let host = HttpHost::start(computer, &[(HEARTBEAT_WINDOW, SHORT_WINDOW)]).await;
     let a = host.client().await;
     let b = host.client().await;
     let sa = start_session(&a, "client a").await;
     let sb = start_session(&b, "client b").await;
     // Each is its own owner at computerd.
-    let (owner_a, owner_b) = (
-        owner_of(&computer, &sa).await,
-        owner_of(&computer, &sb).await,
-    );
+    let (owner_a, owner_b) = (owner_of(computer, &sa).await, owner_of(computer, &sb).await);
     assert!(
         owner_a.is_string() && owner_b.is_string(),
         "{owner_a} {owner_b}"
@@ -252,7 +249,7 @@ async fn two_clients_have_their_own_sessions_and_one_leaving_ends_only_its_own()
         );
     }
     assert_eq!(
-        owner_of(&computer, &sa).await,
+        owner_of(computer, &sa).await,
         owner_a,
         "b ended a's session"
     );
@@ -260,10 +257,10 @@ async fn two_clients_have_their_own_sessions_and_one_leaving_ends_only_its_own()
     // Client a cancels: its MCP session ends and with it its sessions; b's
     // stays and still works.
     a.cancel().await.ok();
-    let took = wait_session_gone(&computer, &sa, Duration::from_secs(10)).await;
+    let took = wait_session_gone(computer, &sa, Duration::from_secs(10)).await;
     assert!(took <= Duration::from_secs(5), "took {took:?}");
     assert_eq!(
-        owner_of(&computer, &sb).await,
+        owner_of(computer, &sb).await,
         owner_b,
         "b's session ended too"
     );
@@ -271,12 +268,12 @@ async fn two_clients_have_their_own_sessions_and_one_leaving_ends_only_its_own()
     // Heartbeats keep b's session alive past its window.
     tokio::time::sleep(PAST_THE_WINDOW).await;
     assert_eq!(
-        owner_of(&computer, &sb).await,
+        owner_of(computer, &sb).await,
         owner_b,
         "b's heartbeat stopped"
     );
     b.cancel().await.ok();
-    wait_session_gone(&computer, &sb, Duration::from_secs(10)).await;
+    wait_session_gone(computer, &sb, Duration::from_secs(10)).await;
     drop(host);
 }
 
@@ -302,11 +299,11 @@ async fn sessionless_client(url: &str) -> crate::support::mcp::Client {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_client_without_an_mcp_session_keeps_its_computer_session_across_requests() {
-    let computer = TestComputer::new();
-    let host = HttpHost::start(&computer, &[(HEARTBEAT_WINDOW, SHORT_WINDOW)]).await;
+    let computer = shared_computer();
+    let host = HttpHost::start(computer, &[(HEARTBEAT_WINDOW, SHORT_WINDOW)]).await;
     let client = sessionless_client(&host.url).await;
     let sid = start_session(&client, "sessionless").await;
-    let owner = owner_of(&computer, &sid).await;
+    let owner = owner_of(computer, &sid).await;
     assert!(owner.is_string(), "the session ended with its request");
     let (observed, _) = ok(&client, "computer_observe", json!({"session_id": sid})).await;
     assert!(observed["frame_id"].is_u64(), "{observed}");
@@ -319,9 +316,9 @@ async fn a_client_without_an_mcp_session_keeps_its_computer_session_across_reque
     assert!(text(&ran.1).contains("still-here"), "{}", text(&ran.1));
     // The process's agent beats for it past its window.
     tokio::time::sleep(PAST_THE_WINDOW).await;
-    assert_eq!(owner_of(&computer, &sid).await, owner, "no heartbeat");
+    assert_eq!(owner_of(computer, &sid).await, owner, "no heartbeat");
     ok(&client, "end_session", json!({"session_id": sid})).await;
-    wait_session_gone(&computer, &sid, Duration::from_secs(10)).await;
+    wait_session_gone(computer, &sid, Duration::from_secs(10)).await;
     drop(host);
 }
 
@@ -341,8 +338,8 @@ fn python_sdk_dir() -> std::path::PathBuf {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_python_sdk_closes_its_session_without_a_warning() {
-    let computer = TestComputer::new();
-    let host = HttpHost::start(&computer, &[]).await;
+    let computer = shared_computer();
+    let host = HttpHost::start(computer, &[]).await;
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/close_session.py");
     let run = tokio::process::Command::new("python3")
         .arg(script)
