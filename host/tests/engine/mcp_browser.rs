@@ -6,8 +6,8 @@
 
 use crate::support::docker::shared_computer;
 use crate::support::mcp::{
-    call, connect, is_error, ok, screen_number, shell_ok as shell, start_session as start, text,
-    write_files, Client,
+    call, connect, is_error, ok, pids, screen_number, shell_ok as shell, start_session as start,
+    text, wait_pids_gone, write_files, Client,
 };
 use serde_json::json;
 use std::time::{Duration, Instant};
@@ -70,28 +70,24 @@ async fn each_session_gets_its_own_browser_and_loses_it_with_the_session() {
         "{again}"
     );
 
+    // By pid: the computer is shared, and another test's session may take
+    // screen a's number, and its browser port, as soon as a ends.
+    let browser = pids(
+        &client,
+        &b,
+        &format!("[-]-remote-debugging-port={}", 9221 + na),
+    )
+    .await;
+    assert!(!browser.is_empty(), "session a's Chromium is not running");
     ok(&client, "end_session", json!({ "session_id": a })).await;
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        let r = shell(
-            &client,
-            &b,
-            // The bracket keeps this shell's own command line from matching.
-            &format!(
-                "pgrep -f -- '[-]-remote-debugging-port={}' | wc -l",
-                9221 + na
-            ),
-        )
-        .await;
-        if r["stdout"].as_str().unwrap().trim() == "0" {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "session a's Chromium still runs: {r}"
-        );
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    wait_pids_gone(
+        &client,
+        &b,
+        &browser,
+        Duration::from_secs(15),
+        "session a's Chromium",
+    )
+    .await;
     client.cancel().await.ok();
 }
 

@@ -5,8 +5,8 @@
 
 use crate::support::docker::shared_computer;
 use crate::support::mcp::{
-    call, connect, is_error, ok, screen_number, shell_ok as shell, start_session as start, text,
-    write_files, Client,
+    call, connect, is_error, ok, pids, screen_number, shell_ok as shell, start_session as start,
+    text, wait_pids_gone, write_files, Client,
 };
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
@@ -199,12 +199,17 @@ async fn devtools_tools_work_through_shell_and_the_bridge_stops_when_idle() {
     )
     .await;
     let other = start(&client, "watcher").await;
+    let running = pids(&client, &other, &format!("[b]ridge/index.js {bridge} ")).await;
+    assert_eq!(running.len(), 1, "{running:?}");
     ok(&client, "end_session", json!({ "session_id": sid })).await;
-    let deadline = Instant::now() + Duration::from_secs(15);
-    while bridge_processes(&client, &other, &bridge).await > 0 {
-        assert!(Instant::now() < deadline, "the bridge outlived its session");
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
+    wait_pids_gone(
+        &client,
+        &other,
+        &running,
+        Duration::from_secs(15),
+        "the bridge of the ended session",
+    )
+    .await;
     client.cancel().await.ok();
 }
 

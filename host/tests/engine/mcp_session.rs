@@ -367,12 +367,15 @@ async fn a_killed_host_loses_its_sessions_by_heartbeat_and_their_screens_are_fre
         .find(|x| x["session_id"] == json!(sid))
         .and_then(|x| x["screen"].as_u64())
         .expect("the session has a screen");
+    // By pid: the computer is shared, and another test's session may take
+    // the freed screen number, and start its own Xvnc on it, at once.
     let xvnc = format!("^Xvnc :{screen} ");
+    let found =
+        crate::support::docker::docker_output(&["exec", &computer.name, "pgrep", "-f", &xvnc]);
+    let xvnc_pid = String::from_utf8_lossy(&found.stdout).trim().to_string();
     assert!(
-        crate::support::docker::docker_output(&["exec", &computer.name, "pgrep", "-f", &xvnc])
-            .status
-            .success(),
-        "no Xvnc for screen {screen}"
+        found.status.success() && xvnc_pid.parse::<u32>().is_ok(),
+        "no one Xvnc for screen {screen}: {xvnc_pid:?}"
     );
     // SAFETY: killing the host process this test started.
     unsafe { libc::kill(pid as i32, libc::SIGKILL) };
@@ -383,7 +386,8 @@ async fn a_killed_host_loses_its_sessions_by_heartbeat_and_their_screens_are_fre
     );
     // The session is gone from the list; its screen's server is gone too.
     let freed_by = Instant::now() + Duration::from_secs(5);
-    while crate::support::docker::docker_output(&["exec", &computer.name, "pgrep", "-f", &xvnc])
+    let proc_dir = format!("/proc/{xvnc_pid}");
+    while crate::support::docker::docker_output(&["exec", &computer.name, "test", "-d", &proc_dir])
         .status
         .success()
     {

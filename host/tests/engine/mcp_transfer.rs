@@ -5,7 +5,7 @@
 //! partway; progress notifications; cancelling leaves no temporary files;
 //! a stalled transfer fails.
 
-use crate::support::docker::{docker, docker_output, TestComputer};
+use crate::support::docker::{docker, docker_output, shared_computer, TestComputer};
 use crate::support::mcp::{connect_with, host_command, is_error, over_http, text};
 use computer_protocol::archive::TEMP_PREFIX;
 use rmcp::model::{
@@ -190,10 +190,10 @@ fn computer_temp_files(computer: &TestComputer, dir: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn trees_round_trip_both_ways_under_the_destination_and_overwrite_rules() {
-    let computer = TestComputer::new();
+    let computer = shared_computer();
     let host_dir = tempfile::tempdir().unwrap();
     let h = host_dir.path();
-    let (client, _) = connect(&computer, h, &[]).await;
+    let (client, _) = connect(computer, h, &[]).await;
 
     let tools = client.list_all_tools().await.unwrap();
     let tool = tools
@@ -449,10 +449,10 @@ async fn cancellable(client: &Client, args: Value) -> rmcp::service::RequestHand
 
 #[tokio::test(flavor = "multi_thread")]
 async fn progress_is_reported_and_cancelling_or_ending_the_session_leaves_no_temporary_files() {
-    let computer = TestComputer::new();
+    let computer = shared_computer();
     let host_dir = tempfile::tempdir().unwrap();
     let h = host_dir.path();
-    let (client, recorder) = connect(&computer, h, &[]).await;
+    let (client, recorder) = connect(computer, h, &[]).await;
     let sid = start(&client).await;
 
     // rmcp's client sends a progress token with every request.
@@ -497,7 +497,7 @@ async fn progress_is_reported_and_cancelling_or_ending_the_session_leaves_no_tem
         "a temporary file in the computer",
         Duration::from_secs(30),
         CHECK_EVERY,
-        || !computer_temp_files(&computer, "/home/computer/up").is_empty(),
+        || !computer_temp_files(computer, "/home/computer/up").is_empty(),
     )
     .await;
     handle.cancel(Some("test cancels".into())).await.unwrap();
@@ -505,7 +505,7 @@ async fn progress_is_reported_and_cancelling_or_ending_the_session_leaves_no_tem
         "the computer to remove its temporary file",
         Duration::from_secs(20),
         CHECK_EVERY,
-        || computer_temp_files(&computer, "/home/computer/up").is_empty(),
+        || computer_temp_files(computer, "/home/computer/up").is_empty(),
     )
     .await;
     assert_eq!(sh(&client, &sid, "ls -A ~/up").await, "");
@@ -556,7 +556,7 @@ async fn progress_is_reported_and_cancelling_or_ending_the_session_leaves_no_tem
         "a temporary file in the computer",
         Duration::from_secs(30),
         CHECK_EVERY,
-        || !computer_temp_files(&computer, "/home/computer/up").is_empty(),
+        || !computer_temp_files(computer, "/home/computer/up").is_empty(),
     )
     .await;
     ok(&client, "end_session", json!({"session_id": sid})).await;
@@ -575,7 +575,7 @@ async fn progress_is_reported_and_cancelling_or_ending_the_session_leaves_no_tem
         "the computer to remove its temporary file",
         Duration::from_secs(20),
         CHECK_EVERY,
-        || computer_temp_files(&computer, "/home/computer/up").is_empty(),
+        || computer_temp_files(computer, "/home/computer/up").is_empty(),
     )
     .await;
     client.cancel().await.ok();

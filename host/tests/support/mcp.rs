@@ -296,6 +296,50 @@ pub async fn shell_ok(client: &Client, session: &str, command: &str) -> Value {
     r
 }
 
+/// The pids of the computer's processes whose command line matches the
+/// `pgrep -f` pattern `pattern`, seen from `session`'s shell (start the
+/// pattern with a bracket, `[s]leep`, so the shell's own line never matches).
+pub async fn pids(client: &Client, session: &str, pattern: &str) -> Vec<u32> {
+    let r = shell_ok(client, session, &format!("pgrep -f -- '{pattern}' || true")).await;
+    r["stdout"]
+        .as_str()
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(|pid| pid.parse().expect("pgrep prints pids"))
+        .collect()
+}
+
+/// Waits up to `limit` for the processes `pids` to be gone, asking from
+/// `session`'s shell, and panics naming `what` if one outlives it. By pid, not
+/// by name: on a shared computer another test's session may take the freed
+/// screen number, and its processes the same command lines, at once.
+pub async fn wait_pids_gone(
+    client: &Client,
+    session: &str,
+    pids: &[u32],
+    limit: Duration,
+    what: &str,
+) {
+    let list: Vec<String> = pids.iter().map(u32::to_string).collect();
+    let check = format!(
+        "for p in {}; do [ -d /proc/$p ] && echo $p; done; true",
+        list.join(" ")
+    );
+    let deadline = Instant::now() + limit;
+    loop {
+        let r = shell_ok(client, session, &check).await;
+        let left = r["stdout"].as_str().unwrap_or_default().trim().to_string();
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what} still runs {limit:?} on (pids {left})"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
 /// The screen number of a session with an open screen, from `DISPLAY` in
 /// its shell (the image's displays are the screen numbers).
 pub async fn screen_number(client: &Client, session: &str) -> u16 {
