@@ -386,10 +386,18 @@ async fn a_killed_host_loses_its_sessions_by_heartbeat_and_their_screens_are_fre
     );
     // The session is gone from the list; its screen's server is gone too.
     let freed_by = Instant::now() + Duration::from_secs(5);
-    let proc_dir = format!("/proc/{xvnc_pid}");
-    while crate::support::docker::docker_output(&["exec", &computer.name, "test", "-d", &proc_dir])
-        .status
-        .success()
+    // Running, and not a zombie its parent has not reaped yet.
+    let status = format!("/proc/{xvnc_pid}/status");
+    while crate::support::docker::docker_output(&[
+        "exec",
+        &computer.name,
+        "grep",
+        "-qs",
+        "^State:[[:space:]]*[^Z[:space:]]",
+        &status,
+    ])
+    .status
+    .success()
     {
         assert!(
             Instant::now() < freed_by,

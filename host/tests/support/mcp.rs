@@ -62,7 +62,7 @@ pub fn host_command(
 
 /// Starts `computer` (making it if need be) with one `start_computer` over
 /// stdio, from a thread that may not await, and ends that session by
-/// closing the host's input.
+/// closing the host's input. Fails after [`START_LIMIT`] rather than hang.
 pub fn start_computer_blocking(computer: &TestComputer) {
     use std::io::{BufRead, BufReader, Write};
     let mut host = host_command(computer, &[])
@@ -73,25 +73,35 @@ pub fn start_computer_blocking(computer: &TestComputer) {
         .spawn()
         .expect("computer-use-mcp starts");
     let mut input = host.stdin.take().expect("piped stdin");
-    let mut output = BufReader::new(host.stdout.take().expect("piped stdout"));
+    let output = BufReader::new(host.stdout.take().expect("piped stdout"));
     let messages = [
-        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": "2025-06-18", "capabilities": {},
             "clientInfo": {"name": "shared-computer", "version": "1"}}}),
-        serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
             "name": "start_computer", "arguments": {"title": "the shared computer"}}}),
     ];
     for message in messages {
         writeln!(input, "{message}").expect("the host reads its input");
     }
-    let answer = loop {
-        let mut line = String::new();
-        let read = output.read_line(&mut line).expect("the host writes frames");
-        assert!(read > 0, "the host ended before start_computer answered");
-        let frame: Value = serde_json::from_str(&line).expect("a JSON-RPC frame");
-        if frame["id"] == 2 {
-            break frame;
+    // The answer to call 2, read on a thread of its own so the wait for it
+    // has a deadline.
+    let (answered, answer) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let frame = output
+            .lines()
+            .map_while(Result::ok)
+            .filter_map(|line| serde_json::from_str::<Value>(&line).ok())
+            .find(|frame| frame["id"] == 2);
+        let _ = answered.send(frame);
+    });
+    let answer = match answer.recv_timeout(START_LIMIT) {
+        Ok(Some(answer)) => answer,
+        Ok(None) => panic!("the host ended before start_computer answered"),
+        Err(_) => {
+            let _ = host.kill();
+            panic!("start_computer for the shared computer did not answer within {START_LIMIT:?}");
         }
     };
     assert!(
@@ -101,6 +111,10 @@ pub fn start_computer_blocking(computer: &TestComputer) {
     drop(input);
     host.wait().expect("the host exits once its input closes");
 }
+
+/// How long making the shared computer may take: a new computer answers
+/// within computerd's 30 s health deadline, plus the engine's own calls.
+const START_LIMIT: Duration = Duration::from_secs(90);
 
 /// Starts the host binary for `computer` and connects a client to it, over
 /// the transport [`over_http`] picks. Returns the client and the host's pid.
@@ -321,8 +335,9 @@ pub async fn wait_pids_gone(
     what: &str,
 ) {
     let list: Vec<String> = pids.iter().map(u32::to_string).collect();
+    // A zombie its parent has not reaped yet counts as gone, as for pgrep.
     let check = format!(
-        "for p in {}; do [ -d /proc/$p ] && echo $p; done; true",
+        "for p in {}; do grep -qs '^State:[[:space:]]*[^Z[:space:]]' /proc/$p/status && echo $p; done; true",
         list.join(" ")
     );
     let deadline = Instant::now() + limit;
@@ -334,7 +349,7 @@ pub async fn wait_pids_gone(
         }
         assert!(
             Instant::now() < deadline,
-            "{what} still runs {limit:?} on (pids {left})"
+            "{what} (pids {left}) still runs {limit:?} after it should have ended"
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     }
